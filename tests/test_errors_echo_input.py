@@ -144,7 +144,9 @@ class TestSweepEchoes:
         line = one_line(run(*PLAN, "--trace", str(f)), 2)
         assert line.endswith(
             "no column arrival_s, prompt_tokens, output_tokens; a trace has the columns arrival_s, prompt_tokens, "
-            "output_tokens (seconds, tokens, tokens); the file's: time, prompt, output"
+            "output_tokens (seconds, tokens, tokens), or Mooncake's timestamp, input_length, output_length "
+            "(milliseconds, tokens, tokens), or Azure LLM inference's TIMESTAMP, ContextTokens, GeneratedTokens (a "
+            "date and time, tokens, tokens); the file's: time, prompt, output"
         )
 
     def test_a_bad_trace_row_is_named_by_its_line_past_a_blank_line(self, tmp_path):

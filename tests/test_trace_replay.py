@@ -59,7 +59,6 @@ class TestReading:
                 [{"arrival_s": "nan", "prompt_tokens": "2", "output_tokens": "3"}],
                 "t.csv line 2: arrival_s 'nan'",
             ),
-            ([{"arrival_s": "4", "prompt_tokens": "2", "output_tokens": "3"}] * 2, "t.csv: its requests span no time"),
         ],
     )  # fmt: skip
     def test_a_bad_trace_names_its_line_and_what_is_accepted(self, rows, message):

@@ -12,6 +12,7 @@ import click
 
 from planner.accuracy.calibration import resolve_calibration
 from planner.accuracy.loaded_ranges import (
+    BURST,
     STEADY,
     LoadedRange,
     load_loaded_ranges,
@@ -63,6 +64,7 @@ from planner.serving.load import (
     DATASETS,
     DEFAULT_REQUESTS,
     MAX_PROMPTS,
+    MOONCAKE_BLOCK_TOKENS,
     PERCENTILES,
     DatasetLoad,
     NoPublishedLengthError,
@@ -499,7 +501,10 @@ class Percentile(click.ParamType):
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Instead of --rate and the lengths: a recorded traffic replayed as it came, a CSV with the columns "
     "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin), or JSON Lines with those "
-    "keys (one object a line); each of k replicas takes one request in k.",
+    "keys (one object a line); also read as published: Mooncake's JSON Lines (timestamp in milliseconds, "
+    "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
+    "GeneratedTokens). Each of k replicas takes one request in k. Every request at one time is a burst: sized "
+    "on the targets, with no rate.",
 )
 @click.option(
     "--ttft-target",
@@ -596,6 +601,11 @@ def plan_command(
         trace = trace_load(read(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
         rate_per_s, prompt_tokens, output_tokens = trace.rate_per_s, trace.prompt_mean_tokens, trace.output_mean_tokens
         _check_longest(f"--trace {trace_path} has", trace.longest_tokens, context)
+        if trace.is_burst and ttft_target is None and tpot_target is None:
+            raise InvalidInputError(
+                f"--trace {trace_path} is a burst (its {counted(len(trace.lengths), 'request')} all arrive at the same "
+                "time), which has no rate to size on capacity; give --ttft-target or --tpot-target"
+            )
     if dataset_name is not None:
         if prompt_tokens is not None or output_tokens is not None:
             raise InvalidInputError(
@@ -695,7 +705,7 @@ def plan_command(
                 }
                 for o in others
             ]
-            out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
+            out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges, _arrival(sized))
             out["under_load"]["held_out_ranges_notes"] = notes
             # a fleet is never sized past a replica's capacity (without targets it is sized on it): kept for readers
             out["under_load"]["past_capacity"] = False
@@ -726,7 +736,7 @@ def plan_command(
             if sized
             else ""
         )
-        lines = held_out_range_lines(sized, ranges) if sized else []
+        lines = held_out_range_lines(sized, ranges, _arrival(sized)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
@@ -845,7 +855,12 @@ def render_sizing(
             else []
         ),
         f"  replicas{meet}: {s.replicas:,} x {p.gpus:,} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
-        f"{s.rate_per_replica_s:.3g} requests/s each" + (f", {_at_once(setup, p)}" if setup is not None else ""),
+        + (
+            f"{counted(s.burst_requests_per_replica, 'request')} of the burst each at most"
+            if s.is_burst
+            else f"{s.rate_per_replica_s:.3g} requests/s each"
+        )
+        + (f", {_at_once(setup, p)}" if setup is not None else ""),
         *(
             ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
             if s.on_capacity
@@ -859,7 +874,11 @@ def render_sizing(
                 ("TPOT p50 / p95 / p99", spread(r.tpot_s)),
                 ("ITL p50 / p95 / p99", spread(r.itl_s)),
                 ("latency p50 / p95 / p99", spread(r.e2e_s)),
-                ("output per replica", fmt_rate(r.output_tokens_per_s)),
+                (
+                    "output per replica",
+                    fmt_rate(r.output_tokens_per_s)
+                    + (f" while the burst drains (over {fmt_seconds(r.duration_s)})" if s.is_burst else ""),
+                ),
             )
         ),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
@@ -908,7 +927,12 @@ def held_out_range_notes(p: Plan, calibration: Path | None) -> list[str]:
     return out
 
 
-def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> list[str]:
+def _arrival(s: Sizing) -> str:
+    """The arrival kind whose held-out ranges a sizing's figures take: ``BURST`` for a burst trace, else ``STEADY``."""
+    return BURST if s.is_burst else STEADY
+
+
+def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY) -> list[str]:
     """The stated range of each loaded percentile ``render_sizing`` prints, one line each: the range as multiples of
     the simulated figure, the figure's bounds, the sources and the share of held-out figures inside the range built
     without their own source (a p95 figure: p99's range, ``quantity_for``, labelled "(p99's range)"); then one line
@@ -917,8 +941,13 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) 
     for label, field, pct in RANGED_FIGURES:
         quantity = range_quantity(field, f"p{pct}")
         value = getattr(getattr(s.result, field), f"p{pct}")
-        rows.append((label, value, ranges.get((quantity, STEADY)), quantity.rsplit("_", 1)[1], f"p{pct}"))
+        rows.append((label, value, ranges.get((quantity, arrival)), quantity.rsplit("_", 1)[1], f"p{pct}"))
     if not any(r for _, _, r, _, _ in rows):
+        if arrival == BURST:  # the steady ranges do not describe a burst, and no burst publishes percentiles enough
+            return [
+                "  held-out range: none for a burst (fewer than 3 sources published percentiles of every prompt "
+                "sent at once; the ranges under steady load do not describe one)"
+            ]
         return []
     lines = [
         "  held-out range (measured / predicted: 10th-90th percentile over published runs under steady load from",
@@ -942,7 +971,7 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) 
     return lines + notes
 
 
-def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> dict:
+def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY) -> dict:
     """``held_out_range_lines``' ranges for --json, by figure and statistic (``ttft_s``: ``p50``, ``p90``, ``p95``,
     ``p99``, ``mean``; ``tpot_s`` and ``itl_s`` likewise): the table's row used (``range_of``: ``ttft_p99`` for p90,
     p95 and p99, ``range_quantity``), ratios (1 + low, 1 + median, 1 + high), the figure's bounds in seconds,
@@ -952,7 +981,7 @@ def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange
     for field in ("ttft_s", "tpot_s", "itl_s"):
         for stat in RANGED_STATS:
             quantity = range_quantity(field, stat)
-            r = ranges.get((quantity, STEADY))
+            r = ranges.get((quantity, arrival))
             value = getattr(getattr(s.result, field), stat)
             if r is None or math.isnan(value):  # NaN: TPOT and ITL of one output token, no figure to range
                 continue
@@ -993,19 +1022,46 @@ def dataset_line(t: DatasetLoad) -> str:
 
 
 def trace_line(t: TraceLoad, p: Plan, replicas: int) -> str:
-    """The "Under load" line of ``--trace``: its requests, span, mean rate and lengths, and how they were replayed
-    (each of the replicas taking one request in k, the first's share simulated)."""
+    """The "Under load" line of ``--trace``: its requests, span, mean rate and lengths (a burst: at once, no rate),
+    and how they were replayed (each of the replicas taking one request in k, the first's share simulated); then the
+    format it was read in (``trace_format_line``) and, where it names its KV blocks, their repeats
+    (``block_hit_line``)."""
     share = f"; each of {replicas:,} replicas taking one request in {replicas:,}, the first's simulated" * (
         replicas > 1
     )
+    when = (
+        f"{len(t.lengths):,} requests all at once (a burst: every arrival at the same time, so no rate is implied;"
+        if t.is_burst
+        else f"{len(t.lengths):,} requests over {fmt_seconds(t.span_s)} ({t.rate_per_s:.3g} requests/s,"
+    )
     return (
-        f"Under load: the trace {t.name}, {len(t.lengths):,} requests over {fmt_seconds(t.span_s)} "
-        f"({t.rate_per_s:.3g} requests/s, prompts of {_tokens(round(t.prompt_mean_tokens, 1))} and outputs of "
+        f"Under load: the trace {t.name}, {when} prompts of {_tokens(round(t.prompt_mean_tokens, 1))} and outputs of "
         f"{_tokens(round(t.output_mean_tokens, 1))} tokens on average), computed by planner's serving simulation "
         f"(replayed as they came{share}"
         + _split_words(p)
         + ")"
+        + f"\n{trace_format_line(t)}"
+        + (f"\n{line}" if (line := block_hit_line(t)) else "")
         + (f"\n  warning: {hint}" if (hint := t.milliseconds_hint()) else "")
+    )
+
+
+def trace_format_line(t: TraceLoad) -> str:
+    """Which of ``TRACE_FORMATS`` the trace was read in, its columns and units, arrivals from its first request."""
+    return f"  read as {t.format.name} trace: {t.format.columns_text()}, arrivals from the first request"
+
+
+def block_hit_line(t: TraceLoad) -> str:
+    """Where the trace names its prompts' KV blocks (Mooncake's hash_ids): the share of prompt tokens its repeated
+    leading blocks hold, and that it is not applied (an upper bound: one unbounded cache every request reaches), with
+    the option that applies it; "" where it names none."""
+    if t.block_hit_rate is None:
+        return ""
+    return (
+        f"  prefix cache: the trace's hash_ids repeat {fmt_percent(t.block_hit_rate)} of prompt tokens (each "
+        f"request's leading {MOONCAKE_BLOCK_TOKENS}-token blocks seen in an earlier one; an upper bound: one cache "
+        "of unbounded size that every request reaches); not applied: give --prefix-hit-rate "
+        f"{math.floor(t.block_hit_rate * 1000) / 1000:g} to apply it"
     )
 
 
@@ -1015,7 +1071,11 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "path": t.name,
         "requests": len(t.lengths),
         "span_s": t.span_s,
-        "rate_per_s": t.rate_per_s,
+        "rate_per_s": None if t.is_burst else t.rate_per_s,  # a burst has no rate (JSON has no Infinity)
+        "burst": t.is_burst,
+        "format": t.format.name,
+        "columns": list(t.format.columns),
+        "block_hit_rate": t.block_hit_rate,  # reported, not applied (``block_hit_line``)
         "prompt_mean_tokens": t.prompt_mean_tokens,
         "output_mean_tokens": t.output_mean_tokens,
     }
@@ -1091,7 +1151,8 @@ def sizing_as_dict(s: Sizing, p: Plan) -> dict:
     return {
         "replicas": s.replicas,
         "gpus": s.replicas * p.gpus,
-        "rate_per_replica_per_s": s.rate_per_replica_s,
+        "rate_per_replica_per_s": None if s.is_burst else s.rate_per_replica_s,
+        "burst_requests_per_replica": s.burst_requests_per_replica if s.is_burst else None,
         "percentile": s.percentile,
         "ttft_target_s": s.ttft_target_s if math.isfinite(s.ttft_target_s) else None,
         "tpot_target_s": s.tpot_target_s if math.isfinite(s.tpot_target_s) else None,

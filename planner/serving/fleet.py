@@ -148,6 +148,15 @@ class Sizing:
     #: One replica's simulated capacity (``capacity_per_s``), requests/s, where the fleet was sized on it (no
     #: targets); NaN where targets sized it.
     capacity_per_s: float = math.nan
+    #: Of a burst (a trace whose requests all arrive at once: ``fewest_replicas_for_burst``), the requests the
+    #: simulated replica takes (ceil(N / replicas)); 0 for traffic at a rate. A burst has no rate: its
+    #: ``rate_per_replica_s`` is NaN.
+    burst_requests_per_replica: int = 0
+
+    @property
+    def is_burst(self) -> bool:
+        """Whether the fleet was sized on a burst (every request at once), not on a rate."""
+        return self.burst_requests_per_replica > 0
 
     @property
     def on_capacity(self) -> bool:
@@ -167,10 +176,15 @@ def near_ttft_floor(s: Sizing) -> str:
     p50 = float(s.result.ttft_s.p50)
     if not math.isfinite(s.ttft_target_s) or not p50 > TTFT_FLOOR_SHARE * s.ttft_target_s:
         return ""
+    load = (
+        f"{s.burst_requests_per_replica:,} of the burst's requests each"
+        if s.is_burst
+        else f"{s.rate_per_replica_s:.3g} requests/s each"
+    )
     return (
         f"the TTFT target ({s.ttft_target_s * 1e3:,.4g} ms) is close to what a request "
         f"takes on a nearly idle replica (median {p50 * 1e3:,.4g} ms, {p50 / s.ttft_target_s:.0%} of it), so the "
-        f"replicas are kept nearly idle ({s.rate_per_replica_s:.3g} requests/s each) and the fleet grows steeply as "
+        f"replicas are kept nearly idle ({load}) and the fleet grows steeply as "
         "the target nears that floor: a looser TTFT target, a larger group per replica or shorter prompts cost far less"
     )
 
@@ -211,6 +225,12 @@ def fewest_replicas(
     rate / ``max_replicas`` is still past a replica's capacity)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
+    if arrivals_s is not None and len(arrivals_s) and np.ptp(np.asarray(arrivals_s, dtype=float)) == 0:
+        return fewest_replicas_for_burst(
+            replica, prompt_tokens, output_tokens, arrivals_s, lengths, percentile=percentile,
+            ttft_target_s=ttft_target_s, tpot_target_s=tpot_target_s, max_replicas=max_replicas,
+            prefix_hit_rate=prefix_hit_rate,
+        )  # fmt: skip
     rate = float(rate_per_s)
     if not 0 < rate < math.inf:
         raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
@@ -303,6 +323,73 @@ def fewest_replicas(
     return Sizing(
         hi, rate / hi, result, float(percentile), float(ttft_target_s), float(tpot_target_s),
         math.nan if targets else cap,
+    )  # fmt: skip
+
+
+def fewest_replicas_for_burst(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    arrivals_s: Any,
+    lengths: list[tuple[int, int]],
+    *,
+    percentile: float = 95,
+    ttft_target_s: float = math.inf,
+    tpot_target_s: float = math.inf,
+    max_replicas: int = MAX_REPLICAS,
+    prefix_hit_rate: float = 0.0,
+) -> Sizing:
+    """The fewest replicas k that serve a burst (a trace whose N requests all arrive at the same time) within the
+    targets: each of k replicas takes one request in k, as ``fewest_replicas`` deals a trace (the first replica's
+    ceil(N / k) simulated, all at time 0), k doubled from 1 until one meets, then bisection (the share, and so its
+    queue, shrinks as k grows). A burst has no rate, so there is no capacity to size on: without a target it is
+    refused (``InvalidInputError``), and the queue it leaves drains (no replica is past a capacity). More than N
+    replicas serve nothing more: where even one request a replica misses, ``OutOfRangeError`` says by how much."""
+    if not (math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)):
+        raise InvalidInputError(
+            "a burst (every request at the same time) has no rate to size on capacity; give a TTFT or TPOT target"
+        )
+    no_tpot = one_output_token(output_tokens, lengths)
+    if no_tpot and math.isfinite(tpot_target_s):
+        raise OutOfRangeError(
+            f"a TPOT target has nothing to hold: {NO_TPOT_WITH_ONE_TOKEN}; leave the TPOT target out to size the "
+            "fleet on TTFT alone, or give output_tokens of 2 or more"
+        )
+    arrivals = np.asarray(arrivals_s, dtype=float)
+    n = min(len(arrivals), len(lengths))
+    most = max(1, min(int(max_replicas), n))  # past one request a replica, more replicas serve nothing more
+    tpot_free = not math.isfinite(tpot_target_s)
+    runs: dict[int, LoadResult] = {}
+
+    def run_at(k: int) -> LoadResult:
+        if k not in runs:
+            runs[k] = latency_under_load(
+                replica, prompt_tokens, output_tokens, arrivals_s=arrivals[:n:k], lengths=lengths[:n:k],
+                prefix_hit_rate=prefix_hit_rate,
+            )  # fmt: skip
+        return runs[k]
+
+    def meets(k: int) -> bool:
+        r = run_at(k)
+        return r.ttft_s.at(percentile) <= ttft_target_s and (tpot_free or r.tpot_s.at(percentile) <= tpot_target_s)
+
+    lo, hi = 0, 1
+    while not meets(hi):
+        if hi >= most:
+            r = run_at(hi)
+            tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
+            raise OutOfRangeError(
+                f"no fleet of up to {most:,} replicas meets the targets for a burst of {n:,} requests: at "
+                f"{-(-n // hi):,} requests each, p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s "
+                f"({_target(ttft_target_s, 1, 's')}), TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
+            )
+        lo, hi = hi, min(2 * hi, most)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return Sizing(
+        hi, math.nan, run_at(hi), float(percentile), float(ttft_target_s), float(tpot_target_s),
+        burst_requests_per_replica=-(-n // hi),
     )  # fmt: skip
 
 

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -470,30 +472,150 @@ def dataset_load(name: str, num_requests: int = DEFAULT_REQUESTS, client: str | 
     return DatasetLoad(canonical, who, lengths, prompt_mean, output_mean, hit, d.source)
 
 
-#: The columns of a recorded traffic (``trace_load``): each request's arrival, seconds (any origin: the first becomes 0),
-#: and its prompt and output tokens.
+#: The columns of planner's own trace (``trace_load``): each request's arrival, seconds (any origin: the first becomes
+#: 0), and its prompt and output tokens.
 TRACE_COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
+
+#: Mooncake's KV-cache block, tokens: each of a request's ``hash_ids`` names one block of its prompt, the last one
+#: partial (``conversation_trace.jsonl``'s first request: input_length 6,758, 14 hash_ids = ceil(6,758 / 512); NVIDIA
+#: Dynamo ``benchmarks/data_generator/README.md``: "the block_size (the page size of the KV cache) is assumed to be
+#: 512").
+MOONCAKE_BLOCK_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    """A published trace's columns and the unit of its arrival column: "s" (seconds), "ms" (milliseconds) or
+    "datetime" (a date and time, ISO 8601: "2023-11-16 18:15:46.6805900"); ``source``: where the format is stated."""
+
+    name: str
+    arrival: str
+    prompt: str
+    output: str
+    arrival_unit: str
+    source: str
+
+    @property
+    def columns(self) -> tuple[str, str, str]:
+        return (self.arrival, self.prompt, self.output)
+
+    def columns_text(self) -> str:
+        """ "timestamp, input_length, output_length (milliseconds, tokens, tokens)"."""
+        unit = {"s": "seconds", "ms": "milliseconds", "datetime": "a date and time"}[self.arrival_unit]
+        return f"{', '.join(self.columns)} ({unit}, tokens, tokens)"
+
+
+#: The trace formats ``trace_load`` reads, by their columns (the first whose three columns a file has):
+TRACE_FORMATS = (
+    TraceFormat("planner's own", *TRACE_COLUMNS, "s", "planner: arrival_s seconds from any origin"),
+    TraceFormat(
+        "Mooncake",
+        "timestamp",
+        "input_length",
+        "output_length",
+        "ms",
+        "kvcache-ai/Mooncake FAST25-release/README.md and traces/*.jsonl (2025-02): JSON Lines of timestamp, "
+        "input_length, output_length, hash_ids; timestamp 'the arrival time (in milliseconds) of the request since "
+        "the first request' (NVIDIA Dynamo benchmarks/data_generator/README.md, which reads that format)",
+    ),
+    TraceFormat(
+        "Azure LLM inference (2023, 2024)",
+        "TIMESTAMP",
+        "ContextTokens",
+        "GeneratedTokens",
+        "datetime",
+        "Azure/AzurePublicDataset AzureLLMInferenceDataset2023.md and AzureLLMInferenceDataset2024.md, Schema: "
+        "TIMESTAMP 'Invocation time', ContextTokens, GeneratedTokens; data/AzureLLMInferenceTrace_code.csv's rows "
+        "read '2023-11-16 18:17:03.9799600,4808,10'",
+    ),
+)
+
+
+def trace_formats_text() -> str:
+    """Every format ``trace_load`` reads, for a refusal: "arrival_s, prompt_tokens, output_tokens (seconds, tokens,
+    tokens), or Mooncake's timestamp, ... , or ..."."""
+    first, *rest = TRACE_FORMATS
+    return ", or ".join([first.columns_text(), *(f"{f.name.split(' (')[0]}'s {f.columns_text()}" for f in rest)])
+
+
+def trace_format(columns: Any) -> TraceFormat | None:
+    """The first of ``TRACE_FORMATS`` whose three columns are all among ``columns``; None where none is."""
+    have = set(columns)
+    return next((f for f in TRACE_FORMATS if set(f.columns) <= have), None)
+
+
+def _arrival_s(text: Any, unit: str) -> float:
+    """A trace's arrival as seconds from its own origin: seconds as given, milliseconds / 1,000, a date and time as
+    seconds since 1970 (its time zone where it states one, else read as UTC: only differences are used); NaN where
+    it does not read."""
+    text = str(text).strip()
+    try:
+        if unit == "datetime":
+            when = datetime.fromisoformat(text)  # Python 3.11: a space or "T", any fraction digits (7 read as 6)
+            return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+        return float(text) / (1000.0 if unit == "ms" else 1.0)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _block_ids(text: Any) -> list[int] | None:
+    """A Mooncake row's hash_ids (a JSON list of whole numbers, as the JSON Lines reader gives it: "[0, 1, 2]") as
+    ints; None where it is no such list."""
+    try:
+        ids = json.loads(str(text))
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(ids, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in ids):
+        return None
+    return ids
+
+
+def repeated_block_hit_rate(prompts: list[int], blocks: list[list[int]], block_tokens: int) -> float:
+    """The share of all prompt tokens a prefix cache holds when each request's leading blocks were seen in an
+    earlier request (in arrival order): for each request, its longest run of leading ``blocks`` ids seen before,
+    x ``block_tokens``, at most its prompt less one token (vLLM V1 ``KVCacheManager.get_computed_blocks``: "When all
+    tokens hit the cache, we must recompute the last token to obtain logits"), summed over requests and divided by
+    the prompt tokens summed. It assumes one cache that every request reaches and that keeps every block (unbounded,
+    no eviction): an upper bound for a fleet whose replicas each cache only the requests dealt to them."""
+    seen: set[int] = set()
+    held = 0
+    for prompt, ids in zip(prompts, blocks, strict=True):
+        leading = next((i for i, x in enumerate(ids) if x not in seen), len(ids))
+        held += min(leading * block_tokens, prompt - 1)
+        seen.update(ids)
+    return held / sum(prompts)
 
 
 @dataclass(frozen=True)
 class TraceLoad:
     """A recorded traffic replayed as it came: each request's arrival (seconds from the first, sorted) and (prompt,
-    output) tokens, their means as a ``DatasetLoad`` has them; ``name`` says where it was read from."""
+    output) tokens, their means as a ``DatasetLoad`` has them; ``name`` says where it was read from, ``format`` in
+    which of ``TRACE_FORMATS``. ``block_hit_rate``: where the trace names each prompt's KV blocks (Mooncake's
+    hash_ids), the share of prompt tokens its repeated leading blocks hold (``repeated_block_hit_rate``); None where it
+    names none. A burst (``is_burst``): every request at the same time, so the trace implies no rate."""
 
     name: str
     arrivals_s: tuple[float, ...] = field(repr=False)
     lengths: list[tuple[int, int]] = field(repr=False)
     prompt_mean_tokens: float
     output_mean_tokens: float
+    format: TraceFormat = TRACE_FORMATS[0]
+    block_hit_rate: float | None = None
 
     @property
     def span_s(self) -> float:
         return self.arrivals_s[-1] - self.arrivals_s[0]
 
     @property
+    def is_burst(self) -> bool:
+        """Whether every request arrives at the same time (the span is 0): a burst, with no rate."""
+        return self.span_s == 0
+
+    @property
     def rate_per_s(self) -> float:
-        """Requests per second over the trace: (N - 1) / the time from its first arrival to its last."""
-        return (len(self.arrivals_s) - 1) / self.span_s
+        """Requests per second over the trace: (N - 1) / the time from its first arrival to its last; infinite for a
+        burst (``is_burst``), which has no rate: a reader prints none."""
+        return math.inf if self.is_burst else (len(self.arrivals_s) - 1) / self.span_s
 
     @property
     def longest_tokens(self) -> int:
@@ -501,7 +623,10 @@ class TraceLoad:
 
     def milliseconds_hint(self) -> str:
         """Where the arrivals read as seconds look like milliseconds (a median gap of 10 s or more over a span of
-        hours: 600 requests over 31.9 hours for a trace written in ms), the way to read them; else ""."""
+        hours: 600 requests over 31.9 hours for a trace written in ms), the way to read them; else "". Only for
+        planner's own format, whose column is seconds (Mooncake's is read as milliseconds, Azure's as dates)."""
+        if self.format.arrival_unit != "s":
+            return ""
         gaps = np.diff(np.asarray(self.arrivals_s))
         if len(gaps) and float(np.median(gaps)) >= 10.0 and self.span_s >= 10_000.0:
             return (
@@ -512,42 +637,57 @@ class TraceLoad:
 
 
 def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
-    """A ``TraceLoad`` from ``rows`` (mappings with ``TRACE_COLUMNS``, as ``csv.DictReader`` gives a file's): arrivals
-    finite seconds (any origin), tokens whole numbers of 1 or more; at least two requests over a span above 0 and at
-    most ``MAX_PROMPTS`` (the most a run is simulated with). ``InvalidInputError`` names the first bad row (its line
-    in a file with a header: row 1 is line 2) and what is accepted."""
+    """A ``TraceLoad`` from ``rows`` (mappings, as ``csv.DictReader`` gives a file's) in one of ``TRACE_FORMATS``
+    (planner's own ``TRACE_COLUMNS``, Mooncake's, Azure's): arrivals finite (any origin: the first becomes 0), tokens
+    whole numbers of 1 or more; at least one request and at most ``MAX_PROMPTS`` (the most a run is simulated with).
+    One request, or all at the same time, is a burst (``TraceLoad.is_burst``). A Mooncake row's hash_ids give
+    ``block_hit_rate`` (``MOONCAKE_BLOCK_TOKENS`` a block). ``InvalidInputError`` names the first bad row (its line in
+    a file with a header: row 1 is line 2) and what is accepted; a file in no format, every format's columns."""
     if not rows:
         raise InvalidInputError(f"{name}: no requests; give a header {','.join(TRACE_COLUMNS)} and one row a request")
-    missing = [c for c in TRACE_COLUMNS if c not in rows[0]]
-    if missing:
+    fmt = trace_format(rows[0])
+    if fmt is None:
+        closest = max(TRACE_FORMATS, key=lambda f: sum(c in rows[0] for c in f.columns))  # ties: planner's own
+        missing = [c for c in closest.columns if c not in rows[0]]
         raise InvalidInputError(
-            f"{name}: no column {', '.join(missing)}; a trace has the columns {', '.join(TRACE_COLUMNS)} "
-            f"(seconds, tokens, tokens); the file's: {', '.join(str(c) for c in rows[0])[:160]}"
+            f"{name}: no column {', '.join(missing)}; a trace has the columns {trace_formats_text()}; the file's: "
+            f"{', '.join(str(c) for c in rows[0])[:160]}"
         )
     if len(rows) > MAX_PROMPTS:
         raise InvalidInputError(f"{name}: {len(rows):,} requests; a run is simulated with at most {MAX_PROMPTS:,}")
+    blocks: list[list[int]] | None = [] if fmt.name == "Mooncake" and "hash_ids" in rows[0] else None
+    unit = {"s": "seconds", "ms": "milliseconds", "datetime": "a date and time"}[fmt.arrival_unit]
     times, lengths = [], []
     for line, row in enumerate(rows, start=2):
         line = getattr(row, "line", None) or line  # a file's row knows its line (blank lines skipped)
+        t = _arrival_s(row.get(fmt.arrival), fmt.arrival_unit)
         try:
-            t = float(str(row["arrival_s"]).strip())
-            p, o = (float(str(row[c]).replace(",", "").strip()) for c in TRACE_COLUMNS[1:])
+            p, o = (float(str(row.get(c)).replace(",", "").strip()) for c in (fmt.prompt, fmt.output))
         except (TypeError, ValueError):
-            t = p = o = math.nan
+            p = o = math.nan
         if not (math.isfinite(t) and p >= 1 and o >= 1 and p.is_integer() and o.is_integer()):
             raise InvalidInputError(
-                f"{name} line {line}: arrival_s {row.get('arrival_s')!r}, prompt_tokens {row.get('prompt_tokens')!r}, "
-                f"output_tokens {row.get('output_tokens')!r}; give seconds, and whole tokens of 1 or more"
+                f"{name} line {line}: {fmt.arrival} {row.get(fmt.arrival)!r}, {fmt.prompt} {row.get(fmt.prompt)!r}, "
+                f"{fmt.output} {row.get(fmt.output)!r}; give {unit}, and whole tokens of 1 or more"
             )
+        if blocks is not None:
+            ids = _block_ids(row.get("hash_ids"))
+            if ids is None:
+                raise InvalidInputError(
+                    f"{name} line {line}: hash_ids {str(row.get('hash_ids'))[:60]!r}; give a list of whole numbers, "
+                    "one a block of the prompt"
+                )
+            blocks.append(ids)
         times.append(t)
         lengths.append((int(p), int(o)))
     order = np.argsort(np.asarray(times), kind="stable")
     arrivals = np.asarray(times)[order]
-    if len(arrivals) < 2 or arrivals[-1] <= arrivals[0]:
-        raise InvalidInputError(f"{name}: its requests span no time; give two or more arrivals at different times")
     ordered = [lengths[i] for i in order]
+    hit = None
+    if blocks is not None:
+        hit = repeated_block_hit_rate([p for p, _ in ordered], [blocks[i] for i in order], MOONCAKE_BLOCK_TOKENS)
     prompt_mean, output_mean = (float(np.mean([x[j] for x in ordered])) for j in (0, 1))
-    return TraceLoad(name, tuple((arrivals - arrivals[0]).tolist()), ordered, prompt_mean, output_mean)
+    return TraceLoad(name, tuple((arrivals - arrivals[0]).tolist()), ordered, prompt_mean, output_mean, fmt, hit)
 
 
 #: Each request's time outside the engine's steps, seconds, for every engine: the median over (engine, source) of the

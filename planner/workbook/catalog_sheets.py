@@ -13,7 +13,7 @@ from openpyxl.utils import get_column_letter
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, calibrated_range, residual_quantiles
 from planner.accuracy.ranges import query_values
-from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
+from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers, scale_up_gpus
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors, kv_formats
 from planner.engines.allreduce_table import read_allreduce_table
@@ -199,6 +199,13 @@ def gpus_sheet(
             formula=True,
         ),
         Column("Fabric domain (GPUs)", domain, INT, 10, "gpu_domain"),
+        Column(  # planner plan's node warning reads the same (planner.deploy.spans_nodes_warning)
+            "Scale-up domain, node warning (GPUs: catalog interconnect_domain_gpus, at least one 8-GPU node)",
+            lambda g, r: scale_up_gpus(g),
+            INT,
+            10,
+            "gpu_scale_up",
+        ),
         Column(
             "Mesh link, one of the fully connected fabric's (GB/s; 0: switched, any group gets it all)",
             lambda g, r: g.mesh_link_bytes_per_s or 0.0,

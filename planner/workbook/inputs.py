@@ -359,11 +359,14 @@ def warnings(c: Calc) -> tuple[tuple[str, int], ...]:
     """The baseline's warnings as formulas, each with the lines its row is tall, worded and ordered as
     ``planner.report.plan``'s: a batch that fits but is more than the engine runs at once (its max_num_seqs on the
     GPU: a what-if, not refused), a context beyond the model's trained maximum, and a tensor-parallel group larger
-    than one 8-GPU node ("" where one does not apply)."""
+    than the GPU's scale-up domain (the GPUs sheet's ``gpu_scale_up``, ``planner.deploy.scale_up_gpus``: one 8-GPU
+    node, or an NVL72 rack's 72; worded as ``planner.deploy.spans_nodes_warning``) ("" where one does not apply)."""
     ctx, n = c.ref("context", "C", True, True), c.ref("n", "C", True, True)
     model, row = c.ref("model", "C", True, True), c.ref("model_row", "C", True, True)
     batch, seqs, gpu = c.ref("d_batch", "C", True, True), c.ref("seqs", "C", True, True), c.ref("gpu", "C", True, True)
     trained = f"INDEX(model_max_context,{row})"
+    gpu_row = c.ref("gpu_row", "C", True, True)
+    scale_up = f"INDEX(gpu_scale_up,{gpu_row})"
     return (
         (
             f'=IF(ISERROR({batch}),"",IF({batch}>{seqs},"Warning: batch "&TEXT({batch},"#,##0")&" is more than "&'
@@ -377,8 +380,9 @@ def warnings(c: Calc) -> tuple[tuple[str, int], ...]:
             WARNING_LINES,
         ),
         (
-            f'=IF(ISERROR({n}),"",IF({n}>8,"Warning: "&{n}&" GPUs is more than one 8-GPU node: tensor parallelism '
-            'across nodes is slower than modelled",""))',
+            f'=IF(OR(ISERROR({n}),ISERROR({gpu_row})),"",IF({n}>{scale_up},"Warning: "&TEXT({n},"#,##0")&" GPUs is '
+            f'more than "&IF({scale_up}=8,"one 8-GPU node",{gpu}&"\'s "&TEXT({scale_up},"#,##0")&"-GPU NVLink '
+            'domain")&": tensor parallelism across nodes is slower than modelled",""))',
             WARNING_LINES,
         ),
     )
