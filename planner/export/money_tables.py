@@ -224,6 +224,46 @@ def margin_ranking_line(review: Review) -> str:
     )
 
 
+#: An option whose fleet sized with its margin is this many times its fleet sized on the prediction is said to be
+#: sized on its margin (``margin_sets_fleet_line``): trial 9's DeepSeek-R1 with data-parallel attention on H200 +
+#: SGLang, 1,736 GPUs at +202% where 32 meet the targets as predicted (x54).
+MARGIN_SETS_FLEET = 3.0
+
+
+def margin_sets_fleet_line(review: Review) -> str:
+    """Where an option's margin multiplies its fleet ``MARGIN_SETS_FLEET`` times or more: its two fleets and what the
+    margin rests on, read as a range, not a quote (the TPOT goal at the margin's end leaves a replica only a few
+    sequences at once); "" where none does."""
+    parts = []
+    for r in review.results:
+        oo = review.outlook.of(r.option.name)
+        if r.fleet is None or oo is None or not oo.gpus_without_margin:
+            continue
+        if r.gpus >= MARGIN_SETS_FLEET * oo.gpus_without_margin:
+            parts.append(
+                f"{r.option.name} {counted(r.gpus, 'GPU', ',.0f')} at +{r.margin:.0%} against "
+                f"{oo.gpus_without_margin:,.0f} as predicted (x{r.gpus / oo.gpus_without_margin:,.0f}; the margin from "
+                f"{_basis(r.time_range_note)})"
+            )
+    if not parts:
+        return ""
+    return (
+        "Sized on the margin, not the traffic: "
+        + "; ".join(parts)
+        + ". A margin this wide leaves a replica so little of the TPOT target that it can run only a few sequences at "
+        "once: read these fleets as the far end of a range whose near end is the fleet as predicted, and measure "
+        "this deployment (planner validate, planner calibrate) before buying on either."
+    )
+
+
+def _basis(note: str) -> str:
+    """The runs a margin note names ("13 MLA-model runs on H200 SXM 141GB + SGLang"), or "the model's range"."""
+    from planner.export.reason import range_basis
+
+    basis = range_basis(note)
+    return basis.split(" (")[0] if basis != "its benchmark rows" else "the model's range"
+
+
 def _margin_cost_line(review: Review) -> str:
     rec = review.recommended
     oo = review.outlook.of(rec.option.name)
@@ -329,8 +369,8 @@ def money_lines(review: Review) -> list[str]:
     lines = [
         x
         for x in (
-            calibration_line(review), margin_line(review), horizon_line(review), present_value_line(review),
-            grid_line(review),
+            calibration_line(review), margin_line(review), margin_sets_fleet_line(review), horizon_line(review),
+            present_value_line(review), grid_line(review),
         )
         if x
     ]  # fmt: skip
