@@ -299,31 +299,42 @@ def fewest_replicas(
         lo = max(hi - step, 0)
     if not ok.any() and hi < max_replicas and not meets(max_replicas):
         hi = max_replicas  # nothing meets even at the limit (an idle replica too slow): refused without the walk up
-    while not meets(hi):
-        if hi >= max_replicas:
-            if past(hi):
-                cap = capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)  # memoized runs
-                raise OutOfRangeError(
-                    f"no fleet of up to {max_replicas:,} replicas keeps up with {rate:.6g} requests/s: at "
-                    f"{rate / hi:.3g} requests/s each a replica is past its capacity ({cap:.3g} requests/s, simulated "
-                    "steady state), so its queue grows without bound"
-                )
-            r = runs.get(hi) or run_at(hi)
-            tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
+
+    def refuse(hi: int) -> None:
+        if past(hi):
+            cap = capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)  # memoized runs
             raise OutOfRangeError(
-                f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
-                f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s ({_target(ttft_target_s, 1, 's')}), "
-                f"TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
+                f"no fleet of up to {max_replicas:,} replicas keeps up with {rate:.6g} requests/s: at "
+                f"{rate / hi:.3g} requests/s each a replica is past its capacity ({cap:.3g} requests/s, simulated "
+                "steady state), so its queue grows without bound"
             )
-        lo, hi = hi, min(2 * hi, max_replicas)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+        r = runs.get(hi) or run_at(hi)
+        tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
+        raise OutOfRangeError(
+            f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
+            f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s ({_target(ttft_target_s, 1, 's')}), "
+            f"TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
+        )
+
+    hi = _doubled_then_bisected(meets, lo, hi, max_replicas, refuse)
     result = runs[hi] if hi in runs else run_at(hi)
     return Sizing(
         hi, rate / hi, result, float(percentile), float(ttft_target_s), float(tpot_target_s),
         math.nan if targets else cap,
     )  # fmt: skip
+
+
+def _doubled_then_bisected(meets: Any, lo: int, hi: int, most: int, refuse: Any) -> int:
+    """The fewest replicas k in (lo, most] that ``meets`` (latency falls as k grows): ``hi`` doubled until one meets,
+    then bisection between the last miss and it; ``refuse(k)`` raises where even ``most`` misses."""
+    while not meets(hi):
+        if hi >= most:
+            refuse(hi)
+        lo, hi = hi, min(2 * hi, most)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi
 
 
 def fewest_replicas_for_burst(
@@ -373,20 +384,16 @@ def fewest_replicas_for_burst(
         r = run_at(k)
         return r.ttft_s.at(percentile) <= ttft_target_s and (tpot_free or r.tpot_s.at(percentile) <= tpot_target_s)
 
-    lo, hi = 0, 1
-    while not meets(hi):
-        if hi >= most:
-            r = run_at(hi)
-            tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
-            raise OutOfRangeError(
-                f"no fleet of up to {most:,} replicas meets the targets for a burst of {n:,} requests: at "
-                f"{-(-n // hi):,} requests each, p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s "
-                f"({_target(ttft_target_s, 1, 's')}), TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
-            )
-        lo, hi = hi, min(2 * hi, most)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    def refuse(hi: int) -> None:
+        r = run_at(hi)
+        tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
+        raise OutOfRangeError(
+            f"no fleet of up to {most:,} replicas meets the targets for a burst of {n:,} requests: at "
+            f"{-(-n // hi):,} requests each, p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s "
+            f"({_target(ttft_target_s, 1, 's')}), TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
+        )
+
+    hi = _doubled_then_bisected(meets, 0, 1, most, refuse)
     return Sizing(
         hi, math.nan, run_at(hi), float(percentile), float(ttft_target_s), float(tpot_target_s),
         burst_requests_per_replica=-(-n // hi),

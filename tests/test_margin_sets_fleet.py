@@ -1,5 +1,4 @@
-"""A ninth user trial's findings (s198, a platform engineer planning 2026 MoE deployments), as mended by the lead;
-helpers' mends of the same trial have their own test files."""
+"""An option its margin multiplies is said to be sized on the margin (trial 9 F1, s198)."""
 
 from __future__ import annotations
 
