@@ -18,6 +18,7 @@ from planner.catalog.resolve import (
     default_kv_precision,
     expert_precision,
     fabric_numbers,
+    gathers_moe,
     uses_allreduce_table,
     weights_to_pass,
 )
@@ -37,7 +38,7 @@ from planner.deploy import (
     valid_tp_sizes,
     weight_only_note,
 )
-from planner.engines.allreduce_table import borrowed_note
+from planner.engines.allreduce_table import borrowed_note, gather_scatter_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
 from planner.engines.sglang import default_memory_fraction
@@ -213,7 +214,10 @@ def plan(
         # the GPU and engine only: past 8 tokens per step the floor is held (a few % of a large step's time)
         floor_note = moe_floor_note(g.name, eng.name, 1, g.architecture)
         warnings += [floor_note] if floor_note else []
-    if 1 < n <= fabric_numbers(g)["interconnect_domain_gpus"] and uses_allreduce_table(eng):
+    if layout == "dp-ep":  # no all-reduce: the MoE layers' token exchange is the step's only collective
+        exchange = moe_exchange_note(g, mdl, eng, n)
+        warnings += [exchange] if exchange else []
+    elif 1 < n <= fabric_numbers(g)["interconnect_domain_gpus"] and uses_allreduce_table(eng):
         table_note = borrowed_note(g, g.interconnect_bytes_per_s or 32e9, default_catalog(), n)
         warnings += [table_note] if table_note else []
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
@@ -385,3 +389,16 @@ def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None)
         p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog,
         parallelism=p.parallelism, **precisions,
     )  # fmt: skip
+
+
+def moe_exchange_note(g: Gpu, mdl: Model, eng: EngineProfile, n: int) -> str:
+    """What stands in for NCCL's measured all-gather / reduce-scatter of a data-parallel MoE on ``n`` x ``g``
+    (``planner.engines.allreduce_table.gather_scatter_note``), where the engine gathers there
+    (``planner.model.parallel.ep_communication_s``): not under TensorRT-LLM's MNNVL all-to-all (a multi-node NVLink
+    domain, the experts over more GPUs than a token's top-k) nor an engine that all-to-alls everywhere; "" there."""
+    if mdl.moe is None or n <= 1 or not gathers_moe(eng):
+        return ""
+    domain = fabric_numbers(g)["interconnect_domain_gpus"]
+    if eng.moe_exchange == "gather-quantized" and domain > 8 and n > mdl.moe.experts_per_token:
+        return ""
+    return gather_scatter_note(g, g.interconnect_bytes_per_s or 32e9, default_catalog(), n)

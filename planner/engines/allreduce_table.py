@@ -32,7 +32,7 @@ import numpy as np
 
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.kernel_curves import FALLBACK, NEAREST
-from planner.model.collectives import AllReduceTable, mesh_group_share
+from planner.model.collectives import AllReduceTable, mesh_group_share, table_allreduce_time_s
 
 TABLE_FILE_NAME = "allreduce_aic.csv"  # in the shipped reference data (catalogs/reference)
 PUBLISHED_FILE_NAME = "allreduce_published.csv"  # published rows of GPUs without aiconfigurator tables (same place)
@@ -83,8 +83,103 @@ def read_gather_scatter_table(path: str | None = None) -> AllReduceTable:
     table = _read_table(
         [Path(path or shipped_catalog_dir() / "reference" / GATHER_SCATTER_FILE_NAME)], GATHER_SCATTER_MODES
     )
+    table = _fill_nvlink_domains(table)[0]
     table.log_seconds.flags.writeable = False
     return table
+
+
+#: Where a GPU's NVLink domain holds more GPUs than the largest group of its measured gather / scatter rows, the
+#: groups it is derived at: each power of two above that group below the domain, and the domain itself (NVL72: 8,
+#: 16, 32, 64, 72). Beyond the domain nothing is derived (the scale-out path's all-to-all stands).
+def _domain_groups(measured_max: int, domain: int) -> list[int]:
+    out, g = [], 2 * measured_max
+    while g < domain:
+        out.append(g)
+        g *= 2
+    return [*out, domain] if domain > measured_max else []
+
+
+@functools.cache
+def gather_scatter_derived() -> dict[tuple[str, int], str]:
+    """(table GPU, group size) -> how its all-gather / reduce-scatter times were derived, for each group
+    ``read_gather_scatter_table`` fills in a GPU's NVLink domain (``_fill_nvlink_domains``); measured groups absent."""
+    table = _read_table([shipped_catalog_dir() / "reference" / GATHER_SCATTER_FILE_NAME], GATHER_SCATTER_MODES)
+    return _fill_nvlink_domains(table)[1]
+
+
+def _fill_nvlink_domains(table: AllReduceTable) -> tuple[AllReduceTable, dict[tuple[str, int], str]]:
+    """The table with each GPU's groups inside its NVLink domain (the catalog's ``interconnect_domain_gpus``) that
+    aiconfigurator did not measure filled in, and how each was (GPU, group -> words for a plan's warning).
+
+    aiconfigurator 0.12.0 measured GB200 NVL72 and GB300 NVL72 at 2 and 4 GPUs only, though each has 72 GPUs on one
+    NVLink Switch; without a value the planner timed their MoE exchange at 8 and more GPUs by the all-to-all form,
+    ~3x the gather B200 takes on the same fabric (trial 9 F4). Two rules, in this order, for a group g <= domain:
+
+    1. The measured row at g of a GPU of the same architecture and fabric bytes/s (the same NVLink generation:
+       B200 180GB for GB200 NVL72, B300 288GB for GB300 NVL72), as measured. Evidence: where both were measured
+       (2 and 4 GPUs, 21 sizes 512 B - 512 MiB, both ops) GB200's times are B200's within 0.68-1.12x, median 1.03,
+       and 1.00-1.02x from 1 MiB up; GB300's B300's within 0.78-1.27x, median 1.01. The group-size form differs
+       by generation instead: at 16 MiB, 8 GPUs take 1.76-1.79x 4 GPUs' all-gather on B200 / B300, 1.04-1.05x on
+       H100 / H200; at 8 MiB 0.87x and 0.99x; so no rule fitted on other GPUs' 4 -> 8 steps carries over, and
+       GB200's own 2 -> 4 step (1.16x at 512 MiB, 1.24x at 512 B) is not B200's 4 -> 8 (1.07x, 1.44x) either.
+    2. Else (no GPU measured g: 16 and more on NVL72) the row's last two groups extended, log(time) linear in
+       log2(group) at each size, each doubling at least as slow as the last group (a factor >= 1). Evidence, the
+       only 16-GPU rows aiconfigurator has (GB300 NVL72's all-reduce, ``allreduce_aic.csv``): from 4 MiB up, where
+       NCCL runs, the 8 -> 16 step (graph 1.05-1.67x, eager 1.05-1.36x) is within 0.7-1.7x of the 4 -> 8 step
+       (0.96-1.24x, 0.94-1.24x); at 512 MiB 1.13 against 1.14 and 1.12 against 1.12. Below that vLLM switches
+       kernels at 16 GPUs (3.5x at 1 KiB inside a graph), which an NCCL gather does not: there the form's guess.
+
+    Each filled row is made non-decreasing in size again (``_never_faster_when_larger``)."""
+    from planner.catalog.loader import default_catalog
+
+    catalog = default_catalog()
+    gpus = {name: catalog.gpus.get(name) for name in table.gpus if name in catalog.gpus}
+    log_s = table.log_seconds
+    measured = {
+        name: [g for k, g in enumerate(table.group_sizes) if np.isfinite(log_s[i, :, k]).any()]
+        for i, name in enumerate(table.gpus)
+    }
+    extra = {
+        name: _domain_groups(max(measured[name]), int(gpu.interconnect_domain_gpus or 1))
+        for name, gpu in gpus.items()
+        if measured[name]
+    }
+    groups = tuple(sorted({*table.group_sizes, *(g for gs in extra.values() for g in gs)}))
+    out = np.full((len(table.gpus), log_s.shape[1], len(groups), log_s.shape[3]), math.nan)
+    for k, g in enumerate(table.group_sizes):
+        out[:, :, groups.index(g)] = log_s[:, :, k]
+    how: dict[tuple[str, int], str] = {}
+    for name, wanted in extra.items():
+        i, gpu = table.gpus.index(name), gpus[name]
+        for g in wanted:
+            peer = next(
+                (
+                    p
+                    for p, pg in gpus.items()
+                    if p != name
+                    and pg.architecture == gpu.architecture
+                    and pg.interconnect_bytes_per_s == gpu.interconnect_bytes_per_s
+                    and g in measured[p]
+                ),
+                None,
+            )
+            k = groups.index(g)
+            if peer is not None:
+                out[i, :, k] = out[table.gpus.index(peer), :, k]
+                how[name, g] = (
+                    f"{peer}'s measured {g}-GPU times stand in (the same NVLink generation, "
+                    f"{gpu.interconnect_bytes_per_s / 1e9:,.0f} GB/s a direction)"
+                )
+                continue
+            k1, k2 = [j for j in range(k) if np.isfinite(out[i, :, j]).any()][-2:]  # the row's two groups below
+            lg = [math.log2(groups[j]) for j in (k1, k2, k)]
+            per_doubling = np.maximum(out[i, :, k2] - out[i, :, k1], 0.0) / (lg[1] - lg[0])
+            out[i, :, k] = out[i, :, k2] + per_doubling * (lg[2] - lg[1])
+            how[name, g] = f"extended from its {groups[k1]}- and {groups[k2]}-GPU times (log time linear in log2 GPUs)"
+        for m in range(out.shape[1]):
+            for k in range(len(groups)):
+                out[i, m, k] = _never_faster_when_larger(out[i, m, k])
+    return AllReduceTable(table.gpus, groups, table.log2_bytes, out), how
 
 
 def _read_table(paths: list[Path], modes: tuple[str, ...]) -> AllReduceTable:
@@ -242,3 +337,47 @@ def mesh_link_share(gpu) -> float:
     if not gpu.mesh_link_bytes_per_s or not gpu.interconnect_bytes_per_s:
         return 0.0
     return gpu.mesh_link_bytes_per_s / gpu.interconnect_bytes_per_s
+
+
+def gather_scatter_note(gpu, interconnect_bytes_per_s: float, catalog, gpus: int) -> str:
+    """ "" where NCCL's all-gather and reduce-scatter were measured on ``gpus`` x ``gpu`` (``gather_scatter_aic.csv``);
+    else what stands in for a data-parallel MoE's token exchange there, as ``borrowed_note`` words it for the
+    all-reduce: another GPU's measured times at that group or the row extended in group size
+    (``_fill_nvlink_domains``), another GPU's table scaled by the fabrics' bandwidths, or, where the table has no
+    value (``planner.model.parallel.ep_communication_s``), the all-to-all latency + bandwidth form: beyond the NVLink
+    domain at the scale-out link's bandwidth."""
+    if gpus <= 1:
+        return ""
+    table = read_gather_scatter_table()
+    src, scale = table_source(gpu, interconnect_bytes_per_s, catalog)
+    what = f"MoE all-gather / reduce-scatter not measured on {gpus} x {gpu.name}"
+    fabric = "NVLink domain" if gpu.interconnect_kind == "nvlink" else "fabric domain"
+    if src not in table.gpus:
+        return f"{what} (aiconfigurator's measured NCCL table has no row for it or its architecture): the all-to-all latency + bandwidth form stands in"
+    derived = gather_scatter_derived()
+    row = table.log_seconds[table.gpus.index(src)]
+    measured = [g for k, g in enumerate(table.group_sizes) if np.isfinite(row[:, k]).any() and (src, g) not in derived]
+    has = f"{src}'s measured table, aiconfigurator 0.12.0, has {', '.join(map(str, measured))} GPUs"
+    if not math.isfinite(table_allreduce_time_s(table, table.row(src), 2.0**20, float(gpus), True)):
+        domain = int(gpu.interconnect_domain_gpus or 1)
+        if gpus > domain:
+            link = (gpu.pcie_bytes_per_s or 0.0) / 1e9
+            return (
+                f"{what} ({has}): beyond the {domain}-GPU {fabric} the all-to-all latency + bandwidth form at "
+                f"the scale-out link's {link:,.0f} GB/s stands in"
+            )
+        return f"{what} ({has}): the all-to-all latency + bandwidth form stands in"
+    below = max(g for g in table.group_sizes if g <= gpus)  # the grid points the lookup reads (one where on it)
+    ends = sorted({below, min(g for g in table.group_sizes if g >= gpus)})
+    words = "; ".join(f"at {g} GPUs {derived[src, g]}" for g in ends if (src, g) in derived)
+    if words and len(ends) > 1:
+        words += f" (read between {ends[0]} and {ends[1]} GPUs)"
+    borrowed = ""
+    if src != gpu.name:
+        borrowed = (
+            f"{src}'s table stands in, each message scaled by the fabrics' bandwidths "
+            f"({interconnect_bytes_per_s * scale / 1e9:,.0f} / {interconnect_bytes_per_s / 1e9:,.0f} GB/s)"
+        )
+    if not words and not borrowed:
+        return ""
+    return f"{what} ({has}): {'; '.join(x for x in (borrowed, words) if x)}"
