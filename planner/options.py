@@ -97,6 +97,10 @@ SPECULATION_OPTIONS = {
     "acceptance_length": "mean tokens a speculative step emits per sequence, the bonus token included (1 to "
     "speculative_tokens + 1), as the draft's source publishes it for your kind of prompts; needed with "
     "speculative_tokens",
+    "speculative_method": "the draft: mtp (the checkpoint's own multi-token-prediction layers: vLLM "
+    "--speculative-config method mtp, SGLang --speculative-algorithm EAGLE with the NextN weights, TensorRT-LLM MTP), "
+    "eagle3 (an EAGLE-3 head shaped like the model) or ngram (prompt lookup); blank: mtp where the checkpoint ships "
+    "MTP layers (DeepSeek-V3/R1, GLM-4.5, Qwen3.5), else eagle3",
 }
 
 #: The options in their documented order.

@@ -625,6 +625,23 @@ class Model(_Entry):
         description="engines load the extra parameters with the model (a vision tower: yes; DeepSeek-V3's MTP "
         "module: only for speculative decoding)",
     )
+    mtp_layers: int = Field(
+        default=0,
+        ge=0,
+        description="multi-token-prediction layers the checkpoint ships (config num_nextn_predict_layers, "
+        "mtp_num_hidden_layers): the draft of MTP speculative decoding (planner.serving.speculative); 0: none",
+    )
+    mtp_params: int = Field(
+        default=0,
+        ge=0,
+        description="parameters of those layers, the part of extra_params that MTP speculative decoding loads "
+        "(DeepSeek-V3: all 13,463,426,304; Qwen3.5: the MTP layer, not the vision tower)",
+    )
+    mtp_loaded: bool = Field(
+        default=False,
+        description="not a catalog field: set on the variant a run speculating with MTP serves "
+        "(planner.serving.speculative.with_mtp_loaded), whose weights then hold mtp_params more",
+    )
     published_params_total: PositiveInt
     published_params_active: PositiveInt | None = None
     published_params_source: str = Field(min_length=3)
@@ -685,6 +702,12 @@ class Model(_Entry):
             self._check_nas(self.nas)
         if self.sparse_attention is not None and self.mla is None:
             raise ValueError("sparse_attention (DSA) is modelled on MLA models only (DeepSeek-V3.2, GLM-5)")
+        if (self.mtp_layers > 0) != (self.mtp_params > 0):
+            raise ValueError("mtp_layers and mtp_params are given together: the MTP layers and their parameters")
+        if self.mtp_params > self.extra_params:
+            raise ValueError(
+                f"mtp_params ({self.mtp_params:,}) exceeds extra_params ({self.extra_params:,}), which counts them"
+            )
         return self
 
     def _check_nas(self, nas: NasBlocks) -> None:

@@ -75,7 +75,7 @@ from planner.serving.load import (
     trace_load,
 )
 from planner.serving.load import run_setup as serving_run_setup
-from planner.serving.speculative import speculation_for
+from planner.serving.speculative import NAMED_METHODS, served_model, speculation_for
 from planner.units import (
     MAX_RENT_USD_PER_GPU_HOUR,
     RENT_ACCEPTED,
@@ -552,6 +552,11 @@ class Percentile(click.ParamType):
     type=Number("tokens a step emits, 1 or more, e.g. 2.7", min=1),
     help=f"With --rate: {SPECULATION_OPTIONS['acceptance_length']}.",
 )
+@click.option(
+    "--speculative-method",
+    type=click.Choice(NAMED_METHODS, case_sensitive=False),
+    help=f"With --speculative-tokens: {SPECULATION_OPTIONS['speculative_method']}.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @catalog_option
 def plan_command(
@@ -572,6 +577,7 @@ def plan_command(
     prefix_hit_rate,
     speculative_tokens,
     acceptance_length,
+    speculative_method,
     **options,
 ):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type; with --rate, the fewest
@@ -622,6 +628,11 @@ def plan_command(
         )
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
         raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
+    if speculative_method is not None and speculative_tokens is None:
+        raise InvalidInputError(
+            "--speculative-method names the draft of speculative decoding; give --speculative-tokens and "
+            "--acceptance-length with it"
+        )
     if rate_per_s is None and (prompt_tokens is not None or output_tokens is not None):
         raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
@@ -642,8 +653,14 @@ def plan_command(
             f"{math.ceil(prompt_tokens + output_tokens):,} or more"
         )
     cat = load(catalog_dirs)
-    p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
-    sized = spec = None
+    spec = None
+    if rate_per_s is not None:  # MTP's layers are loaded with the model: the plan's weights hold them
+        spec = speculation_for(
+            model_name, speculative_tokens, acceptance_length, catalog=cat, method=speculative_method
+        )
+    served = served_model(model_name, spec, cat)
+    p = plan(gpu, served, context, catalog=cat, **options)  # the options by their API names
+    sized = None
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     if rate_per_s is not None:
@@ -661,7 +678,6 @@ def plan_command(
                     else ", or give --output-tokens of 2 or more"
                 )
             )
-        spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
         # without --gpus, each group from the smallest that holds the model, the one whose fleet needs fewest GPUs
         groups = (p.gpus,)
         if options.get("gpus") is None:
@@ -679,7 +695,7 @@ def plan_command(
         choice = fewest_gpus(replicas, *load_args, **load_kwargs)
         sized = choice.sizing
         if choice.gpus_per_replica != p.gpus:
-            p = plan(gpu, model_name, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
+            p = plan(gpu, served, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
         sent = lengths or fixed_lengths(run_prompt, run_output, DEFAULT_REQUESTS)
         _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
         # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
@@ -713,6 +729,9 @@ def plan_command(
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
         if spec is not None:
             out["under_load"]["speculative"] = {
+                "method": spec.method,
+                "draft": spec.draft,
+                "draft_params": spec.draft_params,
                 "speculative_tokens": spec.draft_steps,
                 "acceptance_length": spec.acceptance_length,
             }
@@ -848,7 +867,7 @@ def render_sizing(
         ),
         *(
             [
-                f"  speculative decoding: {speculative.draft_steps} draft tokens a step, "
+                f"  speculative decoding: {speculative.draft} {speculative.draft_steps} draft tokens a step, "
                 f"{speculative.acceptance_length:g} tokens emitted a step (as given; ITL is one step)"
             ]
             if speculative is not None

@@ -463,7 +463,9 @@ def model_facts(m: Model) -> ModelFacts:
         params_read_per_step=read,
         params_kept_16bit=b.embedding + b.lm_head + kept_read + (b.extra if m.extra_params_loaded else 0),
         params_read_kept_16bit=(b.lm_head or b.embedding) + kept_read,
-        params_not_loaded=0 if m.extra_params_loaded else b.extra,
+        # MTP speculative decoding loads the MTP layers (at the weight precision: DeepSeek-V3's layer 61 is stored in
+        # fp8 like the others); a catalog whose extra parameters are loaded already counts them
+        params_not_loaded=0 if m.extra_params_loaded else b.extra - (m.mtp_params if m.mtp_loaded else 0),
         params_per_expert_layer=(b.routed_experts / (moe_layers * m.moe.num_experts)) if m.moe else 0.0,
         moe_layers=moe_layers,
         num_experts=m.moe.num_experts if m.moe else 0,

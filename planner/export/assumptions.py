@@ -14,6 +14,7 @@ from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.export import sizing
 from planner.export.ownership import Sourced, amortization_rule
 from planner.export.scenario import Scenario
+from planner.serving.speculative import speculation_for
 from planner.units import counted
 
 _URL = re.compile(r"https?://[^\s,;)'\"]+")
@@ -215,8 +216,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                     f"{o.name}: speculative decoding (draft tokens a step / accepted tokens a step)",
                     f"{o.speculative_tokens} / {o.acceptance_length:g}",
                     "tokens",
-                    "scenario (speculative_tokens, acceptance_length as you state it); an EAGLE-3 draft head shaped "
-                    "like the model (planner.serving.speculative)",
+                    "scenario (speculative_tokens, acceptance_length as you state it); the draft: "
+                    f"{_draft(o, catalog)} (planner.serving.speculative)",
                 )
             )
         rows += [
@@ -333,6 +334,16 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         Assumption("Not included", _not_included(scenario), "", ""),
     ]
     return tuple(rows)
+
+
+def _draft(option, catalog) -> str:
+    """The draft an option speculates with, in words (``SpeculativeDecoding.draft``): its speculative_method, else
+    the checkpoint's MTP layers where it ships them, else an EAGLE-3 head."""
+    spec = speculation_for(
+        option.model, option.speculative_tokens, option.acceptance_length, catalog=catalog,
+        method=option.speculative_method,
+    )  # fmt: skip
+    return spec.draft
 
 
 def _not_included(scenario: Scenario) -> str:

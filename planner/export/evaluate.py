@@ -36,7 +36,7 @@ from planner.serving.fleet import (
     sweep_within_capacity,
 )
 from planner.serving.load import Replica, fixed_length_tokens
-from planner.serving.speculative import decode_at_s, speculation_for
+from planner.serving.speculative import decode_at_s, served_model, speculation_for
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -150,7 +150,7 @@ def _with_speculation(
     goal found again. Unchanged without speculation, or for a group the simulation cannot set up. Without it a TPOT
     target that only speculation meets was refused before the simulation, which meets it (a trial: 4 ms for
     Qwen3-8B on one H100, 5.3 ms without drafting, 3.5 ms simulated with it)."""
-    if speculation_for(mdl, option.speculative_tokens, option.acceptance_length, catalog=catalog) is None:
+    if _speculation(option, mdl, catalog) is None:
         return cands
     out = []
     for c in cands:
@@ -291,12 +291,19 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
     )  # fmt: skip
 
 
+def _speculation(option: Option, mdl: Model, catalog: Catalog):
+    """The option's speculative decoding (``speculation_for``: its tokens, acceptance and draft method), or None."""
+    return speculation_for(
+        mdl, option.speculative_tokens, option.acceptance_length, catalog=catalog, method=option.speculative_method
+    )
+
+
 def _serving_replica(
     option: Option, gpu: Gpu, mdl: Model, gpus: int, eng: EngineProfile, catalog: Catalog, wp: str, kp: str
 ) -> Replica:
     """The replica the serving simulation runs for an option: its GPU, model, group and how the group splits the
     model, engine, precisions and speculative decoding (``speculation_for``)."""
-    spec = speculation_for(mdl, option.speculative_tokens, option.acceptance_length, catalog=catalog)
+    spec = _speculation(option, mdl, catalog)
     experts = expert_precision(catalog, mdl, option.weight_precision).name if mdl.moe is not None else None
     wp = weights_to_pass(catalog, mdl, wp, experts)
     return Replica(
@@ -398,6 +405,8 @@ def evaluate(
     workload = workload.at_request_lengths()
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
+    # drafting with MTP loads the checkpoint's MTP layers: every memory plan of the option holds them
+    mdl = served_model(mdl, _speculation(option, mdl, catalog), catalog)
     eng = engine_profile(option.engine)
     if option.weight_precision is None and model is None:  # "...-FP8" checkpoint names state their precision
         option = option.model_copy(update={"weight_precision": implied_weight_precision(option.model, None)})

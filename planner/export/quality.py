@@ -1,7 +1,7 @@
 """What quantized weights may do to answers: published evaluation deltas and the sign-off the review asks for.
 
 ``catalogs/quality/quantized.toml`` holds, per catalog model and weight precision, a quantized checkpoint's
-score on a public benchmark against its 16-bit original's, each from the checkpoint's model card with its date.
+score on a public benchmark against its original's (16-bit, or the published precision where lower), each from the checkpoint's model card with its date.
 A review whose options run weights below the model's published precision gets one line per (model, precision):
 the delta where one is published, "none published" where not, and who signs off either way.
 """
@@ -31,18 +31,24 @@ class PublishedDelta(BaseModel):
     benchmark: str = Field(min_length=3)
     quantized_score: float
     reference_score: float = Field(gt=0)
+    reference_precision: str = Field(
+        default="16-bit",
+        min_length=2,
+        description="what the reference score was run at: the 16-bit original, or the model's published precision "
+        "where that is lower (DeepSeek-R1: fp8)",
+    )
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
     url: str = Field(pattern=r"^https://")
     source: str = Field(min_length=10)
 
     @property
     def delta_points(self) -> float:
-        """Quantized minus 16-bit score, in the benchmark's points (negative: the quantized model scores lower)."""
+        """Quantized minus reference score, in the benchmark's points (negative: the quantized model scores lower)."""
         return self.quantized_score - self.reference_score
 
     @property
     def recovery(self) -> float:
-        """Quantized / 16-bit score: 0.999 = 99.9% of the original's score kept."""
+        """Quantized / reference score: 0.999 = 99.9% of the original's score kept."""
         return self.quantized_score / self.reference_score
 
 
@@ -77,18 +83,39 @@ class QualityNote:
             f"{', '.join(self.options)}): "
         )
         if self.deltas:
-            quoted = "; ".join(
-                f"{d.checkpoint} scores {d.quantized_score:.2f} against {d.reference_score:.2f} for the 16-bit model on "
-                f"the {d.benchmark.split(' (')[0]} ({d.delta_points:+.2f} points, {d.recovery:.1%} kept; model card, "
-                f"{d.date})"
-                for d in self.deltas
-            )
+            quoted = "; ".join(_quoted(group) for group in _by_card(self.deltas))
         else:
             quoted = "no published evaluation of this model at this precision is in the catalog; evaluate it first"
         return (
             f"{head}{quoted}. A benchmark average does not cover your prompts: sign-off by {self.sign_off} on an "
             "evaluation of your own traffic before this saving is booked."
         )
+
+
+def _by_card(deltas: tuple[PublishedDelta, ...]) -> list[list[PublishedDelta]]:
+    """``deltas`` grouped by model card (checkpoint, reference precision, date), in first-seen order."""
+    groups: dict[tuple[str, str, str], list[PublishedDelta]] = {}
+    for d in deltas:
+        groups.setdefault((d.checkpoint, d.reference_precision, d.date), []).append(d)
+    return list(groups.values())
+
+
+def _quoted(group: list[PublishedDelta]) -> str:
+    """One model card's scores: a single benchmark as a sentence, several as one list naming the largest drop."""
+    d = group[0]
+    if len(group) == 1:
+        return (
+            f"{d.checkpoint} scores {d.quantized_score:.2f} against {d.reference_score:.2f} for the "
+            f"{d.reference_precision} model on the {d.benchmark.split(' (')[0]} ({d.delta_points:+.2f} points, "
+            f"{d.recovery:.1%} kept; model card, {d.date})"
+        )
+    worst = min(group, key=lambda x: x.delta_points)
+    scores = ", ".join(
+        f"{x.benchmark.split(' (')[0]} {x.quantized_score:.2f} against {x.reference_score:.2f} "
+        f"({x.delta_points:+.2f}{' points, the largest drop' if x is worst and x.delta_points < 0 else ''})"
+        for x in group
+    )
+    return f"{d.checkpoint} against the {d.reference_precision} model (model card, {d.date}): {scores}"
 
 
 @dataclass(frozen=True)

@@ -510,6 +510,9 @@ class _OptionFields(BaseModel):
     acceptance_length: float | None = Field(
         default=None, ge=1, le=65, description=SPECULATION_OPTIONS["acceptance_length"]
     )
+    speculative_method: Literal["mtp", "eagle3", "ngram"] | None = Field(
+        default=None, description=SPECULATION_OPTIONS["speculative_method"]
+    )
 
 
 class Defaults(_OptionFields):
@@ -631,6 +634,11 @@ class Scenario(BaseModel):
                 raise ValueError(
                     f"option {o.name or o.gpu + ' ' + o.model!r}: speculative decoding needs speculative_tokens and "
                     f"acceptance_length; {missing} is missing ({SPECULATION_OPTIONS[missing]})"
+                )
+            if o.speculative_method is not None and not all(given):
+                raise ValueError(
+                    f"option {o.name or o.gpu + ' ' + o.model!r}: speculative_method {o.speculative_method!r} names "
+                    "the draft of speculative decoding; give speculative_tokens and acceptance_length with it"
                 )
             if all(given) and o.acceptance_length > o.speculative_tokens + 1:
                 raise ValueError(

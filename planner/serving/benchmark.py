@@ -60,7 +60,7 @@ from planner.model.layouts import is_pipeline
 from planner.model.parallel import streams_of
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
-from planner.serving.speculative import speculative_table
+from planner.serving.speculative import served_model, speculative_table
 
 KINDS = ("static", "serving")
 #: How the engine fills a step and its KV cache (``planner.serving.simulate.Scheduler``): "vllm" mixes decodes and prompt
@@ -542,6 +542,12 @@ def _serving(
             prompts = int(max(float(prompts_[i] if prompts_[i] is not None else batch_[i] or 0), 1.0))
             inp, out = max(float(inp_[i]), 1.0), max(float(out_[i]), 1.0)
             lengths[i] = request_lengths(inp, out, prompts, float(r))
+    if speculative is not None:  # a run drafting with MTP serves the model with its MTP layers loaded
+        specs0 = _per_run(speculative, args[0].shape, "speculative")
+        served = np.broadcast_to(np.asarray(model, dtype=object), args[0].shape).ravel()
+        model = np.array(
+            [served_model(x, s, opts["catalog"]) for x, s in zip(served, specs0, strict=True)], dtype=object
+        ).reshape(args[0].shape)
     shape, setups, (g, m, inp, out) = serving_setups(
         gpu, model, args[0], output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
         lengths.reshape(args[0].shape), gpus, prec, opts, chunked_prefill,
@@ -612,8 +618,24 @@ def speculative_setup(
     ``planner.serving.load.Replica.setup``)."""
     if speculative is None:
         return setup
+    return replace(
+        setup,
+        table=speculative_table(setup.table, speculative, draft_ratio(speculative, model, weight_precision, catalog)),
+    )
+
+
+def draft_ratio(speculative: Any, model: Any, weight_precision: Any = None, catalog: Any = None) -> float:
+    """A draft pass's time over the target's decode step of as many sequences (``speculative_table``). MTP: its
+    layers' share of the target's layers, draft_layers / num_layers (DeepSeek-R1: 1 / 61), each timed as a decoder
+    layer of the target by the same operator model (the decode step at that batch and context: attention over the
+    context, the experts that batch touches, the all-reduce), its own output head left in the share the step's head
+    and overheads take. Otherwise the draft's bytes over the target's weight bytes (a pass reads the draft's weights
+    and runs the target's kinds of kernels)."""
+    if speculative.method == "mtp":
+        cat = catalog or default_catalog()
+        return float(speculative.draft_layers) / float(cat.model(model).num_layers)
     target_bytes = float(api.weight_bytes(model, precision=weight_precision, catalog=catalog))
-    return replace(setup, table=speculative_table(setup.table, speculative, speculative.draft_bytes / target_bytes))
+    return speculative.draft_bytes / target_bytes
 
 
 def _per_run(given: Any, shape: tuple[int, ...], name: str = "sample_lengths") -> list:

@@ -67,6 +67,7 @@ from planner.serving.simulate import (
     simulate,
     weighted_percentile,
 )
+from planner.serving.speculative import served_model
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -810,7 +811,7 @@ class Replica:
         shaped = np.empty((), dtype=object)
         shaped[()] = lengths or fixed_lengths(prompt_tokens, output_tokens, 1)
         _, setups, _ = serving_setups(
-            self.gpu, self.model, float(prompt_tokens), float(output_tokens), concurrency,
+            self.gpu, served_model(self.model, self.speculative, self.catalog), float(prompt_tokens), float(output_tokens), concurrency,
             len(lengths) if lengths else DEFAULT_REQUESTS, self.max_num_seqs, self.max_num_batched_tokens,
             self.scheduler, shaped, self.gpus,
             dict(weight_precision=self.weight_precision, kv_precision=self.kv_precision),

@@ -73,6 +73,9 @@ class SpeculativeDecoding:
     draft_params: float = 0.0
     draft_bytes_per_param: float = 2.0
     source: str = ""
+    #: MTP: the checkpoint's multi-token-prediction layers a draft pass runs (``Model.mtp_layers``); its time is that
+    #: many decoder layers' share of the target's decode step (``draft_ratio``)
+    draft_layers: int = 0
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -98,6 +101,8 @@ class SpeculativeDecoding:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 <= float(v) < math.inf:
                 raise InvalidInputError(f"{name} {v!r} is not a finite number of 0 or more")
+        if self.method == "mtp" and not (isinstance(self.draft_layers, int) and self.draft_layers >= 1):
+            raise InvalidInputError("an mtp draft needs the MTP layers it runs (draft_layers, 1 or more)")
         if self.method in ("eagle", "eagle3", "draft_model") and not self.draft_params > 0:
             raise InvalidInputError(
                 f"a {self.method} draft needs its parameter count (draft_params), the bytes each draft pass reads"
@@ -113,6 +118,24 @@ class SpeculativeDecoding:
         """Bytes one draft pass streams: draft_params x draft_bytes_per_param."""
         return float(self.draft_params) * float(self.draft_bytes_per_param)
 
+    @property
+    def draft(self) -> str:
+        """The draft in words, as the surfaces print it (``planner plan --rate``, ``planner export``)."""
+        if self.method == "mtp":
+            layers = "layer" if self.draft_layers == 1 else "layers"
+            return (
+                f"MTP (the checkpoint's own {self.draft_layers} {layers}, {self.draft_params / 1e9:.2f}B parameters "
+                "loaded)"
+            )
+        if self.method == "ngram":
+            return "n-gram prompt lookup (no draft model)"
+        name = {"eagle3": "EAGLE-3 head", "eagle": "EAGLE head", "draft_model": "draft model"}[self.method]
+        bits = {2.0: "bf16", 1.0: "fp8"}.get(
+            float(self.draft_bytes_per_param), f"{self.draft_bytes_per_param:g} B/param"
+        )
+        shaped = " shaped like the model" if self.method == "eagle3" and not self.source else ""
+        return f"{name}{shaped} ({self.draft_params / 1e9:.2f}B parameters, {bits})"
+
 
 def eagle3_draft_params(
     hidden_size: int, intermediate_size: int, heads: int, kv_heads: int, head_dim: int, draft_vocab: int
@@ -126,13 +149,71 @@ def eagle3_draft_params(
     return 3 * h * h + attention + 3 * h * int(intermediate_size) + int(draft_vocab) * h + 4 * h
 
 
+#: The methods a deployment names (``speculation_for``): MTP, an EAGLE-3 head shaped like the model, n-gram lookup.
+#: EAGLE-1/2 heads and separate draft models need their parameter count (``SpeculativeDecoding``).
+NAMED_METHODS = ("mtp", "eagle3", "ngram")
+
+
+def models_with_mtp(catalog=None) -> list[str]:
+    """The catalog's models whose checkpoints ship MTP layers (``Model.mtp_layers``), in catalog order."""
+    from planner.catalog import default_catalog
+
+    return [m.name for m in (catalog or default_catalog()).models if m.mtp_layers > 0]
+
+
+def default_method(model, catalog=None) -> str:
+    """The draft a deployment of ``model`` speculates with when none is named: its own MTP layers where its checkpoint
+    ships them (DeepSeek-V3/R1, GLM-4.5, Qwen3.5: what vLLM ``--speculative-config '{"method": "mtp", ...}'``, SGLang
+    ``--speculative-algorithm EAGLE`` with the NextN weights and TensorRT-LLM's MTP run), else an EAGLE-3 head."""
+    from planner.catalog import default_catalog
+
+    return "mtp" if (catalog or default_catalog()).model(model).mtp_layers > 0 else "eagle3"
+
+
+_MTP_VARIANTS: dict[int, tuple[object, object]] = {}
+
+
+def with_mtp_loaded(model, catalog=None):
+    """``model`` as a run speculating with MTP serves it: the same Model with its MTP layers loaded
+    (``Model.mtp_loaded``: weights hold ``mtp_params`` more, at the weight precision). One object per model, so the
+    serving setups it keys are reused."""
+    from planner.catalog import default_catalog
+
+    m = (catalog or default_catalog()).model(model)
+    if m.mtp_loaded:
+        return m
+    hit = _MTP_VARIANTS.get(id(m))
+    if hit is None or hit[0] is not m:
+        hit = _MTP_VARIANTS[id(m)] = (m, m.model_copy(update={"mtp_loaded": True}))
+    return hit[1]
+
+
+def served_model(model, speculative, catalog=None):
+    """The model a replica serves: with its MTP layers loaded when ``speculative`` drafts with them, else as given."""
+    if speculative is not None and getattr(speculative, "method", None) == "mtp":
+        return with_mtp_loaded(model, catalog)
+    return model
+
+
 def speculation_for(
-    model, speculative_tokens, acceptance_length, *, catalog=None, draft_params: float | None = None
+    model,
+    speculative_tokens,
+    acceptance_length,
+    *,
+    catalog=None,
+    draft_params: float | None = None,
+    method: str | None = None,
 ) -> SpeculativeDecoding | None:
     """The speculation a deployment states (``SPECULATION_OPTIONS``): None when neither is given; ``InvalidInputError``
     naming the missing one when only one is. The draft is a chain (one token per pass, k + 1 verified, as vLLM runs
-    EAGLE) and, without ``draft_params``, an EAGLE-3 head shaped like ``model`` (``eagle3_draft_params`` of its hidden
-    size, heads, head dim and MLP width, ``EAGLE3_DRAFT_VOCAB``), as SpecForge trains them."""
+    EAGLE and MTP), by ``method`` (None or blank: ``default_method``):
+
+    - "mtp": the checkpoint's own MTP layers (``Model.mtp_layers``, ``mtp_params``), loaded into memory
+      (``served_model``) and each draft pass timed as that many of the target's decoder layers
+      (``planner.serving.benchmark.speculative_setup``); refused for a model without them, naming those with them.
+    - "eagle3": an EAGLE-3 head shaped like ``model`` (``eagle3_draft_params`` of its hidden size, heads, head dim and
+      MLP width, ``EAGLE3_DRAFT_VOCAB``), as SpecForge trains them, or of ``draft_params``.
+    - "ngram": prompt lookup, no draft pass."""
     blank = [v is None or (isinstance(v, float) and math.isnan(v)) for v in (speculative_tokens, acceptance_length)]
     if all(blank):
         return None
@@ -145,17 +226,34 @@ def speculation_for(
     k = float(speculative_tokens)
     if not (k >= 1 and k == int(k)) or math.isinf(k):
         raise OutOfRangeError(f"speculative_tokens {speculative_tokens!r} is not a whole number of 1 or more")
-    if draft_params is None:
-        from planner.catalog import default_catalog
-
-        m = (catalog or default_catalog()).model(model)  # a Model as it is (a lever's hypothetical variant)
-        draft_params = eagle3_draft_params(
-            m.hidden_size, m.intermediate_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, EAGLE3_DRAFT_VOCAB
-        )
     try:
         a = float(acceptance_length)
     except (TypeError, ValueError):
         raise InvalidInputError(f"acceptance_length {acceptance_length!r} is not a number of tokens") from None
+    from planner.catalog import default_catalog
+
+    cat = catalog or default_catalog()
+    m = cat.model(model)  # a Model as it is (a lever's hypothetical variant)
+    blank_method = method is None or (isinstance(method, float) and math.isnan(method)) or str(method).strip() == ""
+    name = default_method(m, cat) if blank_method else str(method).strip().lower().replace("-", "")
+    if name not in NAMED_METHODS:
+        raise InvalidInputError(
+            f"speculative method {method!r} is not known; use one of {', '.join(NAMED_METHODS)} (blank: mtp where "
+            "the checkpoint ships MTP layers, else eagle3)"
+        )
+    if name == "mtp":
+        if m.mtp_layers < 1:
+            raise InvalidInputError(
+                f"{m.name}'s checkpoint ships no multi-token-prediction (MTP) layers; speculative method mtp needs "
+                f"them. Models with MTP layers: {', '.join(models_with_mtp(cat))}. Use eagle3 or ngram for {m.name}"
+            )
+        return SpeculativeDecoding("mtp", int(k), a, draft_params=float(m.mtp_params), draft_layers=int(m.mtp_layers))
+    if name == "ngram":
+        return SpeculativeDecoding("ngram", int(k), a)
+    if draft_params is None:
+        draft_params = eagle3_draft_params(
+            m.hidden_size, m.intermediate_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, EAGLE3_DRAFT_VOCAB
+        )
     return SpeculativeDecoding("eagle3", int(k), a, draft_params=float(draft_params))
 
 
