@@ -147,21 +147,22 @@ class DeploymentOptions(GroupOptions, BatchOptions, total=False):
 
 class ReplicaOptions(TypedDict, total=False):
     """``planner.serving.fleet.load_percentile``'s options: one replica of the serving simulation (its group, how
-    the group splits the model, its precisions), the catalog and errors; the engine's limits are its scheduler's."""
+    the group splits the model, its precisions, the engine whose memory budget, batching limits and step costs it
+    runs under, as ``planner plan --engine`` names it), the catalog and errors."""
 
     gpus: Any
     weight_precision: Any
     kv_precision: Any
+    engine: str | EngineProfile | None
     catalog: Catalog | None
     errors: Errors
     parallelism: Any
 
 
 class BenchmarkOptions(ReplicaOptions, total=False):
-    """``planner.serving.benchmark.predict_benchmark``'s options: a replica's, the engine's memory rule and the
-    calibration of its step times."""
+    """``planner.serving.benchmark.predict_benchmark``'s options: a replica's and the calibration of its step
+    times."""
 
-    engine: str | EngineProfile | None
     calibration: Any
 
 

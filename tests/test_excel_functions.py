@@ -1232,3 +1232,219 @@ class TestReasonsReadRight:
     @pytest.mark.parametrize("name", ["PLANNER_VERSION", "PLANNER_RELOAD", "PLANNER_WHY", "PLANNER_GPUS"])
     def test_why_of_a_function_without_error_values_is_not_unknown(self, name):
         assert xf.PLANNER_WHY(name) == f"{name} shows no error value; its cell says what it did"
+
+
+class TestEngineArgument:
+    """The last optional argument of every function whose figure depends on the engine: read as ``planner plan
+    --engine`` reads it (``planner.engines.profiles.engine_profile``: a profile or a release, any case); blank is vLLM,
+    the figures the functions gave before they took an engine. A bad engine, or one that does not run on the GPU, gives
+    the error value and ``PLANNER_WHY`` the CLI's own reason."""
+
+    #: The functions that take an engine (docs/excel.md, "Choosing the engine"); the others take none.
+    TAKES_ENGINE = {
+        "MAX_BATCH", "MIN_GPUS", "TPOT", "TTFT", "THROUGHPUT", "COST_PER_MTOK", "MFU", "MBU", "DECODE_INTENSITY",
+        "TTFT_P50", "TTFT_P95", "TTFT_P99", "TPOT_P50", "TPOT_P95", "TPOT_P99", "REPLICAS", "FLEET_GPUS",
+        "CAPACITY_RPS",
+    }  # fmt: skip
+    #: plan's deployment: Llama 3.1 8B on one H100 at 1,024 tokens, a batch of 64 (given, so plan times that batch)
+    PLAN = ("--gpu", "H100", "--model", "llama3.1-8b", "--context", "1024", "--gpus", "1", "--batch", "64")
+
+    @staticmethod
+    def plan_json(*args: str) -> dict:
+        import json
+
+        from cli_support import run
+
+        result = run("plan", *args, "--json")
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    def test_every_engine_dependent_function_takes_engine_last(self):
+        """The argument comes after the existing optional ones, so formulas written before it keep working; xlwings
+        registers it from the signature with the Spec's help (``_udf``)."""
+        for name in xf.__all__:
+            params = list(inspect.signature(getattr(xf, name)).parameters)
+            assert ("engine" in params) == (name in self.TAKES_ENGINE), name
+            if name in self.TAKES_ENGINE:
+                assert params[-1] == "engine" and [p.name for p in xs.SPECS[name].params][-1] == "engine", name
+                assert inspect.signature(getattr(xf, name)).parameters["engine"].default is None, name
+
+    def test_sglang_cells_are_plans_figures_for_sglang(self):
+        """TPOT, TTFT, MAX_BATCH, MIN_GPUS, THROUGHPUT, MFU, MBU and COST_PER_MTOK with engine "sglang" are what
+        ``planner plan --engine sglang`` prints for the same deployment (its --json), and not vLLM's."""
+        for engine in ("sglang", "vllm"):
+            plan = self.plan_json(*self.PLAN, "--engine", engine)
+            head, deploy = ("H100", "llama3.1-8b", 1024.0), (64.0, None, 1.0, None, None, engine)
+            assert xf.TPOT(*head, *deploy) == pytest.approx(plan["tpot_s"] * 1e3, rel=1e-12)
+            assert xf.TTFT(*head, 1.0, None, None, None, engine) == pytest.approx(plan["ttft_s"] * 1e3, rel=1e-12)
+            assert xf.THROUGHPUT(*head, *deploy) == pytest.approx(plan["throughput_tokens_per_s"], rel=1e-12)
+            assert xf.MFU(*head, *deploy) == pytest.approx(plan["mfu"], rel=1e-12)
+            assert xf.MBU(*head, *deploy) == pytest.approx(plan["mbu"], rel=1e-12)
+            cost = xf.COST_PER_MTOK(*head, 64.0, None, None, 1.0, None, None, engine)
+            assert cost == pytest.approx(plan["cost_per_million_output_tokens_usd"], rel=1e-12)
+            assert xf.MAX_BATCH(*head, None, 1.0, None, None, None, engine) == plan["memory_max_batch"]
+        sglang = xf.TPOT("H100", "llama3.1-8b", 1024.0, 64.0, None, 1.0, None, None, "sglang")
+        assert sglang != xf.TPOT("H100", "llama3.1-8b", 1024.0, 64.0, None, 1.0)  # the engine changes the figure
+        assert xf.MAX_BATCH("H100", "llama3.1-8b", 1024.0, None, 1.0, None, None, None, "sglang") != xf.MAX_BATCH(
+            "H100", "llama3.1-8b", 1024.0, None, 1.0
+        )
+
+    def test_min_gpus_follows_the_engines_memory_rules(self):
+        """TensorRT-LLM's budget (a share of the memory left after the weights) holds 64 sequences of Llama 2 70B at
+        8,192 tokens on 4 H100s where vLLM's needs 8: the cell is ``planner.api.min_gpus`` with the same engine."""
+        for engine in ("vllm", "tensorrt-llm"):
+            got = xf.MIN_GPUS("H100", "llama2-70b", 8192.0, 64.0, None, None, None, None, engine)
+            assert got == api.min_gpus("H100", "llama2-70b", 8192, batch=64, engine=engine)
+        assert xf.MIN_GPUS("H100", "llama2-70b", 8192.0, 64.0, None, None, None, None, "tensorrt-llm") < xf.MIN_GPUS(
+            "H100", "llama2-70b", 8192.0, 64.0
+        )
+
+    def test_replicas_with_sglang_is_the_fleet_plan_sizes_with_sglang(self):
+        """REPLICAS on SGLang is the fleet ``planner plan --rate --engine sglang`` sizes (TestFleetFunctions' vLLM
+        example: 7 replicas of 4 x H100 there)."""
+        from cli_support import run
+
+        args = ("H100", "llama3.1-70b", 60.0, 800.0, 400.0, 1.5, 0.05, None, 4.0, "fp8", None, None, None)
+        got = xf.REPLICAS(*args, "sglang")
+        plan = run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "-w", "fp8", "--gpus",
+                   "4", "--rate", "60", "--prompt-tokens", "800", "--output-tokens", "400", "--ttft-target", "1.5",
+                   "--tpot-target", "0.05", "--engine", "sglang")  # fmt: skip
+        assert f"replicas (p95 TTFT <= 1.50 s, TPOT <= 50 ms): {got} x 4 x H100 SXM 80GB" in plan.output
+        assert got != xf.REPLICAS(*args)  # SGLang's replica is not vLLM's
+
+    def test_under_load_the_cells_are_the_simulations_on_the_engine(self):
+        """TTFT_P95 and CAPACITY_RPS with an engine are ``planner.serving.fleet``'s with ``engine=``, the replica
+        ``planner plan --rate --engine`` simulates."""
+        from planner.serving.fleet import load_percentile, replica_capacity_per_s
+
+        kw = dict(gpus=1, engine="sglang")
+        got = xf.TTFT_P95("H100", "llama3.1-8b", 4.0, 800.0, 200.0, 1.0, None, None, None, None, None, None, "sglang")
+        want = load_percentile("H100", "llama3.1-8b", 4.0, 800, 200, metric="ttft", percentile=95, **kw)
+        assert got == pytest.approx(want * 1e3, rel=1e-12)
+        cap = xf.CAPACITY_RPS("H100", "llama3.1-8b", 800.0, 200.0, 1.0, None, None, None, None, "sglang")
+        assert cap == pytest.approx(replica_capacity_per_s("H100", "llama3.1-8b", 800, 200, **kw), rel=1e-12)
+
+    @pytest.mark.parametrize(
+        ("name", "args"),
+        [
+            ("TPOT", ("H100", "llama2-70b", 8192.0, 8.0, None, 4.0, None, None)),
+            ("TTFT", ("H100", "llama2-70b", 2048.0, 4.0, None, None, None)),
+            ("MAX_BATCH", ("H100", "llama2-70b", 8192.0, None, 4.0, None, None, None)),
+            ("MIN_GPUS", ("H100", "llama2-70b", 8192.0, 16.0, None, None, None, None)),
+            ("COST_PER_MTOK", ("H100", "llama2-70b", 8192.0, 8.0, None, None, None, None, None)),
+            ("DECODE_INTENSITY", ("H100", "llama2-70b", 8192.0, 8.0, None, None, None, None)),
+            ("CAPACITY_RPS", ("H100", "llama3.1-8b", 800.0, 200.0, 1.0, None, None, None, None)),
+        ],
+    )
+    def test_engine_left_out_or_blank_is_vllm(self, name, args):
+        """Omitted, an empty cell, "" and "vllm" in any case and spacing give the same figure, to the last digit."""
+        f = getattr(xf, name)
+        left_out = f(*args)
+        assert isinstance(left_out, (int, float)), xf.PLANNER_WHY(name, *args)
+        for engine in (None, "", "   ", "vllm", " VLLM ", cell("vLLM")):
+            assert f(*args, engine) == left_out, engine
+
+    def test_an_unknown_engine_is_na_with_the_clis_reason(self):
+        from cli_support import run
+
+        args = ("H100", "llama2-70b", 8192.0, 8.0, None, 4.0, None, None, "sglng")
+        assert xf.TPOT(*args) == "#N/A"
+        why = xf.PLANNER_WHY("TPOT", *args)
+        assert why.startswith("unknown engine 'sglng'; did you mean sglang")
+        plan = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--engine", "sglng")
+        assert plan.exit_code == 2 and why in plan.output
+        assert xf.REPLICAS("H100", "llama3.1-8b", 4.0, 800.0, 200.0, *[None] * 8, "sglng") == "#N/A"
+        assert xf.TTFT_P95("H100", "llama3.1-8b", 4.0, 800.0, 200.0, *[None] * 7, "sglng") == "#N/A"
+
+    def test_a_release_is_read_as_plan_reads_it(self):
+        """ "vllm==0.11.0" is that release's profile (``engine_profile``); a release that is no version number is
+        #VALUE! with plan's reason; a number where the engine's name belongs is #VALUE!."""
+        from planner.engines.profiles import engine_profile
+
+        args = ("H100", "llama2-70b", 8192.0, 8.0, None, 4.0, None, None)
+        want = api.tpot("H100", "llama2-70b", 8192, batch=8, gpus=4, engine=engine_profile("vllm==0.11.0"))
+        assert xf.TPOT(*args, "VLLM==0.11.0") == pytest.approx(want * 1e3, rel=1e-12)
+        assert xf.TPOT(*args, "vllm==abc") == "#VALUE!"
+        assert xf.PLANNER_WHY("TPOT", *args, "vllm==abc") == (
+            "engine 'vllm==abc': 'abc' is not a version number (e.g. vllm==0.11.0)"
+        )
+        assert xf.TPOT(*args, 3.0) == "#VALUE!"
+        assert "engine must be an engine name" in xf.PLANNER_WHY("TPOT", *args, 3.0)
+
+    def test_tensorrt_llm_on_an_amd_gpu_is_refused_with_the_clis_reason(self):
+        """TensorRT-LLM runs on NVIDIA GPUs only (``planner.catalog.resolve.engine_vendor_refused``): on an MI300X every
+        function refuses it, as ``planner plan --engine tensorrt-llm`` does; vLLM there has its figure."""
+        from cli_support import run
+
+        reason = "TensorRT-LLM (engine 'tensorrt-llm') runs on NVIDIA GPUs only; MI300X is AMD's: use engine vllm or "
+        reason += "sglang there"
+        args = ("MI300X", "llama2-70b", 8192.0, 8.0, None, 8.0, None, None)
+        assert xf.TPOT(*args, "tensorrt-llm") == "#VALUE!"
+        assert xf.PLANNER_WHY("TPOT", *args, "tensorrt-llm") == reason
+        assert isinstance(xf.TPOT(*args, "sglang"), float) and isinstance(xf.TPOT(*args), float)
+        assert xf.MAX_BATCH("MI300X", "llama2-70b", 8192.0, None, None, None, None, None, "TensorRT-LLM") == "#VALUE!"
+        load = ("MI300X", "llama3.1-8b", 800.0, 200.0, 1.0, None, None, None, None, "tensorrt-llm")
+        assert xf.CAPACITY_RPS(*load) == "#VALUE!"
+        assert xf.PLANNER_WHY("CAPACITY_RPS", *load) == reason
+        plan = run("plan", "--gpu", "MI300X", "--model", "llama2-70b", "--context", "8192", "--engine", "tensorrt-llm")
+        assert plan.exit_code != 0 and reason in plan.output
+
+    def test_a_range_of_engines_gives_each_cell_its_own(self):
+        """A column of engines: each cell the figure of its engine alone, a bad one its own error (the API reads one
+        engine per call: the rows run as one call per engine)."""
+        engines = [["vllm"], ["sglang"], [None], ["sglng"], ["tensorrt-llm"], ["SGLang"]]
+        head = ("H100", "llama2-70b", 8192.0, 8.0, None, 4.0, None, None)
+        got = xf.TPOT(*head, engines)
+        assert got == [[xf.TPOT(*head, e[0])] for e in engines]
+        assert got[3] == ["#N/A"] and got[0] == got[2] and got[1] == got[5] and got[0] != got[1]
+        mi300x = xf.TPOT("MI300X", *head[1:], engines)
+        assert [r[0] for r in mi300x][3:5] == ["#N/A", "#VALUE!"]
+        why = xf.PLANNER_WHY("TPOT", *head, engines)
+        assert why[3][0].startswith("unknown engine 'sglng'") and why[1][0].startswith("ok")
+
+    def test_a_range_of_layouts_gives_each_cell_its_own(self):
+        """The same for parallelism, the other argument the API reads one of per call (it was #NUM! in every cell)."""
+        layouts = [["tp"], ["dp-ep"], [None]]
+        got = xf.TPOT("H200", "deepseek-v3", 2500.0, 240.0, None, 8.0, None, layouts, "sglang")
+        assert got == [
+            [xf.TPOT("H200", "deepseek-v3", 2500.0, 240.0, None, 8.0, None, p[0], "sglang")] for p in layouts
+        ]
+
+    def test_planner_why_names_the_engines_limit_and_group(self):
+        """Beside MAX_BATCH, the engine whose max_num_seqs binds (``planner.api.engine_sequence_limit`` of that engine);
+        without gpus, the group the engine's rules chose (``MIN_GPUS`` with the same engine)."""
+        from planner.engines.profiles import engine_profile
+
+        limit = api.engine_sequence_limit(engine_profile("lmdeploy"), default_catalog().gpu("H100"))
+        args = ("H100", "llama3.1-8b", 1024.0, None, 1.0, None, None, None, "lmdeploy")
+        held = xf.MAX_BATCH(*args)
+        assert held > limit
+        assert f"but lmdeploy runs at most {limit:,} at once on H100 SXM 80GB (its max_num_seqs)" in xf.PLANNER_WHY(
+            "MAX_BATCH", *args
+        )
+        why = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, 64.0, None, None, None, None, "tensorrt-llm")
+        group = xf.MIN_GPUS("H100", "llama2-70b", 8192.0, 64.0, None, None, None, None, "tensorrt-llm")
+        assert why.startswith(f"ok: on {group} x H100 SXM 80GB, the smallest group")
+
+    def test_decode_intensity_on_a_given_group_is_the_same_on_every_engine(self):
+        """docs/excel.md: the engine decides which groups hold the batch and run the model, not the intensity of a
+        step on a given group."""
+        for name, gpus in (("llama2-70b", 8.0), ("deepseek-v3", 8.0), ("gpt-oss-120b", 2.0)):
+            args = ("H200", name, 4096.0, 64.0, None, gpus, None, None)
+            got = {e: xf.DECODE_INTENSITY(*args, e) for e in ("vllm", "sglang", "tensorrt-llm", "lmdeploy")}
+            assert len(set(got.values())) == 1, got
+
+    def test_docs_excel_states_the_engine_example_as_the_functions_give_it(self):
+        """docs/excel.md's DeepSeek-V3 on 8 x GB200 at batch 282 (SGLang's max batch there at 4,096 tokens) and
+        4,096 tokens: TPOT on vLLM and on SGLang, each as the functions return it."""
+        from doc_support import stated
+
+        vllm_ms, sglang_ms = stated(
+            "docs/excel.md",
+            r'`=TPOT\("GB200","deepseek-v3",4096,282,,8\)` is ([\d.]+) ms \(vLLM\) and\s+'
+            r'`=TPOT\("GB200","deepseek-v3",4096,282,,8,,,"sglang"\)` is ([\d.]+) ms',
+        )
+        args = ("GB200", "deepseek-v3", 4096.0, 282.0, None, 8.0)
+        assert f"{xf.TPOT(*args):.1f}" == vllm_ms
+        assert f"{xf.TPOT(*args, None, None, 'sglang'):.1f}" == sglang_ms
+        assert xf.MAX_BATCH("GB200", "deepseek-v3", 4096.0, None, 8.0, None, None, None, "sglang") == 282

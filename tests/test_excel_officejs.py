@@ -129,8 +129,10 @@ class TestOfficeJsPath:
             "gpus",
             "weight_precision",
             "memory_utilization",
+            "parallelism",
+            "engine",
         ]
-        assert [bool(p.get("optional")) for p in params.values()] == [False] * 3 + [True] * 4
+        assert [bool(p.get("optional")) for p in params.values()] == [False] * 3 + [True] * 6
         assert "tokens" in params["context"]["description"] and "H100" in params["gpu"]["description"]
         assert all(p["dimensionality"] == "matrix" for p in params.values())  # any argument may be a range
         assert "milliseconds" in funcs["TPOT"]["description"]

@@ -78,9 +78,9 @@ class TestOneDefinition:
                 "predict_benchmark() got an unexpected keyword argument 'kv_precison' (did you mean 'kv_precision'?)",
             ),
             (
-                lambda: fleet.load_percentile("H100", "llama2-7b", 1.0, 128, 128, engine="vllm"),
-                "load_percentile() got an unexpected keyword argument 'engine'; its options: kv_precision, gpus, "
-                "weight_precision, catalog, errors",
+                lambda: fleet.load_percentile("H100", "llama2-7b", 1.0, 128, 128, memory_utilization=0.8),
+                "load_percentile() got an unexpected keyword argument 'memory_utilization'; its options: kv_precision, "
+                "gpus, weight_precision, engine, catalog, errors",
             ),
         ],
     )

@@ -106,6 +106,12 @@ def example_cells() -> dict:
             'LOADED_RANGE("TTFT",99,"high")',
             xf.LOADED_RANGE("TTFT", 99.0, "high"),
         ),
+        (
+            "TPOT at batch 8 on SGLang (engine, the last argument; blank: vLLM)",
+            "ms",
+            'TPOT("H100","llama2-70b",8192,8,,,,,"sglang")',
+            xf.TPOT("H100", "llama2-70b", 8192.0, 8.0, None, None, None, None, "sglang"),
+        ),
     ]
     functions_rows = [["What", "Unit", "Formula", "Result", "Python gave"]]
     functions_values = {}

@@ -58,7 +58,7 @@ class Param:
     """One argument of an Excel function: its name (also the API keyword), kind and help text."""
 
     name: str
-    kind: str  # "gpu", "model", "precision", "text" (names) or "number"
+    kind: str  # "gpu", "model", "precision", "engine", "text" (names) or "number"
     doc: str
     required: bool = True
     api_name: str | None = None  # the planner.api keyword, when it differs
@@ -67,6 +67,9 @@ class Param:
         False  # a mean length in tokens: a fraction is kept ("207.5", "1.3k"), as plan --prompt-tokens reads it
     )
     seconds: bool = False  # a duration: text carries its unit ("800 ms", "1.5 s"), as plan --ttft-target reads it
+    #: one value for a whole API call (the engine, the parallelism: ``planner.options.Options`` reads one name): a range
+    #: of them runs as one call per distinct value (``planner.excel.support._Block``)
+    per_call: bool = False
 
     @property
     def keyword(self) -> str:
@@ -81,6 +84,7 @@ _EXAMPLES = {
     "gpu": "a GPU name such as H100",
     "model": "a model name such as llama2-70b",
     "precision": "a precision name such as fp16",
+    "engine": "an engine name such as sglang or a release such as vllm==0.11.0",
     "text": "text",
 }
 

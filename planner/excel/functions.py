@@ -120,48 +120,69 @@ def KV_BYTES(model, tokens, kv_precision=None, batch=None):
 
 @_udf("MAX_BATCH")
 def MAX_BATCH(
-    gpu, model, context, kv_precision=None, gpus=None, weight_precision=None, memory_utilization=None, parallelism=None
+    gpu,
+    model,
+    context,
+    kv_precision=None,
+    gpus=None,
+    weight_precision=None,
+    memory_utilization=None,
+    parallelism=None,
+    engine=None,
 ):
-    """Sequences of context tokens memory holds at once; without gpus, on the smallest group of 1, 2, 4, 8... that
-    fits. Memory alone: vLLM runs at most its max_num_seqs (1,024 on H100, 256 on A100) at once; PLANNER_WHY says
-    where that binds."""
+    """Sequences of context tokens memory holds at once under the engine's memory budget (blank: vLLM's); without
+    gpus, on the smallest group of 1, 2, 4, 8... that fits. Memory alone: vLLM runs at most its max_num_seqs (1,024 on
+    H100, 256 on A100) at once; PLANNER_WHY says where the engine's limit binds."""
     return _s.evaluate(
         _s.SPECS["MAX_BATCH"],
-        (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization, parallelism),
+        (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization, parallelism, engine),
     )
 
 
 @_udf("MIN_GPUS")
 def MIN_GPUS(
-    gpu, model, context, batch=None, kv_precision=None, weight_precision=None, memory_utilization=None, parallelism=None
+    gpu,
+    model,
+    context,
+    batch=None,
+    kv_precision=None,
+    weight_precision=None,
+    memory_utilization=None,
+    parallelism=None,
+    engine=None,
 ):
-    """Smallest tensor-parallel group (1, 2, 4, 8 ... 64 GPUs) holding the weights and batch sequences of context."""
+    """Smallest group (1, 2, 4, 8 ... 64 GPUs) the engine (blank: vLLM) runs the model on that holds the weights and
+    batch sequences of context under its memory budget."""
     return _s.evaluate(
         _s.SPECS["MIN_GPUS"],
-        (gpu, model, context, batch, kv_precision, weight_precision, memory_utilization, parallelism),
+        (gpu, model, context, batch, kv_precision, weight_precision, memory_utilization, parallelism, engine),
     )
 
 
 @_udf("TPOT")
-def TPOT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
-    """Time per output token, milliseconds: one decode step of the batch at context tokens."""
-    return _s.evaluate(
-        _s.SPECS["TPOT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism)
-    )
+def TPOT(
+    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
+):
+    """Time per output token, milliseconds: one decode step of the batch at context tokens on the engine (blank:
+    vLLM)."""
+    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
+    return _s.evaluate(_s.SPECS["TPOT"], args)
 
 
 @_udf("TTFT")
-def TTFT(gpu, model, prompt_tokens, gpus=None, weight_precision=None, kv_precision=None, parallelism=None):
-    """Time to first token, milliseconds: the prefill of one prompt (no queueing)."""
-    return _s.evaluate(_s.SPECS["TTFT"], (gpu, model, prompt_tokens, gpus, weight_precision, kv_precision, parallelism))
+def TTFT(gpu, model, prompt_tokens, gpus=None, weight_precision=None, kv_precision=None, parallelism=None, engine=None):
+    """Time to first token, milliseconds: the prefill of one prompt on the engine (blank: vLLM; no queueing)."""
+    args = (gpu, model, prompt_tokens, gpus, weight_precision, kv_precision, parallelism, engine)
+    return _s.evaluate(_s.SPECS["TTFT"], args)
 
 
 @_udf("THROUGHPUT")
-def THROUGHPUT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
-    """Output tokens per second of the whole GPU group: batch / TPOT."""
-    return _s.evaluate(
-        _s.SPECS["THROUGHPUT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism)
-    )
+def THROUGHPUT(
+    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
+):
+    """Output tokens per second of the whole GPU group: batch / TPOT (on the same engine)."""
+    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
+    return _s.evaluate(_s.SPECS["THROUGHPUT"], args)
 
 
 @_udf("COST_PER_MTOK")
@@ -175,34 +196,41 @@ def COST_PER_MTOK(
     gpus=None,
     weight_precision=None,
     parallelism=None,
+    engine=None,
 ):
-    """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6 (default batch 1)."""
-    return _s.evaluate(
-        _s.SPECS["COST_PER_MTOK"],
-        (gpu, model, context, batch, price_per_gpu_hour, kv_precision, gpus, weight_precision, parallelism),
-    )
+    """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6 (default batch 1; the
+    throughput THROUGHPUT gives on the engine)."""
+    args = (gpu, model, context, batch, price_per_gpu_hour, kv_precision, gpus, weight_precision, parallelism, engine)
+    return _s.evaluate(_s.SPECS["COST_PER_MTOK"], args)
 
 
 @_udf("MFU")
-def MFU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
-    """Model FLOPs utilization of a decode step, a fraction (0.003 = 0.3%)."""
-    return _s.evaluate(_s.SPECS["MFU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism))
+def MFU(
+    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
+):
+    """Model FLOPs utilization of a decode step on the engine, a fraction (0.003 = 0.3%)."""
+    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
+    return _s.evaluate(_s.SPECS["MFU"], args)
 
 
 @_udf("MBU")
-def MBU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
-    """Memory bandwidth utilization of a decode step, a fraction (bytes moved / (step time x GPUs x bandwidth))."""
-    return _s.evaluate(_s.SPECS["MBU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism))
+def MBU(
+    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
+):
+    """Memory bandwidth utilization of a decode step on the engine, a fraction (bytes moved / (step time x GPUs x
+    bandwidth))."""
+    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
+    return _s.evaluate(_s.SPECS["MBU"], args)
 
 
 @_udf("DECODE_INTENSITY")
 def DECODE_INTENSITY(
-    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None
+    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
 ):
-    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE."""
-    return _s.evaluate(
-        _s.SPECS["DECODE_INTENSITY"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism)
-    )
+    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE. The engine
+    (blank: vLLM) decides which groups hold the batch and run the model."""
+    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
+    return _s.evaluate(_s.SPECS["DECODE_INTENSITY"], args)
 
 
 # -- under load: computed by planner's serving simulation, not a cell formula --------------------------------
@@ -224,14 +252,15 @@ def _under_load(name: str, doc: str):
         acceptance_length=None,
         parallelism=None,
         prefix_hit_rate=None,
+        engine=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
-        args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate)
+        args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate, engine)
         return _s.evaluate(_s.SPECS[name], args)
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"{doc}, milliseconds, one replica taking rate_per_s Poisson requests: computed by planner's queue "
-    f.__doc__ += "simulation of 1,000 requests (not a cell formula)."
+    f.__doc__ = f"{doc}, milliseconds, one replica on the engine (blank: vLLM) taking rate_per_s Poisson requests: "
+    f.__doc__ += "computed by planner's queue simulation of 1,000 requests (not a cell formula)."
     return _udf(name)(f)
 
 
@@ -258,12 +287,13 @@ def REPLICAS(
     kv_precision=None,
     parallelism=None,
     prefix_hit_rate=None,
+    engine=None,
 ):
     """The fewest replicas whose simulated percentile TTFT and TPOT meet the targets (seconds) at rate_per_s Poisson
-    requests, as planner plan --rate sizes a fleet; GPUs = replicas x gpus. Computed by planner's queue simulation (a
-    few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
+    requests, as planner plan --rate sizes a fleet (on the engine, blank: vLLM, as --engine); GPUs = replicas x gpus.
+    Computed by planner's queue simulation (a few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, gpus)
-    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine)
     return _s.evaluate(_s.SPECS["REPLICAS"], args)
 
 
@@ -281,26 +311,27 @@ def FLEET_GPUS(
     kv_precision=None,
     parallelism=None,
     prefix_hit_rate=None,
+    engine=None,
 ):
     """The fewest GPUs in all whose fleet meets the percentile targets (seconds) at rate_per_s Poisson requests: each
-    group of 1, 2, 4, 8 GPUs from the smallest holding a request sized as REPLICAS sizes it, the fewest replicas x
-    group kept, as planner plan --rate without --gpus; PLANNER_WHY names the group. Computed by planner's queue
-    simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
+    group of 1, 2, 4, 8 GPUs the engine (blank: vLLM) runs the model on, from the smallest holding a request, sized as
+    REPLICAS sizes it, the fewest replicas x group kept, as planner plan --rate without --gpus; PLANNER_WHY names the
+    group. Computed by planner's queue simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
-    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine)
     return _s.evaluate(_s.SPECS["FLEET_GPUS"], args)
 
 
 @_udf("CAPACITY_RPS")
 def CAPACITY_RPS(
     gpu, model, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None, parallelism=None,
-    prefix_hit_rate=None,
+    prefix_hit_rate=None, engine=None,
 ):  # fmt: skip
-    """Requests per second one replica completes in steady state at these mean lengths, the capacity every surface
-    judges a rate by (past it a queue grows without bound). Computed by planner's queue simulation (~1-2 s the first
-    time for a replica and lengths), not a cell formula."""
+    """Requests per second one replica on the engine (blank: vLLM) completes in steady state at these mean lengths,
+    the capacity every surface judges a rate by (past it a queue grows without bound). Computed by planner's queue
+    simulation (~1-2 s the first time for a replica and lengths), not a cell formula."""
     args = (gpu, model, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision, parallelism)
-    return _s.evaluate(_s.SPECS["CAPACITY_RPS"], args + (prefix_hit_rate,))
+    return _s.evaluate(_s.SPECS["CAPACITY_RPS"], args + (prefix_hit_rate, engine))
 
 
 @_udf("LOADED_RANGE")

@@ -34,7 +34,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import Catalog, default_catalog, reload_catalog
-from planner.engines.profiles import engine_profile
+from planner.engines.profiles import DEFAULT_ENGINE, ENGINES, engine_profile
 from planner.errors import (
     InvalidInputError,
     MissingDataError,
@@ -314,22 +314,29 @@ def ridge_notes(values: dict[str, Any]) -> list[str]:
     return notes
 
 
+def cell_engine(values: dict[str, Any]) -> Any:
+    """The engine a cell names (its ``engine`` argument), or None where it left it empty: the API's default, vLLM."""
+    engine = values.get("engine", MISSING)
+    return None if engine is MISSING else engine
+
+
 def max_batch_notes(values: dict[str, Any], held: float, gpus: float | None) -> list[str]:
-    """MAX_BATCH is what memory holds (``held`` sequences on ``gpus``); where that is more than vLLM runs at once on
-    the group (its max_num_seqs, ``planner.api.engine_sequence_limit``), say so: ``planner plan`` serves and times
-    the smaller batch (``planner.api.served_batch``). Nothing where the names do not resolve."""
+    """MAX_BATCH is what memory holds (``held`` sequences on ``gpus``); where that is more than the cell's engine (blank:
+    vLLM) runs at once on the group (its max_num_seqs, ``planner.api.engine_sequence_limit``), say so: ``planner plan``
+    serves and times the smaller batch (``planner.api.served_batch``). Nothing where the names do not resolve."""
     layout = values.get("parallelism", MISSING)
     try:
         gpu = catalog().gpu(values["gpu"])
+        engine = engine_profile(cell_engine(values))
         limit = api.engine_sequence_limit(
-            engine_profile("vllm"), gpu, api.check_parallelism(None if layout is MISSING else layout), float(gpus)
+            engine, gpu, api.check_parallelism(None if layout is MISSING else layout), float(gpus)
         )
     except (PlannerError, KeyError, TypeError, ValueError):
         return []
     if not held > limit:
         return []
     return [
-        f"memory holds {int(held):,} sequences, but vllm runs at most {limit:,} at once on {gpu.name} (its "
+        f"memory holds {int(held):,} sequences, but {engine.name} runs at most {limit:,} at once on {gpu.name} (its "
         f"max_num_seqs): planner plan serves and times {limit:,}"
     ]
 
@@ -440,7 +447,7 @@ def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
 
 #: The options of ``planner.api.min_gpus`` a cell can give (``planner.options.BatchOptions``): the group is chosen
 #: from the same ones the function's own call read.
-_GROUP_OPTIONS = ("batch", "kv_precision", "weight_precision", "memory_utilization", "parallelism")
+_GROUP_OPTIONS = ("batch", "kv_precision", "weight_precision", "memory_utilization", "parallelism", "engine")
 
 
 def chooses_group(spec: Spec) -> bool:
@@ -615,14 +622,26 @@ class _Block(Cells):
 
     def _by_pattern(self, among: np.ndarray):
         """(rows, names of the optional arguments they left empty) for each pattern of empty optional arguments
-        among the rows where ``among`` holds."""
+        among the rows where ``among`` holds, and within it for each distinct value of the arguments the API takes one
+        of per call (``Param.per_call``: a range of engines runs as one call per engine)."""
         optional = [p for p in self.spec.params if not p.required]
         pattern = np.zeros(self.n, dtype=np.int64)
         for k, miss in enumerate(self.missing_optional):
             pattern += np.broadcast_to(miss, (self.n,)).astype(np.int64) << k
+        per_call = [v for p, v in zip(self.spec.params, self.values, strict=True) if p.per_call]
+        per_call = [v for v in per_call if isinstance(v, np.ndarray)]
         for code in np.unique(pattern[among]):
             rows = np.flatnonzero(among & (pattern == code))
-            yield rows, {p.name for k, p in enumerate(optional) if code >> k & 1}
+            dropped = {p.name for k, p in enumerate(optional) if code >> k & 1}
+            if not per_call:
+                yield rows, dropped
+                continue
+            groups: dict[tuple, list[int]] = {}
+            for r in rows.tolist():
+                key = tuple(v[r] for v in per_call)  # cleaned names: text, or MISSING where left empty
+                groups.setdefault(key, []).append(r)
+            for same in groups.values():
+                yield np.asarray(same, dtype=np.intp), dropped
 
     def _chosen_groups(self, done: np.ndarray) -> np.ndarray:
         """Per row, the group the function chose where the row left ``gpus`` empty and has a number (NaN elsewhere):
@@ -637,12 +656,14 @@ class _Block(Cells):
         return out
 
     def _kwargs(self, rows: np.ndarray, dropped: set[str]) -> dict[str, Any]:
+        """The API keywords of ``rows``: each argument's values there, one value for a ``per_call`` argument (the rows
+        share it, ``_by_pattern``)."""
         kw = {}
         for p, v in zip(self.spec.params, self.values, strict=True):
             if p.name in dropped:
                 continue
             if isinstance(v, np.ndarray):
-                kw[p.keyword] = v[rows]
+                kw[p.keyword] = v[rows[0]] if p.per_call else v[rows]
             elif v is not MISSING:
                 kw[p.keyword] = v
         return kw
@@ -696,10 +717,11 @@ class _Block(Cells):
     def _quick_failure(self, kw: dict[str, Any]) -> Failure:
         """#N/A when a name is unknown, else #NUM!: the code without re-running the model (messages not shown)."""
         cat = catalog()
+        look_up = {"gpu": cat.gpu, "model": cat.model, "precision": cat.precision, "engine": engine_profile}
         for p in self.spec.params:
-            if p.keyword in kw and p.kind in ("gpu", "model", "precision"):
+            if p.keyword in kw and p.kind in look_up:
                 try:
-                    {"gpu": cat.gpu, "model": cat.model, "precision": cat.precision}[p.kind](kw[p.keyword])
+                    look_up[p.kind](kw[p.keyword])
                 except PlannerError as exc:
                     return failure_from(exc)
         return Failure(NUM, f"{self.spec.name} has no value for these arguments; =PLANNER_WHY gives the reason")
@@ -750,7 +772,18 @@ KV = Param("kv_precision", "precision", option_doc("kv_precision"), required=Fal
 GPUS = Param("gpus", "number", option_doc("gpus"), required=False)
 WEIGHTS = Param("weight_precision", "precision", option_doc("weight_precision"), required=False)
 UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False)
-PARALLELISM = Param("parallelism", "text", option_doc("parallelism"), required=False)
+PARALLELISM = Param("parallelism", "text", option_doc("parallelism"), required=False, per_call=True)
+#: The last optional argument of every function whose figure depends on the engine: read as ``planner plan --engine``
+#: reads it (``planner.engines.profiles.engine_profile``: any case, a profile or a release).
+ENGINE = Param(
+    "engine",
+    "engine",
+    "serving engine whose memory budget, batch limit and step costs are priced, as plan --engine takes it: "
+    f"{', '.join(sorted(n for n in ENGINES if not any(c.isdigit() for c in n)))}, a release profile such as "
+    f"sglang-0.5.5, or a release, e.g. vllm==0.11.0; blank: {DEFAULT_ENGINE}",
+    required=False,
+    per_call=True,
+)
 
 RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
 PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
@@ -803,7 +836,10 @@ SIZING_PERCENTILE = Param(
 
 #: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
 LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
-LOAD_PARAMS += (PREFIX_HIT,)
+LOAD_PARAMS += (PREFIX_HIT, ENGINE)
+
+#: The decode-step functions' arguments (TPOT, THROUGHPUT, MFU, MBU, DECODE_INTENSITY), in order.
+DECODE_PARAMS = (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM, ENGINE)
 
 #: One sequence's tokens: the context argument (``Spec.sequence``).
 CTX = ("context",)
@@ -831,7 +867,7 @@ SPECS: dict[str, Spec] = {
         Spec(
             "MAX_BATCH",
             api.max_batch,
-            (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL, PARALLELISM),
+            (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL, PARALLELISM, ENGINE),
             integer=True,
             sequence=CTX,
             number_notes=max_batch_notes,
@@ -839,19 +875,19 @@ SPECS: dict[str, Spec] = {
         Spec(
             "MIN_GPUS",
             api.min_gpus,
-            (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL, PARALLELISM),
+            (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL, PARALLELISM, ENGINE),
             integer=True,
             sequence=CTX,
         ),
-        Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), scale=1e3, sequence=CTX),
+        Spec("TPOT", api.tpot, DECODE_PARAMS, scale=1e3, sequence=CTX),
         Spec(
             "TTFT",
             api.ttft,
-            (GPU, MODEL, PROMPT, GPUS, WEIGHTS, KV, PARALLELISM),
+            (GPU, MODEL, PROMPT, GPUS, WEIGHTS, KV, PARALLELISM, ENGINE),
             scale=1e3,
             sequence=("prompt_tokens",),
         ),
-        Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), sequence=CTX),
+        Spec("THROUGHPUT", api.throughput, DECODE_PARAMS, sequence=CTX),
         Spec(
             "COST_PER_MTOK",
             api.cost_per_mtok,
@@ -870,17 +906,13 @@ SPECS: dict[str, Spec] = {
                 GPUS,
                 WEIGHTS,
                 PARALLELISM,
+                ENGINE,
             ),
             sequence=CTX,
         ),
-        Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), sequence=CTX),
-        Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), sequence=CTX),
-        Spec(
-            "DECODE_INTENSITY",
-            api.decode_intensity,
-            (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM),
-            sequence=CTX,
-        ),
+        Spec("MFU", api.mfu, DECODE_PARAMS, sequence=CTX),
+        Spec("MBU", api.mbu, DECODE_PARAMS, sequence=CTX),
+        Spec("DECODE_INTENSITY", api.decode_intensity, DECODE_PARAMS, sequence=CTX),
         *(
             Spec(
                 f"{metric.upper()}_P{q}",
@@ -896,7 +928,7 @@ SPECS: dict[str, Spec] = {
             "REPLICAS",
             _fleet("replicas_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, GPUS, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT),
+            + (PARALLELISM, PREFIX_HIT, ENGINE),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=replicas_notes,
@@ -906,7 +938,7 @@ SPECS: dict[str, Spec] = {
             "FLEET_GPUS",
             _fleet("fleet_gpus_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT),
+            + (PARALLELISM, PREFIX_HIT, ENGINE),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=fleet_gpus_notes,
@@ -914,7 +946,7 @@ SPECS: dict[str, Spec] = {
         Spec(
             "CAPACITY_RPS",
             _fleet("replica_capacity_per_s"),
-            (GPU, MODEL, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, PARALLELISM, PREFIX_HIT),
+            (GPU, MODEL, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, PARALLELISM, PREFIX_HIT, ENGINE),
             sequence=("prompt_tokens", "output_tokens"),
         ),
         Spec(

@@ -511,7 +511,7 @@ def load_percentile(
     SPECULATION_OPTIONS``). ``prefix_hit_rate``: the share of each prompt the prefix cache holds, 0 or more and below
     1 (None: 0; ``latency_under_load``). TPOT and ITL of one output token (``one_output_token``) are refused
     (``OutOfRangeError``, #NUM!): no token comes after the first. Options (the group and its split, precisions,
-    catalog, errors): ``planner.options.ReplicaOptions``."""
+    the engine, catalog, errors): ``planner.options.ReplicaOptions``."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -611,20 +611,22 @@ def group_choice(
     hit: float = 0.0,
 ) -> GroupChoice:  # fmt: skip
     """``fewest_gpus`` for a replica whose group is not given (``replica.gpus`` None): its groups from the smallest
-    that holds one request of ``prompt`` + ``output`` tokens (``groups_to_try``); a given group alone."""
+    that holds one request of ``prompt`` + ``output`` tokens (``groups_to_try``), both under the replica's engine's
+    rules (as ``planner plan --engine``); a given group alone."""
     from planner import api
 
     if replica.gpus is not None:
         groups: tuple[int, ...] = (int(replica.gpus),)
     else:
         fits = dict(weight_precision=replica.weight_precision, kv_precision=replica.kv_precision)
-        layout = check_parallelism(replica.parallelism)
+        layout, engine = check_parallelism(replica.parallelism), replica.engine
         least = int(
             api.min_gpus(
-                replica.gpu, replica.model, prompt + output, parallelism=layout, catalog=replica.catalog, **fits
+                replica.gpu, replica.model, prompt + output, parallelism=layout, engine=engine,
+                catalog=replica.catalog, **fits,
             )
-        )
-        tried = api.groups_to_try(replica.model, catalog=replica.catalog, parallelism=layout)
+        )  # fmt: skip
+        tried = api.groups_to_try(replica.model, catalog=replica.catalog, parallelism=layout, engine=engine)
         groups = tuple(n for n in tried if n >= least) or (least,)
     replicas = {n: replace(replica, gpus=n) for n in groups}
     return fewest_gpus(
@@ -710,7 +712,7 @@ def _each_replica(
         try:
             replica = Replica(
                 flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i],
-                parallelism=layout,
+                engine=o.engine, parallelism=layout,
             )  # fmt: skip
             spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
             replica = replace(replica, catalog=o.catalog, speculative=spec)
