@@ -245,15 +245,15 @@ class TestExcelFunctions:
         assert failure_from(err).code == "#NUM!"
         assert failure_from(api.tp_size_error(cat.model("Qwen2-7B"), 8)).code == "#NUM!"
 
-    def test_the_functions_cannot_ask_for_the_refused_engine(self):
-        """The Excel functions take no engine: they size with vLLM's rules, under which gpt-oss loads on an A100
-        (Marlin MXFP4), so the refusal cannot arise there."""
-        import inspect
-
+    def test_the_functions_refuse_the_engine_that_cannot_load_it(self):
+        """The functions take an engine (their last argument, s198): blank sizes with vLLM's rules, under which gpt-oss
+        loads on an A100 (Marlin MXFP4); "tensorrt-llm" is refused as plan refuses it, #NUM! and the same reason."""
         from planner.excel import functions as xf
 
-        assert all("engine" not in inspect.signature(f).parameters for f in (xf.MAX_BATCH, xf.TPOT, xf.MIN_GPUS))
         assert isinstance(xf.MAX_BATCH(A100, "gpt-oss-20b", 8192.0), (int, float))
+        trt = (A100, "gpt-oss-20b", 8192.0, None, None, None, None, None, "tensorrt-llm")
+        assert xf.MAX_BATCH(*trt) == "#NUM!"
+        assert "cannot load gpt-oss-20b's MXFP4 experts on A100" in xf.PLANNER_WHY("MAX_BATCH", *trt)
 
 
 def _refusal_book(engine: str = "tensorrt-llm"):
