@@ -153,7 +153,9 @@ def test_the_export_quality_line_of_deepseek_r1_nvfp4_cites_nvidias_model_card(t
     review = review_of(write_scenario(tmp_path, NVFP4))
     (note,) = review.outlook.quality
     assert "no published evaluation" not in note.text
-    assert "nvidia/DeepSeek-R1-FP4 against the fp8 model (model card, 2026-12-06): MMLU 90.70 against 90.80" in note.text
+    assert (
+        "nvidia/DeepSeek-R1-FP4 against the fp8 model (model card, 2026-12-06): MMLU 90.70 against 90.80" in note.text
+    )
     assert "MATH-500 94.20 against 95.40 (-1.20 points, the largest drop)" in note.text
 
 
