@@ -591,7 +591,11 @@ def tp_refusal(model: Model, gpus: int, engine: Any = None) -> str:
             f"heads evenly: {ssm} / {g} leaves {ssm % g}"
         )
     short = [w for w in (width, experts) if w and w % (g * block)] if block else [0]
-    hint = "; expert parallelism keeps experts whole" if short[0] == experts and len(short) == 1 else ""
+    hint = (
+        "; expert parallelism (parallelism='tp-ep' or 'dp-ep') keeps experts whole"
+        if short[0] == experts and len(short) == 1
+        else ""
+    )
     return (
         f"its weights are quantized in blocks of {block} and {label} needs whole blocks on each GPU: "
         f"{short[0]:,} / {g} = {short[0] / g:g} (validate_fp8_block_shape{hint})"

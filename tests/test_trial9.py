@@ -1,0 +1,71 @@
+"""A ninth user trial's findings (2026 MoE deployments: Qwen3 FP8 checkpoints, NVFP4 on AMD, validate's layout
+label, gpt-oss's per-token KV line); each test cites where its expected value comes from."""
+
+from __future__ import annotations
+
+import pytest
+
+import planner
+from planner.catalog import default_catalog
+from planner.catalog.names import checkpoint_block_size
+from planner.errors import OutOfRangeError
+from planner.excel import functions as xf
+from tests.cli_support import one_line, run
+
+CAT = default_catalog()
+
+
+class TestQwenFp8CheckpointsKeepTheirBlocks:
+    """Qwen's "-FP8" checkpoints are block-quantized: the Qwen/Qwen3-235B-A22B-FP8 model card's "Note on FP8": "The
+    quantization method is fine-grained fp8 quantization with block size of 128" (config.json quantization_config
+    weight_block_size [128, 128]). Their config.json moe_intermediate_size: 1,536 (235B-A22B), 768 (30B-A3B); 64 / 32
+    attention heads, 4 KV heads. vLLM then needs whole 128-blocks of each expert per GPU: vLLM issue #17569,
+    "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128" (1,536 / 8
+    and 768 / 4 are both 192); QwenLM/Qwen3#1485 (neither model runs at TP 8 nor TP 4 respectively)."""
+
+    def test_the_name_states_the_block(self):
+        assert checkpoint_block_size("Qwen/Qwen3-235B-A22B-FP8") == 128
+        assert checkpoint_block_size("Qwen3-30B-A3B-FP8") == 128  # Qwen's name, written without its organization
+        # llm-compressor's FP8_DYNAMIC repackagings are per channel: no blocks
+        assert checkpoint_block_size("RedHatAI/Qwen3-30B-A3B-FP8-dynamic") is None
+        assert checkpoint_block_size("6block/Qwen3-30B-A3B-FP8") is None
+        assert checkpoint_block_size("Qwen/Qwen3-235B-A22B") is None
+
+    def test_valid_groups_hold_whole_blocks(self):
+        """1,536 / 128 = 12 blocks: groups 1, 2, 4 (3, 6, 12 split no 64 heads); 768 / 128 = 6: groups 1, 2."""
+        assert planner.valid_tp_sizes("Qwen/Qwen3-235B-A22B-FP8") == (1, 2, 4)
+        assert planner.valid_tp_sizes("Qwen/Qwen3-30B-A3B-FP8") == (1, 2)
+        # experts spread whole (tp-ep / dp-ep) keep every block: Qwen3 MoE has no dense MLP layer (mlp_only_layers [])
+        assert planner.valid_tp_sizes("Qwen/Qwen3-235B-A22B-FP8", parallelism="tp-ep")[-1] == 64
+
+    @pytest.mark.parametrize(
+        ("model", "gpus", "split", "valid"),
+        [("Qwen/Qwen3-235B-A22B-FP8", "8", "1,536 / 8 = 192", "1, 2, 4"), ("Qwen/Qwen3-30B-A3B-FP8", "4", "768 / 4 = 192", "1, 2")],
+    )  # fmt: skip
+    def test_plan_refuses_a_group_that_splits_a_block(self, model, gpus, split, valid):
+        line = one_line(run("plan", "--gpu", "H100", "--model", model, "--context", "8192", "--gpus", gpus), 2)
+        assert f"blocks of 128 and vLLM needs whole blocks on each GPU: {split}" in line
+        assert "parallelism='tp-ep' or 'dp-ep'" in line and line.endswith(f"valid groups up to 64: {valid}")
+
+    def test_expert_parallel_layouts_run_it(self):
+        for layout in ("tp-ep", "dp-ep"):
+            result = run("plan", "--gpu", "H100", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--context", "8192",
+                         "--gpus", "8", "--parallelism", layout)  # fmt: skip
+            assert result.exit_code == 0, result.output
+
+    def test_excel_refuses_it_too(self):
+        assert xf.MAX_BATCH("H100", "Qwen/Qwen3-235B-A22B-FP8", 8192, None, 8) == "#NUM!"
+        assert "1,536 / 8 = 192" in xf.PLANNER_WHY("MAX_BATCH", "H100", "Qwen/Qwen3-235B-A22B-FP8", 8192, None, 8)
+        assert xf.MIN_GPUS("H100", "Qwen/Qwen3-235B-A22B-FP8", 8192) == 4
+
+    def test_the_bf16_model_is_unchanged(self):
+        """Qwen/Qwen3-235B-A22B in bf16 has no quantization blocks: the heads' rule alone (64 heads, 4 KV heads)."""
+        assert planner.valid_tp_sizes("Qwen/Qwen3-235B-A22B") == (1, 2, 4, 8, 16, 32, 64)
+        assert CAT.model("Qwen/Qwen3-235B-A22B").weight_block_size is None
+        assert planner.max_batch("H100", "Qwen/Qwen3-235B-A22B", 8192, gpus=8) > 0
+        # the bf16 model re-quantized online (-w fp8: per tensor) has no blocks either
+        assert planner.max_batch("H100", "Qwen3-235B-A22B", 8192, gpus=8, weight_precision="fp8") > 0
+
+    def test_the_checkpoint_is_not_planned_as_the_catalog_entry(self):
+        with pytest.raises(OutOfRangeError, match=r"1,536 / 8 = 192"):
+            planner.max_batch("H100", "Qwen/Qwen3-235B-A22B-FP8", 8192, gpus=8)
