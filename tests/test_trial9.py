@@ -69,3 +69,50 @@ class TestQwenFp8CheckpointsKeepTheirBlocks:
     def test_the_checkpoint_is_not_planned_as_the_catalog_entry(self):
         with pytest.raises(OutOfRangeError, match=r"1,536 / 8 = 192"):
             planner.max_batch("H100", "Qwen/Qwen3-235B-A22B-FP8", 8192, gpus=8)
+
+
+class TestNvfp4IsRefusedOffNvidia:
+    """NVFP4 (ModelOpt: E2M1 values, an FP8 E4M3 scale per 16; catalogs/precisions.toml, NVIDIA's "Introducing
+    NVFP4" blog) is NVIDIA's format: nvidia/DeepSeek-R1-FP4's model card lists "Supported Hardware
+    Microarchitecture Compatibility: NVIDIA Blackwell". AMD's FP4 tensor cores (MI355X, CDNA 4: "MXFP6/MXFP4 10.1 PF",
+    AMD's spec page) take MXFP4, an E8M0 scale per 32; ROCm runs NVFP4 only through vLLM's emulation backend, in bf16
+    math (vllm-project/vllm pull requests 35733, 35737), which planner does not time. "fp4" is nvfp4's alias
+    (catalogs/precisions.toml: "'fp4' means this format")."""
+
+    @pytest.mark.parametrize("gpu", ["MI300X", "MI355X"])
+    @pytest.mark.parametrize("typed", ["fp4", "nvfp4"])
+    def test_plan_refuses_it_on_amd_naming_mxfp4(self, gpu, typed):
+        line = one_line(run("plan", "--gpu", gpu, "--model", "deepseek-r1", "--context", "8192", "-w", typed), 2)
+        assert line.startswith(f"planner: error: {gpu} (AMD CDNA ")
+        assert ("'fp4' (read as nvfp4)" if typed == "fp4" else "in 'nvfp4':") in line
+        assert "is NVIDIA's format" in line and "use -w mxfp4" in line and "Marlin" not in line
+        assert line.endswith("weight precisions it takes: fp32, bf16, fp16, fp8, int8, int4, w8a16, mxfp4")
+
+    def test_intel_refuses_it_too(self):
+        line = one_line(run("plan", "--gpu", "Gaudi 3", "--model", "deepseek-r1", "--context", "8192", "-w", "fp4"), 2)
+        assert "is NVIDIA's format" in line and "mxfp4 (an E8M0" not in line
+
+    def test_mxfp4_runs_on_amd(self):
+        result = run("plan", "--gpu", "MI355X", "--model", "deepseek-r1", "--context", "8192", "-w", "mxfp4")
+        assert result.exit_code == 0, result.output
+
+    def test_b200_takes_fp4_as_nvfp4(self):
+        result = run("plan", "--gpu", "B200", "--model", "deepseek-r1", "--context", "8192", "-w", "fp4")
+        assert result.exit_code == 0, result.output
+        assert "(weights nvfp4," in result.output.splitlines()[0]
+        assert CAT.precision("fp4").name == "nvfp4"
+        assert planner.max_batch("B200", "deepseek-r1", 8192, gpus=8, weight_precision="fp4") > 0
+
+    def test_every_surface_refuses_it(self):
+        with pytest.raises(OutOfRangeError, match=r"MI355X \(AMD CDNA 4\) cannot run .* is NVIDIA's format"):
+            planner.max_batch("MI355X", "deepseek-r1", 8192, gpus=8, weight_precision="fp4")
+        assert xf.MAX_BATCH("MI300X", "deepseek-r1", 8192, None, 8, "fp4") == "#NUM!"
+        assert "use -w mxfp4" in xf.PLANNER_WHY("MAX_BATCH", "MI300X", "deepseek-r1", 8192, None, 8, "fp4")
+        assert xf.MAX_BATCH("B200", "deepseek-r1", 8192, None, 8, "fp4") > 0
+
+    def test_the_workbooks_gpu_formats_leave_nvfp4_out_on_amd(self):
+        from planner.workbook.catalog_sheets import _weight_formats_cell
+
+        assert _weight_formats_cell(CAT.gpu("MI355X"), CAT) == ",fp32,bf16,fp16,fp8,int8,int4,w8a16,mxfp4,"
+        assert _weight_formats_cell(CAT.gpu("B200"), CAT) == ""  # any
+        assert "nvfp4" not in _weight_formats_cell(CAT.gpu("Gaudi 3"), CAT)

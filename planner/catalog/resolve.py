@@ -192,8 +192,10 @@ def weight_format_bits(catalog: Catalog, *names: str) -> float:
 
 
 def weight_format_mask(catalog: Catalog, g: Gpu) -> float:
-    """The bits of the weight formats an engine runs on ``g`` (``Gpu.weight_precisions``); 0: any."""
-    return 0.0 if g.weight_precisions is None else weight_format_bits(catalog, *g.weight_precisions)
+    """The bits of the weight formats an engine runs on ``g`` (``Gpu.weight_formats_among``: its
+    ``weight_precisions``, less the NVIDIA-only ones off NVIDIA); 0: any."""
+    formats = g.weight_formats_among(p.name for p in catalog.precisions)
+    return 0.0 if formats is None else weight_format_bits(catalog, *formats)
 
 
 def fabric_numbers(g: Gpu) -> dict[str, float]:
