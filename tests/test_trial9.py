@@ -116,3 +116,31 @@ class TestNvfp4IsRefusedOffNvidia:
         assert _weight_formats_cell(CAT.gpu("MI355X"), CAT) == ",fp32,bf16,fp16,fp8,int8,int4,w8a16,mxfp4,"
         assert _weight_formats_cell(CAT.gpu("B200"), CAT) == ""  # any
         assert "nvfp4" not in _weight_formats_cell(CAT.gpu("Gaudi 3"), CAT)
+
+
+class TestPerTokenKvSaysWhatTheWindowLeavesOut:
+    """gpt-oss-120b config.json: 36 layers, num_key_value_heads 8, head_dim 64, sliding_window 128, layer_types
+    alternating "sliding_attention" / "full_attention" (18 of each). One token's K and V over every layer in bf16:
+    2 x 36 x 8 x 64 x 2 B = 73,728 B; at 8,192 tokens the 18 full layers hold 8,192 tokens and the 18 windowed ones
+    128: 18 x 2 x 8 x 64 x 2 B x (8,192 + 128) = 306,708,480 B, 0.31 GB (vLLM pads each to whole 16-token blocks,
+    ``kv_bytes_per_sequence`` 307,298,304)."""
+
+    def test_the_per_token_line_says_18_of_36_layers_keep_a_128_token_window(self):
+        from tests.test_plan_wording import _row
+
+        assert 2 * 36 * 8 * 64 * 2 == 73_728
+        assert 18 * 2 * 8 * 64 * 2 * (8192 + 128) == 306_708_480
+        text = run("plan", "--gpu", "H100", "--model", "gptoss-120b", "--context", "8192").stdout
+        assert _row(text, "KV cache per token") == (
+            "73.7 kB (GQA, 8 KV heads; 18 of 36 layers keep only a 128-token window, so past 128 tokens a sequence "
+            "holds less than this x its tokens)"
+        )
+        assert _row(text, "KV cache per sequence") == "0.31 GB"
+        assert xf.KV_BYTES("gptoss-120b", 1) == 73_728  # one token: every layer holds it
+
+    def test_a_model_whose_layers_keep_every_token_is_unchanged(self):
+        """Llama-3.1-70B: 80 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 327,680 B; no window (README's example)."""
+        from tests.test_plan_wording import _row
+
+        text = run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "8192", "--gpus", "8").stdout
+        assert _row(text, "KV cache per token") == "328 kB (GQA, 8 KV heads)"
