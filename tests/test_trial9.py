@@ -144,3 +144,43 @@ class TestPerTokenKvSaysWhatTheWindowLeavesOut:
 
         text = run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "8192", "--gpus", "8").stdout
         assert _row(text, "KV cache per token") == "328 kB (GQA, 8 KV heads)"
+
+
+#: Two rows of DeepSeek-R1 on 8 B200s (TensorRT-LLM) that differ only in their notes cell: the first quotes
+#: TensorRT-LLM's attention-DP setting (``enable_attention_dp: true`` in --extra_llm_api_options, its "DEP8" layout
+#: in the "Best perf practice on DeepSeek-R1" page, whose "over 30,000 tokens per second" for eight Blackwell GPUs
+#: is NVIDIA's GTC 2025 figure; the batch of 3,072 is the trial's assumption).
+DEP_ROWS = """\
+record_id,gpu,model,tensor_parallel_size,expert_parallel_size,batch,input_len,output_len,kind,engine,output_throughput_tok_s,notes
+NV-B200-DEP8,B200,deepseek-ai/DeepSeek-R1,8,8,3072,1024,1024,serving_concurrency,tensorrt-llm,30000,enable_attention_dp: true
+NV-B200-TP8,B200,deepseek-ai/DeepSeek-R1,8,8,3072,1024,1024,serving_concurrency,tensorrt-llm,30000,
+"""  # fmt: skip
+
+
+class TestValidateShowsTheLayoutRead:
+    def test_the_attention_dp_row_is_labelled_dep8(self, tmp_path):
+        from planner.accuracy.published import load_decode_rows
+        from planner.accuracy.validation import validate_time
+
+        path = tmp_path / "runs.csv"
+        path.write_text(DEP_ROWS)
+        rows = load_decode_rows(path)
+        assert [r.parallelism for r in rows] == ["dp-ep", "tp"]
+        labels = {c.record_id: c.label for c in validate_time(rows, every_row=True).checks}
+        assert labels == {
+            "NV-B200-DEP8": "DeepSeek-R1 B200 DEP8 B=3072 1024/1024 serving",
+            "NV-B200-TP8": "DeepSeek-R1 B200 TP8 B=3072 1024/1024 serving",
+        }
+
+    def test_layout_labels_name_groups_as_benchmark_tables_do(self):
+        from planner.model.layouts import layout_label
+
+        assert [layout_label(p, 8) for p in ("tp", "tp-ep", "dp-ep", "pp", "pp2")] == [
+            "TP8", "TEP8", "DEP8", "PP8", "TP4xPP2",
+        ]  # fmt: skip
+
+    def test_the_help_documents_the_layout_columns_and_markers(self):
+        text = " ".join(run("validate", "--help").output.split())
+        for words in ("kind", "expert_parallel_size", "pipeline_parallel_size", '"enable_attention_dp: true"',
+                      "--enable-dp-attention", "DEP8", "max_throughput goes in the kind cell"):  # fmt: skip
+            assert words in text, words
