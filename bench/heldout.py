@@ -59,7 +59,7 @@ from planner.accuracy.holdout import fold_of  # noqa: E402
 from planner.accuracy.validation import LIMITS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
-from planner.model.layouts import pipeline_stages  # noqa: E402
+from planner.model.layouts import layout_label  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 AIC_PYTHON = Path("/work/venvs/aic/bin/python")
@@ -653,16 +653,6 @@ def steady_load_tpot(
         [_gpu_or_none(r.gpu, cat) for r in held],
         [_class_or_none(r.model, cat) for r in held],
     )
-
-
-def layout_label(parallelism: str, gpus: int) -> str:
-    """A row's group as its source names it: TP8, DEP4 (attention data parallel), PP4, TP4xPP2."""
-    if parallelism == "dp-ep":
-        return f"DEP{gpus}"
-    stages = int(pipeline_stages(parallelism, gpus))
-    if stages == 1:
-        return f"TP{gpus}"
-    return f"PP{gpus}" if stages == gpus else f"TP{gpus // stages}xPP{stages}"
 
 
 def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:

@@ -26,6 +26,7 @@ from planner.catalog.resolve import (
     gpu_numbers,
     kv_formats,
 )
+from planner.catalog.schema import NVIDIA_ONLY_WEIGHTS
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
 from planner.engines.kernel_paths import (
@@ -36,7 +37,7 @@ from planner.engines.kernel_paths import (
 )
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
-from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError
+from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError, typed_name
 from planner.io import heap
 from planner.model import failures, ops
 from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages, spreads_experts, stages_named
@@ -397,6 +398,19 @@ def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalo
     precision = catalog.precision(name if name is not None else model.native_precision)
     sm = ARCHITECTURE_SM.get(gpu.architecture)
     arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
+    takes = ", ".join(gpu.weight_formats_among(p.name for p in catalog.precisions) or ())
+    if precision.name in NVIDIA_ONLY_WEIGHTS and gpu.vendor != "NVIDIA":
+        amd = (
+            " (vLLM's ROCm emulation, dequantized into bf16 math, is not timed here); AMD's 4-bit format is mxfp4 "
+            "(an E8M0 scale per 32; MI355X's FP4 tensor cores run it): use -w mxfp4"
+            if gpu.vendor == "AMD"
+            else ""
+        )
+        return OutOfRangeError(
+            f"{gpu.name} ({gpu.vendor} {gpu.architecture}) cannot run {model.name}'s weights in "
+            f"{typed_name(weight_precision, precision.name)}: NVFP4 (an FP8 E4M3 scale per 16) is NVIDIA's format, "
+            f"with NVIDIA's kernels{amd}; weight precisions it takes: {takes}"
+        )
     lacks = {precision.math, precision.math_fallback} - {None} - set(gpu.peak_flop_per_s)
     why = (
         f"it has no {' or '.join(sorted(lacks))} tensor cores"
@@ -405,7 +419,7 @@ def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalo
     )
     return OutOfRangeError(
         f"{gpu.name} ({arch}) cannot run {model.name}'s weights in {precision.name}: {why}; weight precisions it "
-        f"takes: {', '.join(gpu.weight_precisions or ())} (catalogs/gpus.toml weight_precisions_source)"
+        f"takes: {takes} (catalogs/gpus.toml weight_precisions_source)"
     )
 
 
@@ -591,7 +605,11 @@ def tp_refusal(model: Model, gpus: int, engine: Any = None) -> str:
             f"heads evenly: {ssm} / {g} leaves {ssm % g}"
         )
     short = [w for w in (width, experts) if w and w % (g * block)] if block else [0]
-    hint = "; expert parallelism keeps experts whole" if short[0] == experts and len(short) == 1 else ""
+    hint = (
+        "; expert parallelism (parallelism='tp-ep' or 'dp-ep') keeps experts whole"
+        if short[0] == experts and len(short) == 1
+        else ""
+    )
     return (
         f"its weights are quantized in blocks of {block} and {label} needs whole blocks on each GPU: "
         f"{short[0]:,} / {g} = {short[0] / g:g} (validate_fp8_block_shape{hint})"

@@ -627,8 +627,8 @@ MAX_SIMULATED_PROMPTS = 3_000_000
 
 DECODE_COLUMNS = (
     "gpu, model, batch, input_len, output_len, and tpot_ms, ttft_ms and/or output_throughput_tok_s "
-    "(optional: record_id, tensor_parallel_size, weight_dtype, kv_cache_dtype, engine, engine_version, "
-    "batching, num_prompts, request_rate); a serving run at a rate: gpu, model, request_rate, num_prompts, "
+    "(optional: record_id, kind, tensor_parallel_size, expert_parallel_size, pipeline_parallel_size, weight_dtype, "
+    "kv_cache_dtype, engine, engine_version, batching, notes, num_prompts, request_rate); a serving run at a rate: gpu, model, request_rate, num_prompts, "
     "input_len and output_len or a dataset, and ttft_median_ms ... itl_p99_ms"
 )
 

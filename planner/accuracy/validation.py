@@ -34,6 +34,7 @@ from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percen
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
+from planner.model.layouts import layout_label
 from planner.units import counted
 
 #: The issue's goals, median and worst |error| per quantity: what ``planner validate`` holds each table to.
@@ -213,7 +214,7 @@ def validate_time(
     for i, r in enumerate(rows):
         lengths = f"context {r.input_len}" if r.output_len == 0 else f"{r.input_len}/{r.output_len}"  # decode at it
         shape = r.as_written if r.problem and r.as_written else f"B={r.batch} {lengths} {r.kind}"
-        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {shape}"
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} {layout_label(r.parallelism, r.gpus)} {shape}"
         figures = (
             ("tpot_ms", p.tpot_s[i] * 1e3, r.tpot_s * 1e3),
             ("ttft_ms", p.ttft_s[i] * 1e3, r.ttft_s * 1e3),
@@ -267,11 +268,12 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
     for r in (r for r in rows if has_percentiles(r)):
         # lengths a dataset could not give (no published mean prompt) show as the dataset, not as "0/294"
         lengths = r.dataset if r.problem and r.dataset and not r.input_len else f"{r.input_len}/{r.output_len}"
-        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {lengths} " + (
+        group = layout_label(r.parallelism, r.gpus)  # TP8, DEP8 (attention data parallel), PP4: as the row was read
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} {group} {lengths} " + (
             f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
         )
         if r.problem and r.as_written:  # its batch or lengths may be placeholders: the cells as written
-            label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.as_written}"
+            label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} {group} {r.as_written}"
         reason, predicted, ends = ("" if speculation_handled(r) else r.problem), {}, None
         if not reason:
             try:

@@ -110,8 +110,17 @@ class Catalog:
 
     def model(self, name: str | Model) -> Model:
         """The model of a name, an alias, or a hub checkpoint's name ("RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8":
-        the base model; ``names.model_name``). The precision such a name states: ``names.checkpoint_precision``."""
-        return _get_or_read(self.models, name, lambda text: names.model_name(text, self))
+        the base model; ``names.model_name``). The precision such a name states: ``names.checkpoint_precision``;
+        its quantization block (Qwen's "-FP8": 128, ``names.checkpoint_block_size``) is the entry's
+        ``weight_block_size``, so a group that splits a block is refused as for DeepSeek-V3."""
+        entry = _get_or_read(self.models, name, lambda text: names.model_name(text, self))
+        block = names.checkpoint_block_size(name) if isinstance(name, str) and name not in self.models else None
+        if block and not entry.weight_block_size:
+            key = ("checkpoint", name.strip())
+            if key not in self.name_reads:
+                self.name_reads[key] = entry.model_copy(update={"weight_block_size": block})
+            return self.name_reads[key]
+        return entry
 
     def precision(self, name: str | Precision) -> Precision:
         return self.precisions.get(name)

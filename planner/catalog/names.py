@@ -167,6 +167,30 @@ def checkpoint_precision(name: str) -> str | None:
     return "int4" if tail else None
 
 
+#: Organizations whose "-FP8" checkpoints are block-quantized (config.json ``quantization_config.weight_block_size``
+#: [128, 128]): Qwen's model cards ("Qwen/Qwen3-235B-A22B-FP8", "Note on FP8": "fine-grained fp8 quantization with
+#: block size of 128"). Other hubs' "-FP8" repackagings (RedHatAI, neuralmagic, llm-compressor's FP8_DYNAMIC) are
+#: per-channel or per-tensor: no blocks.
+BLOCK_FP8_ORGS = {"qwen": 128}
+
+
+def checkpoint_block_size(name: object) -> int | None:
+    """The weight quantization block of a hub checkpoint that its name states, or None: 128 for Qwen's own
+    "-FP8" checkpoints ("Qwen/Qwen3-235B-A22B-FP8", "Qwen3-30B-A3B-FP8" written without its organization), whose
+    engines then need whole 128-blocks on each GPU (vLLM issue #17569: "The output_size of gate's and up's weight
+    = 192 is not divisible by weight quantization block_n = 128" at TP 8; QwenLM/Qwen3#1485)."""
+    if not isinstance(name, str):
+        return None
+    text = name.strip()
+    hit = QUANT_SUFFIXES.search(text)
+    if not hit or hit.group(0).lower() != "-fp8":
+        return None
+    org, _, repo = text.rpartition("/")
+    if not org:
+        return BLOCK_FP8_ORGS["qwen"] if repo.lower().startswith("qwen") else None
+    return BLOCK_FP8_ORGS.get(org.lower())
+
+
 def implied_weight_precision(model: object, given: object) -> object:
     """The weight precision to use: the one given, else the one a checkpoint's name states
     ("RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8": fp8), else None (as published)."""

@@ -192,8 +192,10 @@ def weight_format_bits(catalog: Catalog, *names: str) -> float:
 
 
 def weight_format_mask(catalog: Catalog, g: Gpu) -> float:
-    """The bits of the weight formats an engine runs on ``g`` (``Gpu.weight_precisions``); 0: any."""
-    return 0.0 if g.weight_precisions is None else weight_format_bits(catalog, *g.weight_precisions)
+    """The bits of the weight formats an engine runs on ``g`` (``Gpu.weight_formats_among``: its
+    ``weight_precisions``, less the NVIDIA-only ones off NVIDIA); 0: any."""
+    formats = g.weight_formats_among(p.name for p in catalog.precisions)
+    return 0.0 if formats is None else weight_format_bits(catalog, *formats)
 
 
 def fabric_numbers(g: Gpu) -> dict[str, float]:
@@ -639,7 +641,10 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
             + " (the 'ideal' engine computes any KV format as a what-if)"
         )
     out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
-    if w.name != catalog.precision(mdl.native_precision).name:  # re-quantized online (per tensor): no blocks
+    # re-quantized online (per tensor): no blocks; a block-FP8 checkpoint of a 16-bit model (Qwen "-FP8", whose name
+    # gives the entry its weight_block_size: Catalog.model) loaded as fp8 keeps them
+    block_checkpoint = w.name == "fp8" and bool(mdl.weight_block_size)
+    if w.name != catalog.precision(mdl.native_precision).name and not block_checkpoint:
         out["weight_block_size"] = 0.0
     out.update(
         weight_bytes_per_param=w.bytes_per_element,

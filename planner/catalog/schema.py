@@ -15,6 +15,7 @@ import functools
 import math
 import re
 import statistics
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator, model_validator
@@ -130,6 +131,15 @@ def stale_price_warning(price: Price | None, gpu_name: str, today: datetime.date
     )
 
 
+#: Weight formats only NVIDIA GPUs run (``Gpu.takes_weights``): NVFP4 is NVIDIA's format (ModelOpt: E2M1 values with
+#: an FP8 E4M3 scale per 16; nvidia/DeepSeek-R1-FP4's model card: "Supported Hardware Microarchitecture
+#: Compatibility: NVIDIA Blackwell", runtime TensorRT-LLM). AMD's FP4 tensor cores (CDNA 4) take MXFP4 (an E8M0 scale
+#: per 32, the catalog's mxfp4); ROCm has no NVFP4 kernel of its own: vLLM loads NVFP4 there only through its
+#: emulation backend, dequantized into bf16 math (vllm-project/vllm pull requests 35733 and 35737, 2026-03), which
+#: planner does not time. Refused on AMD and Intel GPUs, on every surface (``deploy.weights_refused``).
+NVIDIA_ONLY_WEIGHTS = ("nvfp4",)
+
+
 class Gpu(_Entry):
     """One accelerator SKU."""
 
@@ -204,8 +214,18 @@ class Gpu(_Entry):
     weight_precisions_source: str = Field(default="", description="where weight_precisions comes from")
 
     def takes_weights(self, precision: str) -> bool:
-        """Whether an engine runs weights in ``precision`` (a catalog name) on this GPU (``weight_precisions``)."""
+        """Whether an engine runs weights in ``precision`` (a catalog name) on this GPU (``weight_precisions``; an
+        NVIDIA-only format, ``NVIDIA_ONLY_WEIGHTS``, on no other vendor's GPU)."""
+        if precision in NVIDIA_ONLY_WEIGHTS and self.vendor != "NVIDIA":
+            return False
         return self.weight_precisions is None or precision in self.weight_precisions
+
+    def weight_formats_among(self, names: Iterable[str]) -> tuple[str, ...] | None:
+        """The formats of ``names`` (catalog precision names) an engine runs on this GPU (``takes_weights``); None:
+        any (an NVIDIA GPU without ``weight_precisions``)."""
+        if self.weight_precisions is None and self.vendor == "NVIDIA":
+            return None
+        return tuple(n for n in names if self.takes_weights(n))
 
     @model_validator(mode="before")
     @classmethod

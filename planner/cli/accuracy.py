@@ -155,6 +155,15 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     completed (each request's where --save-detailed / --output-details listed them), and its median and p99 TTFT,
     TPOT and ITL, mean TTFT and TPOT and output_throughput.
 
+    A row's layout, shown in its configuration (TP8, DEP8, PP4, TP4xPP2): tensor_parallel_size GPUs split
+    tensor-parallel (TP8), unless its batching or notes cell quotes TensorRT-LLM's "enable_attention_dp: true"
+    (with expert_parallel_size, or an --ep_size in the command, equal to tensor_parallel_size) or SGLang's
+    --enable-dp-attention (with --dp equal to it; up to SGLang 0.4.4 the flag alone): then data-parallel attention
+    with the experts spread (DEP8); pipeline_parallel_size N: N stages of tensor_parallel_size GPUs each.
+    expert_parallel_size alone, without one of those markers, leaves the row tensor-parallel. A batching cell is
+    read for words: "rate" or "poisson" (a server at a rate), "serving", "continuous", "concurrency", "at once"
+    (prompts sent together), else a static batch; max_throughput goes in the kind cell.
+
     Example:
 
     \b

@@ -23,6 +23,7 @@ from planner.accuracy.loaded_ranges import (
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
 from planner.accuracy.ranges import stated_coverage
 from planner.api import groups_to_try, weight_bytes
+from planner.catalog import Model
 from planner.catalog.resolve import experts_words
 from planner.cli.options import (
     ENGINE_HELP,
@@ -154,6 +155,23 @@ def _layout_words(parallelism: str, gpus: int) -> str:
     )
 
 
+def window_words(m: Model) -> str:
+    """What the per-token KV figure (every layer's K and V of one token) leaves out: that sliding-window or chunked
+    layers keep only their window, so a sequence caches less than that figure x its tokens (gpt-oss-120b config.json:
+    sliding_window 128, layer_types alternating sliding and full over 36 layers: 73.7 kB a token, 0.31 GB at 8,192
+    tokens, not 0.60 GB); "" for a model whose every layer keeps every token."""
+    if m.sliding_window_layers:
+        keeps, n, window = "a {:,}-token window", m.sliding_window_layers, m.sliding_window
+    elif m.chunked_attention_layers:
+        keeps, n, window = "the current {:,}-token chunk", m.chunked_attention_layers, m.attention_chunk_size
+    else:
+        return ""
+    return (
+        f"; {n} of {m.num_layers} layers keep only {keeps.format(window)}, so past {window:,} tokens a sequence "
+        "holds less than this x its tokens"
+    )
+
+
 def render_plan(p: Plan) -> str:
     """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
     mem, m, g = p.memory, p.model, p.gpu
@@ -172,6 +190,7 @@ def render_plan(p: Plan) -> str:
     if m.nas is not None:
         skip = m.num_layers - m.nas.attention_layers
         kv_kind += f"; {m.nas.attention_layers} of {m.num_layers} layers cache tokens, {skip} skip attention (NAS)"
+    kv_kind += window_words(m)
     rows: list[tuple[str, str]] = []
 
     def row(label: str, value: str) -> None:

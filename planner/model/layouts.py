@@ -41,3 +41,18 @@ def pipeline_stages(parallelism: str, gpus: ArrayLike) -> ArrayLike:
         return gpus
     named = stages_named(parallelism)
     return float(named) if named is not None else 1.0
+
+
+def layout_label(parallelism: str, gpus: int) -> str:
+    """A group as benchmark sources name it (TensorRT-LLM's and InferenceMAX's tables): TP8; TEP8 (experts spread
+    whole, attention tensor-parallel); DEP8 (data-parallel attention, experts spread); PP4 (one GPU a stage);
+    TP4xPP2 (two stages of four)."""
+    g = int(gpus)
+    if parallelism == "dp-ep":
+        return f"DEP{g}"
+    if parallelism == "tp-ep":
+        return f"TEP{g}"
+    stages = int(pipeline_stages(parallelism, g))
+    if stages == 1:
+        return f"TP{g}"
+    return f"PP{g}" if stages == g else f"TP{g // stages}xPP{stages}"

@@ -116,6 +116,13 @@ def _table_sheet(
     return sheet, names
 
 
+def _weight_formats_cell(g: Gpu, catalog: Catalog) -> str:
+    """ ",fp16,bf16,...," of the weight formats an engine runs on ``g`` (``Gpu.weight_formats_among``: NVFP4 on no
+    AMD or Intel GPU), the text the calculation's SEARCH reads; "" where it runs any."""
+    formats = g.weight_formats_among(p.name for p in catalog.precisions)
+    return "" if formats is None else "," + ",".join(formats) + ","
+
+
 def gpus_sheet(
     catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibration: Calibration
 ) -> tuple[Sheet, list[Name]]:
@@ -336,8 +343,8 @@ def gpus_sheet(
 
     cols.append(  # deploy.weights_refused's GPU side: the weight formats it runs (Gpu.weight_precisions)
         Column(
-            "Weight formats it runs (blank: any; catalog weight_precisions)",
-            text(lambda g, r: "" if g.weight_precisions is None else "," + ",".join(g.weight_precisions) + ","),
+            "Weight formats it runs (blank: any; catalog weight_precisions; nvfp4 on NVIDIA only)",
+            text(lambda g, r: _weight_formats_cell(g, catalog)),
             width=14,
             name="gpu_weight_formats",
             detail=True,
