@@ -75,17 +75,23 @@ GATHER_SCATTER_MODES = ("all_gather", "reduce_scatter")
 GATHER_SCATTER_FILE_NAME = "gather_scatter_aic.csv"  # in the shipped reference data (catalogs/reference)
 
 
-@functools.cache
 def read_gather_scatter_table(path: str | None = None) -> AllReduceTable:
     """NCCL's measured all-gather and reduce-scatter times (``catalogs/reference/gather_scatter_aic.csv``, or the CSV
     at ``path``) as an ``AllReduceTable`` whose modes are ``GATHER_SCATTER_MODES``: each row's log seconds, read as the
-    all-reduce rows are (``_extend_ends``, ``_never_faster_when_larger``)."""
+    all-reduce rows are (``_extend_ends``, ``_never_faster_when_larger``), groups inside an NVLink domain filled in
+    (``_fill_nvlink_domains``)."""
+    return _gather_scatter(path)[0]
+
+
+@functools.cache
+def _gather_scatter(path: str | None = None) -> tuple[AllReduceTable, dict[tuple[str, int], str]]:
+    """The filled table (read-only) and how each filled group was derived, read and filled once per path."""
     table = _read_table(
         [Path(path or shipped_catalog_dir() / "reference" / GATHER_SCATTER_FILE_NAME)], GATHER_SCATTER_MODES
     )
-    table = _fill_nvlink_domains(table)[0]
+    table, how = _fill_nvlink_domains(table)
     table.log_seconds.flags.writeable = False
-    return table
+    return table, how
 
 
 #: Where a GPU's NVLink domain holds more GPUs than the largest group of its measured gather / scatter rows, the
@@ -99,12 +105,10 @@ def _domain_groups(measured_max: int, domain: int) -> list[int]:
     return [*out, domain] if domain > measured_max else []
 
 
-@functools.cache
 def gather_scatter_derived() -> dict[tuple[str, int], str]:
     """(table GPU, group size) -> how its all-gather / reduce-scatter times were derived, for each group
     ``read_gather_scatter_table`` fills in a GPU's NVLink domain (``_fill_nvlink_domains``); measured groups absent."""
-    table = _read_table([shipped_catalog_dir() / "reference" / GATHER_SCATTER_FILE_NAME], GATHER_SCATTER_MODES)
-    return _fill_nvlink_domains(table)[1]
+    return _gather_scatter()[1]
 
 
 def _fill_nvlink_domains(table: AllReduceTable) -> tuple[AllReduceTable, dict[tuple[str, int], str]]:
