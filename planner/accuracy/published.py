@@ -455,24 +455,38 @@ def read_csv_rows(
     return rows
 
 
-def read_json_lines_rows(path: Path, max_rows: int, what: str) -> list[dict[str, str]]:
-    """The rows of a JSON Lines file (``what``: one JSON object a line, blank lines skipped) as {key: text}
-    (``CsvRow``s with their lines), as ``read_csv_rows`` gives a CSV's; InvalidInputError in one line for a line that
-    is no JSON object, over ``max_rows`` rows or MAX_MEASUREMENTS_BYTES, or unreadable."""
+def read_measurement_text(path: Path, what: str, accepted: str = "") -> str:
+    """A measurements file's text (``what``, at most MAX_MEASUREMENTS_BYTES, a BOM dropped); InvalidInputError in one
+    line where it is not UTF-8 or cannot be read, ending with ``accepted`` (what is read instead) where given."""
     try:
-        text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, what, encoding="utf-8-sig")
+        return read_text_bounded(path, MAX_MEASUREMENTS_BYTES, what, encoding="utf-8-sig")
     except UnicodeDecodeError:
-        raise InvalidInputError(f"{path}: not UTF-8 text") from None
+        raise InvalidInputError(f"{path}: not UTF-8 text" + (f"; {accepted}" if accepted else "")) from None
     except OSError as exc:
         raise InvalidInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    rows = []
+
+
+#: What ``json_lines`` gives for a line that is not JSON.
+NOT_JSON = object()
+
+
+def json_lines(text: str):
+    """(line number, the line, its JSON value or ``NOT_JSON``) for each non-blank line of ``text``."""
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            yield line, raw, json.loads(raw)
         except (json.JSONDecodeError, RecursionError):
-            obj = None
+            yield line, raw, NOT_JSON
+
+
+def read_json_lines_rows(path: Path, max_rows: int, what: str) -> list[dict[str, str]]:
+    """The rows of a JSON Lines file (``what``: one JSON object a line, blank lines skipped) as {key: text}
+    (``CsvRow``s with their lines), as ``read_csv_rows`` gives a CSV's; InvalidInputError in one line for a line that
+    is no JSON object, over ``max_rows`` rows or MAX_MEASUREMENTS_BYTES, or unreadable."""
+    rows = []
+    for line, raw, obj in json_lines(read_measurement_text(path, what)):
         if not isinstance(obj, dict):
             raise InvalidInputError(f"{path}: line {line} is not a JSON object ({raw.strip()[:60]!r}); give one a line")
         row = CsvRow({str(k).strip(): "" if v is None else str(v) for k, v in obj.items()})

@@ -36,15 +36,18 @@ from pathlib import Path
 from typing import Any
 
 from planner.accuracy.published import (
+    NOT_JSON,
     CsvRow,
     DecodeRow,
     decode_rows_of_cells,
+    json_lines,
+    read_measurement_text,
     resolve_gpu_name,
     resolve_model_name,
 )
 from planner.catalog import Catalog
 from planner.errors import InvalidInputError, UnknownNameError
-from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
+from planner.io.limits import MAX_MEASUREMENT_ROWS, check_count
 
 #: What ``planner validate --decode`` reads as a result file, for its messages.
 RESULT_FILES = (
@@ -94,27 +97,19 @@ def looks_like_result_file(path: Path) -> bool:
 def read_results(path: Path) -> list[dict[str, Any]]:
     """The result objects of ``path``: one JSON object, an array of them, or JSON Lines (one a line, as
     ``--append-result`` and ``--output-file`` append them). InvalidInputError in one line for anything else."""
-    try:
-        text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a benchmark result file", encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise InvalidInputError(f"{path}: not UTF-8 text; validate --decode reads a CSV or {RESULT_FILES}") from None
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    text = read_measurement_text(path, "a benchmark result file", f"validate --decode reads a CSV or {RESULT_FILES}")
     try:
         data = json.loads(text)
         results = data if isinstance(data, list) else [data]
     except (json.JSONDecodeError, RecursionError):
         results = []
-        for line, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                results.append(json.loads(raw))
-            except (json.JSONDecodeError, RecursionError):
+        for line, raw, obj in json_lines(text):
+            if obj is NOT_JSON:
                 raise InvalidInputError(
                     f"{path}: line {line} is not JSON ({raw.strip()[:40]!r}); validate --decode reads a CSV or "
                     f"{RESULT_FILES}"
                 ) from None
+            results.append(obj)
     check_count(len(results), MAX_MEASUREMENT_ROWS, "results", str(path))
     if not results:
         raise InvalidInputError(f"{path}: no results; validate --decode reads a CSV or {RESULT_FILES}")
