@@ -6,6 +6,7 @@ import functools
 import json
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -321,8 +322,8 @@ class TestCalibrateSuggestsACheckThatRuns:
         assert CliRunner().invoke(main, command).exit_code == 0
 
     def test_no_check_is_suggested_that_validate_cannot_read(self, tmp_path):
-        """A file whose GPU came from --gpu (validate has no --gpu) is not suggested to validate: the warning says
-        which column to fill instead; a benchmark_serving JSON (validate reads CSV only) gets no suggestion."""
+        """A CSV whose GPU came from --gpu (a CSV's validate takes no --gpu) is not suggested to validate: the
+        warning says which column to fill instead."""
         src = tmp_path / "ctx.csv"
         src.write_text("model,batch,context,tpot_ms\nllama2-7b,8,1000,12.5\nllama2-7b,16,1000,14\n")
         fitted = CliRunner().invoke(main, ["calibrate", str(src), "--gpu", "H100", "-o", str(tmp_path / "c.toml")])
@@ -331,24 +332,20 @@ class TestCalibrateSuggestsACheckThatRuns:
         assert "put the GPU in the file's gpu column" in fitted.stderr
         refused = CliRunner().invoke(main, ["validate", "--decode", str(src)])
         assert refused.exit_code == 2 and "no gpu column; the context form has gpu, model" in refused.stderr
+
+    def test_a_result_file_gets_the_check_validate_runs_with_the_same_options(self, tmp_path):
+        """A closed-loop result file (vllm bench serve --max-concurrency) is fitted at its concurrency, and the check
+        calibrate suggests is validate reading the same file with the same --gpu and --gpus; it runs."""
         (row,) = synthetic_rows()[-2:-1]
         bench = tmp_path / "bench.json"
-        bench.write_text(
-            json.dumps(
-                {
-                    "model_id": "meta-llama/Llama-3.1-8B-Instruct",
-                    "num_prompts": row.batch,
-                    "completed": row.batch,
-                    "total_input_tokens": row.batch * row.input_len,
-                    "total_output_tokens": row.batch * row.output_len,
-                    "mean_tpot_ms": row.tpot_s * 1e3,
-                    "output_throughput": row.throughput_tokens_per_s,
-                }
-            )
-        )
-        fitted = CliRunner().invoke(main, ["calibrate", str(bench), "--gpu", "H100", "-o", str(tmp_path / "j.toml")])
+        bench.write_text(json.dumps(closed_loop_result(row)))
+        out = tmp_path / "j.toml"
+        fitted = CliRunner().invoke(main, ["calibrate", str(bench), "--gpu", "H100", "--gpus", "1", "-o", str(out)])
         assert fitted.exit_code == 0, fitted.output
-        assert "fewer than 8" in fitted.stderr and "planner validate" not in fitted.stderr
+        hint = fitted.stderr.split("and check it with: ", 1)[1].split()
+        assert hint[:3] == ["planner", "validate", "--decode"]
+        assert hint[3:] == [str(bench), "--calibration", str(out), "--gpu", "H100", "--gpus", "1"]
+        assert CliRunner().invoke(main, hint[1:]).exit_code == 0
 
     def test_validate_refuses_a_file_of_neither_form_naming_both(self, tmp_path):
         """A CSV with neither input_len nor context is bad input (exit 2) in one line naming both forms' columns."""
@@ -357,6 +354,70 @@ class TestCalibrateSuggestsACheckThatRuns:
         r = CliRunner().invoke(main, ["validate", "--decode", str(src)])
         assert r.exit_code == 2 and "Traceback" not in r.output
         assert "input_len" in r.stderr
+
+
+def closed_loop_result(row) -> dict:
+    """``row`` as vllm bench serve --save-result writes a closed loop of ``row.batch`` (vllm/benchmarks/serve.py:
+    request_rate "inf" with --max-concurrency; totals over the completed requests)."""
+    return {
+        "backend": "vllm",
+        "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "num_prompts": row.batch * 4,
+        "request_rate": "inf",
+        "max_concurrency": row.batch,
+        "completed": row.batch * 4,
+        "total_input_tokens": row.batch * 4 * row.input_len,
+        "total_output_tokens": row.batch * 4 * row.output_len,
+        "mean_tpot_ms": row.tpot_s * 1e3,
+        "output_throughput": row.throughput_tokens_per_s,
+    }
+
+
+class TestCalibrateReadsResultFilesAsValidateDoes:
+    """calibrate read a result file with a reader of its own that took every run for a static batch of its
+    num_prompts (or --max-concurrency): a vLLM run at 1 request/s (tests/data/vllm_bench_serve_llama33_70b_tp8_qps1
+    .json, surajssd/llm-k8s) became "batch 200", predicted 1,192% off, and a calibration with a prefill efficiency of
+    0.02 was written. It now reads them as validate --decode does (planner.accuracy.serving_results)."""
+
+    RATE_RUN = Path(__file__).parent / "data" / "vllm_bench_serve_llama33_70b_tp8_qps1.json"
+
+    def test_a_run_at_a_request_rate_is_not_fitted_and_nothing_is_written(self, tmp_path):
+        out = tmp_path / "c.toml"
+        cmd = ["calibrate", str(self.RATE_RUN), "--gpu", "H100", "--gpus", "8", "-o", str(out)]
+        result = CliRunner().invoke(main, cmd)
+        assert result.exit_code == 2, result.output
+        assert "a serving run at a rate (no batch: the server chose it) is not fitted" in result.stderr
+        assert "planner validate --decode compares its percentiles" in result.stderr
+        assert not out.exists()
+
+    def test_the_rows_are_validates_rows(self):
+        """The same file read by calibrate's reader and by validate's: the same row (rate 1/s, 200 prompts, each
+        request's lengths as the file lists them)."""
+        from planner.accuracy.serving_results import read_result_rows
+        from planner.catalog import default_catalog
+        from planner.cli.accuracy import read_measurements
+
+        (mine,) = read_measurements(self.RATE_RUN, "H100", None, 8)
+        (theirs,), _ = read_result_rows(self.RATE_RUN, default_catalog(), gpu="H100", gpus=8)
+        assert mine == theirs
+        assert (mine.request_rate, mine.num_prompts, mine.batch) == (1.0, 200, 0)
+
+    def test_sglang_json_lines_are_read(self, tmp_path):
+        """sglang.bench_serving --output-file appends one JSON object a line (python/sglang/bench_serving.py) and
+        names no model: --model does; two closed loops are two rows at their concurrency."""
+        (row,) = synthetic_rows()[-2:-1]
+        lines = []
+        for c in (row.batch, row.batch * 2):
+            r = closed_loop_result(row) | {"max_concurrency": c, "dataset_name": "random"}
+            del r["model_id"], r["num_prompts"]
+            lines.append(json.dumps(r | {"backend": "sglang"}))
+        src = tmp_path / "sglang.jsonl"
+        src.write_text("\n".join(lines) + "\n")
+        from planner.cli.accuracy import read_measurements
+
+        rows = read_measurements(src, "H100", "llama3.1-8b", 1)
+        assert [r.batch for r in rows] == [row.batch, row.batch * 2]
+        assert {r.engine for r in rows} == {"sglang"}
 
 
 #: A user trial's three H100 rows of Llama 3.1 8B (s195): decode timed at a context, TPOT in ms.

@@ -174,10 +174,11 @@ class TestSweepEchoes:
 
 class TestCalibrateNamesABenchmarkServingResultsKey:
     def test_a_negative_mean_tpot_names_the_result_and_its_key(self, tmp_path):
-        """It said "row b#1: tpot_s ...; got -0.008" of a result whose mean_tpot_ms is -8."""
+        """It said "row b#1: tpot_s ...; got -0.008" of a result whose mean_tpot_ms is -8 (a closed loop at 100:
+        a run at a rate is refused before its figures, as no batch is fitted)."""
         f = tmp_path / "b.json"
         f.write_text(
-            '{"model_id": "meta-llama/Llama-3.1-8B", "num_prompts": 100, "completed": 100, "total_input_tokens": '
+            '{"model_id": "meta-llama/Llama-3.1-8B", "num_prompts": 100, "max_concurrency": 100, "completed": 100, "total_input_tokens": '
             '51200, "total_output_tokens": 25600, "mean_tpot_ms": -8, "output_throughput": 1000}'
         )
         line = one_line(run("calibrate", str(f), "--gpu", "H100", "-o", str(tmp_path / "c.toml")), 2)

@@ -55,7 +55,7 @@ from planner.cli.terminal import echo
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
-from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
+from planner.io.limits import MAX_MEASUREMENTS_BYTES, read_text_bounded
 from planner.serving.load import DATASETS
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -327,67 +327,27 @@ def _not_json(path: Path, accepted: str) -> None:
         )
 
 
-def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -> list[DecodeRow]:
-    """One row from a vLLM ``benchmark_serving.py --save-result`` JSON file (GPU and TP size are not in it)."""
-    try:
-        data = json.loads(read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a benchmark result file"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInputError(f"{path}: not a readable JSON file ({exc})") from None
-    results = data if isinstance(data, list) else [data]
-    check_count(len(results), MAX_MEASUREMENT_ROWS, "results", str(path))
-    rows = []
-    for i, d in enumerate(results, 1):
-        try:
-            completed = float(d.get("completed") or d["num_prompts"])
-            batch = int(d.get("max_concurrency") or d["num_prompts"])
-            rows.append(
-                DecodeRow(
-                    record_id=f"{path.stem}#{i}",
-                    gpu=gpu,
-                    model=model or d["model_id"],
-                    gpus=gpus,
-                    batch=batch,
-                    input_len=round(float(d["total_input_tokens"]) / completed),
-                    output_len=round(float(d["total_output_tokens"]) / completed),
-                    tpot_s=float(d.get("mean_tpot_ms", math.nan)) / 1e3,
-                    throughput_tokens_per_s=float(d.get("output_throughput", math.nan)),
-                    source=str(path),
-                )
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidInputError(
-                f"{path}: result {i} lacks {exc} ; a benchmark_serving result has model_id, num_prompts, completed, "
-                "total_input_tokens, total_output_tokens, mean_tpot_ms and output_throughput"
-            ) from None
-    return rows
-
-
 def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
-    """A decode CSV (``read_decode_csv``) or a benchmark_serving JSON."""
+    """A decode CSV (``read_decode_csv``) or a benchmark client's result file (``serving_results``)."""
     return [row for row, _ in read_measurement_cells(path, gpu, model, gpus)]
 
 
-def _json_results(path: Path) -> list[dict]:
-    """A benchmark_serving file's results, each {key: value as text} (``read_benchmark_serving`` has refused a file
-    it cannot read)."""
-    data = json.loads(read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a benchmark result file"))
-    results = data if isinstance(data, list) else [data]
-    return [{str(k): "" if v is None else str(v) for k, v in r.items()} if isinstance(r, dict) else {} for r in results]
-
-
 def read_measurement_cells(
-    path: Path, gpu: str | None, model: str | None, gpus: int
+    path: Path, gpu: str | None, model: str | None, gpus: int, catalog=None
 ) -> list[tuple[DecodeRow, dict | None]]:
-    """``read_measurements``' rows, each with its CSV row as written ({column: text} with its ``line``; None for a
-    benchmark_serving result): a message about a row names its line, column and cell as the file has them."""
-    if path.suffix.lower() == ".json":
+    """``read_measurements``' rows, each with its CSV row as written ({column: text} with its ``line``; for a
+    benchmark client's result file, the result's keys as written): a message about a row names its line, column and
+    cell as the file has them. A result file is read as ``validate --decode`` reads it
+    (``serving_results.read_result_rows``): a run at a request rate is a serving run, not a static batch of its
+    prompts."""
+    if looks_like_result_file(path):
+        from planner.accuracy.serving_results import read_result_rows, read_results
+
         if not gpu:
-            raise InvalidInputError(f"{path}: a benchmark_serving result does not name the GPU; pass --gpu")
-        results = _json_results(path)  # its keys as written: a message names mean_tpot_ms, not tpot_s
-        return [
-            (row, results[i] if i < len(results) else None)
-            for i, row in enumerate(read_benchmark_serving(path, gpu, model, gpus))
-        ]
+            raise InvalidInputError(f"{path}: a benchmark client's result does not name the GPU; pass --gpu")
+        rows, _ = read_result_rows(path, catalog or load(()), gpu=gpu, gpus=gpus, model=model)
+        results = [{str(k): "" if v is None else str(v) for k, v in r.items()} for r in read_results(path)]
+        return list(zip(rows, results, strict=True))
     return _decode_csv_cells(path, gpu, model, gpus)
 
 
@@ -492,7 +452,7 @@ def measurement_place(row: DecodeRow, cells: dict | None) -> str:
     """Where a measurement is in the user's file: "line 3" (and its record_id) for a CSV row, else "row ID"."""
     if cells is not None and getattr(cells, "line", None) is not None:
         return row_place(cells, 0)
-    if cells is not None and "#" in row.record_id:  # a benchmark_serving file's result i: "b#1"
+    if cells is not None and "#" in row.record_id:  # a benchmark client's result file's result i: "b#1"
         return f"result {row.record_id.rsplit('#', 1)[1]}"
     return f"row {row.record_id}"
 
@@ -536,13 +496,17 @@ def usable_by_gpu(
     return by_gpu, skipped
 
 
-def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path) -> str:
+def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path, result_options: str = "") -> str:
     """How to check a calibration on the measurements it was fitted to: ", and check it with: planner validate ..."
     where ``validate --decode`` reads the file as calibrate did (the same GPU, model and group on every row:
-    ``read_decode_csv`` without --gpu, --model and --gpus), else what to add to the file; "" for --measure and a
-    benchmark_serving JSON, which validate does not read."""
-    if file is None or file.suffix.lower() == ".json":
+    ``read_decode_csv`` without --gpu, --model and --gpus; a result file with calibrate's ``result_options``), else
+    what to add to the file; "" for --measure."""
+    if file is None:
         return ""
+    chosen = f" --engine {engine.name}" if engine is not None else ""
+    quoted = f"{shlex.quote(str(file))} --calibration {shlex.quote(str(output))}"
+    if looks_like_result_file(file):  # validate reads it with the same --gpu, --gpus and --model
+        return f", and check it with: planner validate --decode {quoted}{result_options}{chosen}"
     header: set[str] = set()
     try:
         header = set(read_csv_rows(file)[0])
@@ -568,15 +532,13 @@ def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path) -
             f"{' and the '.join(words[c] for c in columns)} in the file's {' and '.join(columns)} "
             f"column{'s' if len(columns) > 1 else ''}"
         )
-    chosen = f" --engine {engine.name}" if engine is not None else ""
-    quoted = f"{shlex.quote(str(file))} --calibration {shlex.quote(str(output))}"
     return f", and check it with: planner validate --decode {quoted}{chosen}"
 
 
 @click.command("calibrate")
 @click.argument("file", type=_PATH, required=False)
 @click.option("--measure", is_flag=True, help="Measure this machine's GPU with PyTorch (pip install 'planner[gpu]').")
-@click.option("--gpu", help="GPU of the measurements (needed for a benchmark_serving file and --measure).")
+@click.option("--gpu", help="GPU of the measurements (needed for a benchmark result file and --measure).")
 @click.option(
     "--model",
     "model_name",
@@ -602,8 +564,10 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     """Fit the efficiency factors to your own measurements and write a calibration file.
 
     FILE is a CSV (gpu, model, batch, input_len, output_len, and tpot_ms and/or output_throughput_tok_s; or gpu,
-    model, batch, context, tpot_ms: decode timed at that context; planner validate --decode reads both) or a vLLM
-    benchmark_serving result (JSON; give --gpu). Factors are fitted per GPU type; the file is picked up with
+    model, batch, context, tpot_ms: decode timed at that context; planner validate --decode reads both) or a
+    serving benchmark's result file (vllm bench serve --save-result JSON, sglang.bench_serving --output-file JSON
+    Lines; give --gpu and --gpus), read as validate reads it: a run at a request rate is not fitted (validate
+    compares its percentiles), a closed loop at --max-concurrency is fitted at that batch. Factors are fitted per GPU type; the file is picked up with
     ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION environment variable. Prints the
     error before and after.
 
@@ -631,9 +595,11 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         cells = [None] * len(rows)
     else:
         with reading(file, DECODE_COLUMNS):
-            pairs = read_measurement_cells(file, gpu, model_name, gpus)
+            pairs = read_measurement_cells(file, gpu, model_name, gpus, cat)
         rows, cells = [row for row, _ in pairs], [c for _, c in pairs]
         source = f"planner calibrate {file.name}"
+    given = (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name))
+    options = "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in given if value)
     where = file or "--measure"
     if not rows:
         raise InvalidInputError(f"{where}: no measurements")
@@ -703,7 +669,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             echo(
                 f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
                 f"{FEW_ROWS}): its factors can move a sizing far, and its range is not recorded (sizing keeps the "
-                f"held-out range); measure more batches and contexts{check_hint(file, rows, engine, output)}",
+                f"held-out range); measure more batches and contexts{check_hint(file, rows, engine, output, options)}",
                 err=True,
             )
     write_calibration(
