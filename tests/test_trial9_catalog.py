@@ -70,6 +70,19 @@ class TestQwenFp8CheckpointsKeepTheirBlocks:
         with pytest.raises(OutOfRangeError, match=r"1,536 / 8 = 192"):
             planner.max_batch("H100", "Qwen/Qwen3-235B-A22B-FP8", 8192, gpus=8)
 
+    def test_a_checkpoint_name_that_is_a_catalog_alias_keeps_its_blocks_too(self):
+        """Qwen3.5's and Qwen3.6's -FP8 checkpoints are aliases of the bf16 entries (catalogs/models.toml) and were
+        planned at TP 8 without the rule: vLLM pull request #52915 ("Serving Qwen/Qwen3.6-35B-A3B-FP8 on one H100 node
+        with tensor parallelism 8 fails ... a rank-local shared-expert width of 64, while the checkpoint uses
+        128-element FP8 quantization blocks") reports the refusal: 512 / 8 = 64. Qwen3.5-397B-A17B-FP8 (experts of
+        1,024: 128 each at TP 8) runs at TP 8, as vllm-project/recipes Qwen/Qwen3.5.md serves it."""
+        for name in ("Qwen/Qwen3.6-35B-A3B-FP8", "Qwen/Qwen3.5-35B-A3B-FP8"):
+            assert planner.valid_tp_sizes(name) == (1, 2, 4)
+            with pytest.raises(OutOfRangeError, match=r"512 / 8 = 64"):
+                planner.max_batch("H100", name, 8192, gpus=8)
+        assert planner.max_batch("H100", "Qwen/Qwen3.5-397B-A17B-FP8", 8192, gpus=8) > 0
+        assert planner.max_batch("H100", "Qwen3.5-35B-A3B", 8192, gpus=8) > 0  # the bf16 entry: no blocks
+
 
 class TestNvfp4IsRefusedOffNvidia:
     """NVFP4 (ModelOpt: E2M1 values, an FP8 E4M3 scale per 16; catalogs/precisions.toml, NVIDIA's "Introducing

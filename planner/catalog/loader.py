@@ -114,7 +114,7 @@ class Catalog:
         its quantization block (Qwen's "-FP8": 128, ``names.checkpoint_block_size``) is the entry's
         ``weight_block_size``, so a group that splits a block is refused as for DeepSeek-V3."""
         entry = _get_or_read(self.models, name, lambda text: names.model_name(text, self))
-        block = names.checkpoint_block_size(name) if isinstance(name, str) and name not in self.models else None
+        block = names.checkpoint_block_size(name)  # an alias too: "Qwen/Qwen3.5-35B-A3B-FP8" is one
         if block and not entry.weight_block_size:
             key = ("checkpoint", name.strip())
             if key not in self.name_reads:
