@@ -152,7 +152,7 @@ class TestUserFiles:
         data = json.loads(r.output)
         assert set(data) == {"rows", "summary", "calibration"} and data["calibration"] is None  # none in effect
         for row in data["rows"]:
-            keys = {"record_id", "quantity", "predicted", "published"}
+            keys = {"record_id", "quantity", "predicted", "published", "error", "configuration"}
             assert set(row) == (keys | {"reason"} if row["predicted"] is None else keys)
         assert {row["quantity"] for row in data["rows"]} == {"tpot_ms", "ttft_ms", "kv_cache_gib", "max_concurrency"}
         assert set(data["summary"]["kv_cache_gib"]) == {"median_abs_error", "worst_abs_error"}

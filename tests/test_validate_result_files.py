@@ -164,6 +164,17 @@ def test_json_output_carries_every_compared_quantity_with_the_files_figures():
     assert all(got[(rid, q)]["predicted"] > 0 for q in expected)
 
 
+def test_json_rows_carry_the_signed_error_and_the_configuration_the_table_prints():
+    """A --json row says which run it is and how far off, as the table does (a trial: a script reading --json had
+    to recompute the error and could not tell the rows' GPU, layout or lengths apart)."""
+    got = validate_json(str(FIXTURE), *RUN)
+    table = CliRunner().invoke(main, ["validate", "--decode", str(FIXTURE), *RUN]).stdout
+    for row in got.values():
+        assert row["error"] == pytest.approx(row["predicted"] / row["published"] - 1, rel=1e-12)
+        assert row["configuration"] in table
+    assert "A100" in row["configuration"] and "TP8" in row["configuration"]
+
+
 def test_max_concurrency_is_a_closed_loop(tmp_path):
     """vllm bench serve --max-concurrency 16 at the default rate inf: 16 requests kept in flight."""
     p = summary_only(tmp_path, request_rate="inf", max_concurrency=16)

@@ -354,7 +354,9 @@ def _num(x: float) -> str:
 def to_json(tables: Sequence[Table]) -> dict[str, Any]:
     """``{"rows": [...], "summary": {...}}``: every check, and median / worst |error| per quantity.
 
-    A row is ``{"record_id", "quantity", "predicted", "published"}``; ``predicted`` is null with a
+    A row is ``{"record_id", "quantity", "predicted", "published", "error", "configuration"}`` (``error`` the
+    signed fraction predicted / published - 1, null where either is; ``configuration`` the table's words: model,
+    GPU, layout, batch, lengths and kind); ``predicted`` is null with a
     ``"reason"`` when there is no prediction; ``published`` is null where the row's figure is blank or infinite
     (the reason says so), so the object is strict JSON. The summary has, per quantity, ``median_abs_error`` and
     ``worst_abs_error`` (fractions; null when no row of it was predicted).
@@ -367,6 +369,8 @@ def to_json(tables: Sequence[Table]) -> dict[str, Any]:
                 "quantity": c.quantity,
                 "predicted": None if math.isnan(c.predicted) else float(c.predicted),
                 "published": float(c.published) if math.isfinite(c.published) else None,  # strict JSON: no inf, NaN
+                "error": None if math.isnan(c.error) else float(c.error),
+                "configuration": c.label,
             }
             if row["predicted"] is None:
                 row["reason"] = c.reason or "no prediction"
