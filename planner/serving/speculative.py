@@ -231,9 +231,7 @@ def with_mtp_loaded(model, catalog=None):
 _DRAFT_VARIANTS: dict[tuple[int, float, float, int], tuple[object, object]] = {}
 
 
-def with_draft_held(
-    model, weight_bytes: float, kv_elements_per_token: float = 0.0, kv_heads: int = 0, catalog=None
-):
+def with_draft_held(model, weight_bytes: float, kv_elements_per_token: float = 0.0, kv_heads: int = 0, catalog=None):
     """``model`` as a run speculating with a separate draft serves it: the same Model holding the draft's
     ``weight_bytes`` beside its weights and caching ``kv_elements_per_token`` more KV values per token
     in ``kv_heads`` heads (``Model.draft_weight_bytes``, ``draft_kv_elements_per_token``, ``draft_kv_heads``;
