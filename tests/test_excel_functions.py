@@ -1261,12 +1261,15 @@ class TestEngineArgument:
 
     def test_every_engine_dependent_function_takes_engine_last(self):
         """The argument comes after the existing optional ones, so formulas written before it keep working; xlwings
-        registers it from the signature with the Spec's help (``_udf``)."""
+        registers it from the signature with the Spec's help (``_udf``). The percentile functions' speculative_method
+        came after it, last in turn (tests/test_speculative_memory.py)."""
         for name in xf.__all__:
             params = list(inspect.signature(getattr(xf, name)).parameters)
             assert ("engine" in params) == (name in self.TAKES_ENGINE), name
             if name in self.TAKES_ENGINE:
-                assert params[-1] == "engine" and [p.name for p in xs.SPECS[name].params][-1] == "engine", name
+                later = ["speculative_method"] if "speculative_method" in params else []
+                assert params[len(params) - 1 - len(later) :] == ["engine", *later], name
+                assert [p.name for p in xs.SPECS[name].params][len(params) - 1 - len(later)] == "engine", name
                 assert inspect.signature(getattr(xf, name)).parameters["engine"].default is None, name
 
     def test_sglang_cells_are_plans_figures_for_sglang(self):

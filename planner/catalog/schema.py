@@ -662,6 +662,25 @@ class Model(_Entry):
         description="not a catalog field: set on the variant a run speculating with MTP serves "
         "(planner.serving.speculative.with_mtp_loaded), whose weights then hold mtp_params more",
     )
+    draft_weight_bytes: float = Field(
+        default=0.0,
+        ge=0,
+        description="not a catalog field: set on the variant a run speculating with a separate draft (an EAGLE-3 "
+        "head) serves (planner.serving.speculative.with_draft_held): the draft's weights held in GPU memory beside "
+        "the model's, bytes at the draft's own precision, split over the group as the model's are",
+    )
+    draft_kv_elements_per_token: float = Field(
+        default=0.0,
+        ge=0,
+        description="not a catalog field: KV values per token that separate draft caches at the KV precision (an "
+        "EAGLE-3 head's one decoder layer: 2 x KV heads x head dim); MTP layers' KV follows from mtp_loaded",
+    )
+    draft_kv_heads: int = Field(
+        default=0,
+        ge=0,
+        description="not a catalog field: the KV heads of that draft's attention, split or replicated over the group "
+        "as vLLM does a model's (0: as the model's own)",
+    )
     published_params_total: PositiveInt
     published_params_active: PositiveInt | None = None
     published_params_source: str = Field(min_length=3)

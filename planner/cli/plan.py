@@ -887,7 +887,8 @@ def render_sizing(
         *(
             [
                 f"  speculative decoding: {speculative.draft} {speculative.draft_steps} draft tokens a step, "
-                f"{speculative.acceptance_length:g} tokens emitted a step (as given; ITL is one step)"
+                f"{speculative.acceptance_length:g} tokens emitted a step (as given; ITL is one step); "
+                f"{speculative.held}"
             ]
             if speculative is not None
             else []

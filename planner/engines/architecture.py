@@ -480,7 +480,36 @@ def model_facts(m: Model) -> ModelFacts:
         local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
         ssm_split_width=ssm_split_width(m),
         mla_attention=1.0 if m.mla is not None else 0.0,
+        **draft_facts(m),
     )
 
 
+def draft_facts(m: Model) -> dict[str, float]:
+    """What a speculating deployment's draft holds in GPU memory (``ModelFacts.draft_*``): a separate draft's weights
+    and KV (``Model.draft_weight_bytes``, ``draft_kv_elements_per_token``: an EAGLE-3 head), and with the MTP layers
+    loaded (``Model.mtp_loaded``) their KV cache: each MTP layer one more attention layer of the model's own, its KV
+    values (and a DSA model's indexer key) per token, at the KV precision. vLLM: ``EagleProposer.load_model``
+    (``vllm/v1/spec_decode/eagle.py``, commit 008603a3) takes the attention layers the draft (EAGLE head or MTP
+    module) adds, indexer layers apart, and ``GPUModelRunner.get_kv_cache_spec`` (``vllm/v1/worker/gpu_model_runner.
+    py``) gives every attention layer of the config its KV cache spec, the draft's included, in one cache of the
+    target's tokens. SGLang: the draft worker's ``ModelRunnerKVCacheMixin.profile_max_num_token``
+    (``python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py``) sizes its cells with
+    ``num_nextn_predict_layers`` layers (an EAGLE-3 head: its one), for as many tokens as the target's pool
+    (``init_memory_pool``: ``draft_runner_cache_size``). Zero for a deployment not speculating."""
+    kv, indexer = float(m.draft_kv_elements_per_token), 0.0
+    if m.mtp_loaded and m.mtp_layers:
+        kv += m.mtp_layers * kv_elements_per_token_per_layer(m)
+        if m.sparse_attention is not None:
+            indexer = float(m.mtp_layers * m.sparse_attention.indexer_cache_bytes_per_token)
+    return {
+        "draft_weight_bytes": float(m.draft_weight_bytes),
+        "draft_kv_elements_per_token": kv,
+        "draft_indexer_bytes_per_token": indexer,
+        "draft_kv_heads": float(m.draft_kv_heads),
+    }
+
+
 MODEL_FACT_FIELDS = tuple(f.name for f in fields(ModelFacts))
+#: The facts a catalog entry has (the workbook's Models columns, ``=CATALOG_INFO``): all but a speculating
+#: deployment's draft (``draft_facts``), which no catalog entry holds
+CATALOG_FACT_FIELDS = tuple(f for f in MODEL_FACT_FIELDS if not f.startswith("draft_"))

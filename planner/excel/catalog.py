@@ -58,10 +58,10 @@ def facts(name: str) -> dict[str, Any]:
                 dump["price"] = {k: entry.price(k).model_dump(exclude={"kind"}) for k in kinds}
             _flatten("", dump, out)
             if kind == "model":
-                from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+                from planner.engines.architecture import CATALOG_FACT_FIELDS, model_facts
 
                 derived = model_facts(entry)
-                for f in MODEL_FACT_FIELDS:
+                for f in CATALOG_FACT_FIELDS:
                     value = float(getattr(derived, f))
                     if math.isfinite(value):  # no window: inf inside the model, nothing in a cell
                         out.setdefault(f, value)

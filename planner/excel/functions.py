@@ -253,14 +253,16 @@ def _under_load(name: str, doc: str):
         parallelism=None,
         prefix_hit_rate=None,
         engine=None,
+        speculative_method=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
-        args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate, engine)
+        args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate, engine, speculative_method)
         return _s.evaluate(_s.SPECS[name], args)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"{doc}, milliseconds, one replica on the engine (blank: vLLM) taking rate_per_s Poisson requests: "
-    f.__doc__ += "computed by planner's queue simulation of 1,000 requests (not a cell formula)."
+    f.__doc__ += "computed by planner's queue simulation of 1,000 requests (not a cell formula). speculative_method: "
+    f.__doc__ += "the draft (mtp, eagle3, ngram; blank: mtp where the checkpoint ships MTP layers, else eagle3)."
     return _udf(name)(f)
 
 

@@ -834,9 +834,18 @@ SIZING_PERCENTILE = Param(
     "percentile", "number", "the percentile the targets hold at: 50, 90, 95 or 99; blank: 95", required=False
 )
 
+#: The draft of the percentile functions' speculative decoding, last so that every earlier call reads as it did
+#: (blank: plan's default, ``planner.serving.speculative.default_method``); read as plan --speculative-method reads it
+SPEC_METHOD = Param(
+    "speculative_method",
+    "text",
+    SPECULATION_OPTIONS["speculative_method"] + "; needs speculative_tokens and acceptance_length",
+    required=False,
+)
+
 #: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
 LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
-LOAD_PARAMS += (PREFIX_HIT, ENGINE)
+LOAD_PARAMS += (PREFIX_HIT, ENGINE, SPEC_METHOD)
 
 #: The decode-step functions' arguments (TPOT, THROUGHPUT, MFU, MBU, DECODE_INTENSITY), in order.
 DECODE_PARAMS = (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM, ENGINE)

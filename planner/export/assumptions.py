@@ -343,7 +343,7 @@ def _draft(option, catalog) -> str:
         option.model, option.speculative_tokens, option.acceptance_length, catalog=catalog,
         method=option.speculative_method,
     )  # fmt: skip
-    return spec.draft
+    return f"{spec.draft}; {spec.held}"
 
 
 def _not_included(scenario: Scenario) -> str:

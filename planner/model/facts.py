@@ -56,6 +56,15 @@ class ModelFacts:
         0.0  # state layers: the count TP must divide (Mamba-2 heads/groups, DeltaNet heads); 0: none
     )
     mla_attention: ArrayLike = 0.0  # 1: MLA, whose absorbed decode attention runs at the measured MLA rate
+    # -- a speculating deployment's draft, held in memory (``planner.model.memory.draft_kv_bytes_per_token``); the
+    # defaults: no draft. Not catalog facts: set on the variant a speculating run serves
+    # (``planner.serving.speculative.served_model``), never read by the timing model --
+    draft_weight_bytes: ArrayLike = 0.0  # a separate draft's weights (EAGLE-3 head), bytes, whole group
+    draft_kv_elements_per_token: ArrayLike = (
+        0.0  # KV values per token of the draft's layers (MTP, EAGLE-3), all of them
+    )
+    draft_indexer_bytes_per_token: ArrayLike = 0.0  # the draft's DSA indexer keys per token (MTP of a DSA model)
+    draft_kv_heads: ArrayLike = 0.0  # a separate draft's KV heads (its replication over the group); 0: the model's
 
 
 @dataclass(frozen=True)

@@ -518,6 +518,38 @@ def max_batch_from_budget(kv_budget_total_bytes: ArrayLike, kv_bytes_per_sequenc
     return ops.floor(ops.maximum(kv_budget_total_bytes, 0.0) / kv_bytes_per_sequence_total)
 
 
+def draft_weights(model: ModelFacts) -> ArrayLike:
+    """Bytes a speculating deployment's separate draft (an EAGLE-3 head) holds beside the model's weights
+    (``ModelFacts.draft_weight_bytes``: its parameters x its own bytes each), split over the group as the weights
+    are (vLLM loads the draft at the target's tensor-parallel size: ``EagleProposer.load_model``); 0 without one.
+    MTP layers are the model's own weights (``params_not_loaded`` leaves them out of it only when not loaded)."""
+    return model.draft_weight_bytes
+
+
+def draft_kv_bytes_per_token(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """KV bytes per token a speculating deployment's draft caches, the whole group's before replication: its layers'
+    KV values x the KV precision + its DSA indexer keys (``ModelFacts.draft_kv_elements_per_token``,
+    ``draft_indexer_bytes_per_token``; ``planner.engines.architecture.draft_facts`` cites the engines). Each of its
+    layers holds every token of the context, as a full-attention layer of the model does, replicated as the model's
+    KV heads are. DeepSeek-R1's MTP layer at bf16: (512 + 64) x 2 B = 1,152 B per token beside 61 x 1,152; Llama 3.3
+    70B's EAGLE-3 head: 2 x 8 x 128 x 2 B = 4,096 B beside 80 x 4,096. 0 without a draft."""
+    elements = model.draft_kv_elements_per_token
+    indexer = model.draft_indexer_bytes_per_token
+    if type(elements) is float and elements == 0.0 and type(indexer) is float and indexer == 0.0:
+        return 0.0
+    return elements * precision.kv_bytes_per_element + indexer
+
+
+def draft_kv_replication(model: ModelFacts, gpus: ArrayLike, model_replication: ArrayLike) -> ArrayLike:
+    """Copies of the draft's KV the group holds: a separate draft's own KV heads split or replicated as the model's are
+    (``kv_replication`` of ``draft_kv_heads``: an EAGLE-3 head of 8 KV heads on 4 GPUs, 1); the model's
+    ``model_replication`` where the draft caches as the model does (``draft_kv_heads`` 0: MTP layers, MLA's latent on
+    every GPU)."""
+    heads = model.draft_kv_heads
+    own = gpus * ops.maximum(1.0, ops.ceil(ops.maximum(heads, 1.0) / gpus)) / ops.maximum(heads, 1.0)
+    return ops.where(heads > 0, own, model_replication)
+
+
 @dataclass(frozen=True)
 class MemoryPlan:
     """Per-scenario memory quantities (arrays or scalars), all in bytes except counts."""
@@ -563,7 +595,8 @@ def memory_plan(
     every sequence's KV for its own layers, so that stage's max batch and KV cache tokens are the group's.
     """
     precision = experts_as_loaded(precision, limits, gpus, parallelism)
-    wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)  # as loaded
+    # as loaded, a speculating deployment's separate draft (an EAGLE-3 head) beside the model
+    wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine) + draft_weights(model)
     if is_pipeline(parallelism):
         stages = pipeline_stages(parallelism, gpus)
         per_stage = gpus / stages
@@ -600,6 +633,11 @@ def memory_plan(
     # the layers that cache tokens (num_layers - linear-attention layers for every model but a NAS-pruned one, whose
     # layers may skip attention: planner.engines.architecture.full_attention_layers)
     per_token = per_layer_token * (model.full_attention_layers + model.sliding_window_layers) * repl / gpus
+    draft_token = draft_kv_bytes_per_token(model, precision)  # a draft's layers: every token, as a full layer's
+    drafting = not (type(draft_token) is float and draft_token == 0.0)  # the common case: no draft, nothing added
+    if drafting:
+        draft_repl = draft_kv_replication(model, gpus, repl)
+        per_token = per_token + draft_token * draft_repl / gpus
     block = max(int(engine.block_size), 1)
     seq_tokens = ops.ceil(context_tokens / block) * block
     if engine.kv_group_padding:  # vLLM: layer groups of equal size, padded; a local group holds one more block
@@ -612,6 +650,8 @@ def memory_plan(
             seq_group = ops.where(state_layers > 0, hybrid, seq_group)
     else:
         seq_group = kv_bytes(model, precision, seq_tokens) * repl + state_bytes(model)
+    if drafting:
+        seq_group = seq_group + draft_token * seq_tokens * draft_repl
     tokens = kv_cache_tokens(budget, per_token, block)
     batch = max_batch_from_budget(budget * gpus, seq_group)
     return MemoryPlan(

@@ -497,6 +497,7 @@ def load_percentile(
     speculative_tokens: Any = None,
     acceptance_length: Any = None,
     prefix_hit_rate: Any = None,
+    speculative_method: Any = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
@@ -508,7 +509,8 @@ def load_percentile(
     ``OutOfRangeError``, #NUM! in a cell): there a finite run's percentiles only say how long it ran.
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
-    SPECULATION_OPTIONS``). ``prefix_hit_rate``: the share of each prompt the prefix cache holds, 0 or more and below
+    SPECULATION_OPTIONS``), with ``speculative_method``'s draft (None or blank: the model's default, ``planner.
+    serving.speculative.default_method``). ``prefix_hit_rate``: the share of each prompt the prefix cache holds, 0 or more and below
     1 (None: 0; ``latency_under_load``). TPOT and ITL of one output token (``one_output_token``) are refused
     (``OutOfRangeError``, #NUM!): no token comes after the first. Options (the group and its split, precisions,
     the engine, catalog, errors): ``planner.options.ReplicaOptions``."""
@@ -530,7 +532,8 @@ def load_percentile(
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)
-    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, "load_percentile"))
+    o = Options.read(ReplicaOptions, options, "load_percentile")
+    return _each_replica(one, *args, prefix_hit_rate, o, method=speculative_method)
 
 
 def replicas_needed(
@@ -678,8 +681,9 @@ def _target_s(value: Any, name: str) -> float:
 
 
 def _each_replica(
-    body, gpu, model, rate_per_s, prompt_tokens, output_tokens, spec_tokens, acceptance, hit, o, per_scenario=()
-) -> Any:
+    body, gpu, model, rate_per_s, prompt_tokens, output_tokens, spec_tokens, acceptance, hit, o, per_scenario=(),
+    method=None,
+) -> Any:  # fmt: skip
     """``body(replica, rate, prompt, output, hit, *more)`` for each scenario of the broadcast arguments: the replica on
     its GPU, model, group, precisions and layout (speculating where ``spec_tokens`` and ``acceptance`` are given), each
     mean length in whole tokens as ``planner plan --rate`` sends it, the prefix hit a share (``prefix_hit_share``),
@@ -688,6 +692,11 @@ def _each_replica(
     ``o``: the read options."""
     errors = o.errors
     layout = check_parallelism(o.parallelism)
+    if _named(method) and not np.any([_named(x) for x in np.ravel(np.asarray(spec_tokens, dtype=object))]):
+        raise InvalidInputError(  # planner plan's words for --speculative-method without --speculative-tokens
+            "speculative_method names the draft of speculative decoding; give speculative_tokens and "
+            "acceptance_length with it"
+        )
     accepted = "rate_per_s must be a number of requests per second above 0 (inf: all at once)"
     rate = _numbers(rate_per_s, accepted, errors)
     with np.errstate(invalid="ignore"):
@@ -701,6 +710,7 @@ def _each_replica(
         np.asarray(spec_tokens, dtype=object),
         np.asarray(acceptance, dtype=object),
         np.asarray(hit, dtype=object),
+        np.asarray(method, dtype=object),
         *(np.asarray(x, dtype=object) for x in per_scenario),
     )
     shape = items[0].shape
@@ -714,11 +724,11 @@ def _each_replica(
                 flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i],
                 engine=o.engine, parallelism=layout,
             )  # fmt: skip
-            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
+            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog, method=flat[12][i])
             replica = replace(replica, catalog=o.catalog, speculative=spec)
             # each request the mean in whole tokens, as `planner plan --rate` runs a fixed-length mean (207.5 -> 208)
             p_i, o_i = float(fixed_length_tokens(flat[3][i])), float(fixed_length_tokens(flat[4][i]))
-            more = (a[i] for a in flat[12:])
+            more = (a[i] for a in flat[13:])
             out[i] = body(replica, float(flat[2][i]), p_i, o_i, prefix_hit_share(flat[11][i]), *more)
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
@@ -728,6 +738,15 @@ def _each_replica(
             failures.note_each(mask.reshape(shape), (), lambda *_, e=exc: e)
     out = out.reshape(shape)
     return out.item() if out.ndim == 0 else out
+
+
+def _named(value: Any) -> bool:
+    """Whether an argument is given: not None, NaN or blank text (an empty cell), anywhere in an array."""
+    values = np.ravel(np.asarray(value, dtype=object))
+    return any(
+        not (v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()))
+        for v in values
+    )
 
 
 def prefix_hit_share(value: Any) -> float:

@@ -26,8 +26,14 @@ probability alpha that gives the acceptance length as the mean, (1 - alpha^(k + 
 ICML 2023, arXiv 2211.17192, section 3.3; ``simulate.acceptance_draws``, seeded), so a short output can take a step a token and its TPOT is
 the step (a fixed ceil((output - 1) / acceptance length) gave every request nearly the mean). It divides each
 request's decode time by its own output - 1 and counts the acceptance length's tokens of KV a step (held, free slots,
-SGLang's and TensorRT-LLM's reservations). Limits: the draft's own KV cache and the tree's scratch slots are not
-charged; acceptance is drawn alike for every step, request and tree shape (a published acceptance is capped at the
+SGLang's and TensorRT-LLM's reservations).
+
+Memory (``served_model``): the draft's weights and KV cache are charged where the deployment's KV budget and max batch
+are computed (``planner.model.memory.memory_plan``): MTP layers' weights at the weight precision (``with_mtp_loaded``)
+and their KV, one more attention layer of the model's per MTP layer and token; an EAGLE-3 head's weights at its own
+precision and its one layer's KV (``with_draft_held``); n-gram nothing. Limits: the tree's scratch slots are not
+charged, nor the KV of a draft named only by its parameter count (a published run's EAGLE head: its weights only);
+acceptance is drawn alike for every step, request and tree shape (a published acceptance is capped at the
 run's steps + 1, not scaled to its tree); the token budget a step
 takes counts one token per decoding request; the group and batch ``planner export`` keeps are chosen without
 speculation (only the replica count is simulated with it).
@@ -76,6 +82,12 @@ class SpeculativeDecoding:
     #: MTP: the checkpoint's multi-token-prediction layers a draft pass runs (``Model.mtp_layers``); its time is that
     #: many decoder layers' share of the target's decode step (``draft_ratio``)
     draft_layers: int = 0
+    #: a separate draft's KV values per token, all its layers (an EAGLE-3 head shaped like the model: one layer,
+    #: 2 x KV heads x head dim), cached at the deployment's KV precision (``served_model``); 0: none charged. MTP
+    #: layers' KV follows from the model (``planner.engines.architecture.draft_facts``)
+    draft_kv_elements_per_token: float = 0.0
+    #: that draft's KV heads, split or replicated over the group as the model's are (0: as the model's)
+    draft_kv_heads: int = 0
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -97,7 +109,7 @@ class SpeculativeDecoding:
             isinstance(self.verify_tokens, int) and self.verify_tokens >= 2 and not isinstance(self.verify_tokens, bool)
         ):
             raise InvalidInputError(f"verify_tokens {self.verify_tokens!r} is not a whole number of 2 or more")
-        for name in ("draft_params", "draft_bytes_per_param"):
+        for name in ("draft_params", "draft_bytes_per_param", "draft_kv_elements_per_token"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 <= float(v) < math.inf:
                 raise InvalidInputError(f"{name} {v!r} is not a finite number of 0 or more")
@@ -117,6 +129,26 @@ class SpeculativeDecoding:
     def draft_bytes(self) -> float:
         """Bytes one draft pass streams: draft_params x draft_bytes_per_param."""
         return float(self.draft_params) * float(self.draft_bytes_per_param)
+
+    @property
+    def held(self) -> str:
+        """What the draft holds in GPU memory, in words, as the plan prints it beside the draft: charged before the KV
+        budget and max batch (``served_model``)."""
+        if self.method == "ngram":
+            return "the n-gram lookup holds no GPU memory"
+        if self.method == "mtp":
+            layers = "layer" if self.draft_layers == 1 else "layers"
+            return (
+                f"its {self.draft_layers} {layers}' weights ({self.draft_params / 1e9:.2f}B parameters at the weight "
+                f"precision) and KV cache ({self.draft_layers} more {layers} of the model's per token) come out of the "
+                "KV budget"
+            )
+        kv = (
+            f" and its KV cache ({self.draft_kv_elements_per_token:,.0f} values per token at the KV precision)"
+            if self.draft_kv_elements_per_token
+            else ""
+        )
+        return f"its weights ({self.draft_bytes / 1e9:.2f} GB){kv} come out of the KV budget"
 
     @property
     def draft(self) -> str:
@@ -147,6 +179,14 @@ def eagle3_draft_params(
     h, d = int(hidden_size), int(head_dim)
     attention = 2 * h * heads * d + 2 * (2 * h * kv_heads * d) + heads * d * h
     return 3 * h * h + attention + 3 * h * int(intermediate_size) + int(draft_vocab) * h + 4 * h
+
+
+def eagle3_kv_elements_per_token(kv_heads: int, head_dim: int) -> float:
+    """KV values per token an EAGLE-3 head caches: its one decoder layer's K and V, 2 x KV heads x head dim (SGLang
+    ``llama_eagle3.py``: one ``LlamaDecoderLayer``, the draft worker's pool ``num_nextn_predict_layers`` = 1 layer;
+    vLLM ``EagleProposer.load_model``: the head's attention layer joins the KV cache). Llama 3.3 70B: 2 x 8 x 128 =
+    2,048, one more layer of its 80."""
+    return float(2 * int(kv_heads) * int(head_dim))
 
 
 #: The methods a deployment names (``speculation_for``): MTP, an EAGLE-3 head shaped like the model, n-gram lookup.
@@ -188,11 +228,43 @@ def with_mtp_loaded(model, catalog=None):
     return hit[1]
 
 
+_DRAFT_VARIANTS: dict[tuple[int, float, float, int], tuple[object, object]] = {}
+
+
+def with_draft_held(model, weight_bytes: float, kv_elements_per_token: float = 0.0, kv_heads: int = 0, catalog=None):
+    """``model`` as a run speculating with a separate draft serves it: the same Model holding the draft's
+    ``weight_bytes`` beside its weights and caching ``kv_elements_per_token`` more KV values per token
+    in ``kv_heads`` heads (``Model.draft_weight_bytes``, ``draft_kv_elements_per_token``, ``draft_kv_heads``;
+    ``planner.model.memory.memory_plan`` charges them before the max batch). One object per model and draft, so the
+    serving setups it keys are reused; the model as given when the draft holds nothing."""
+    from planner.catalog import default_catalog
+
+    m = (catalog or default_catalog()).model(model)
+    w, kv, heads = float(weight_bytes), float(kv_elements_per_token), int(kv_heads)
+    if w == 0.0 and kv == 0.0:
+        return m
+    key = (id(m), w, kv, heads)
+    hit = _DRAFT_VARIANTS.get(key)
+    if hit is None or hit[0] is not m:
+        update = {"draft_weight_bytes": w, "draft_kv_elements_per_token": kv, "draft_kv_heads": heads}
+        variant = m.model_copy(update=update)
+        hit = _DRAFT_VARIANTS[key] = (m, variant)
+    return hit[1]
+
+
 def served_model(model, speculative, catalog=None):
-    """The model a replica serves: with its MTP layers loaded when ``speculative`` drafts with them, else as given."""
-    if speculative is not None and getattr(speculative, "method", None) == "mtp":
+    """The model a replica serves, holding its draft's memory: with its MTP layers loaded (weights and KV,
+    ``with_mtp_loaded``) when ``speculative`` drafts with them; with a separate draft's weights (its parameters x its
+    bytes each) and KV (``SpeculativeDecoding.draft_kv_elements_per_token``) held (``with_draft_held``) for an EAGLE
+    head or draft model; as given for n-gram lookup or no speculation."""
+    method = getattr(speculative, "method", None)
+    if method is None or method == "ngram":
+        return model
+    if method == "mtp":
         return with_mtp_loaded(model, catalog)
-    return model
+    return with_draft_held(
+        model, speculative.draft_bytes, speculative.draft_kv_elements_per_token, speculative.draft_kv_heads, catalog
+    )
 
 
 def speculation_for(
@@ -254,7 +326,11 @@ def speculation_for(
         draft_params = eagle3_draft_params(
             m.hidden_size, m.intermediate_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, EAGLE3_DRAFT_VOCAB
         )
-    return SpeculativeDecoding("eagle3", int(k), a, draft_params=float(draft_params))
+    kv = eagle3_kv_elements_per_token(m.num_kv_heads, m.head_dim)
+    return SpeculativeDecoding(
+        "eagle3", int(k), a, draft_params=float(draft_params), draft_kv_elements_per_token=kv,
+        draft_kv_heads=int(m.num_kv_heads),
+    )  # fmt: skip
 
 
 def sglang_speculation(steps: int | None, topk: int | None, draft_tokens: int | None) -> tuple[int, int, int]:

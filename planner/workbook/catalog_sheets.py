@@ -17,7 +17,7 @@ from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers, scale_up_g
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors, kv_formats
 from planner.engines.allreduce_table import read_allreduce_table
-from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.engines.architecture import CATALOG_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
@@ -482,7 +482,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         Column("Trained context", lambda m, r: m.max_context, INT, 10, "model_max_context"),
         Column("GQA sibling", text(lambda m, r: gqa_sibling(m, all_models)), width=16, name="model_sibling"),
     ]
-    for f in MODEL_FACT_FIELDS:
+    for f in CATALOG_FACT_FIELDS:
         fmt = INT if f != "params_per_expert_layer" else "#,##0.0"
         if f in ("params_total", "params_active"):
             fmt = BILLIONS
