@@ -99,6 +99,25 @@ class TestTheReadmeExample:
         assert float(r.fleet.tpot_peak_s) == pytest.approx(r.under_load.result.tpot_s.at(95))
         assert r.gpus == int(r.fleet.gpus) != r.slow_end.gpus
 
+    def test_the_review_says_which_fleet_to_budget_on_as_a_measurement_to_run(self, readme_example_review):
+        """A trial (s199, an SRE) read a +0% margin beside a slow end of many times the GPUs and asked which to book:
+        the note says the plan holds while real latency at each replica's planned load is within target / simulated
+        (examples/budget-review.toml: TTFT target 1.5 s, TPOT 50 ms; its 40 requests/s grown 50% over the horizon,
+        split over the serving replicas), and names the benchmark that measures it."""
+        review = readme_example_review
+        r, w = review.recommended, review.scenario.workload
+        u = r.under_load
+        serving = u.replicas
+        rate = w.peak_requests_per_s * (1 + w.growth_over_horizon) / serving
+        (line,) = _note(review)
+        said = line.split("Which to budget on: ", 1)[1]
+        assert f"the plan's {r.gpus} GPUs meet the targets" in said
+        assert f"({rate:.3g} requests/s)" in said
+        assert f"p95 TTFT up to {w.ttft_target_s / u.result.ttft_s.at(95):.2f}x the simulated" in said
+        assert f"p95 TPOT up to {w.tpot_target_s / u.result.tpot_s.at(95):.2f}x the simulated" in said
+        assert f"vllm bench serve --request-rate {rate:.3g}" in said
+        assert "Which to budget on: " + said in " ".join((ROOT / "docs" / "export.md").read_text().split())
+
     def test_at_the_full_ranges_end_no_fleet_meets(self, readme_example_review):
         """At p99 TTFT's full slow end (15.3x since s186) a replica taking peak / 4,096 (the most the search allows)
         has a simulated p95 TTFT of 114 ms, x 15.3 = 1.74 s, past the 1.5 s target: no count meets, and the review
@@ -237,3 +256,9 @@ class TestSurfaces:
         assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x15.3, TPOT x1.56)"
         rows = list(csv.DictReader(io.StringIO(render(review, "csv").decode())))
         assert rows[0]["slow_end_gpus"] == "" and rows[0]["slow_end_note"].startswith(NOT_MET)
+
+
+def _note(review) -> list[str]:
+    from planner.export.slow_end import note_lines
+
+    return note_lines(review)

@@ -162,4 +162,38 @@ def note_lines(review: Review, where: str = "Options shows each option (the Held
             "targets: the latency range is wider than the targets allow"
             + (" (only a near-idle fleet at its limit does). " if full.shortfall != NOT_MET else ". ")
         )
-    return [line + "The plan, its margin and its cost are sized on the simulated figures and do not change."]
+    return [
+        line
+        + "The plan, its margin and its cost are sized on the simulated figures and do not change. "
+        + budget_basis_text(rec, review.scenario.workload)
+    ]
+
+
+def budget_basis_text(plan: Result, workload: Workload) -> str:
+    """Which fleet to budget on, as one test a reader can run (a trial: the review showed a +0% margin beside a
+    slow end 8x the GPUs and did not say which to book): the plan's fleet holds while real latency at each replica's
+    planned load is within target / simulated of the simulation, so booking it rests on one replica measured at that
+    load; the slow end's fleet is the one to book where the measurement is slower. "" where the option was not sized
+    on simulated percentiles."""
+    sim = plan.under_load
+    if sim is None or sim.is_burst or not math.isfinite(sim.rate_per_replica_s):
+        return ""
+    q = sim.percentile
+    ttft, tpot = sim.result.ttft_s.at(q), sim.result.tpot_s.at(q)
+    slack = [
+        f"p{q:g} {metric} up to {target / got:.2f}x the simulated {shown}"
+        for metric, target, got, shown in (
+            ("TTFT", workload.ttft_target_s, ttft, f"{ttft:.2f} s"),
+            ("TPOT", workload.tpot_target_s, tpot, f"{tpot * 1e3:.1f} ms"),
+        )
+        if math.isfinite(target) and got > 0
+    ]
+    if not slack:
+        return ""
+    burst = f" --burstiness {workload.burstiness:g}" if workload.burstiness != 1 else ""
+    return (
+        f"Which to budget on: the plan's {counted(plan.gpus, 'GPU', ',.0f')} meet the targets while real latency at "
+        f"each replica's planned load ({sim.rate_per_replica_s:.3g} requests/s) is within {' and '.join(slack)}; "
+        f"measure one replica there before booking it (vllm bench serve --request-rate {sim.rate_per_replica_s:.3g}"
+        f"{burst} at the scenario's lengths), and book the slow end's fleet where it is slower."
+    )
