@@ -20,6 +20,7 @@ from test_export import DATE, EXAMPLE, HAND, littles_law, review_of, write_scena
 from planner.catalog import default_catalog
 from planner.export import build_review, render, sizing
 from planner.export import finance as fin
+from planner.export import money_tables as money
 from planner.export.evaluate import fleet_at
 from planner.export.money_tables import cases_table, grid_table, ownership_table
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
@@ -290,6 +291,19 @@ class TestOwnership:
         assert ow.year1_cash_usd == pytest.approx(sum(q[:4]) * 3 * H100_RENT_MONTH)
         assert q[3:] == (r.gpus,) * 9 and list(q) == sorted(q) and q[0] < r.gpus
         assert ow.year1_cash_usd < ow.year1_cash_full_usd
+
+    def test_a_growth_horizon_is_not_read_as_the_costs(self, tmp_path):
+        """A trial set [workload] horizon_months = 12 (the months traffic grows over) and read the review's "Over 3
+        years" ([finance] horizon_months, 36 by default) as a mistake: the line names the key that sets it. With
+        [finance] horizon_months = 12 too, it is "Over 1 year" (not "1 years")."""
+        text = HAND.replace("[workload]", "[workload]\nhorizon_months = 12", 1)
+        line = money.horizon_line(review_of(write_scenario(tmp_path, text)))
+        assert line.startswith(
+            "Over 3 years ([finance] horizon_months, by default; [workload] horizon_months = 12 is the months the "
+            "traffic grows over): "
+        )
+        both = review_of(write_scenario(tmp_path, text + "[finance]\nhorizon_months = 12\n", name="b.toml"))
+        assert money.horizon_line(both).startswith("Over 1 year: year-1 cash")
 
     def test_hand_scenario_rented_present_value(self, hand):
         """11 GPUs x $2.00 x 730 h = $16,060 a month for 24 months; PV = 16,060 x v (1 - v^24) / (1 - v), v = 1.1^(-1/12)."""

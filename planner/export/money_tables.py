@@ -24,7 +24,24 @@ def _columns(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
 
 
 def _years(months: int) -> str:
-    return f"{months // 12} years" if months % 12 == 0 else f"{months} months"
+    """ "3 years", "1 year", "18 months"."""
+    if months % 12:
+        return f"{months} months"
+    return "1 year" if months == 12 else f"{months // 12} years"
+
+
+def horizon_words(review: Review) -> str:
+    """ "3 years", and which key sets it where a reader may take another for it: a scenario that sets [workload]
+    horizon_months (the traffic's growth) and not [finance] horizon_months (the cost's, 36 by default) read the
+    review's "Over 3 years" as its own 12 months (a trial)."""
+    w, fin = review.scenario.workload, review.scenario.finance
+    words = _years(fin.horizon_months)
+    if "horizon_months" in w.model_fields_set and "horizon_months" not in fin.model_fields_set:
+        words += (
+            f" ([finance] horizon_months, by default; [workload] horizon_months = {w.horizon_months} is the months "
+            "the traffic grows over)"
+        )
+    return words
 
 
 def grid_table(review: Review) -> Table:
@@ -298,7 +315,7 @@ def horizon_line(review: Review) -> str:
     high = oo.cases[-1]
     pv = f", {usd(ow.present_value_usd)} at {cost_of_capital_words(fin.cost_of_capital)}" if fin.cost_of_capital else ""
     return (
-        f"Over {_years(fin.horizon_months)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
+        f"Over {horizon_words(review)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
         f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
         f"{ow.commitment}. At {high.name} demand: {counted(high.gpus, 'GPU', ',.0f')}, {usd(high.monthly_usd)} a month."
     )
