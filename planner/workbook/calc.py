@@ -983,6 +983,9 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         col = scenario_col(key)
         s.widths[col] = 17
         s.set(f"{col}3", header, style="header")
+    # folded ("+" above the columns shows it): the Levers sheet shows its figures, and Calc keeps printing two pages
+    # across (unfolded it took a third: 27 pages where 18 had been)
+    s.folded.append(scenario_col(DP_EP[0]))
     for row in c.rows:
         r = c.row_of[row.key]
         s.set(f"A{r}", row.label, style="subtitle" if row.section else "label")

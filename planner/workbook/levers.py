@@ -111,7 +111,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     s.set("B3", "Unit", style="header")
     for key, header, _ in COLUMNS:
         col = scenario_col(key)
-        s.widths[col] = 20
+        s.widths[col] = 19  # seven columns: 40 + 12 + 7 x 19 = 185 characters, printed one page wide at 6 pt or more
         s.set(f"{col}3", header, style="header")
     probes: list[Probe] = []
     r = 4
