@@ -509,13 +509,22 @@ def expected_green(inputs: dict, rate_factors: dict | None = None, simulated: bo
     tie). Meeting the targets: a rate factor in a book whose Load sheet is current (``simulated``: the simulation
     found that fleet meeting them), else TPOT at max batch (api.decode_step) and TTFT (api.prefill) within them. A
     blank or text target, or an error in a value, means not met. A lever that changes the requests
-    (``planner.workbook.calc.WORKLOAD_LEVERS``: Context halved, Compare model) is never green."""
+    (``planner.workbook.calc.WORKLOAD_LEVERS``: Context halved, Compare model) is never green, nor one that changes
+    nothing (``load_figures.lever_changes_nothing``: weights fp8 of an fp8 model)."""
+    from planner.engines.profiles import engine_profile
     from planner.workbook.calc import SCENARIOS, WORKLOAD_LEVERS
+    from planner.workbook.load_figures import lever_changes_nothing
+
+    def no_change(key: str) -> bool:
+        try:
+            return lever_changes_nothing(inputs, key, default_catalog(), engine_profile(None))
+        except (PlannerError, TypeError, ValueError):  # the baseline errs: every lever shows the error, unranked
+            return False
 
     ok = {}
     for key, header, _ in SCENARIOS:
         meets, cost = _meets(inputs, key, rate_factors, simulated)
-        if meets and not isinstance(cost, Error) and key not in WORKLOAD_LEVERS:
+        if meets and not isinstance(cost, Error) and key not in WORKLOAD_LEVERS and not no_change(key):
             ok[header] = cost
     return {h for h, cost in ok.items() if cost == min(ok.values())}
 

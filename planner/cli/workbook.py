@@ -66,8 +66,9 @@ def _selection(f):
 @click.pass_context
 def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs) -> None:
     """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns, results, the baseline and
-    five levers side by side (more GPUs, context halved, a compare model, KV cache fp8, weights fp8), charts, and
-    the catalog as tables. Every result is a native spreadsheet formula, so it
+    five levers side by side (more GPUs, context halved, a compare model, KV cache fp8, weights fp8), a lever that
+    changes nothing saying so, for a MoE model a sixth (DP attention + EP, figures planner computed), charts, and
+    the catalog as tables. Every other result is a native spreadsheet formula, so it
     recalculates in Excel or LibreOffice without Python.
 
     Example:

@@ -21,7 +21,7 @@ from planner.workbook.explain import explain_sheet
 from planner.workbook.inputs import default_inputs, inputs_sheet
 from planner.workbook.layout import FORMAT_VERSION, INPUTS_SHEET, MARKER_KIND, MARKER_NAME, VERSION_PROPERTY
 from planner.workbook.levers import levers_sheet
-from planner.workbook.load_figures import LOAD_KEY_PROPERTY, load_figures, rate_factors
+from planner.workbook.load_figures import LOAD_KEY_PROPERTY, dp_ep_cells, load_figures, rate_factors
 from planner.workbook.load_sheet import load_sheet
 from planner.workbook.ranges_sheet import ranges_sheet
 from planner.workbook.results import results_sheet
@@ -88,7 +88,13 @@ def build_whatif(
     fp8 = cat.precision("fp8").name
     opening = default_inputs(cat, gpu_list, model_list)
     figures = load_figures(opening, cat, eng, cal) if load else None
-    c = calc_rows(lever_kv=fp8, lever_weights=fp8, rate_factors=rate_factors(figures), load=figures is not None)
+    c = calc_rows(
+        lever_kv=fp8,
+        lever_weights=fp8,
+        rate_factors=rate_factors(figures),
+        load=figures is not None,
+        dp_ep=dp_ep_cells(figures),
+    )
     calc, probes = calc_sheet(c)
     inputs, names = inputs_sheet(opening, c, load=figures is not None)
     results, p2 = results_sheet(c)

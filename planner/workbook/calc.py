@@ -29,6 +29,37 @@ SCENARIOS = (
 )
 FIRST_SCENARIO_COL = 3  # C
 
+#: The data-parallel attention + expert parallel lever (F7 of a user trial: for DeepSeek-V3 on 8 x H200 the workbook's
+#: cheapest fleet was KV cache fp8, 136 GPUs, where ``planner plan --rate`` and ``planner export``'s fifth lever find
+#: dp-ep at 12 x 8 = 96). A Calc column after ``SCENARIOS``: the workbook has no formulas for the layout, so its
+#: figures are numbers planner computed when the file was written or refreshed (``load_figures.dp_ep_lever``, the same
+#: ``fewest_replicas`` of a dp-ep replica as the export's lever), labelled so and valid while the Load sheet is
+#: current; the budget rows over them (replicas, fleet GPUs, cost, ranking) are the other columns' formulas. A dense
+#: baseline's column says the lever does not apply.
+DP_EP = (
+    "dp_ep",
+    "DP attention + EP",
+    "the same GPUs as data-parallel attention ranks with the experts spread (dp-ep), computed by planner",
+)
+#: Every Calc and Levers column: the scenarios, then the dp-ep lever.
+COLUMNS = (*SCENARIOS, DP_EP)
+#: Calc rows the dp-ep column takes from the baseline's column: the same deployment, only the layout differs.
+DP_EP_SAME = (
+    "gpu", "model", "context", "kv", "wp", "n", "E", "trained_note", "price", "rps", "out_tok", "tpot_t", "ttft_t",
+    "budget_refused",
+)  # fmt: skip
+#: Calc rows of the dp-ep column that hold a number planner computed (``load_figures.dp_ep_cells``), not a formula.
+DP_EP_STORED = (
+    "max_batch", "served_batch", "budget", "kv_seq", "m_step", "m_tput", "p_ttft", "rate_factor", "rate_repl",
+    "dp_ep_error",
+)  # fmt: skip
+#: Shared rows over a stored figure that is blank for a dense baseline: #N/A there (the row key: the figure's).
+DP_EP_GUARDED = {"m_cost": "m_tput", "replicas": "rate_repl"}
+#: Calc rows whose formula the dp-ep column shares with the scenarios (over its own column's cells).
+DP_EP_SHARED = (
+    "m_cost", "tpot_ok", "ttft_ok", "sim_meets", "replicas", "fleet_gpus", "fleet_usd_month", "budget_rank", "green",
+)  # fmt: skip
+
 #: The levers that change the requests, not how they are served: each scenario key, what it changes. They stay on the
 #: Levers sheet as what-ifs, labelled so, but are never ranked for the cheapest fleet (Calc's same_requests row): a
 #: trial's "Cheapest fleet that meets the targets" named Context halved, 86 GPUs where the baseline needed 979, which
@@ -38,7 +69,8 @@ WORKLOAD_LEVERS = {"context_half": "prompts halved", "compare": "another model"}
 
 
 def scenario_col(key: str) -> str:
-    return get_column_letter(FIRST_SCENARIO_COL + [s[0] for s in SCENARIOS].index(key))
+    """The Calc and Levers column of a scenario key (``COLUMNS``: the dp-ep lever's after the scenarios)."""
+    return get_column_letter(FIRST_SCENARIO_COL + [s[0] for s in COLUMNS].index(key))
 
 
 @dataclass
@@ -62,6 +94,27 @@ class Calc:
     rows: list[Row] = field(default_factory=list)
     row_of: dict[str, int] = field(default_factory=dict)
     first_row: int = 4
+    #: the dp-ep column's stored numbers, by row key (``calc_rows``' ``dp_ep``)
+    dp_ep: dict[str, float | str | None] = field(default_factory=dict)
+    #: the dp-ep column's own formulas, by row key (``budget_rows``: meets, its text, what changes)
+    dp_ep_formulas: dict[str, str] = field(default_factory=dict)
+
+    def dp_ep_template(self, row: Row) -> str | float | None:
+        """What the dp-ep column holds in ``row``: the baseline's cell, a stored number, the scenarios' formula or
+        its own; None (blank) for the rows a layout's figures do not fill (the model's workings)."""
+        if row.key in self.dp_ep_formulas:
+            return self.dp_ep_formulas[row.key]
+        if row.key in DP_EP_SAME:
+            return "{C:" + row.key + "}"
+        if row.key in DP_EP_STORED:
+            v = self.dp_ep.get(row.key)
+            return v if v is None or isinstance(v, float) else None  # text is written by calc_sheet as it is
+        if row.key in DP_EP_SHARED:
+            t = row.template
+            t = t.get("*") if isinstance(t, dict) else t
+            guard = DP_EP_GUARDED.get(row.key)  # a blank stored figure: no value, not a division by zero
+            return t if guard is None else f'IF({{{guard}}}="",NO_DATA,{t})'
+        return None
 
     def add(self, *rows: Row) -> None:
         for r in rows:
@@ -79,12 +132,19 @@ def _raw(name: str) -> str:
 
 
 def calc_rows(
-    *, lever_kv: str, lever_weights: str, rate_factors: dict[str, float | None] | None = None, load: bool = False
+    *,
+    lever_kv: str,
+    lever_weights: str,
+    rate_factors: dict[str, float | None] | None = None,
+    load: bool = False,
+    dp_ep: dict[str, float | str | None] | None = None,
 ) -> Calc:
     """Every Calc row. ``rate_factors``: per scenario key, the queue term planner's simulation found for the fleet
     (``load_figures.LeverLoad.rate_factor``); absent or None: blank, 1, no queue (``budget_rows``). ``load``: the
-    workbook has a Load sheet, whose Status says whether the simulation still holds. Neither moves a row."""
+    workbook has a Load sheet, whose Status says whether the simulation still holds. ``dp_ep``: the dp-ep column's
+    numbers planner computed, by row key (``load_figures.dp_ep_cells``; absent: blank). None moves a row."""
     c = Calc()
+    c.dp_ep = dict(dp_ep or {})
     S = lambda key, label: Row(key, label, section=True)  # noqa: E731
     c.add(
         S("s_inputs", "What this column evaluates (blank: the default)"),
@@ -804,14 +864,42 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "calc.WORKLOAD_LEVERS: halving the context or another model changes what is served, not how",
         ),
         Row(
+            "no_change",
+            "Changes nothing against the baseline (1 yes: not ranked)",
+            "",
+            INT,
+            {"base": 0.0, "*": NO_CHANGE},
+            "load_figures.lever_changes_nothing: the same model, context, precisions used and GPU group as the "
+            "baseline (weights fp8 of an fp8 model, a compare model that is the model itself)",
+        ),
+        Row(
+            "what",
+            "What changes (Levers)",
+            "",
+            None,
+            {key: _what(key, what) for key, _, what in SCENARIOS},
+            "a lever that changes nothing says so",
+            wrap=4,
+        ),
+        Row(
+            "dp_ep_error",
+            "Why planner found no dp-ep fleet (dp-ep column; blank: none)",
+            "",
+            None,
+            {},
+            "load_figures.dp_ep_cells: a note planner computed, not a formula",
+        ),
+        Row(
             "budget_rank",
-            "Monthly cost for ranking (misses a target, no cost or changes the requests: 10^300)",
+            "Monthly cost for ranking (misses a target, no cost, changes the requests or nothing: 10^300)",
             "US$",
             NOT_RANKED_USD,
-            f"IF(AND({{meets}}=1,{{same_requests}}=1),IF(ISNUMBER({{fleet_usd_month}}),{{fleet_usd_month}},"
-            f"{NOT_RANKED}),{NOT_RANKED})",
+            f"IF(AND({{meets}}=1,{{same_requests}}=1,{{no_change}}=0),IF(ISNUMBER({{fleet_usd_month}}),"
+            f"{{fleet_usd_month}},{NOT_RANKED}),{NOT_RANKED})",
         ),
     )
+    c.dp_ep_formulas.update(_dp_ep_formulas(load))
+    last = scenario_col(DP_EP[0])  # the dp-ep lever is ranked with the scenarios
     rank = f"${first}${c.row_of['budget_rank']}:${last}${c.row_of['budget_rank']}"
     c.add(
         Row(
@@ -825,9 +913,57 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
     )
 
 
+#: A lever that resolves to the baseline's deployment: the same model, context, precisions used and GPU group (1),
+#: else 0 (an error in either column: 0, the error shows in the column).
+NO_CHANGE = (
+    "IFERROR(IF(AND({model}={C:model},{context}={C:context},{kv}={C:kv},{wp}={C:wp},{ep}={C:ep},{n}={C:n}),1,0),0)"
+)
+
+#: What "no change" says for each lever that resolves to the baseline (Calc's what row); others: the same inputs.
+NO_CHANGE_WHY = {
+    "weights_fp8": 'IF({C:wp_in}="",{C:model}&" ships "&{C:wp}&" weights","the weights are already "&{C:wp}&'
+    '" (Inputs)")',
+    "kv_fp8": '"the KV cache is already "&{C:kv}&" (Inputs)"',
+    "compare": '"the compare model is "&{C:model}&" itself"&IF(in_compare_model="",'
+    '" (blank: the same-size GQA model, which only an MHA model has; choose one on Inputs)","")',
+}
+
+
+def _what(key: str, what: str) -> str:
+    """The Levers' "What changes" cell of a scenario: ``what``, or "no change: ..." where it changes nothing."""
+    if key == "base":
+        return f'"{what}"'
+    why = NO_CHANGE_WHY.get(key, '"the same inputs as the baseline"')
+    return f'IF({{no_change}}=1,"no change: "&{why},"{what}")'
+
+
+def _dp_ep_formulas(load: bool) -> dict[str, str]:
+    """The dp-ep column's own formulas: it meets the targets only where planner's simulation says so and the Load
+    sheet is current (its figures are stored numbers, not formulas that follow the Inputs); a dense baseline's
+    column says the lever does not apply; blank figures give no fleet rather than a division by zero."""
+    current = f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current"' if load else "FALSE"
+    stale = (
+        "not known: planner computed this column for other Inputs (Load sheet STALE: refresh)"
+        if load
+        else "not known: nothing simulated (no Load sheet)"
+    )
+    dense = '"does not apply: "&{C:model}&" is dense, no experts to spread (a MoE model\'s layout)"'
+    return {
+        "what": f'IF(ISERROR({{C:E}}),"{DP_EP[2]}",IF({{C:E}}=0,{dense},"{DP_EP[2]}"&IF({current},""," (STALE: '
+        'refresh)")))',
+        "meets": 'IF({budget_refused}<>"",0,{sim_meets})',
+        "meets_text": f'IF({{budget_refused}}<>"","{REFUSED_MEETS}",IF({{sim_meets}}=1,"yes (simulated p95)",'
+        'IF(ISERROR({C:E}),{C:E},IF({C:E}=0,"does not apply (dense model)",'
+        f'IF(NOT({current}),"{stale}",IF({{dp_ep_error}}<>"","no: "&{{dp_ep_error}},'
+        '"not known: not simulated (Load sheet)"))))))',
+        "same_requests": "1",
+        "no_change": "0",
+    }
+
+
 def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(CALC_SHEET, freeze="C4", tab_color="595959")
-    how, checked = (get_column_letter(FIRST_SCENARIO_COL + len(SCENARIOS) + i) for i in (0, 1))
+    how, checked = (get_column_letter(FIRST_SCENARIO_COL + len(COLUMNS) + i) for i in (0, 1))
     s.widths.update({"A": 44, "B": 10, how: 34, checked: 40})
     s.set("A1", "Calc: every step of the capacity model, one column per scenario", style="title")
     s.note(
@@ -843,10 +979,13 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s.set(f"{how}3", "Model rule", style="header")
     s.set(f"{checked}3", "Checked against (planner.api)", style="header")
     probes = []
-    for key, header, _ in SCENARIOS:
+    for key, header, _ in COLUMNS:
         col = scenario_col(key)
         s.widths[col] = 17
         s.set(f"{col}3", header, style="header")
+    # folded ("+" above the columns shows it): the Levers sheet shows its figures, and Calc keeps printing two pages
+    # across (unfolded it took a third: 27 pages where 18 had been)
+    s.folded.append(scenario_col(DP_EP[0]))
     for row in c.rows:
         r = c.row_of[row.key]
         s.set(f"A{r}", row.label, style="subtitle" if row.section else "label")
@@ -857,10 +996,15 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             s.set(f"{how}{r}", row.how, style="note")
         if row.quantity:
             s.set(f"{checked}{r}", row.quantity, style="note")
-        for key, _, _ in SCENARIOS:
+        for key, _, _ in COLUMNS:
             col = scenario_col(key)
             t = row.template
-            if isinstance(t, dict):
+            if key == DP_EP[0] and row.key in DP_EP_STORED:  # a number or note planner computed: stored as it is
+                s.set(f"{col}{r}", c.dp_ep.get(row.key), fmt=row.fmt, style="calc")
+                continue
+            if key == DP_EP[0]:
+                t = c.dp_ep_template(row)
+            elif isinstance(t, dict):
                 t = t.get(key, t.get("*"))
             if t is None or isinstance(t, float):  # a number planner computed (rate_factor), or blank: stored
                 s.set(f"{col}{r}", t, fmt=row.fmt, style="calc")
@@ -877,6 +1021,6 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             s.set(f"{col}{r}", F.render(t, resolve), fmt=row.fmt, style="calc_text" if row.wrap else "calc")
             if row.wrap:
                 s.heights[r] = 13.5 * row.wrap + 2
-            if row.quantity:
+            if row.quantity and key != DP_EP[0]:  # the dp-ep column restates no api function: planner's numbers
                 probes.append(Probe(CALC_SHEET, f"{col}{r}", key, row.quantity))
     return s, probes

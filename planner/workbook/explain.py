@@ -109,7 +109,11 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "halves it (vLLM caches fp16/bf16 or fp8, not int4); fp8 weights free memory for KV and read half the "
             "bytes per step. Cost per million output tokens at max batch compares them. Context halved and the compare "
             "model change the requests (every prompt halved, another model), so they are never ranked for the "
-            "cheapest fleet.",
+            'cheapest fleet; nor is a lever that changes nothing ("no change": weights fp8 of a model that ships fp8 '
+            "weights, a compare model that is the model itself). DP attention + EP runs a MoE baseline's GPUs as "
+            "data-parallel attention ranks with the experts spread: no formula restates that layout, so its "
+            "figures are numbers planner computed (as planner plan --parallelism dp-ep), current while the Load "
+            "sheet is; a dense model's column says it does not apply.",
         ),
         (
             "Errors",

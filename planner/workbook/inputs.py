@@ -174,7 +174,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         s.set(f"C{r + i}", unit, style="unit")
         if text:
             s.heights[r + i] = lines(MEETS_LINES)
-    s.set(f"D{r + 1}", "Full results: Results sheet. The five levers side by side: Levers sheet.", style="note")
+    s.set(f"D{r + 1}", "Full results: Results sheet. The levers side by side: Levers sheet.", style="note")
     s.set(
         f"D{r + 2}",
         "#N/A: a name not in the catalog (or no price). #VALUE!: text where a number belongs. #NUM!: a number out of "

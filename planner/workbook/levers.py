@@ -1,8 +1,9 @@
-"""The Levers sheet: the baseline and five lever scenarios side by side, each at the max batch its engine serves."""
+"""The Levers sheet: the baseline and five lever scenarios side by side, each at the max batch its engine serves, and
+the data-parallel attention + expert parallel lever of a MoE baseline (``calc.DP_EP``: figures planner computed)."""
 
 from __future__ import annotations
 
-from planner.workbook.calc import SCENARIOS, WORKLOAD_LEVERS, Calc, scenario_col
+from planner.workbook.calc import COLUMNS, DP_EP, SCENARIOS, WORKLOAD_LEVERS, Calc, scenario_col
 from planner.workbook.formats import GB, INT, MS, USD
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.load_figures import HIGH_PERCENTILE
@@ -10,18 +11,23 @@ from planner.workbook.spec import Highlight, Probe, Sheet
 
 
 def last_col() -> str:
-    return scenario_col(SCENARIOS[-1][0])
+    """The last lever column: the dp-ep lever's (``calc.COLUMNS``)."""
+    return scenario_col(COLUMNS[-1][0])
 
 
-def sized_by_formula(rate_factor_ref: str, load: bool) -> str:
+def _shown(ref: str, scale: str = "") -> str:
+    """A dp-ep column cell as Levers shows it: blank where planner stored nothing (a dense baseline), not 0."""
+    return f'=IF(ISBLANK({ref}),"",{ref}{scale})'
+
+
+def sized_by_formula(rate_factor_ref: str, load: bool, dp_ep: bool = False) -> str:
     """What the fleet row rests on, as a formula over the scenario's rate factor (Calc; blank: not simulated) and,
-    with a Load sheet, its Status: the simulation (and whether its Inputs still match), or no queue."""
+    with a Load sheet, its Status: the simulation (and whether its Inputs still match), or no queue. ``dp_ep``: the
+    dp-ep lever's column, whose fleet exists only where planner simulated one (no no-queue formula for the layout)."""
     status = f"{LOAD_SHEET}!$B${LOAD_STATUS_ROW}"
     stale = f'&IF(LEFT({status},7)="current",""," (STALE: refresh)")' if load else ""
-    return (
-        f'=IF(ISNUMBER({rate_factor_ref}),"simulated p{HIGH_PERCENTILE} under load"{stale},'
-        '"no queue (not simulated: Load sheet)")'
-    )
+    otherwise = '"not sized: planner simulated no fleet"' if dp_ep else '"no queue (not simulated: Load sheet)"'
+    return f'=IF(ISNUMBER({rate_factor_ref}),"simulated p{HIGH_PERCENTILE} under load"{stale},{otherwise})'
 
 
 #: The cheapest-fleet row where only levers that change the requests meet the targets (they are never ranked).
@@ -63,7 +69,7 @@ def no_cheapest(c: Calc) -> str:
         return c.ref(key, scenario_col(SCENARIOS[0][0]), absolute=True, sheet=True)
 
     price, gpu_row = base("price"), base("gpu_row")
-    first, last = scenario_col(SCENARIOS[0][0]), scenario_col(SCENARIOS[-1][0])
+    first, last = scenario_col(SCENARIOS[0][0]), last_col()
 
     def row(key: str) -> str:
         return f"{CALC_SHEET}!${first}${c.row_of[key]}:${last}${c.row_of[key]}"
@@ -94,20 +100,26 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
         "the simulation found (a stored number; blank, no queue, where nothing was simulated). "
         "Green: the cheapest fleet per month of the scenarios that serve the same requests and meet the TPOT and "
-        "TTFT targets (Inputs); one that misses a target or lacks a value (a blank input, an error) is never green.",
+        "TTFT targets (Inputs); one that misses a target or lacks a value (a blank input, an error) is never green, "
+        'nor one that changes nothing ("no change" in its first row). DP attention + EP (a MoE baseline\'s GPUs as '
+        "data-parallel attention ranks, experts spread): no formula restates that layout, so its figures are numbers "
+        "planner computed (as planner plan --parallelism dp-ep and planner export's fifth lever), current while the "
+        "Load sheet is.",
         last_col(),
     )
     s.set("A3", "", style="header")
     s.set("B3", "Unit", style="header")
-    for key, header, _ in SCENARIOS:
+    for key, header, _ in COLUMNS:
         col = scenario_col(key)
-        s.widths[col] = 20
+        s.widths[col] = 19  # seven columns: 40 + 12 + 7 x 19 = 185 characters, printed one page wide at 6 pt or more
         s.set(f"{col}3", header, style="header")
     probes: list[Probe] = []
     r = 4
     s.set(f"A{r}", "What changes", style="note")
-    for key, _, what in SCENARIOS:
-        s.set(f"{scenario_col(key)}{r}", what, style="note")
+    for key, _, _ in COLUMNS:  # Calc's what row: "no change: ..." where a lever resolves to the baseline
+        col = scenario_col(key)
+        s.set(f"{col}{r}", f"={c.ref('what', col, absolute=True, sheet=True)}", style="note")
+    s.heights[r] = 13.5 * 5 + 2  # "no change: the compare model is DeepSeek-V3 itself (blank: ...)" in 20 wide
     s.set(f"B{r}", "", style="note")
     r += 1
     shown = [
@@ -132,9 +144,10 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     for label, key, fmt, unit in shown:
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", "" if (fmt or "").endswith('"') else unit, style="unit")
-        for sk, _, _ in SCENARIOS:
+        for sk, _, _ in COLUMNS:
             col = scenario_col(sk)
-            s.set(f"{col}{r}", f"={c.ref(key, col, absolute=True, sheet=True)}", fmt=fmt, style="calc")
+            ref = c.ref(key, col, absolute=True, sheet=True)
+            s.set(f"{col}{r}", _shown(ref) if sk == DP_EP[0] else f"={ref}", fmt=fmt, style="calc")
         r += 1
     r += 1
     s.set(f"A{r}", "Results", style="subtitle")
@@ -144,9 +157,13 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", "" if fmt.endswith('"') else unit, style="unit")
         q = next(x for x in c.rows if x.key == key).quantity
-        for sk, _, _ in SCENARIOS:
+        for sk, _, _ in COLUMNS:
             col = scenario_col(sk)
-            s.set(f"{col}{r}", f"={c.ref(key, col, absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
+            ref = c.ref(key, col, absolute=True, sheet=True)
+            if sk == DP_EP[0]:  # planner's numbers (Calc's dp-ep column), no api function restated: no probe
+                s.set(f"{col}{r}", _shown(ref, scale), fmt=fmt, style="result")
+                continue
+            s.set(f"{col}{r}", f"={ref}{scale}", fmt=fmt, style="result")
             if q:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q, 1000.0 if scale else 1.0))
         result_row[key] = r
@@ -160,7 +177,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     )
     r += 1
     s.set(f"A{r}", SAME_REQUESTS_LABEL, style="label")
-    for sk, _, _ in SCENARIOS:
+    for sk, _, _ in COLUMNS:
         s.set(f"{scenario_col(sk)}{r}", same_requests_text(sk), style="result_text")
     r += 1
     budget = [
@@ -176,15 +193,17 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", unit, style="unit")
         q = None if key == "sized_by" else next(x for x in c.rows if x.key == key).quantity
-        for sk, _, _ in SCENARIOS:
+        for sk, _, _ in COLUMNS:
             col = scenario_col(sk)
             style = "result_text" if key in ("meets_text", "sized_by") else "result"
             if key == "sized_by":
-                formula = sized_by_formula(c.ref("rate_factor", col, absolute=True, sheet=True), load)
+                formula = sized_by_formula(c.ref("rate_factor", col, absolute=True, sheet=True), load, sk == DP_EP[0])
+            elif sk == DP_EP[0] and key == "rate_factor":
+                formula = _shown(c.ref(key, col, absolute=True, sheet=True))
             else:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
             s.set(f"{col}{r}", formula, fmt=fmt, style=style)
-            if q:
+            if q and sk != DP_EP[0]:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
         if key == "meets_text":  # "no: TPOT not known (blank target or error), TTFT not known (...)" on five
             s.heights[r] = 13.5 * 5 + 2  # lines of its 20-wide column, bold (two cut it after "(blank target or")
@@ -218,8 +237,11 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         src = result_row[key]
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", "vs baseline", style="unit")
-        for sk, _, _ in SCENARIOS:
+        for sk, _, _ in COLUMNS:
             col = scenario_col(sk)
-            s.set(f"{col}{r}", f"={col}{src}/${first}${src}-1", fmt="+0%;-0%;0%", style="calc")
+            change = f"={col}{src}/${first}${src}-1"
+            if sk == DP_EP[0]:  # blank where planner stored nothing
+                change = f'=IF(ISNUMBER({col}{src}),{col}{src}/${first}${src}-1,"")'
+            s.set(f"{col}{r}", change, fmt="+0%;-0%;0%", style="calc")
         r += 1
     return s, probes

@@ -47,10 +47,13 @@ from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
 from planner.serving.load import LoadResult, Replica
+from planner.workbook import calc
 from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.catalog_sheets import gqa_sibling
 
+#: The data-parallel attention + expert parallel lever: its Calc key and header (``calc.DP_EP``), and its layout.
+(DP_EP, DP_EP_HEADER, _), DP_EP_LAYOUT = calc.DP_EP, "dp-ep"
 #: Traffic on the Load sheet, as multiples of the Inputs' peak requests/s (spread over each scenario's replicas): the
 #: review's latency-against-load multiples.
 LOAD_MULTIPLES = LOAD_CURVE
@@ -124,6 +127,9 @@ class LoadFigures:
     key: str = ""  # ``load_key`` of what the figures were computed from ("": nothing to reuse)
     #: the engine's parameters the runs used, as the Assumptions sheet holds them (``simulated_parameters``)
     engine_parameters: tuple[tuple[str, int | None, Any], ...] = ()
+    #: the data-parallel attention + expert parallel lever (``dp_ep_lever``); None where the baseline is dense or
+    #: nothing was simulated
+    dp_ep: DpEpLever | None = None
 
 
 def _number(value: Any) -> float | None:
@@ -159,8 +165,19 @@ def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: Eng
 
 
 def _lever(
-    key: str, header: str, inputs: dict, catalog: Catalog, engine: EngineProfile, calibration: Any, targets: tuple
+    key: str,
+    header: str,
+    inputs: dict,
+    catalog: Catalog,
+    engine: EngineProfile,
+    calibration: Any,
+    targets: tuple,
+    parallelism: str = "tp",
 ) -> LeverLoad:
+    """One scenario's fleet and runs; ``parallelism``: how its group splits the model (``DP_EP``'s "dp-ep": the
+    baseline's inputs on data-parallel attention ranks, as ``planner export``'s fifth lever and ``planner plan
+    --rate``'s other layout size it: the same ``api.memory_plan``, ``api.peak_fleet``, ``Replica`` and
+    ``fewest_replicas`` with ``parallelism`` given)."""
     peak, output = _number(inputs.get("peak_requests_per_s")), _number(inputs.get("output_tokens"))
     hit = _number(inputs.get("prefix_hit_rate")) or 0.0  # blank or 0: nothing cached
     try:
@@ -171,6 +188,7 @@ def _lever(
     options = dict(
         kv_precision=s["kv_precision"], weight_precision=s["weight_precision"], memory_utilization=mu,
         engine=engine, catalog=catalog, calibration=calibration,
+        **({} if parallelism == "tp" else {"parallelism": parallelism}),  # tp: the calls as the other levers make them
     )  # fmt: skip
     try:
         plan = api.memory_plan(s["gpu"], s["model"], s["context"], gpus=s["gpus"], **options)
@@ -181,7 +199,7 @@ def _lever(
     except PlannerError as exc:
         return LeverLoad(key, header, s, error=str(exc))
     batch, replicas = int(plan.max_batch), int(fleet.replicas)
-    served, _ = api.served_batch(batch, engine, catalog.gpu(s["gpu"]), "tp", int(plan.gpus))
+    served, _ = api.served_batch(batch, engine, catalog.gpu(s["gpu"]), parallelism, int(plan.gpus))
     prompt = int(s["context"]) - int(output)
     if prompt < 1:
         return LeverLoad(
@@ -193,7 +211,7 @@ def _lever(
     replica = Replica(
         s["gpu"], s["model"], s["gpus"], scheduler=scheduler_of(engine),
         max_num_seqs=limit, weight_precision=s["weight_precision"], kv_precision=s["kv_precision"],
-        engine=eng, calibration=calibration, catalog=catalog,
+        engine=eng, calibration=calibration, catalog=catalog, parallelism=parallelism,
     )  # fmt: skip
     needed, why = None, "no TTFT or TPOT target on Inputs"
     if targets[0] is not None and targets[1] is not None:
@@ -264,7 +282,78 @@ def _computed(
     if missing:
         return not_computed(f"no {' and no '.join(missing)} on Inputs (a number above 0)", engine, used)
     levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets) for k, h, _ in SCENARIOS)
-    return LoadFigures(used, engine.name, levers, *targets, key=digest, engine_parameters=simulated_parameters(engine))
+    dp = dp_ep_lever(inputs, catalog, engine, calibration, targets)
+    return LoadFigures(
+        used, engine.name, levers, *targets, key=digest, engine_parameters=simulated_parameters(engine), dp_ep=dp
+    )
+
+
+@dataclass(frozen=True)
+class DpEpLever:
+    """The baseline run as data-parallel attention ranks with the experts spread ("dp-ep") on its own GPUs, computed
+    by planner (the workbook has no formulas for the layout): ``load``, its fleet as ``_lever`` sizes every
+    scenario's; ``plan``, ``planner.report.plan``'s figures at the max batch the layout serves (what ``planner plan``
+    prints on its "Same 8 GPUs, data-parallel attention + expert parallel" line). ``error``: why it has no figures."""
+
+    load: LeverLoad
+    plan: Any = None  # planner.report.Plan
+    error: str = ""
+
+    @property
+    def rate_per_replica_s(self) -> float | None:
+        """Requests/s one replica takes: the simulated fleet's (peak / needed replicas), else the no-queue rate."""
+        rate = self.load.no_queue_rate_per_s
+        return None if rate is None else rate * self.load.rate_factor
+
+
+def dp_ep_lever(
+    inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, calibration: Any, targets: tuple
+) -> DpEpLever | None:
+    """The dp-ep lever of a MoE baseline (``DpEpLever``); None for a dense one (no experts to spread) or a baseline
+    planner cannot resolve. Its fleet: ``_lever`` with ``parallelism="dp-ep"`` (the same ``fewest_replicas`` of a
+    dp-ep ``Replica`` that ``planner export``'s fifth lever and ``planner plan --rate`` size on)."""
+    from planner.report import plan
+
+    try:
+        s = lever_inputs(inputs, DP_EP, catalog, engine)
+        moe = catalog.model(s["model"]).moe is not None
+    except PlannerError:
+        return None
+    if not moe:
+        return None
+    load = _lever(DP_EP, DP_EP_HEADER, inputs, catalog, engine, calibration, targets, DP_EP_LAYOUT)
+    if load.error and load.max_batch is None:
+        return DpEpLever(load, None, load.error)
+    try:
+        p = plan(
+            s["gpu"], s["model"], s["context"], gpus=s["gpus"], kv_precision=s["kv_precision"],
+            weight_precision=s["weight_precision"], memory_utilization=inputs.get("memory_utilization"),
+            engine=engine, catalog=catalog, calibration=calibration, parallelism=DP_EP_LAYOUT,
+        )  # fmt: skip
+    except PlannerError as exc:
+        return DpEpLever(load, None, str(exc))
+    return DpEpLever(load, p, load.error or "")
+
+
+def dp_ep_cells(figures: LoadFigures | None) -> dict[str, float | str | None]:
+    """The numbers planner computed for Calc's dp-ep column, by Calc row key (``calc.DP_EP_STORED``): max batch
+    memory holds and the one the engine serves, KV budget per GPU and per sequence, TPOT, throughput and TTFT at the
+    served batch (``planner.report.plan``), the queue's rate factor and the requests/s one replica takes (the
+    simulation's); "dp_ep_error": why there are none. Empty without figures or for a dense baseline (blank cells)."""
+    dp = None if figures is None else figures.dp_ep
+    if dp is None:
+        return {}
+    out: dict[str, float | str | None] = {"dp_ep_error": dp.error or dp.load.needed_note or None}
+    if dp.plan is not None:
+        p = dp.plan
+        out.update(
+            max_batch=float(p.memory.max_batch), served_batch=float(p.max_batch),
+            budget=float(p.memory.kv_budget_bytes_per_gpu), kv_seq=float(p.memory.kv_bytes_per_sequence),
+            m_step=float(p.at_batch.step_s), m_tput=float(p.at_batch.throughput_tokens_per_s), p_ttft=float(p.ttft_s),
+        )  # fmt: skip
+    if dp.load.needed_replicas is not None:
+        out.update(rate_factor=dp.load.rate_factor, rate_repl=dp.rate_per_replica_s)
+    return out
 
 
 #: The custom document property that holds the ``load_key`` the Load sheet was computed from (``refresh`` reads it).
@@ -307,3 +396,22 @@ def not_computed(why: str, engine: EngineProfile, inputs: dict[str, Any] | None 
     used = {k: (inputs or {}).get(k) for k in LOAD_INPUT_KEYS}
     levers = tuple(LeverLoad(k, h, {}, error=note) for k, h, _ in SCENARIOS)
     return LoadFigures(used, engine.name, levers, None, None, note=note)
+
+
+def lever_changes_nothing(inputs: dict[str, Any], key: str, catalog: Catalog, engine: EngineProfile) -> bool:
+    """Whether a Levers scenario resolves to the baseline's deployment (Calc's no_change row): the same model,
+    context, GPU group and precisions used (weights, experts, KV cache) as ``planner.report.plan`` resolves them
+    (the weights-fp8 lever of DeepSeek-V3, which ships fp8 weights; a compare model that is the model itself). Such a
+    lever is labelled "no change" and never ranked. Raises the PlannerError the baseline's inputs raise."""
+    from planner.report import plan
+
+    def resolved(k: str) -> tuple:
+        s = lever_inputs(inputs, k, catalog, engine)
+        p = plan(
+            s["gpu"], s["model"], s["context"], gpus=s["gpus"], kv_precision=s["kv_precision"],
+            weight_precision=s["weight_precision"], memory_utilization=inputs.get("memory_utilization"),
+            engine=engine, catalog=catalog,
+        )  # fmt: skip
+        return p.model.name, p.context, p.gpus, p.weight_precision, p.expert_precision, p.kv_precision
+
+    return key != "base" and resolved(key) == resolved("base")

@@ -237,7 +237,14 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     be read give a sheet saying so, not an error: the catalog refresh goes on. A sheet named Load that planner did
     not write (another title) is a RefreshRefusedError unless ``force``."""
     from planner.workbook.assumptions import read_engine
-    from planner.workbook.load_figures import LOAD_KEY_PROPERTY, load_figures, load_key, not_computed, rate_factors
+    from planner.workbook.load_figures import (
+        LOAD_KEY_PROPERTY,
+        dp_ep_cells,
+        load_figures,
+        load_key,
+        not_computed,
+        rate_factors,
+    )
     from planner.workbook.load_sheet import TITLE, load_sheet
 
     check_load_sheet(wb, path, force)
@@ -259,6 +266,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
         index = wb.sheetnames.index(LEVERS_SHEET) + 1 if LEVERS_SHEET in wb.sheetnames else len(wb.sheetnames)
     write_sheet(wb.create_sheet(LOAD_SHEET, index), load_sheet(figures))
     _write_rate_factors(wb, rate_factors(figures))
+    _write_dp_ep(wb, dp_ep_cells(figures))
     if figures.key:
         _set_property(wb, LOAD_KEY_PROPERTY, figures.key)
     else:
@@ -279,6 +287,24 @@ def _write_rate_factors(wb, factors: dict[str, float | None]) -> None:
         return
     for key, _, _ in SCENARIOS:
         ws[f"{scenario_col(key)}{row}"].value = factors.get(key)
+
+
+def _write_dp_ep(wb, cells: dict[str, float | str | None]) -> None:
+    """Calc's dp-ep column (``calc.DP_EP``) set to the numbers planner computed again (``load_figures.dp_ep_cells``;
+    blank where none), each row where this planner writes it and its label says so, where the Calc sheet has that column (a workbook written before
+    the lever existed is left as it is)."""
+    from planner.workbook.calc import DP_EP, DP_EP_STORED, calc_rows, scenario_col
+
+    if CALC_SHEET not in wb.sheetnames:
+        return
+    ws, col = wb[CALC_SHEET], scenario_col(DP_EP[0])
+    if ws[f"{col}3"].value != DP_EP[1]:
+        return
+    c = calc_rows(lever_kv="fp8", lever_weights="fp8")  # the layout this planner writes (rows do not move)
+    for row in c.rows:
+        r = c.row_of[row.key]
+        if row.key in DP_EP_STORED and ws[f"A{r}"].value == row.label:
+            ws[f"{col}{r}"].value = cells.get(row.key)
 
 
 _RUN = rb"<(?:\w+:)?r>"
