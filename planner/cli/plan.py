@@ -1155,9 +1155,9 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], 
         lo_s, hi_s = r.bounds(value)
         bounds = f"{fmt_seconds(lo_s)} to {fmt_seconds(hi_s)}"
         if taken != stat:  # another percentile's row: its coverage and ends are stated on that row's line
-            lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}({taken}'s range)")
+            lines.append(f"    {label:<10}{r.text():<17}{bounds:<22}({taken}'s range)")
             continue
-        lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}{r.coverage_text()}")
+        lines.append(f"    {label:<10}{r.text():<17}{bounds:<22}{r.coverage_text()}")
         notes += [f"    {text}" for text in r.one_source_texts(label)]
     return lines + notes
 
