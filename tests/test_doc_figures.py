@@ -482,9 +482,10 @@ class TestExportDoc:
         from planner.io.safetext import MAX_HEADER_CHARS
 
         assert stated(self.DOC, r"page headers\s+are cut to Excel's (\d+) characters") == (MAX_HEADER_CHARS,)
-        assert stated(self.DOC, r"the gamma shape of their gaps \((\d+), the default: Poisson") == (
-            scenario.Workload.model_fields["burstiness"].default,
-        )
+        assert stated(
+            self.DOC,
+            r"gamma shape of the incoming traffic's gaps, before the load balancer \((\d+), the default: Poisson",
+        ) == (scenario.Workload.model_fields["burstiness"].default,)
         assert stated(self.DOC, r"discounted at \((\d+): undiscounted") == (
             scenario.Finance.model_fields["cost_of_capital"].default,
         )

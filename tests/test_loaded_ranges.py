@@ -65,7 +65,7 @@ class TestArithmetic:
         assert source_weights([x.source for x in f]) == pytest.approx([1 / 9] * 9 + [1.0, 1.0])
         r = range_of(f, "ttft_p99", STEADY)
         assert (r.low, r.median, r.high, r.sources, r.figures) == (0.0, 1.0, 2.0, 3, 11)
-        assert r.ratios() == (1.0, 3.0) and r.text() == "1x to 3x"
+        assert r.ratios() == (1.0, 3.0) and r.text() == "1.00x to 3.00x"
 
     def test_fewer_than_three_sources_state_no_range(self):
         f = figs("a", [0.1, 0.2]) + figs("b", [0.3])
@@ -106,12 +106,12 @@ class TestArithmetic:
         assert ranges_of([row])[("ttft_p99", STEADY)].one_source_ends() == [("high", 1.0, "d")]
 
     def test_the_printed_range_is_rounded_outwards(self):
-        """-0.285 / +0.25 print as 0.71x to 1.3x (0.715 down, 1.25 up; rounded to nearest, 1.25 would print 1.2x,
-        narrower than the table); whole ratios print as they are."""
+        """-0.285 / +0.25 print as 0.71x to 1.25x (0.715 down to the hundredth; never narrower than the table); ends
+        at the table's own two decimals print as they are applied (trial 10, F7: 26.40 is 26.40x, not 28x)."""
         r = LoadedRange("tpot_p99", STEADY, 4, 42, -0.285, 0.0, 0.25)
-        assert r.text() == "0.71x to 1.3x"
-        assert LoadedRange("tpot_p99", STEADY, 4, 42, -0.28, 0.0, 0.08).text() == "0.72x to 1.1x"
-        assert LoadedRange("ttft_p99", STEADY, 6, 48, -0.23, 0.46, 26.40).text() == "0.77x to 28x"
+        assert r.text() == "0.71x to 1.25x"
+        assert LoadedRange("tpot_p99", STEADY, 4, 42, -0.28, 0.0, 0.08).text() == "0.72x to 1.08x"
+        assert LoadedRange("ttft_p99", STEADY, 6, 48, -0.23, 0.46, 26.40).text() == "0.77x to 27.40x"
 
     def test_arrival(self):
         assert arrival_of(4.0, 0, 100) == STEADY  # a request rate

@@ -119,9 +119,10 @@ class LoadedRange:
 
     def one_source_texts(self, label: str) -> list[str]:
         """One sentence per end that one source sets (``one_source_ends``), the end without that source as a multiple
-        of the prediction rounded outwards: "p99 TTFT's high end is one source's (s): 2.4x without it"."""
+        of the prediction to two decimals, as the table stores it: "p99 TTFT's high end is one source's (s): 7.07x
+        without it"."""
         return [
-            f"{label}'s {end} end is one source's ({source}): {outward(1 + without, end == 'high'):g}x without it"
+            f"{label}'s {end} end is one source's ({source}): {multiple_text(1 + without, end == 'high')} without it"
             for end, without, source in self.one_source_ends()
         ]
 
@@ -135,10 +136,19 @@ class LoadedRange:
         return value * lo, value * hi
 
     def text(self) -> str:
-        """The range as multiples of the prediction to two significant figures, rounded outwards (the low end down,
-        the high end up: a stated range is never narrower than the table's), "0.71x to 1.3x" for -0.285 / +0.25."""
+        """The range as the multiples of the prediction that ``bounds`` applies, to two decimals, the precision the
+        table stores them at (``LOADED_RANGE`` returns the same): "0.78x to 15.27x" for -0.22 / +14.27; a finer end
+        is rounded outwards (the low end down, the high end up: never narrower than the table), "0.71x to 1.25x" for
+        -0.285 / +0.25. Two significant figures printed "16x" beside bounds at 15.27x (trial 10, F7)."""
         lo, hi = self.ratios()
-        return f"{outward(lo, up=False):g}x to {outward(hi, up=True):g}x"
+        return f"{multiple_text(lo, up=False)} to {multiple_text(hi, up=True)}"
+
+
+def multiple_text(x: float, up: bool = True) -> str:
+    """A multiple of a prediction as a range line prints it: two decimals, the table's precision ("15.27x",
+    "0.82x"), a finer value rounded up (``up``) or down to the hundredth (15.271 -> 15.28x up)."""
+    n = round(x * 100, 9)  # 0.82 * 100 is 82.00000000000001: whole to rounding first
+    return f"{(math.ceil(n) if up else math.floor(n)) / 100:.2f}x"
 
 
 def outward(x: float, up: bool, digits: int = 2) -> float:

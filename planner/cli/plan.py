@@ -51,10 +51,14 @@ from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, kv_replication_words, limit_words, plan, replica_of
 from planner.serving.fleet import (
+    HEADROOM_STEP,
+    LOAD_CURVE,
     NO_TPOT_WITH_ONE_TOKEN,
+    FleetCheck,
     GroupChoice,
     GroupTried,
     Sizing,
+    check_fleet,
     fewest_gpus,
     fewest_replicas,
     near_ttft_floor,
@@ -497,6 +501,16 @@ class Percentile(click.ParamType):
     "(needs --prompt-tokens and --output-tokens, or --dataset).",
 )
 @click.option(
+    "--replicas",
+    "fleet_replicas",
+    type=Whole("replicas, a whole number of 1 or more, e.g. 9", min=1),
+    help="With --rate: run this many replicas (of --gpus, else the smallest group that holds the model) at the rate "
+    "instead of sizing a fleet: each replica's percentiles against the targets (meets or misses), each replica's "
+    "steady-state capacity (Excel CAPACITY_RPS), with targets the most each takes within them and the headroom over "
+    "the rate (the review's Latency sheet's rule), and the same rate on one replica fewer (does the fleet hold its "
+    "targets when one fails?).",
+)
+@click.option(
     "--prompt-tokens",
     type=TokenCount(mean=True),
     help="Mean prompt length under load, tokens; a fraction such as 800.5 is kept (each simulated request sends the "
@@ -553,7 +567,9 @@ class Percentile(click.ParamType):
     type=Number("a gamma shape above 0, e.g. 1 (Poisson)", min=0, min_open=True),
     default=1.0,
     show_default=True,
-    help="Gamma shape of the arrival gaps: 1 Poisson, below 1 burstier (vllm bench serve --burstiness).",
+    help="Gamma shape of the incoming traffic's arrival gaps, before the load balancer: 1 Poisson, below 1 burstier "
+    "(vllm bench serve --burstiness). The balancer is taken to route each request to a replica at random, so each of "
+    "k replicas sees gaps of shape k b / (1 + (k - 1) b), nearer Poisson (0.5 over 9 replicas: 0.9).",
 )
 @click.option(
     "--prefix-hit-rate",
@@ -585,6 +601,7 @@ def plan_command(
     as_json,
     catalog_dirs: tuple[Path, ...],
     rate_per_s,
+    fleet_replicas,
     prompt_tokens,
     output_tokens,
     dataset_name,
@@ -616,6 +633,11 @@ def plan_command(
     """
     traffic = None
     trace = None
+    if fleet_replicas is not None and rate_per_s is None:
+        raise InvalidInputError(
+            "--replicas runs a given fleet at a rate; give --rate (and the lengths) with it"
+            + (" instead of --trace: a trace is sized, not run on a given fleet" if trace_path is not None else "")
+        )
     if trace_path is not None:
         given = [n for n, v in (("--rate", rate_per_s), ("--prompt-tokens", prompt_tokens),
                                 ("--output-tokens", output_tokens), ("--dataset", dataset_name)) if v is not None]  # fmt: skip
@@ -682,6 +704,7 @@ def plan_command(
     sized = None
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
+    check: FleetCheck | None = None
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None:  # a fixed-length run, or a trace's step tables: the means in whole tokens
@@ -699,7 +722,7 @@ def plan_command(
             )
         # without --gpus, each group from the smallest that holds the model, the one whose fleet needs fewest GPUs
         groups = (p.gpus,)
-        if options.get("gpus") is None:
+        if options.get("gpus") is None and fleet_replicas is None:
             groups = tuple(n for n in groups_to_try(p.model, catalog=cat, parallelism=p.parallelism, engine=p.engine)
                            if n >= p.gpus) or groups  # fmt: skip
         # one replica per group (the plan's deployment on n GPUs); only the kept group needs its whole plan
@@ -711,9 +734,18 @@ def plan_command(
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
             arrivals_s=trace.arrivals_s if trace else None,
         )  # fmt: skip
-        choice = fewest_gpus(replicas, *load_args, **load_kwargs)
-        sized = choice.sizing
-        if choice.gpus_per_replica != p.gpus:
+        if fleet_replicas is not None:  # a given fleet at the rate, not sized: check_fleet
+            check = check_fleet(
+                replicas[p.gpus], *load_args, fleet_replicas, percentile=float(percentile),
+                ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
+                lengths=lengths, prefix_hit_rate=hit,
+            )  # fmt: skip
+            sized = sizing_of(check)
+            choice = None
+        else:
+            choice = fewest_gpus(replicas, *load_args, **load_kwargs)
+            sized = choice.sizing
+        if choice is not None and choice.gpus_per_replica != p.gpus:
             p = plan(gpu, served, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
         sent = lengths or fixed_lengths(run_prompt, run_output, DEFAULT_REQUESTS)
         _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
@@ -721,14 +753,17 @@ def plan_command(
         others = tuple(
             _other_layout(dc_replace(replicas[p.gpus], parallelism=alt.parallelism), load_args, load_kwargs)
             for alt in p.alternatives
-            if alt.gpus == p.gpus
+            if alt.gpus == p.gpus and check is None
         )
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p) | {"prefix_hit_rate": hit}} if sized else {})
+        if check is not None:  # --replicas: the given fleet, sized on nothing
+            out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
+            out["under_load"] |= {"sized_on": "given (--replicas)", "fleet_check": fleet_check_as_dict(check)}
         if sized:
-            out["under_load"]["groups_tried"] = groups_as_dict(choice)
+            out["under_load"]["groups_tried"] = groups_as_dict(choice) if choice is not None else []
             out["under_load"]["max_sequences_at_once"] = {"per_rank": run_setup.cap, "ranks": run_setup.ranks}
             out["under_load"]["other_layouts"] = [
                 {
@@ -769,15 +804,137 @@ def plan_command(
                 trace,
                 choice,
                 run_setup,
+                given=check is not None,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
             else ""
         )
+        if check is not None:
+            if sized is None:  # past capacity at the rate: no percentile to show
+                text = f"\n\n{_rate_line(rate_per_s, prompt_tokens, output_tokens, p)}"
+            text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
         lines = held_out_range_lines(sized, ranges, _arrival(sized)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
+
+
+#: How ``--rate`` routes the traffic over the replicas, as the "Under load" line states it (``replica_burstiness``).
+RATE_ROUTING = (
+    "the traffic's arrivals routed at random over the replicas, each replica taking its share of the rate (a "
+    "--burstiness b is the incoming traffic's: each of k replicas sees gaps of gamma shape k b / (1 + (k - 1) b)); "
+    "a --trace is dealt round-robin, more evenly"
+)
+
+
+def _rate_line(rate_per_s: float, prompt_tokens: float, output_tokens: float, p: Plan) -> str:
+    """The "Under load" line of ``--rate``: the traffic, the simulation and how the traffic is routed."""
+    return (
+        f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
+        f"{_tokens(output_tokens)}-token outputs, computed by planner's serving simulation ({_streams_words(p)}; "
+        f"{RATE_ROUTING})"
+    )
+
+
+def sizing_of(check: FleetCheck) -> Sizing | None:
+    """A given fleet's run as a ``Sizing`` to render (``render_sizing``, the held-out ranges); None where each
+    replica is past its capacity at the rate (no run to show)."""
+    if check.result is None:
+        return None
+    cap = check.capacity_per_s if check.on_capacity else math.nan
+    return Sizing(
+        check.replicas, check.rate_per_replica_s, check.result, check.percentile, check.ttft_target_s,
+        check.tpot_target_s, cap,
+    )  # fmt: skip
+
+
+def _headroom_words(c: FleetCheck) -> str:
+    """The headroom over the rate as ``fleet_check_lines`` says it: "+5%", "over +100%" (inf: past ``LOAD_CURVE``'s
+    2x), "-12%" (a shortfall), "under -75%" (even a quarter of the rate misses)."""
+    if math.isinf(c.headroom):
+        return f"over +{LOAD_CURVE[-1] - 1:.0%}"
+    if c.headroom <= -1 and not c.on_capacity:
+        return f"under -{1 - LOAD_CURVE[0]:.0%}"
+    return f"{c.headroom:+.0%}"
+
+
+def _verdict(c: FleetCheck) -> str:
+    """ "meets" / "misses" the targets (or, without targets, its capacity), with the figures that decide it."""
+    if c.result is None:
+        return (
+            f"misses: {c.rate_per_replica_s:.3g} requests/s each is at or past one replica's capacity "
+            f"({c.capacity_per_s:.3g} requests/s, simulated steady state), so its queue grows without bound"
+        )
+    q, r = f"p{c.percentile:g}", c.result
+    if c.on_capacity:
+        return f"meets: each below its capacity ({c.rate_per_replica_s:.3g} of {c.capacity_per_s:.3g} requests/s)"
+    figures = [f"TTFT {fmt_seconds(r.ttft_s.at(c.percentile))}"] * math.isfinite(c.ttft_target_s)
+    figures += [f"TPOT {fmt_seconds(r.tpot_s.at(c.percentile))}"] * math.isfinite(c.tpot_target_s)
+    return f"{'meets' if c.meets else 'misses'} ({q} {', '.join(figures)})"
+
+
+def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
+    """``--replicas``' verdict under the fleet's figures: the targets met or missed at the rate, each replica's
+    capacity (CAPACITY_RPS) and, with targets, the most each takes within them and the headroom over the rate
+    (``headroom_over``, the review's rule, to ``HEADROOM_STEP``), then one replica lost at the same rate."""
+    q = f"p{c.percentile:g}"
+    targets = [f"TTFT <= {fmt_seconds(c.ttft_target_s)}"] * math.isfinite(c.ttft_target_s)
+    targets += [f"TPOT <= {fmt_seconds(c.tpot_target_s)}"] * math.isfinite(c.tpot_target_s)
+    against = f"the targets ({q} {', '.join(targets)})" if targets else "capacity (no targets given)"
+    lines = [
+        f"  fleet given: {c.replicas:,} x {p.gpus:,} x {p.gpu.name} = {counted(c.replicas * p.gpus, 'GPU')} at "
+        f"{c.rate_per_s:g} requests/s, {c.rate_per_replica_s:.3g} each",
+        f"  against {against}: {_verdict(c)}",
+    ]
+    capacity = f"  capacity per replica: {c.capacity_per_s:.3g} requests/s in steady state (Excel CAPACITY_RPS)"
+    if c.on_capacity:
+        capacity += f"; headroom over the rate: {_headroom_words(c)} ({c.replicas:,} x capacity / rate - 1)"
+    elif math.isinf(c.headroom):
+        capacity += (
+            f"; within the targets: over {c.rate_within_targets_per_replica_s:.3g} requests/s each (the targets hold "
+            f"at {LOAD_CURVE[-1]:g}x the rate); headroom over the rate: {_headroom_words(c)}"
+        )
+    elif c.headroom <= -1:
+        capacity += (
+            f"; within the targets: none at {LOAD_CURVE[0]:g}x the rate; headroom over the rate: {_headroom_words(c)}"
+        )
+    else:
+        capacity += (
+            f"; within the targets: {c.rate_within_targets_per_replica_s:.3g} requests/s each; headroom over the "
+            f"rate: {_headroom_words(c)} (bisected to {HEADROOM_STEP:.0%}, as the review's Latency sheet)"
+        )
+    lines.append(capacity)
+    if c.one_lost is None:
+        lines.append("  one replica lost: none left to serve the rate (one replica given)")
+    else:
+        o = c.one_lost
+        holds = "the targets still hold" if o.meets and targets else "capacity still holds" if o.meets else ""
+        lines.append(
+            f"  one replica lost: {o.replicas:,} replicas at {o.rate_per_s:g} requests/s, {o.rate_per_replica_s:.3g} "
+            f"each: {_verdict(o)}"
+            + (f"; {holds}" if holds else f"; {'the targets do' if targets else 'capacity does'} not hold")
+            + f" (headroom {_headroom_words(o)})"
+        )
+    return lines
+
+
+def fleet_check_as_dict(c: FleetCheck) -> dict:
+    """``--replicas``' verdict for --json: rates in requests/s, the headroom a share (null: over ``LOAD_CURVE``'s
+    end), the one-replica-lost check nested (null for one replica)."""
+    return {
+        "replicas": c.replicas,
+        "rate_per_s": c.rate_per_s,
+        "rate_per_replica_per_s": c.rate_per_replica_s,
+        "meets": c.meets,
+        "past_capacity": c.result is None,
+        "capacity_per_replica_per_s": c.capacity_per_s,
+        "rate_within_targets_per_replica_per_s": (
+            None if math.isinf(c.rate_within_targets_per_replica_s) else c.rate_within_targets_per_replica_s
+        ),
+        "headroom": None if math.isinf(c.headroom) else c.headroom,
+        "one_lost": fleet_check_as_dict(c.one_lost) if c.one_lost is not None else None,
+    }
 
 
 def dataset_traffic(name: str) -> DatasetLoad:
@@ -848,11 +1005,13 @@ def render_sizing(
     trace: TraceLoad | None = None,
     choice: GroupChoice | None = None,
     setup=None,
+    given: bool = False,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
     the groups tried, where the group was chosen among several; how many sequences a replica ran at once, from the
-    simulated run's ``setup``: the engine's max_num_seqs and the KV cache, as the engine admits them)."""
+    simulated run's ``setup``: the engine's max_num_seqs and the KV cache, as the engine admits them). ``given``: the
+    replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict."""
     r, q = s.result, f"p{s.percentile:g}"
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
@@ -869,15 +1028,7 @@ def render_sizing(
 
     lines = [
         "\n",
-        (
-            f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
-            f"{_tokens(output_tokens)}-token outputs, "
-            f"computed by planner's serving simulation ({_streams_words(p)}; each replica's arrivals random at its "
-            "share of the rate, as a load balancer routing at random gives them: a --trace is dealt round-robin, "
-            "more evenly)"
-        )
-        if trace is None
-        else trace_line(trace, p, s.replicas),
+        _rate_line(rate_per_s, prompt_tokens, output_tokens, p) if trace is None else trace_line(trace, p, s.replicas),
         *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [f"  prefix cache: {fmt_percent(prefix_hit_rate)} of each prompt cached, not computed again (as given)"]
@@ -893,7 +1044,8 @@ def render_sizing(
             if speculative is not None
             else []
         ),
-        f"  replicas{meet}: {s.replicas:,} x {p.gpus:,} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
+        f"  replicas{' (given: --replicas; see below against the targets)' if given else meet}: "
+        f"{s.replicas:,} x {p.gpus:,} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
         + (
             f"{counted(s.burst_requests_per_replica, 'request')} of the burst each at most"
             if s.is_burst
@@ -902,7 +1054,7 @@ def render_sizing(
         + (f", {_at_once(setup, p)}" if setup is not None else ""),
         *(
             ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
-            if s.on_capacity
+            if s.on_capacity and not given
             else []
         ),
         *([group_line(choice)] if choice is not None and len(choice.tried) > 1 else []),
@@ -1003,9 +1155,9 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], 
         lo_s, hi_s = r.bounds(value)
         bounds = f"{fmt_seconds(lo_s)} to {fmt_seconds(hi_s)}"
         if taken != stat:  # another percentile's row: its coverage and ends are stated on that row's line
-            lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}({taken}'s range)")
+            lines.append(f"    {label:<10}{r.text():<17}{bounds:<22}({taken}'s range)")
             continue
-        lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}{r.coverage_text()}")
+        lines.append(f"    {label:<10}{r.text():<17}{bounds:<22}{r.coverage_text()}")
         notes += [f"    {text}" for text in r.one_source_texts(label)]
     return lines + notes
 

@@ -27,10 +27,13 @@ from planner.export.scenario import Finance, Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
-from planner.serving.fleet import (
+from planner.serving.fleet import HEADROOM_STEP as HEADROOM_STEP  # re-exported: the review's step, plan's too
+from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan --replicas' too
+    LOAD_CURVE,
     NO_TPOT_WITH_ONE_TOKEN,
     Sizing,
     fewest_replicas,
+    headroom_over,
     near_ttft_floor,
     one_output_token,
     sweep_within_capacity,
@@ -40,9 +43,6 @@ from planner.serving.speculative import decode_at_s, served_model, speculation_f
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
-#: Traffic multipliers (of the planned peak) of the latency-against-load view, and how finely its headroom is found.
-LOAD_CURVE = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)
-HEADROOM_STEP = 0.02
 
 
 # -- one option -----------------------------------------------------------------------------------------
@@ -266,7 +266,9 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
 
     def runs(mults: list[float]) -> list:
         rates = np.asarray(mults) * peak_rate_per_s / sim.replicas
-        return sweep_within_capacity(replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate)
+        return sweep_within_capacity(
+            replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate, replicas=sim.replicas
+        )
 
     def meets(r) -> bool:  # no TPOT target (one output token): a NaN TPOT is no miss
         tpot_ok = not math.isfinite(sim.tpot_target_s) or r is not None and r.tpot_s.at(q) <= sim.tpot_target_s
@@ -274,11 +276,9 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
 
     curve = runs(list(LOAD_CURVE))
     inf = math.inf
-    lo, hi = 1.0, next((m for m, r in zip(LOAD_CURVE, curve, strict=True) if m > 1 and not meets(r)), None)
-    while hi is not None and hi - lo > HEADROOM_STEP:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if meets(runs([mid])[0]) else (lo, mid)
-    headroom = inf if hi is None else lo - 1.0
+    on_curve = dict(zip(LOAD_CURVE, curve, strict=True))
+    # the peak meets (the fleet was sized on it): headroom_over bisects above it, as plan --replicas does
+    headroom = headroom_over(lambda m: meets(on_curve[m] if m in on_curve else runs([m])[0]))
 
     def col(f) -> tuple[float, ...]:
         return tuple(inf if r is None else float(f(r)) for r in curve)

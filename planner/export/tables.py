@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
-from planner.export.evaluate import HEADROOM_STEP
 from planner.export.outlook import stale_text
 from planner.export.ownership import capital_terms
 from planner.export.records import Result, Review
 from planner.export.scenario import Workload
 from planner.export.slow_end import ratios_text
+from planner.serving.fleet import HEADROOM_STEP
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,53 @@ from planner.units import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, UnitSlipError, parse
 CAPACITY_CONCURRENCY = tuple(2.0 ** (k / 2) for k in range(-6, 2))
 
 
+def replica_burstiness(burstiness: float, replicas: int) -> float:
+    """The gamma shape of one replica's arrival gaps where traffic whose gaps are gamma of shape ``burstiness`` (gap
+    CV^2 = 1 / burstiness; 1 is Poisson) is routed at random over ``replicas`` replicas alike: thinning a renewal
+    process, each request kept with p = 1 / k, leaves a renewal process whose gaps (a geometric number of the
+    traffic's gaps) have CV^2 = p / burstiness + (1 - p); the gamma with that CV^2 has shape k b / (1 + (k - 1) b).
+    Poisson stays Poisson (1 -> 1); bursty traffic reaches each replica nearer Poisson (0.5 over 9 replicas: 0.9),
+    even traffic (inf) at shape k / (k - 1). One replica takes the traffic as it comes. The gamma matches the
+    thinned gaps' mean and CV^2, not their whole distribution (a geometric sum of gammas)."""
+    k, b = int(replicas), float(burstiness)
+    if k <= 1:
+        return b
+    if math.isinf(b):
+        return k / (k - 1)
+    return k * b / (1 + (k - 1) * b)
+
+
+def replica_run(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rate_per_s: float,
+    replicas: int,
+    *,
+    burstiness: float = 1.0,
+    lengths: list[tuple[int, int]] | None = None,
+    prefix_hit_rate: float = 0.0,
+    arrivals_s: Any = None,
+) -> LoadResult:
+    """One of ``replicas`` replicas' simulated run when the fleet takes ``rate_per_s`` requests per second: the
+    traffic's gaps gamma of ``burstiness``, routed at random, so each replica takes rate / k at the shape
+    ``replica_burstiness`` gives (1,000 requests; ``len(lengths)`` with ``lengths``); a recorded traffic
+    (``arrivals_s``, with its ``lengths``) is dealt round-robin, one request in k at the times it came, and the first
+    replica's share simulated. How ``fewest_replicas`` sizes and ``planner plan --replicas`` runs a given fleet. The
+    capacity is not checked here (``past_capacity``)."""
+    k = int(replicas)
+    if arrivals_s is not None:  # a trace: one request in k, at the times it came
+        return latency_under_load(
+            replica, prompt_tokens, output_tokens, arrivals_s=np.asarray(arrivals_s)[::k], lengths=lengths[::k],
+            prefix_hit_rate=prefix_hit_rate,
+        )  # fmt: skip
+    return latency_under_load(
+        replica, prompt_tokens, output_tokens, rate_per_s=rate_per_s / k,
+        burstiness=replica_burstiness(burstiness, k), num_requests=len(lengths) if lengths else DEFAULT_REQUESTS,
+        lengths=lengths, prefix_hit_rate=prefix_hit_rate, requests_per_rank=True,
+    )  # fmt: skip
+
+
 def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float, prefix_hit_rate: float = 0.0) -> float:
     """The most requests per second one replica completes in steady state, from the simulation: closed-loop runs
     at concurrencies C = ``CAPACITY_CONCURRENCY`` x its slots (min(max_num_seqs, the decode table's batches)),
@@ -205,7 +252,8 @@ def fewest_replicas(
     arrivals_s: Any = None,
 ) -> Sizing:
     """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
-    per second (gamma arrivals of ``burstiness``; 1,000 requests), meet the targets: the closed-form
+    per second (``replica_run``: the traffic's gamma gaps of ``burstiness`` routed at random, each replica's at
+    ``replica_burstiness``; 1,000 requests), meet the targets: the closed-form
     approximation (``planner.serving.approx``) gives a first k (one where it meets none), the simulation settles it:
     a k that meets is checked against k - 1, k - 2, k - 4, ... and one that misses doubles, then bisection (latency
     falls as k grows); a k whose rate / k is past the simulated capacity (``past_capacity``) never counts (a
@@ -243,15 +291,9 @@ def fewest_replicas(
     runs: dict[int, LoadResult] = {}
 
     def run_at(k: int) -> LoadResult:
-        if arrivals_s is not None:  # a trace: one request in k, at the times it came
-            return latency_under_load(
-                replica, prompt_tokens, output_tokens, arrivals_s=np.asarray(arrivals_s)[::k], lengths=lengths[::k],
-                prefix_hit_rate=prefix_hit_rate,
-            )  # fmt: skip
-        return latency_under_load(
-            replica, prompt_tokens, output_tokens, rate_per_s=rate / k, burstiness=burstiness,
-            num_requests=len(lengths) if lengths else DEFAULT_REQUESTS, lengths=lengths,
-            prefix_hit_rate=prefix_hit_rate, requests_per_rank=True,
+        return replica_run(
+            replica, prompt_tokens, output_tokens, rate, k, burstiness=burstiness, lengths=lengths,
+            prefix_hit_rate=prefix_hit_rate, arrivals_s=arrivals_s,
         )  # fmt: skip
 
     targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
@@ -459,12 +501,14 @@ def sweep_within_capacity(
     *,
     burstiness: float = 1.0,
     prefix_hit_rate: float = 0.0,
+    replicas: int = 1,
 ) -> list[LoadResult | None]:
-    """One replica's simulated run (``latency_under_load``, 1,000 requests of fixed lengths, gamma arrivals of
-    ``burstiness``) at each rate of ``rates_per_s`` (requests/s), None where the rate is past the replica's
-    simulated capacity (``past_capacity``): there the queue grows without bound and a finite run's figures only
-    say how long it ran. ``prefix_hit_rate``: the share of each prompt the prefix cache holds. Runs are memoized
-    (``latency_under_load``)."""
+    """One replica's simulated run (``latency_under_load``, 1,000 requests of fixed lengths) at each rate of
+    ``rates_per_s`` (requests/s a replica), one of ``replicas`` taking traffic whose gaps are gamma of ``burstiness``
+    routed at random (each replica's gaps at ``replica_burstiness``, as ``replica_run``), None where the rate is past
+    the replica's simulated capacity (``past_capacity``): there the queue grows without bound and a finite run's
+    figures only say how long it ran. ``prefix_hit_rate``: the share of each prompt the prefix cache holds. Runs are
+    memoized (``latency_under_load``)."""
     rates = np.asarray(rates_per_s, dtype=float).ravel()
     if not ((rates > 0) & np.isfinite(rates)).all():
         raise InvalidInputError(f"rates {rates_per_s!r} must be positive finite numbers of requests per second")
@@ -475,7 +519,7 @@ def sweep_within_capacity(
             prompt_tokens,
             output_tokens,
             rate_per_s=float(r),
-            burstiness=burstiness,
+            burstiness=replica_burstiness(burstiness, replicas),
             prefix_hit_rate=prefix_hit_rate,
             requests_per_rank=True,
         )  # fmt: skip
@@ -483,6 +527,145 @@ def sweep_within_capacity(
         else None
         for r, past in zip(rates, over, strict=True)
     ]
+
+
+#: Traffic multipliers (of a fleet's rate) at which ``headroom_over`` looks for the first miss: the review's
+#: latency-against-load view (0.25x to 2x the planned peak), and how finely the headroom is bisected.
+LOAD_CURVE = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)
+HEADROOM_STEP = 0.02
+
+
+def headroom_over(meets_at: Any, multiples: tuple[float, ...] = LOAD_CURVE, step: float = HEADROOM_STEP) -> float:
+    """The most traffic, as a multiple of a fleet's rate less 1, at which its replicas (fixed) still meet their
+    targets (``meets_at(multiple)``; latency grows with the traffic): where 1x meets, bisected to ``step`` between 1
+    and the first of ``multiples`` above 1 that misses (``math.inf`` where none to their end does: more than 2x under
+    ``LOAD_CURVE``); where 1x misses, between the largest below 1 that meets and the next (a negative headroom, the
+    shortfall), -1 where even the smallest misses. The review's headroom (``planner.export.evaluate.load_curve``) and
+    ``planner plan --replicas``'."""
+    if meets_at(1.0):
+        lo, hi = 1.0, next((m for m in multiples if m > 1 and not meets_at(m)), None)
+        if hi is None:
+            return math.inf
+    else:
+        below = sorted((m for m in multiples if m < 1), reverse=True)
+        hi, lo = 1.0, 0.0
+        for m in below:
+            if meets_at(m):
+                lo = m
+                break
+            hi = m
+        if lo == 0.0:
+            return -1.0
+    while hi - lo > step:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if meets_at(mid) else (lo, mid)
+    return lo - 1.0
+
+
+@dataclass(frozen=True)
+class FleetCheck:
+    """A given fleet at a rate (``check_fleet``): one replica's simulated run, whether it meets the targets, its
+    capacity and the headroom over the rate; ``one_lost``: the same rate on one replica fewer (None for one replica)."""
+
+    replicas: int
+    rate_per_s: float  # the fleet's requests per second
+    percentile: float
+    ttft_target_s: float  # inf: no target
+    tpot_target_s: float
+    result: LoadResult | None  # one replica's run; None past its capacity (the queue grows without bound)
+    capacity_per_s: float  # one replica's steady-state capacity (``capacity_per_s``, Excel CAPACITY_RPS)
+    #: The most traffic, as a multiple of ``rate_per_s`` less 1, the replicas take within the targets
+    #: (``headroom_over``; without targets: within the capacity, replicas x capacity / rate - 1, as CAPACITY_RPS sizes)
+    headroom: float
+    one_lost: FleetCheck | None = None
+
+    @property
+    def rate_per_replica_s(self) -> float:
+        return self.rate_per_s / self.replicas
+
+    @property
+    def on_capacity(self) -> bool:
+        """Whether no target was given: the fleet is judged on its capacity alone."""
+        return not (math.isfinite(self.ttft_target_s) or math.isfinite(self.tpot_target_s))
+
+    @property
+    def meets(self) -> bool:
+        """Below each replica's capacity and, with targets, within them at ``percentile``."""
+        return self.result is not None and _within(self.result, self.percentile, self.ttft_target_s, self.tpot_target_s)
+
+    @property
+    def rate_within_targets_per_replica_s(self) -> float:
+        """The most requests per second one replica takes within the targets: (1 + headroom) x its share (to
+        ``HEADROOM_STEP``; inf past ``LOAD_CURVE``'s end); without targets, its capacity."""
+        if self.on_capacity:
+            return self.capacity_per_s
+        return (1.0 + self.headroom) * self.rate_per_replica_s
+
+
+def _within(r: LoadResult, percentile: float, ttft_target_s: float, tpot_target_s: float) -> bool:
+    """Whether a run's ``percentile`` TTFT and TPOT are within the targets (inf: none; a NaN TPOT, one output token,
+    holds where there is no TPOT target)."""
+    tpot_ok = not math.isfinite(tpot_target_s) or r.tpot_s.at(percentile) <= tpot_target_s
+    return r.ttft_s.at(percentile) <= ttft_target_s and tpot_ok
+
+
+def check_fleet(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rate_per_s: float,
+    replicas: int,
+    *,
+    percentile: float = 95,
+    ttft_target_s: float = math.inf,
+    tpot_target_s: float = math.inf,
+    burstiness: float = 1.0,
+    lengths: list[tuple[int, int]] | None = None,
+    prefix_hit_rate: float = 0.0,
+    lose_one: bool = True,
+) -> FleetCheck:
+    """``replicas`` replicas taking ``rate_per_s`` (``replica_run``: the traffic's gamma gaps of ``burstiness`` routed
+    at random), as ``fewest_replicas`` runs a count: one replica's run (None at or past its capacity,
+    ``past_capacity``), each replica's capacity (``capacity_per_s``, the Excel CAPACITY_RPS) and the headroom over the
+    rate: with targets, ``headroom_over`` (the review's rule; a negative one is a shortfall), without, replicas x
+    capacity / rate - 1; with ``lose_one`` and more than one replica, the same on one replica fewer
+    (``FleetCheck.one_lost``: does the fleet hold its targets when one fails?)."""
+    if percentile not in PERCENTILES:
+        raise percentile_error(percentile)
+    k, rate = int(replicas), float(rate_per_s)
+    if k < 1:
+        raise InvalidInputError(f"replicas {replicas!r} is not a whole number of 1 or more")
+    if not 0 < rate < math.inf:
+        raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
+    cap = capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)
+    runs: dict[float, LoadResult | None] = {}
+
+    def run(multiple: float) -> LoadResult | None:
+        if multiple not in runs:
+            at = rate * multiple
+            past = bool(past_capacity(replica, prompt_tokens, output_tokens, [at / k], prefix_hit_rate)[0])
+            runs[multiple] = None if past else replica_run(
+                replica, prompt_tokens, output_tokens, at, k, burstiness=burstiness, lengths=lengths,
+                prefix_hit_rate=prefix_hit_rate,
+            )  # fmt: skip
+        return runs[multiple]
+
+    def meets_at(multiple: float) -> bool:
+        r = run(multiple)
+        return r is not None and _within(r, percentile, ttft_target_s, tpot_target_s)
+
+    targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
+    headroom = headroom_over(meets_at) if targets else k * cap / rate - 1.0
+    one_lost = None
+    if lose_one and k > 1:
+        one_lost = check_fleet(
+            replica, prompt_tokens, output_tokens, rate, k - 1, percentile=percentile, ttft_target_s=ttft_target_s,
+            tpot_target_s=tpot_target_s, burstiness=burstiness, lengths=lengths, prefix_hit_rate=prefix_hit_rate,
+            lose_one=False,
+        )  # fmt: skip
+    return FleetCheck(
+        k, rate, float(percentile), float(ttft_target_s), float(tpot_target_s), run(1.0), cap, headroom, one_lost
+    )
 
 
 def load_percentile(
