@@ -49,7 +49,7 @@ from planner.export import held_out
 from planner.export.evaluate import fleet_on_goals
 from planner.export.records import Result, Review, SlowEnd
 from planner.export.scenario import Workload
-from planner.serving.fleet import near_ttft_floor
+from planner.serving.fleet import near_ttft_floor, replica_burstiness
 from planner.units import counted
 
 #: What an option that no fleet meets at the slow end says, instead of a replica count.
@@ -190,7 +190,8 @@ def budget_basis_text(plan: Result, workload: Workload) -> str:
     ]
     if not slack:
         return ""
-    burst = f" --burstiness {workload.burstiness:g}" if workload.burstiness != 1 else ""
+    shape = replica_burstiness(workload.burstiness, sim.replicas)  # what one replica sees of the traffic's bursts
+    burst = f" --burstiness {shape:.2g}" if workload.burstiness != 1 else ""
     return (
         f"Which to budget on: the plan's {counted(plan.gpus, 'GPU', ',.0f')} meet the targets while real latency at "
         f"each replica's planned load ({sim.rate_per_replica_s:.3g} requests/s) is within {' and '.join(slack)}; "
