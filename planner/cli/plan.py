@@ -141,6 +141,11 @@ def _split_words(p) -> str:
     return "" if split is None else f", each of {split[0]} taking one request in {split[1]:,}"
 
 
+def _low_words(low: float, floor_s: float) -> str:
+    """A range's low end; where the roofline floor clamps it, said so."""
+    return f"{fmt_seconds(low)}, the datasheet roofline floor," if floor_s > 0 and low <= floor_s else fmt_seconds(low)
+
+
 def _padded_sequence_words(p: Plan) -> str:
     """Where vLLM's hybrid KV cache pads a sequence (sliding-window layers in equal groups, the last padded, one more
     block per sliding group: ``planner.model.memory.padded_kv_layer_tokens``) to more than 0.5% above the layers
@@ -326,18 +331,19 @@ def render_plan(p: Plan) -> str:
     steps = [(f"Decode at batch {p.batch}", p.at_batch)] + ([("Decode at batch 1", p.at_one)] if p.batch != 1 else [])
     for label, step in steps:
         row(label, "")
-        low, high = p.time_range(float(step.step_s))
+        low, high = p.tpot_range(step)
         row(
             "  TPOT (per sequence)",
-            f"{fmt_seconds(float(step.step_s))} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
+            f"{fmt_seconds(float(step.step_s))} (range {_low_words(low, p.decode_floor_s(step))} to "
+            f"{fmt_seconds(high)})",
         )
         row("  throughput", fmt_rate(float(step.throughput_tokens_per_s)))
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
         row("  MBU / MFU", f"{fmt_percent(float(step.mbu))} / {fmt_percent(float(step.mfu))}")
-    low, high = p.time_range(p.ttft_s)
+    low, high = p.ttft_range()
     row(
         f"TTFT ({p.context:,}-token prompt)",
-        f"{fmt_seconds(p.ttft_s)} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
+        f"{fmt_seconds(p.ttft_s)} (range {_low_words(low, p.ttft_floor_s)} to {fmt_seconds(high)})",
     )
     if p.calibration is not None:
         row("Calibration", p.calibration.text)
@@ -404,7 +410,7 @@ def plan_as_dict(p: Plan) -> dict:
         "ridge_flop_per_byte": p.ridge_flop_per_byte,
         "batch": p.batch,
         "tpot_s": float(p.at_batch.step_s),
-        "tpot_range_s": list(p.time_range(float(p.at_batch.step_s))),
+        "tpot_range_s": list(p.tpot_range(p.at_batch)),
         "time_range_note": p.time_range_note,
         "calibration": None if p.calibration is None else p.calibration.as_dict(),
         "time_range_widened": p.time_range_widened,
@@ -423,12 +429,12 @@ def plan_as_dict(p: Plan) -> dict:
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
         "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),
         "tpot_s_batch_1": float(p.at_one.step_s),
-        "tpot_range_s_batch_1": list(p.time_range(float(p.at_one.step_s))),
+        "tpot_range_s_batch_1": list(p.tpot_range(p.at_one)),
         "throughput_tokens_per_s_batch_1": float(p.at_one.throughput_tokens_per_s),
         "mfu": float(p.at_batch.mfu),
         "mbu": float(p.at_batch.mbu),
         "ttft_s": p.ttft_s,
-        "ttft_range_s": list(p.time_range(p.ttft_s)),
+        "ttft_range_s": list(p.ttft_range()),
         "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
         "price_source": p.price_source,
         "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,

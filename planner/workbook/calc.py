@@ -355,7 +355,7 @@ def calc_rows(
         ),
         Row(
             "kv_seq_base",
-            "KV per sequence (blocks, one copy)",
+            "KV per sequence (blocks, one copy; vLLM: KV groups padded)",
             "B",
             INT,
             "({kvel}*{kvbpe}+{idxb})*IF(eng_kv_group_padding,{kv_layer_slots},"
