@@ -58,7 +58,7 @@ def loaded_expert_padding_bytes(model: ModelFacts, precision: PrecisionFacts, en
     to 128, not modelled: +2.2% of gpt-oss's experts on one GPU) (vllm/model_executor/layers/quantization/mxfp4.py,
     commit 007d50058a06). SGLang's ``Mxfp4MoEMethod`` swizzles with the same triton_kernels layout
     (python/sglang/srt/layers/quantization/mxfp4.py, commit 0043c43a42). gpt-oss (H = 2,880 -> 3,072): experts
-    x 1.0667. gpt-oss-120b on one H100: 60.71 + 3.78 = 64.50 GiB, where vLLM logged 'Model loading took 64.38 GiB'
+    x 1.0667. gpt-oss-120b on one H100: 60.76 + 3.79 = 64.55 GiB (the experts' biases at bf16), where vLLM logged 'Model loading took 64.38 GiB'
     (catalogs/reference/vllm_startup_extra.csv XL05); gpt-oss-20b: 13.44 GiB, logged 13.47 (XL04).
     """
     a = engine.mxfp4_expert_hidden_alignment
