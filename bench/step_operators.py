@@ -115,6 +115,7 @@ def facts_step_terms(facts, *, prefill: bool, batch: float, tokens: float) -> di
         att_eff, att_floor = lim.prefill_attention_flop_efficiency, lim.prefill_attention_floor_s
         comm_tokens, overhead = rows, D.step_overhead_s(m, lim, rows) + lim.prefill_latency_s
         per_sequence = 0.0
+        head_rows = batch  # the output head on each prompt's last token (model.operators.prefill_head_skipped)
     else:
         rows, eff = O.cuda_graph_batch(batch), lim.decode_flop_efficiency
         touched = experts_touched(m, batch)
@@ -125,10 +126,11 @@ def facts_step_terms(facts, *, prefill: bool, batch: float, tokens: float) -> di
         att_eff, att_floor = lim.attention_flop_efficiency, lim.attention_floor_s
         comm_tokens, overhead = batch, D.step_overhead_s(m, lim, batch) + D.eager_surplus_s(m, lim, batch)
         per_sequence = lim.sequence_overhead_s * batch
+        head_rows = None  # decode: every sequence's logits
     moe = float(m.moe_layers) > 0
     terms = {
         # weight-only dense GEMMs at the GPU's weight-only fraction, as the model's steps (s140)
-        "dense GEMMs": O.linear_layers_time_s(g, m, lim, dense, rows, eff, gpus, p.weight_bytes_per_param),
+        "dense GEMMs": O.linear_layers_time_s(g, m, lim, dense, rows, eff, gpus, p.weight_bytes_per_param, head_rows),
         "MoE GEMMs": O.expert_layers_time_s(g, lim, experts, m, rows, eff, gpus, None, touched) if moe else 0.0,
         "attention+state": O.attention_time_s(
             g, m, lim, att_bytes, att_flop, att_eff * eff, att_floor, gpus, p.kv_bytes_per_element

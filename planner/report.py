@@ -120,15 +120,33 @@ class Plan:
     #: runs' held-out TPOT errors where there are enough), and where it comes from; not this plan's own range
     serving_margin: tuple[float, float] = (0.0, 0.0)
     serving_margin_note: str = ""
+    #: the prefill's datasheet roofline floor, seconds: max(bytes / (GPUs x HBM bandwidth), FLOPs / (GPUs x peak))
+    ttft_floor_s: float = 0.0
 
     @property
     def batch_capped(self) -> bool:
         """Whether the engine's sequence limit, not memory, bounds the max batch."""
         return self.engine_batch_limit < int(self.memory.max_batch)
 
-    def time_range(self, seconds: float) -> tuple[float, float]:
+    def time_range(self, seconds: float, floor_s: float = 0.0) -> tuple[float, float]:
+        """seconds x (1 + low) .. seconds x (1 + high), neither end below ``floor_s`` (the datasheet roofline floor:
+        no run is faster, whatever the held-out residuals of another engine say)."""
         low, high = self.time_residuals
-        return seconds * (1.0 + low), seconds * (1.0 + high)
+        return max(seconds * (1.0 + low), floor_s), max(seconds * (1.0 + high), floor_s)
+
+    @staticmethod
+    def decode_floor_s(step: DecodeStep) -> float:
+        """A decode step's datasheet roofline floor, seconds: max(bytes / (GPUs x HBM bandwidth), FLOPs / (GPUs x
+        peak)), what MBU or MFU 100% would take."""
+        return float(step.step_s) * max(float(step.mbu), float(step.mfu))
+
+    def tpot_range(self, step: DecodeStep) -> tuple[float, float]:
+        """``time_range`` of a decode step, at least its roofline floor (``decode_floor_s``)."""
+        return self.time_range(float(step.step_s), self.decode_floor_s(step))
+
+    def ttft_range(self) -> tuple[float, float]:
+        """``time_range`` of the TTFT, at least the prefill's roofline floor (``ttft_floor_s``)."""
+        return self.time_range(self.ttft_s, self.ttft_floor_s)
 
 
 def plan(
@@ -179,7 +197,14 @@ def plan(
     b = served if batch is None else int(_count(batch, "batch", MAX_BATCH_INPUT, " of sequences"))
     at_batch = _decode_step(g, mdl, context, replace(o, batch=b, gpus=n))
     at_one = _decode_step(g, mdl, context, replace(o, batch=1, gpus=n))
-    first = _prefill(g, mdl, context, replace(o, gpus=n), "ttft_s")
+    prefill = _prefill(g, mdl, context, replace(o, gpus=n))
+    first = prefill.ttft_s
+    # the prefill's datasheet roofline: its bytes at the GPUs' HBM bandwidth, its FLOPs at their peak for the weights'
+    # math (the decode step's, the same GPU and precision); the longer
+    ttft_floor = max(
+        float(prefill.bytes_moved) / (n * float(at_one.bandwidth_bytes_per_s)),
+        float(prefill.flop) / (n * float(at_one.peak_flop_per_s)),
+    )
     price = api.gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_price(price_per_gpu_hour))
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     warnings = [sixteen] if sixteen else []
@@ -267,6 +292,7 @@ def plan(
         limit,
         (margin.low, margin.high),
         margin.note,
+        ttft_floor if ttft_floor == ttft_floor else 0.0,
     )
 
 

@@ -105,7 +105,8 @@ def decode_intensity(gpu: Any, model: Any, context: Any, **options: Unpack[Decod
 
 
 def prefill(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[StepOptions]) -> PrefillStep:
-    """Prefill of ``batch`` prompts together (``model.prefill_step``): 2 x active params x tokens + causal attention.
+    """Prefill of ``batch`` prompts together (``model.prefill_step``): 2 x active params x tokens + causal attention,
+    the output head on each prompt's last token only (where the engine computes logits).
 
     The weights are read once for the whole batch; every prompt's FLOPs and KV writes count. One prompt (the
     default) gives its TTFT, the one busy time of a prompt (all-reduces included). Options:

@@ -109,11 +109,11 @@ class TestConcurrencyLine:
         "Maximum concurrency" divides the pool by what a request may hold with a whole prefill chunk in flight, a
         sliding layer min(window - 1 + max_num_batched_tokens, max_model_len) tokens (``SlidingWindowSpec.
         max_memory_usage_bytes``, vllm/v1/kv_cache_interface.py): min(127 + 8,192, 8,192) = 8,192 on an H100
-        (max_num_batched_tokens 8,192), where a decoding sequence keeps 128; so 6.26x beside a max batch of 12."""
+        (max_num_batched_tokens 8,192), where a decoding sequence keeps 128; so 6.16x beside a max batch of 12."""
         text = run("plan", "--gpu", "H100", "--model", "gpt-oss-120b", "--context", "8192").stdout
         assert _row(text, "Max batch").startswith("12 sequences")
         line = _row(text, "Max concurrency (vLLM's log line)")
-        assert line.startswith("6.26x at 8,192 tokens per request; lower than max batch")
+        assert line.startswith("6.16x at 8,192 tokens per request; lower than max batch")
         assert "each of the 18 sliding-window layers at 8,192 tokens a request" in line
         assert f"at {min(128 - 1 + 8192, 8192):,} tokens" in line and "the 128 a decoding sequence keeps" in line
 

@@ -37,7 +37,7 @@ from planner.cli.options import (
     load,
 )
 from planner.cli.terminal import echo
-from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
+from planner.engines.architecture import model_facts, state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.vllm_log import concurrency_note, logs_vllm_lines, vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.export.scenario import (
@@ -48,6 +48,7 @@ from planner.export.scenario import (
     reported_percentile,
 )
 from planner.model.layouts import is_pipeline, pipeline_stages
+from planner.model.memory import cached_tokens_per_layer_sum, padded_kv_layer_tokens
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, kv_replication_words, limit_words, plan, replica_of
 from planner.serving.fleet import (
@@ -142,6 +143,32 @@ def _split_words(p) -> str:
     """A trace's split over the replica's streams, each taking one request in n ("" for one)."""
     split = _streams(p)
     return "" if split is None else f", each of {split[0]} taking one request in {split[1]:,}"
+
+
+def _low_words(low: float, floor_s: float) -> str:
+    """A range's low end; where the roofline floor clamps it, said so."""
+    return f"{fmt_seconds(low)}, the datasheet roofline floor," if floor_s > 0 and low <= floor_s else fmt_seconds(low)
+
+
+def _padded_sequence_words(p: Plan) -> str:
+    """Where vLLM's hybrid KV cache pads a sequence (sliding-window layers in equal groups, the last padded, one more
+    block per sliding group: ``planner.model.memory.padded_kv_layer_tokens``) to more than 0.5% above the layers
+    alone: what it adds and KV_BYTES' figure (``kv_bytes``, the layers alone, KV heads replicated as the group does);
+    "" elsewhere."""
+    if not p.engine.kv_group_padding or p.model.linear_attention is not None or p.model.mamba is not None:
+        return ""
+    facts = model_facts(p.model)
+    padded = float(padded_kv_layer_tokens(facts, float(p.context), p.engine.block_size))
+    alone = float(cached_tokens_per_layer_sum(facts, float(p.context)))
+    seq = float(p.memory.kv_bytes_per_sequence)
+    if not padded > 1.005 * alone:
+        return ""
+    slots = vllm_kv_layer_slots(p.model)
+    return (
+        f" (vLLM's paged layout: its KV groups pad {p.model.num_layers} layers to {slots} and each sliding-window "
+        f"group holds one more block, +{padded / alone - 1:.1%}; the layers alone, what KV_BYTES gives: "
+        f"{fmt_gb(seq * alone / padded)})"
+    )
 
 
 def _stages(p: Plan) -> tuple[int, int]:
@@ -274,7 +301,7 @@ def render_plan(p: Plan) -> str:
             f"{n} layers, whatever the context)",
         )
     else:
-        row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
+        row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)) + _padded_sequence_words(p))
     batched_tokens = p.engine.batching_limits(g.memory_bytes, g.engine_device_name)[0]
     logged_tokens, concurrency = vllm_kv_log(
         m,
@@ -290,6 +317,8 @@ def render_plan(p: Plan) -> str:
     if m.linear_attention is not None or m.mamba is not None:  # state pages share the pool (hybrid_sequence_bytes)
         padded, slots = f" (vLLM logs {int(logged_tokens):,}: the state layers' pages share its blocks)", 0
     cached = m.nas.attention_layers if m.nas is not None else m.num_layers  # NAS: layers that skip attention cache none
+    if slots != cached and vllm_lines:  # the pool counted on the layers alone; max batch takes the padded blocks
+        padded = f" on the {cached} layers alone" + padded[:-1] + ", as max batch counts them)"
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != cached and vllm_lines else ""))
     n = int(mem.max_batch)
     capped = f" ({limit_words(p.engine, g, p.parallelism, p.gpus)}; memory holds {n:,})" if p.batch_capped else ""
@@ -306,18 +335,19 @@ def render_plan(p: Plan) -> str:
     steps = [(f"Decode at batch {p.batch}", p.at_batch)] + ([("Decode at batch 1", p.at_one)] if p.batch != 1 else [])
     for label, step in steps:
         row(label, "")
-        low, high = p.time_range(float(step.step_s))
+        low, high = p.tpot_range(step)
         row(
             "  TPOT (per sequence)",
-            f"{fmt_seconds(float(step.step_s))} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
+            f"{fmt_seconds(float(step.step_s))} (range {_low_words(low, p.decode_floor_s(step))} to "
+            f"{fmt_seconds(high)})",
         )
         row("  throughput", fmt_rate(float(step.throughput_tokens_per_s)))
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
         row("  MBU / MFU", f"{fmt_percent(float(step.mbu))} / {fmt_percent(float(step.mfu))}")
-    low, high = p.time_range(p.ttft_s)
+    low, high = p.ttft_range()
     row(
         f"TTFT ({p.context:,}-token prompt)",
-        f"{fmt_seconds(p.ttft_s)} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
+        f"{fmt_seconds(p.ttft_s)} (range {_low_words(low, p.ttft_floor_s)} to {fmt_seconds(high)})",
     )
     if p.calibration is not None:
         row("Calibration", p.calibration.text)
@@ -384,7 +414,7 @@ def plan_as_dict(p: Plan) -> dict:
         "ridge_flop_per_byte": p.ridge_flop_per_byte,
         "batch": p.batch,
         "tpot_s": float(p.at_batch.step_s),
-        "tpot_range_s": list(p.time_range(float(p.at_batch.step_s))),
+        "tpot_range_s": list(p.tpot_range(p.at_batch)),
         "time_range_note": p.time_range_note,
         "calibration": None if p.calibration is None else p.calibration.as_dict(),
         "time_range_widened": p.time_range_widened,
@@ -403,12 +433,12 @@ def plan_as_dict(p: Plan) -> dict:
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
         "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),
         "tpot_s_batch_1": float(p.at_one.step_s),
-        "tpot_range_s_batch_1": list(p.time_range(float(p.at_one.step_s))),
+        "tpot_range_s_batch_1": list(p.tpot_range(p.at_one)),
         "throughput_tokens_per_s_batch_1": float(p.at_one.throughput_tokens_per_s),
         "mfu": float(p.at_batch.mfu),
         "mbu": float(p.at_batch.mbu),
         "ttft_s": p.ttft_s,
-        "ttft_range_s": list(p.time_range(p.ttft_s)),
+        "ttft_range_s": list(p.ttft_range()),
         "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
         "price_source": p.price_source,
         "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,

@@ -215,6 +215,17 @@ def _mlp_params(hidden: int, intermediate: int, gated: bool, bias: bool = False)
     return n
 
 
+def routed_expert_biases(m: Model) -> int:
+    """Bias values of all routed experts (counted in ``ParamBreakdown.routed_experts``): MoE layers x experts x
+    (gate and up widths + hidden) for a gated MLP; 0 without ``expert_bias``. gpt-oss-120b: 36 x 128 x (2 x 2,880 +
+    2,880) = 39,813,120 (``gate_up_proj_bias`` [128, 5,760] and ``down_proj_bias`` [128, 2,880] per layer)."""
+    e = m.moe
+    if e is None or not e.expert_bias:
+        return 0
+    width = e.expert_intermediate_size
+    return m.moe_layers * e.num_experts * ((2 if m.gated_mlp else 1) * width + m.hidden_size)
+
+
 def _moe_params(m: Model, moe_layers: int) -> tuple[int, int, int, int]:
     """(router, shared experts, routed experts, routed experts active per token) over ``moe_layers`` MoE layers:
     a router of hidden x experts (+ a bias per expert, + a shared-expert gate of hidden), each expert an MLP."""
@@ -480,6 +491,8 @@ def model_facts(m: Model) -> ModelFacts:
         local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
         ssm_split_width=ssm_split_width(m),
         mla_attention=1.0 if m.mla is not None else 0.0,
+        params_output_head=b.lm_head or b.embedding,
+        params_routed_expert_biases=routed_expert_biases(m),
         **draft_facts(m),
     )
 

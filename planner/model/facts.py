@@ -56,6 +56,12 @@ class ModelFacts:
         0.0  # state layers: the count TP must divide (Mamba-2 heads/groups, DeltaNet heads); 0: none
     )
     mla_attention: ArrayLike = 0.0  # 1: MLA, whose absorbed decode attention runs at the measured MLA rate
+    # the output head's GEMM (vocabulary x hidden; a tied embedding doubles as it), one of ``params_read_per_step``: a
+    # prefill runs it on each prompt's last token only (``planner.model.prefill``); 0: counted on every token
+    params_output_head: ArrayLike = 0.0
+    # of ``params_routed_experts``, the experts' bias vectors: stored 16-bit whatever the experts' format (gpt-oss's
+    # MXFP4 checkpoint: the *_blocks and *_scales are U8, the *_bias tensors BF16); 0: none
+    params_routed_expert_biases: ArrayLike = 0.0
     # -- a speculating deployment's draft, held in memory (``planner.model.memory.draft_kv_bytes_per_token``); the
     # defaults: no draft. Not catalog facts: set on the variant a speculating run serves
     # (``planner.serving.speculative.served_model``), never read by the timing model --

@@ -21,19 +21,34 @@ def weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
     Linear non-expert = non-expert - kept 16-bit - not loaded. Quantized checkpoints (AWQ, GPTQ, llm-compressor,
     ModelOpt) keep embeddings, output head, norms and routers in 16-bit. Llama 2 70B at fp16: 68,976,648,192 x 2 B
     = 137,953,296,384 B; Llama-3.1-8B at int4: 6,979,321,856 x 0.515625 + 1,050,939,392 x 2 = 5,700,591,616 B.
+    Routed experts: ``routed_expert_bytes`` (their biases 16-bit).
     """
     linear = model.params_non_expert - model.params_kept_16bit - model.params_not_loaded
     return (
         linear * precision.weight_bytes_per_param
         + model.params_kept_16bit * precision.kept_bytes_per_param
-        + model.params_routed_experts * precision.expert_bytes_per_param
+        + routed_expert_bytes(model, precision)
     )
+
+
+def routed_expert_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """All routed experts as stored: params x expert B/param + their bias values x (max(expert B/param, kept B/param)
+    - expert B/param): a quantized format packs the matrices, not the biases. gpt-oss-120b's MXFP4 checkpoint
+    stores ``*_blocks`` and ``*_scales`` as U8 and ``gate_up_proj_bias`` / ``down_proj_bias`` as BF16 (the model page's
+    tensor types: BF16, U8); vLLM's ``Mxfp4MoEMethod.create_weights`` loads ``w13_bias`` and ``w2_bias`` as
+    torch.bfloat16. 114,701,598,720 params x 0.53125 + 39,813,120 biases x (2 - 0.53125) = 60,993,699,840 B."""
+    experts = model.params_routed_experts * precision.expert_bytes_per_param
+    biases = model.params_routed_expert_biases
+    if type(biases) is float and biases == 0.0:  # no expert biases (every model but gpt-oss): nothing added
+        return experts
+    ebpp = precision.expert_bytes_per_param
+    return experts + biases * (ops.maximum(ebpp, precision.kept_bytes_per_param) - ebpp)
 
 
 def loaded_expert_padding_bytes(model: ModelFacts, precision: PrecisionFacts, engine: EngineMemoryRules) -> ArrayLike:
     """Bytes an engine's MXFP4 MoE kernels add to the routed experts when loading them: the experts' hidden size
     padded to a multiple of a (``engine.mxfp4_expert_hidden_alignment``; 0: none), every expert matrix having the
-    hidden size as one dimension: routed params x expert B/param x (ceil(H / a) x a / H - 1).
+    hidden size as one dimension: routed experts' bytes (``routed_expert_bytes``) x (ceil(H / a) x a / H - 1).
 
     vLLM (0.10.1 on, gpt-oss support): on Hopper the Triton backend swizzles each expert matrix into
     ``HopperMXValueLayout``, whose ``_padded_shape`` aligns one dimension to 256 and the other to 64
@@ -43,13 +58,13 @@ def loaded_expert_padding_bytes(model: ModelFacts, precision: PrecisionFacts, en
     to 128, not modelled: +2.2% of gpt-oss's experts on one GPU) (vllm/model_executor/layers/quantization/mxfp4.py,
     commit 007d50058a06). SGLang's ``Mxfp4MoEMethod`` swizzles with the same triton_kernels layout
     (python/sglang/srt/layers/quantization/mxfp4.py, commit 0043c43a42). gpt-oss (H = 2,880 -> 3,072): experts
-    x 1.0667. gpt-oss-120b on one H100: 60.71 + 3.78 = 64.50 GiB, where vLLM logged 'Model loading took 64.38 GiB'
+    x 1.0667. gpt-oss-120b on one H100: 60.76 + 3.79 = 64.55 GiB (the experts' biases at bf16), where vLLM logged 'Model loading took 64.38 GiB'
     (catalogs/reference/vllm_startup_extra.csv XL05); gpt-oss-20b: 13.44 GiB, logged 13.47 (XL04).
     """
     a = engine.mxfp4_expert_hidden_alignment
     h = model.hidden_size
     factor = ops.where(a > 0, ops.ceil(h / ops.maximum(a, 1)) * ops.maximum(a, 1) / h, 1.0) - 1.0
-    return model.params_routed_experts * precision.expert_bytes_per_param * precision.expert_mxfp4 * factor
+    return routed_expert_bytes(model, precision) * precision.expert_mxfp4 * factor
 
 
 def experts_as_loaded(
@@ -342,7 +357,7 @@ def pipeline_stage_facts(model: ModelFacts, stages: ArrayLike) -> ModelFacts:
     per_layer = (
         "num_layers", "full_attention_layers", "sliding_window_layers", "moe_layers", "linear_attention_layers",
         "state_bytes_per_sequence", "linear_attention_flop_per_token", "params_routed_experts", "params_not_loaded",
-        "params_read_per_step", "params_read_kept_16bit", "params_active",
+        "params_read_per_step", "params_read_kept_16bit", "params_active", "params_output_head",
     )  # fmt: skip
     scaled = {name: getattr(model, name) * f for name in per_layer}
     return replace(

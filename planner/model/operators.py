@@ -123,7 +123,11 @@ WEIGHT_ONLY_BELOW_BYTES = 1.5
 
 
 def weight_only_flop_scale(
-    gpu: GpuFacts, model: ModelFacts, limits: EngineFacts, weight_bytes_per_param: ArrayLike
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
+    weight_bytes_per_param: ArrayLike,
+    head_skipped: ArrayLike = 0.0,
 ) -> ArrayLike:
     """The dense GEMMs' FLOP rate over the bf16 GEMM curve's where they are weight-only: read / ((read - kept) / f +
     kept), f = ``limits.weight_only_flop_fraction`` (> 0 where applied), the quantized params at f of the rate and
@@ -134,16 +138,36 @@ def weight_only_flop_scale(
     these weights with below Hopper, dequantizes in its mainloop and splits a problem into slabs of at most 64 rows,
     so its rate flattens from 64 rows on at 143.9 TFLOP/s on A100 (SGLang 0.5.10's Marlin W4A16 fused MoE, 215 calls
     of aiconfigurator 0.12.0), 0.574 of the A100's dense bf16 GEMM rate. Assumed: dense Marlin (W4A16 and W8A16)
-    flattens at the fused MoE's rate; TensorRT-LLM's weight-only kernel is at it at 64 rows too (139 TFLOP/s)."""
+    flattens at the fused MoE's rate; TensorRT-LLM's weight-only kernel is at it at 64 rows too (139 TFLOP/s).
+
+    ``head_skipped``: output-head parameters a row does not run on average (``prefill_head_skipped``; kept 16-bit),
+    taken off both read and kept."""
     f = limits.weight_only_flop_fraction
     read, kept = model.params_read_per_step, model.params_read_kept_16bit
     narrow = eight_bit_math(gpu)
     if type(f) is float and type(weight_bytes_per_param) is float and type(narrow) is bool:  # one scenario
         applies = f > 0 and weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES and not narrow
-        return read / ((read - kept) / f + kept) if applies else 1.0
+        return (read - head_skipped) / ((read - kept) / f + kept - head_skipped) if applies else 1.0
     # narrow chosen by where, not masked with ~np.asarray(narrow): that would expand a sweep's per-GPU values to rows
     applies = (f > 0) & (weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES)
-    return ops.where(narrow, 1.0, ops.where(applies, read / ((read - kept) / ops.where(f > 0, f, 1.0) + kept), 1.0))
+    scale = (read - head_skipped) / ((read - kept) / ops.where(f > 0, f, 1.0) + kept - head_skipped)
+    return ops.where(narrow, 1.0, ops.where(applies, scale, 1.0))
+
+
+def prefill_head_skipped(model: ModelFacts, tokens: ArrayLike, head_rows: ArrayLike) -> ArrayLike:
+    """Output-head parameters a prefill row does not run, on average: head x (1 - head rows / tokens); 0 where
+    ``tokens`` is 0.
+
+    A prefill computes logits only at the positions it samples from, one per prompt: vLLM's ``logits_indices``
+    (the last scheduled token of each request, ``vllm/v1/worker/gpu_model_runner.py`` ``_prepare_inputs``;
+    ``compute_logits`` takes ``hidden_states[logits_indices]``), SGLang's ``LogitsProcessor`` (the last token of
+    each extend sequence unless ``extend_return_logprob``). Prompt logprobs, which run the head on every prompt
+    token, are not modelled."""
+    if type(tokens) in (float, int) and type(head_rows) in (float, int):  # one scenario: Python's arithmetic
+        return model.params_output_head * (1.0 - head_rows / tokens) if tokens > 0 else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = ops.where(tokens > 0, head_rows / tokens, 1.0)
+    return model.params_output_head * (1.0 - share)
 
 
 def linear_layers_time_s(
@@ -155,17 +179,21 @@ def linear_layers_time_s(
     flop_efficiency: ArrayLike,
     gpus: ArrayLike,
     weight_bytes_per_param: ArrayLike | None = None,
+    head_rows: ArrayLike | None = None,
 ) -> ArrayLike:
     """The dense GEMMs of a step over ``tokens`` rows: ``dense_bytes`` (``dense_weight_bytes``) read once, 2 FLOP per
     parameter per token; 4 GEMMs per layer + the output head, each with the GEMM floor. Weight-only GEMMs compute
-    at ``weight_only_flop_scale`` of the rate (``weight_bytes_per_param``: the precision's; None: not weight-only)."""
+    at ``weight_only_flop_scale`` of the rate (``weight_bytes_per_param``: the precision's; None: not weight-only).
+    ``head_rows``: the rows the output head runs on (a prefill: one per prompt, ``prefill_head_skipped``); None: all
+    ``tokens`` (decode)."""
+    skipped = 0.0 if head_rows is None else prefill_head_skipped(model, tokens, head_rows)
     if weight_bytes_per_param is not None and any_nonzero(limits.weight_only_flop_fraction):
-        flop_efficiency = flop_efficiency * weight_only_flop_scale(gpu, model, limits, weight_bytes_per_param)
+        flop_efficiency = flop_efficiency * weight_only_flop_scale(gpu, model, limits, weight_bytes_per_param, skipped)
     return gemm_time_s(
         gpu,
         limits,
         dense_bytes,
-        2.0 * tokens * model.params_read_per_step,
+        2.0 * tokens * (model.params_read_per_step - skipped),
         GEMMS_PER_LAYER * model.num_layers + 1.0,
         flop_efficiency,
         gpus,
@@ -403,6 +431,7 @@ def forward_kernels_time_s(
     touched: ArrayLike | None = None,
     weight_bytes_per_param: ArrayLike | None = None,
     kv_bytes_per_element: ArrayLike = 2.0,
+    head_rows: ArrayLike | None = None,
 ) -> ArrayLike:
     """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
@@ -415,7 +444,8 @@ def forward_kernels_time_s(
     ``touched``: the experts per MoE layer the step touches (``planner.model.decode.experts_touched``), for the
     grouped GEMM's rows per expert. ``weight_bytes_per_param``: the precision's, for the weight-only dense GEMMs
     (``linear_layers_time_s``). ``kv_bytes_per_element``: the KV cache's, for the attention curve's byte rate
-    (``attention_time_s``)."""
+    (``attention_time_s``). ``head_rows``: the rows of the dense GEMMs the output head runs on (a prefill: one per
+    prompt); None: all of them (``linear_layers_time_s``)."""
     flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
     dense_gpus = gpus if dense_gpus is None else dense_gpus
     # the data-parallel forms hold whole experts on each GPU (expert parallelism): one expert's full width
@@ -439,7 +469,7 @@ def forward_kernels_time_s(
     no_experts = type(expert_bytes) is float and expert_bytes == 0.0
     return (
         linear_layers_time_s(
-            gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus, weight_bytes_per_param
+            gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus, weight_bytes_per_param, head_rows
         )
         + (
             0.0

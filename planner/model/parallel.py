@@ -214,6 +214,7 @@ def dp_prefill_step(
         expert_bytes=experts, attention_bytes=kv_written, attention_flop=attention_flop,
         dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
+        head_rows=on_rank,
     ) + operators.sparse_mla_time_s(model, limits, on_rank * prompt_tokens, 1.0, sparse)  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, precision, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s

@@ -91,13 +91,14 @@ def prefill_step(
     all-reduces + overhead.
 
     One forward pass over the batch's L x batch tokens: the weights are read once (MoE: the experts those tokens
-    touch), every prompt writes its KV (replicated heads counted) and spends 2 x params per token x L + causal
-    attention FLOPs. overhead = per step + per layer x layers + per MoE layer x MoE layers + the fixed prefill
+    touch), every prompt writes its KV (replicated heads counted) and spends 2 x (params per token - output head) x L
+    + 2 x output head + causal attention FLOPs: the output head (vocabulary x hidden) runs on each prompt's last
+    token only, where the engine samples (``operators.prefill_head_skipped``: vLLM's ``logits_indices``). overhead = per step + per layer x layers + per MoE layer x MoE layers + the fixed prefill
     latency (the engine's).
     """
     tokens = prompt_tokens * batch
     attention_flop = batch * causal_attention_flop(model, prompt_tokens)
-    flop = tokens * 2.0 * params_per_token(model) + attention_flop
+    flop = 2.0 * (tokens * params_per_token(model) - (tokens - batch) * model.params_output_head) + attention_flop
     sparse = operators.sparse_mla_applies(model, limits, gpus, prefill=True)
     if not (type(sparse) is float and sparse == 0.0):  # DSA latents through the fp8 sparse kernel: not timed twice
         attention_flop = batch * causal_attention_flop(model, prompt_tokens, sparse)
@@ -113,6 +114,7 @@ def prefill_step(
         gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_written, attention_flop=attention_flop, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
+        head_rows=batch,
     ) + operators.sparse_mla_time_s(model, limits, tokens, gpus, sparse)  # fmt: skip
     overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead

@@ -264,6 +264,8 @@ def calc_rows(
         ("read", "params_read_per_step", "Params read per step (dense)"),
         ("kept16", "params_kept_16bit", "Params kept 16-bit"),
         ("read16", "params_read_kept_16bit", "Params read per step kept 16-bit"),
+        ("head", "params_output_head", "Output head params (vocabulary x hidden)"),
+        ("ebias", "params_routed_expert_biases", "Routed experts' bias values (stored 16-bit)"),
         ("notloaded", "params_not_loaded", "Params not loaded"),
         ("per_expert", "params_per_expert_layer", "Params per expert per layer"),
         ("moe_layers", "moe_layers", "MoE layers"),
@@ -355,8 +357,8 @@ def calc_rows(
             "Weights (whole model)",
             "B",
             GB,
-            "({non_expert}-{kept16}-{notloaded})*{wbpp}+{kept16}*{kbpp}+{routed}*{ebpp}",
-            "model.weight_bytes",
+            "({non_expert}-{kept16}-{notloaded})*{wbpp}+{kept16}*{kbpp}+({routed}*{ebpp}+{ebias}*(MAX({ebpp},{kbpp})-{ebpp}))",
+            "model.weight_bytes (routed experts: model.routed_expert_bytes, their biases 16-bit)",
             quantity="weight_bytes",
         ),
         Row(
@@ -364,7 +366,7 @@ def calc_rows(
             "Weights as the engine loads them",
             "B",
             GB,
-            '{weight_bytes}+IF(AND({ep}="mxfp4",eng_mxfp4_expert_hidden_alignment>0),{routed}*{ebpp}*'
+            '{weight_bytes}+IF(AND({ep}="mxfp4",eng_mxfp4_expert_hidden_alignment>0),({routed}*{ebpp}+{ebias}*(MAX({ebpp},{kbpp})-{ebpp}))*'
             "(CEILING({hidden}/eng_mxfp4_expert_hidden_alignment,1)*eng_mxfp4_expert_hidden_alignment/{hidden}-1),0)",
             "+ model.loaded_expert_padding_bytes (MXFP4 experts' hidden size padded)",
         ),
@@ -413,7 +415,7 @@ def calc_rows(
         ),
         Row(
             "kv_seq_base",
-            "KV per sequence (blocks, one copy)",
+            "KV per sequence (blocks, one copy; vLLM: KV groups padded)",
             "B",
             INT,
             "({kvel}*{kvbpe}+{idxb})*IF(eng_kv_group_padding,{kv_layer_slots},"

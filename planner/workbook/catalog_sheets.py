@@ -440,6 +440,8 @@ FACT_HEADERS = {
     "num_experts": "Experts",
     "experts_per_token": "Experts per token",
     "params_active": "Params active (billions)",
+    "params_output_head": "Params of the output head (vocabulary x hidden)",
+    "params_routed_expert_biases": "Routed experts' bias values (stored 16-bit)",
 }
 
 
@@ -456,6 +458,8 @@ LOOKUP_FACTS = {
     "params_read_per_step",
     "params_per_expert_layer",
     "moe_layers",
+    "params_output_head",
+    "params_routed_expert_biases",
 }
 
 

@@ -57,7 +57,11 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         (
             "KV per sequence",
             "KV per token x context, with the context rounded up to whole KV blocks; sliding-window "
-            "layers hold at most the window. Llama 2 70B at 8,192 tokens, fp16: 2.68 GB; LLaMA 65B: 21.5 GB.",
+            "layers hold at most the window. Llama 2 70B at 8,192 tokens, fp16: 2.68 GB; LLaMA 65B: 21.5 GB. "
+            "Under vLLM a model with sliding-window layers takes more: its KV groups pad the layers to equal groups "
+            "and each sliding group holds one more block (Gemma 3 27B at 8,192 tokens: 1.18 GB, +6.8% over the "
+            "1.11 GB KV_BYTES gives for the layers alone); max batch counts the padded figure, KV cache tokens the "
+            "layers alone.",
         ),
         (
             "Memory the engine sees",
@@ -98,7 +102,8 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         ),
         (
             "Prefill (TTFT)",
-            "one prompt of the context: 2 x params per token x tokens + causal attention FLOPs, on the "
+            "one prompt of the context: 2 x params per token x tokens + causal attention FLOPs, the output head "
+            "(vocabulary x hidden) on the last token only (the engine computes logits where it samples), on the "
             "same roofline with the prefill efficiency. Its intensity is about the prompt length: compute-bound.",
         ),
         ("Cost", "GPUs x price per GPU-hour / 3,600 / throughput x 1,000,000 = US$ per million output tokens."),

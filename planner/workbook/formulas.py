@@ -241,12 +241,21 @@ def cuda_graph_batch(batch: str) -> str:
 
 
 def operator_rows(
-    rows: str, flop_eff: str, attention: str, kv: str = "{.kv}", attn: str = "{.attn}"
+    rows: str,
+    flop_eff: str,
+    attention: str,
+    kv: str = "{.kv}",
+    attn: str = "{.attn}",
+    head_rows: str | None = None,
 ) -> list[tuple[str, str, str, str, str]]:
     """model.operators: memory and compute time of the dense GEMMs, the MoE experts' GEMMs and attention over
     ``rows`` tokens; ``flop_eff``: the engine's FLOP factor (decode or prefill); ``attention``: the attention
     curve's FLOP fraction and floor (decode or prefill_attention); ``kv``, ``attn``: the bytes and FLOPs the
-    attention curves time."""
+    attention curves time; ``head_rows``: the rows the output head runs on (a prefill: one per prompt,
+    model.operators.prefill_head_skipped); None: every row."""
+    # model.operators.prefill_head_skipped: the output-head params a row does not run, on average
+    skip = "" if head_rows is None else f"-{{head}}*(1-{head_rows}/{rows})"
+    read = "{read}" if head_rows is None else f"({{read}}{skip})"
     gemm_bw = "({n}*{bw}*{f_gemm_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.eight_bit_math, and its complement: the weights' math peak above 1.5x the 16-bit peak
     eight_bit, sixteen_bit = "{peak}>1.5*{peak16}", "{peak}<=1.5*{peak16}"
@@ -256,7 +265,7 @@ def operator_rows(
     # at the GPU's weight-only fraction f of the rate, the kept 16-bit params at the full rate; 1 elsewhere
     weight_only = (
         f"IF(AND({{f_weight_only_flop_fraction}}>0,{{wbpp}}<1.5,{sixteen_bit}),"
-        "{read}/(({read}-{read16})/{f_weight_only_flop_fraction}+{read16}),1)"
+        f"{read}/(({{read}}-{{read16}})/{{f_weight_only_flop_fraction}}+{{read16}}{skip}),1)"
     )
     dense_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff}*{{.wo}})"
     # model.operators.grouped_gemm_flop_fraction: w / (w + w0) x m / (m + m0), w = expert width per GPU, m = rows
@@ -285,7 +294,7 @@ def operator_rows(
         ("experts", "Expert weight bytes", "B", "#,##0", EXPERT_WEIGHTS),
         ("gemm_m", "Dense GEMMs: memory time", e, s, "{.dense}/" + gemm_bw),
         ("wo", "Dense GEMMs: FLOP rate over the GEMM curve's (weight-only: Marlin's)", "", "0.000###", weight_only),
-        ("gemm_c", "Dense GEMMs: compute time", e, s, f"2*{rows}*{{read}}/" + dense_peak),
+        ("gemm_c", "Dense GEMMs: compute time", e, s, f"2*{rows}*{read}/" + dense_peak),
         ("gemm", "Dense GEMMs", e, s, roofline("gemm_m", "gemm_c") + f"+{GEMM_KERNELS}*{{f_gemm_floor_s}}"),
         ("moe_m", "MoE expert GEMMs: memory time", e, s, "{.experts}/" + gemm_bw),
         ("moe_c", "MoE expert GEMMs: compute time", e, s, f"2*{rows}*{{moe_layers}}*{{k}}*{{per_expert}}/" + moe_peak),
@@ -505,7 +514,8 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             + causal_pairs("{context}")
             + "+{idxflop}*{full}*{context}/2+{linflop}))",
         ),
-        ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
+        # model.prefill_step: the output head on the prompt's last token only (where the engine samples)
+        ("flop", "FLOPs", "FLOP", "0.000E+00", "2*({ppt}*{context}-({context}-1)*{head})+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
@@ -522,7 +532,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             + layer_tokens("{f_prefill_attention_pairs_per_token}")
             + "+{idxflop}*{full}*{context}/2+{linflop}))",
         ),
-        *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention", "{.kv}", "{.attn_att}"),
+        *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention", "{.kv}", "{.attn_att}", "1"),
         ("sparse_t", "Sparse MLA kernel (fp8)", "s", "0.000E+00", sparse_mla_time("{context}")),
         ("t", "Operators' time", "s", "0.000E+00", "{.gemm}+{.moe}+{.att}+{.sparse_t}"),
         *allreduce_rows("{context}"),

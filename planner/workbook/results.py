@@ -56,7 +56,13 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ),
         (
             "Weights (whole model)",
-            ("weight_bytes", GB, "GB", "", "non-expert params x bytes/weight + routed-expert params x their bytes"),
+            (
+                "weight_bytes",
+                GB,
+                "GB",
+                "",
+                "non-expert params x bytes/weight + routed-expert params x their bytes (their biases 16-bit)",
+            ),
         ),
         (
             "Reserve per GPU",
@@ -73,9 +79,19 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ),
         (
             "KV per sequence (group)",
-            ("kv_seq", GB, "GB", "", "context rounded up to KV blocks; sliding-window layers hold at most the window"),
+            (
+                "kv_seq",
+                GB,
+                "GB",
+                "",
+                "context rounded up to KV blocks; sliding-window layers hold at most the window; under vLLM its KV "
+                "groups' padding included (KV_BYTES leaves it out)",
+            ),
         ),
-        ("KV cache tokens (group)", ("kv_tokens", INT, "tokens", "", "vLLM's 'GPU KV cache size'")),
+        (
+            "KV cache tokens (group)",
+            ("kv_tokens", INT, "tokens", "", "on the layers alone; vLLM's log counts its padded KV groups (fewer)"),
+        ),
         ("Max batch memory holds", ("max_batch", INT, "sequences", "", "floor(KV budget x GPUs / KV per sequence)")),
         (
             "Max batch the engine serves",
@@ -122,7 +138,13 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("Prefill", None),
         (
             "TTFT (prompt of the whole context)",
-            ("p_ttft", MS, "ms", MSF, "compute-bound roofline of 2 x params x tokens + causal attention"),
+            (
+                "p_ttft",
+                MS,
+                "ms",
+                MSF,
+                "compute-bound roofline of 2 x params x tokens + causal attention; the output head on the last token only",
+            ),
         ),
         (
             "Prefill arithmetic intensity",
