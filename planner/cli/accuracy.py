@@ -38,6 +38,7 @@ from planner.accuracy.predict import (
     with_names,
 )
 from planner.accuracy.published import KIND_COLUMN, row_place
+from planner.accuracy.releases import assume_plan_release, assumed_release_note, engine_release, with_release
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
 from planner.accuracy.validation import (
@@ -191,7 +192,10 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 @click.option("--model", "model_name", help="Model of a --decode result file [default: its model_id].")
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
 @click.option(
-    "--engine", callback=_engine, help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine."
+    "--engine",
+    callback=engine_name,
+    help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine; a release (vllm==0.15.0) is also "
+    "the release of each row of that engine that states none.",
 )
 @click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
 @click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
@@ -200,6 +204,8 @@ def validate_command(
     memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
 ):
     cat = load(catalog_dirs)
+    release = engine_release(engine)  # --engine vllm==0.15.0: the release of the rows that state none
+    engine = engine_profile(engine) if engine is not None else None
     result_file = decode_file is not None and looks_like_result_file(decode_file)
     given = [flag for flag, value in (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name)) if value]
     if given and not result_file:
@@ -234,13 +240,17 @@ def validate_command(
             if decode_file is not None:
                 _note_unread_percentiles(decode_file)
         mine = decode_file is not None
-        t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat, every_row=mine)
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
+        decode_rows, loaded = _releases(decode_rows, loaded, release, decode_file, result_file)
+        # a user's serving run with percentiles is judged once, in the serving table (its means there too); the
+        # shipped tables stay as they were: the Benchmarks rows (decode_*, perf_*) and the informative loaded runs
+        timed = [r for r in decode_rows if not (mine and has_percentiles(r))]
+        t = validate_time(timed, engine=engine, calibration=calibration, catalog=cat, every_row=mine)
         percentiles = any(has_percentiles(r) for r in loaded)
         if t.checks or decode_file is None or not percentiles:  # a file of serving runs alone: no empty PASS above
             tables.append((t, True))
-        if percentiles:  # serving runs' medians and p99s, simulated under their load
-            t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat)
+        if percentiles:  # serving runs' medians and p99s (a user's: and means), simulated under their load
+            t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat, means=mine)
             tables.append((t, decode_file is not None))
     in_effect = resolve_calibration(calibration)
     if in_effect.entries:  # the predictions compared carry its factors (and, for its rows, the fit's own error)
@@ -270,6 +280,27 @@ def validate_command(
                 echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
+
+
+def _releases(
+    rows: list[DecodeRow],
+    loaded: list[DecodeRow],
+    release: tuple[str, str] | None,
+    path: Path | None,
+    result_file: bool,
+) -> tuple[list[DecodeRow], list[DecodeRow]]:
+    """The benchmark and loaded rows with the release each is predicted with where it states none
+    (``planner.accuracy.releases``): --engine's release (vllm==0.15.0) for its engine's rows; then, in a user's file
+    (``path``), the release plan models for its vLLM rows, with a note on standard error. The shipped rows keep their
+    reading (their sources' dates: every published vLLM row that states none predates 0.14)."""
+    if release is not None:
+        rows, loaded = with_release(rows, *release)[0], with_release(loaded, *release)[0]
+    if path is None:
+        return rows, loaded
+    rows, assumed = assume_plan_release(rows)
+    if assumed:
+        echo(f"note: {assumed_release_note(str(path), assumed, result_file)}", err=True)
+    return rows, rows  # a user's file: its loaded runs are its rows
 
 
 def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeRow]:
