@@ -38,7 +38,7 @@ from planner.accuracy.predict import (
     with_names,
 )
 from planner.accuracy.published import KIND_COLUMN, row_place
-from planner.accuracy.releases import assume_plan_release, assumed_release_note, engine_release, with_release
+from planner.accuracy.releases import PLAN_VLLM_RELEASE, assume_plan_release, assumed_release_note, engine_release, with_release
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
 from planner.accuracy.validation import (
@@ -139,20 +139,29 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     {LIMITS["kv_cache_gib"][0]:.0%} and {LIMITS["kv_cache_gib"][1]:.0%}). Benchmarks: TPOT, TTFT and output
     throughput, each predicted as its benchmark ran (static batch, or a server given N prompts at once or at a
     rate; limits: {_limits_text()}). Serving runs under load (rows with {", ".join(FIGURES)}): each simulated
-    as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). Point
-    --decode / --memory at your own files; rows that cannot be predicted say why. A row's kind cell says how
+    as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). In your
+    file that table judges such a run whole: its mean TTFT and TPOT (limits as the medians) and output throughput
+    are compared there, from the same simulation, and not in the Benchmarks table. Point --decode / --memory at your
+    own files; rows that cannot be predicted say why. A row's kind cell says how
     its benchmark ran: {", ".join(KIND_COLUMN)} (blank: read from its batching cell). A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
     sonnet, random and generated-shared-prefix: the benchmark client's default lengths). A dataset cell's
     --random-range-ratio is read as its client draws it (vllm bench serve around the length, sglang.bench_serving
     below it); a prefix_cache cell says what the server had cached: warm, cold, or "warm: the first N prompts" (an
-    earlier run of the sweep sent them).
+    earlier run of the sweep sent them). An optional burstiness cell (a run at a rate) is the gamma shape of its
+    arrival gaps, as vllm bench serve --burstiness draws them (1 or blank: Poisson, below 1 burstier); the run is
+    simulated at it.
+
+    A vLLM row's release (engine_version column, or vllm==0.15.0 in its engine cell) sets its host loop: before 0.14
+    synchronous (59 us a sequence), from 0.14 asynchronous. --engine vllm==X gives release X to the rows that state
+    none; in your file a vLLM row that still states none is predicted as plan predicts it (vLLM
+    {PLAN_VLLM_RELEASE}), with a note; the shipped rows keep the release their sources' dates give them.
 
     A --decode file may be the benchmark client's own result instead of a CSV: vllm bench serve --save-result's
     JSON (one run, or one a line with --append-result) or sglang.bench_serving --output-file's JSON Lines. It does
     not say the GPU or the GPUs of the server's group: give --gpu and --gpus (and --model for SGLang's, which names
-    none; --engine for the release). Each run is read as its CSV row: model_id, request_rate (inf: all at once),
-    max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
+    none; --metadata engine_version=X in the run, or --engine vllm==X, for the release). Each run is read as its CSV
+    row: model_id, request_rate (inf: all at once), burstiness, max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
     completed (each request's where --save-detailed / --output-details listed them), and its median and p99 TTFT,
     TPOT and ITL, mean TTFT and TPOT and output_throughput.
 
@@ -295,12 +304,21 @@ def _releases(
     reading (their sources' dates: every published vLLM row that states none predates 0.14)."""
     if release is not None:
         rows, loaded = with_release(rows, *release)[0], with_release(loaded, *release)[0]
-    if path is None:
+    if path is None or _shipped(path):  # the shipped rows, or one of their files given by name
         return rows, loaded
     rows, assumed = assume_plan_release(rows)
     if assumed:
         echo(f"note: {assumed_release_note(str(path), assumed, result_file)}", err=True)
     return rows, rows  # a user's file: its loaded runs are its rows
+
+
+def _shipped(path: Path) -> bool:
+    """Whether ``path`` is one of the shipped reference files (``catalogs/reference/``), whose rows keep the release
+    their sources' dates give them."""
+    try:
+        return path.resolve().parent == reference_dir().resolve()
+    except OSError:
+        return False
 
 
 def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeRow]:
