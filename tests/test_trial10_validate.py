@@ -158,7 +158,7 @@ class TestRelease:
         "value, read", [("vllm==0.15.0", ("vllm", "0.15.0")), ("vllm", None), ("vllm-0.10", None), (None, None)]
     )
     def test_an_engine_option_names_a_release_or_a_profile(self, value, read):
-        """"vllm-0.10" is a profile's name (start-up memory of the 0.10 logs), not a release."""
+        """The name vllm-0.10 is a profile's (start-up memory of the 0.10 logs), not a release."""
         assert engine_release(value) == read
 
 
@@ -184,9 +184,10 @@ class TestBurstiness:
     def test_a_csv_burstiness_column_is_the_same_run(self, tmp_path):
         """The CSV column gives the result file's prediction (the same row, ``result_cells``)."""
         p = tmp_path / "b.csv"
-        p.write_text(
-            HEAD + ",burstiness\n" + "R4,H100,Llama-3.3-70B-Instruct,4,vllm,6,1000,1000,300,300,980,43.5,58.0,28.0,380,0.5\n"
+        row = (
+            "R4,H100,Llama-3.3-70B-Instruct,4,vllm,6,1000,1000,300,300,980,43.5,58.0,28.0,380,0.5"  # the trial's run 4
         )
+        p.write_text(f"{HEAD},burstiness\n{row}\n")
         csv_rows = predicted(str(p))
         json_rows = predicted(str(jsonl(tmp_path, RUN4)), "--gpu", "H100", "--gpus", "4")
         for q in ("ttft_median_ms", "ttft_p99_ms", "tpot_p99_ms", "itl_p99_ms"):

@@ -21,7 +21,6 @@ from planner.accuracy.bounds import floor_note
 from planner.accuracy.predict import (
     STATISTIC_AGREEMENT,
     DecodeRow,
-    statistic_matters,
     StartupPrediction,
     StartupRow,
     eager_decode_note,
@@ -29,6 +28,7 @@ from planner.accuracy.predict import (
     load_startup_rows,
     predict_decode_rows,
     predict_startup,
+    statistic_matters,
     why_not_predicted,
 )
 from planner.accuracy.published import reference_dir
@@ -344,10 +344,11 @@ def validate_load(
                 if r.statistic == "median":
                     value = median
                 elif statistic_matters(value, median):  # not stated, and the choice matters
-                    value, why = math.nan, (
+                    why = (
                         f"the source does not say mean or median, and the simulated mean {value:.3g} ms and median "
                         f"{median:.3g} ms differ by more than {STATISTIC_AGREEMENT:.0%}"
                     )
+                    value = math.nan
             why = why or ("no prediction" if math.isnan(value) else "")
             checks.append(Check(r.record_id, quantity, label, value, published, why, note))
     return Table(LOAD_TITLE_WITH_MEANS if means else LOAD_TITLE, tuple(checks))

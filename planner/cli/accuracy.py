@@ -38,7 +38,13 @@ from planner.accuracy.predict import (
     with_names,
 )
 from planner.accuracy.published import KIND_COLUMN, row_place
-from planner.accuracy.releases import PLAN_VLLM_RELEASE, assume_plan_release, assumed_release_note, engine_release, with_release
+from planner.accuracy.releases import (
+    PLAN_VLLM_RELEASE,
+    assume_plan_release,
+    assumed_release_note,
+    engine_release,
+    with_release,
+)
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
 from planner.accuracy.validation import (
