@@ -653,6 +653,9 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             pairs = read_measurement_cells(file, gpu, model_name, gpus, cat)
         rows, cells = [row for row, _ in pairs], [c for _, c in pairs]
         source = f"planner calibrate {file.name}"
+    assumed = []
+    if file is not None and not _shipped(file):  # read as validate reads it: a vLLM row without a release is plan's
+        rows, assumed = assume_plan_release(rows)
     given = (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name))
     options = "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in given if value)
     where = file or "--measure"
@@ -662,6 +665,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     places = {id(r): measurement_place(r, c) for r, c in zip(rows, cells, strict=True)}
     if not by_gpu:
         raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
+    if assumed:  # (after the refusal above: a file none of whose rows can be used gets its one line alone)
+        echo(f"note: {assumed_release_note(str(file), assumed, looks_like_result_file(file))}", err=True)
     for line in skipped[:SKIPPED_SHOWN]:
         echo(f"note: {where}: {line}: row skipped", err=True)
     if len(skipped) > SKIPPED_SHOWN:
