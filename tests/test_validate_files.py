@@ -149,7 +149,7 @@ class TestUserFiles:
     def test_json_has_rows_and_summary(self, files):
         d, m = files
         r = CliRunner().invoke(main, ["validate", "--decode", str(d), "--memory", str(m), "--json"])
-        data = json.loads(r.output)
+        data = json.loads(r.stdout)
         assert set(data) == {"rows", "summary", "calibration"} and data["calibration"] is None  # none in effect
         for row in data["rows"]:
             keys = {"record_id", "quantity", "predicted", "published", "error", "configuration"}
@@ -233,7 +233,7 @@ F3,H100,llama3.1-8b,1,4096,1024,128,20,
     def test_weights_that_do_not_fit_leave_the_row_unpredicted(self, tmp_path):
         """F1: Llama-3.1-70B's 141.1 GB of bf16 weights (70.55e9 parameters x 2 B, its config.json) on one 80 GiB
         (85.9 GB) H100: no engine starts, so neither TPOT nor TTFT is predicted, and the reason says so."""
-        rows = {(r["record_id"], r["quantity"]): r for r in json.loads(self.run(tmp_path, "--json").output)["rows"]}
+        rows = {(r["record_id"], r["quantity"]): r for r in json.loads(self.run(tmp_path, "--json").stdout)["rows"]}
         for q in ("tpot_ms", "ttft_ms"):
             assert rows[("F1", q)]["predicted"] is None
             assert "weights (141.11 GB) do not fit on 1 x H100" in rows[("F1", q)]["reason"]
@@ -249,7 +249,7 @@ F3,H100,llama3.1-8b,1,4096,1024,128,20,
 
         fits = max_batch("H100", "llama3.1-8b", 1024 + 128, gpus=1)
         assert 0.95 * 365 <= fits <= 1.10 * 365  # KV013's budget, 51.38 GiB / (1,152 x 131,072 B) = 365.4
-        rows = {r["record_id"]: r for r in json.loads(self.run(tmp_path, "--json").output)["rows"]}
+        rows = {r["record_id"]: r for r in json.loads(self.run(tmp_path, "--json").stdout)["rows"]}
         assert rows["F3"]["predicted"] > 0 and "note" not in rows["F2"]
         assert rows["F3"]["note"].startswith(f"batch 4,096 is above the {fits:,} sequences of 1,152 tokens that fit")
         out = self.run(tmp_path).output
@@ -304,7 +304,7 @@ K4,H100,llama3.1-8b,1,8,1024,128,,12.3k
         assert rows["K4"].problem.startswith("output_throughput_tok_s '12.3k': write the number in full")
         p = tmp_path / "k.csv"
         r = CliRunner().invoke(main, ["validate", "--decode", str(p), "--json"])
-        got = {(row["record_id"], row["quantity"]): row for row in json.loads(r.output)["rows"]}
+        got = {(row["record_id"], row["quantity"]): row for row in json.loads(r.stdout)["rows"]}
         assert got[("K4", "throughput_tok_s")]["predicted"] is None
         assert "12.3k" in got[("K4", "throughput_tok_s")]["reason"]
         assert got[("K1", "tpot_ms")]["predicted"] > 0

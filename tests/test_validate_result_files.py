@@ -155,8 +155,9 @@ def test_json_output_carries_every_compared_quantity_with_the_files_figures():
         "tpot_p99_ms": d["p99_tpot_ms"],
         "itl_median_ms": d["median_itl_ms"],
         "itl_p99_ms": d["p99_itl_ms"],
-        "tpot_ms": d["mean_tpot_ms"],
-        "ttft_ms": d["mean_ttft_ms"],
+        # the run's means, judged in the serving table beside its percentiles (trial 10, F9: one verdict a run)
+        "tpot_mean_ms": d["mean_tpot_ms"],
+        "ttft_mean_ms": d["mean_ttft_ms"],
         "throughput_tok_s": d["output_throughput"],
     }
     rid = FIXTURE.stem + "#1"

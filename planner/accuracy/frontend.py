@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from planner.accuracy.published import DecodeRow, load_decode_rows, reference_dir
+from planner.catalog import default_catalog
 from planner.errors import PlannerError
 from planner.serving import benchmark
 from planner.serving.load import FRONTEND_S
@@ -192,6 +193,8 @@ def frontend_for_rows(rows: Iterable[DecodeRow], **predict) -> dict[str, float]:
     any other row the value fitted on every shipped source (``FRONTEND_S`` when the simulation's options are the
     defaults). The shipped runs are simulated only when a row needs them."""
     rows = list(rows)
+    if predict.get("catalog") is default_catalog():  # the shipped catalog, as given by the CLI: the default options
+        predict = {k: v for k, v in predict.items() if k != "catalog"}  # (a user's row: FRONTEND_S, as plan has it)
     shipped = load_decode_rows(reference_dir() / "load_public.csv")
     groups = {r.source_group for r in shipped}
     if not any(r.source_group in groups for r in rows) and not any(v is not None for v in predict.values()):

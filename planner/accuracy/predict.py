@@ -595,7 +595,7 @@ def predict_decode_rows(
         for j, r in enumerate(sel):  # a statistic the source does not name: only where mean and median agree
             if r.statistic == "" and r.kind == "serving":
                 for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
-                    if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
+                    if statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
     return DecodePrediction(tpot, tput, ttft, fits)
 
@@ -605,7 +605,7 @@ def predict_decode_rows(
 STATISTIC_AGREEMENT = 0.10
 
 
-def _statistic_matters(mean: float, median: float) -> bool:
+def statistic_matters(mean: float, median: float) -> bool:
     return not (mean > 0 and median > 0 and abs(mean / median - 1.0) < STATISTIC_AGREEMENT)
 
 
@@ -636,7 +636,7 @@ def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibr
         return str(exc)
     if row.statistic == "" and row.kind == "serving":
         for what, mean, med in (("TTFT", run.ttft_s, run.ttft_median_s), ("TPOT", run.tpot_s, run.tpot_median_s)):
-            if _statistic_matters(mean, med):
+            if statistic_matters(mean, med):
                 return (
                     f"the source does not say mean or median, and the predicted {what} mean ({mean * 1e3:.0f} ms) "
                     f"and median ({med * 1e3:.0f} ms) differ by {STATISTIC_AGREEMENT:.0%} or more"

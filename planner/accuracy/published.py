@@ -628,6 +628,9 @@ class DecodeRow:
     #: each request's (prompt, output) tokens where the run's result lists them (``vllm bench serve --save-detailed``,
     #: ``sglang.bench_serving --output-details``: ``planner.accuracy.serving_results``); None: from the means
     request_lengths: tuple[tuple[int, int], ...] | None = None
+    #: the gamma shape of a run's arrival gaps at ``request_rate`` (``vllm bench serve --burstiness``: 1 Poisson,
+    #: below 1 burstier, ``planner.serving.benchmark.arrival_times_s``); a run without a rate does not read it
+    burstiness: float = 1.0
 
     @property
     def context(self) -> int:
@@ -642,7 +645,7 @@ MAX_SIMULATED_PROMPTS = 3_000_000
 DECODE_COLUMNS = (
     "gpu, model, batch, input_len, output_len, and tpot_ms, ttft_ms and/or output_throughput_tok_s "
     "(optional: record_id, kind, tensor_parallel_size, expert_parallel_size, pipeline_parallel_size, weight_dtype, "
-    "kv_cache_dtype, engine, engine_version, batching, notes, num_prompts, request_rate); a serving run at a rate: gpu, model, request_rate, num_prompts, "
+    "kv_cache_dtype, engine, engine_version, batching, notes, num_prompts, request_rate, burstiness); a serving run at a rate: gpu, model, request_rate, num_prompts, "
     "input_len and output_len or a dataset, and ttft_median_ms ... itl_p99_ms"
 )
 
@@ -792,7 +795,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     if kind == "static" and rate > 0 and not any(str(r.get(c) or "").strip() for c in ("kind", "batching")):
         kind = "serving"  # a request rate and nothing saying otherwise: a server given requests at that rate
     engine_cell = str(r.get("engine", "")).strip()
-    version = str(r.get("engine_version", "")).strip()
+    version = str(r.get("engine_version", "")).strip() or release_in_engine_cell(engine_cell)
     left_out = ""
     scope = throughput_scope(r.get("throughput_unit", ""))
     if scope == "unknown" and not math.isnan(tput):
@@ -877,6 +880,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         problem = problem or str(exc)
     engine, unknown_engine = _engine_name(engine_cell)
     problem = unknown_engine or problem  # first: a speculating row's reason would let it be predicted
+    burstiness = 1.0
+    try:
+        burstiness = burstiness_of(r.get("burstiness"))
+    except ValueError as exc:
+        problem = problem or str(exc)
     cached, cached_first = False, 0
     try:
         cached = prefix_cache_of(r.get("prefix_cache", ""))
@@ -936,8 +944,41 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         pytorch_backend=pytorch_backend_of(r),
         trtllm_default_graphs=trtllm_serve_default_graphs(r),
         max_model_len=server_flag(r, ("max-model-len", "max_model_len")),
+        burstiness=burstiness,
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
+
+
+def release_in_engine_cell(cell: str) -> str:
+    """The release an ``engine`` cell states beside the engine's name ("vllm==0.15.0", "vLLM 0.15.0": "0.15.0", as
+    ``planner.engines.profiles.parse_version`` reads it), for a row whose ``engine_version`` is blank; "" when it
+    states none ("vllm")."""
+    v = parse_version(str(cell or ""))
+    if v is None:
+        return ""
+    text = ".".join(map(str, v.release))
+    if v.pre is not None:
+        text += f"{v.pre[0]}{v.pre[1]}"
+    return text + (f".post{v.post}" if v.post is not None else "")
+
+
+def burstiness_of(cell: Any) -> float:
+    """A ``burstiness`` cell: the gamma shape factor of the run's arrival gaps at its rate, as ``vllm bench serve
+    --burstiness`` takes it (1, or blank: Poisson; below 1 burstier; inf: evenly spaced). ValueError naming the cell for
+    anything that is not a number above 0."""
+    text = str(cell if cell is not None else "").strip()
+    if not text:
+        return 1.0
+    try:
+        x = float(text)
+    except ValueError:
+        x = math.nan
+    if not x > 0:  # NaN, 0 and negatives
+        raise ValueError(
+            f"burstiness {text[:20]!r}: give the gamma shape of the arrival gaps above 0 (1 or blank: Poisson, below "
+            "1 burstier, as vllm bench serve --burstiness)"
+        )
+    return x
 
 
 #: A serving run's percentile columns, milliseconds, as ``vllm bench serve`` and ``sglang.bench_serving`` print them.

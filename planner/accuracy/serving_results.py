@@ -20,7 +20,10 @@ Two clients, their keys read from source:
   is taken to have sent its ``completed`` requests.
 
 Neither says the GPU, the GPUs of the server's group, its release or its precision: the caller gives them (``gpu``,
-``gpus``; the release and profile through validate's --engine). Each result becomes the row a decode CSV would hold
+``gpus``; the release through ``--metadata engine_version=X`` in the file or validate's --engine vllm==X, else
+validate assumes the release plan models, ``planner.accuracy.releases``). vLLM's ``burstiness`` is read: the run's
+arrival gaps are gamma-distributed with that shape (``get_request``: ``theta = 1.0 / (request_rate * burstiness)``,
+``np.random.gamma(shape=burstiness, scale=theta)``), and the run is simulated so. Each result becomes the row a decode CSV would hold
 for the same run (``result_cells``) and is read by the CSV's own reader (``published.decode_rows_of_cells``), so a
 result file and a CSV of the same run are predicted and compared alike: the prompt and output lengths are the means
 total_input_tokens / completed and total_output_tokens / completed, unless the file lists each request's, which are
@@ -154,7 +157,8 @@ def result_cells(
     """The decode CSV row (``published.DECODE_COLUMNS``) of one result: gpu, model and tensor_parallel_size from
     the options (else ``--metadata gpu=... tensor_parallel_size=...`` in the file; the model from its ``model_id``),
     the engine its ``backend`` names, num_prompts (vLLM's; SGLang's ``completed``), request_rate, the closed loop of
-    ``max_concurrency``, input_len / output_len the means over completed requests, and each compared figure
+    ``max_concurrency``, burstiness (vLLM's, at a rate: the gamma shape of the gaps, ``get_request`` in
+    ``vllm/benchmarks/serve.py``), input_len / output_len the means over completed requests, and each compared figure
     (``FIGURE_KEYS``)."""
     where = f"{path}" if i == 1 else f"{path}: result {i}"
     gpu = gpu or str(result.get("gpu") or "").strip() or None
@@ -192,6 +196,9 @@ def result_cells(
         output_len=repr(_number(result, "total_output_tokens", path, i) / completed),
         source=str(path),
     )
+    burstiness = result.get("burstiness")  # vllm bench serve's gamma shape of the gaps (1.0: Poisson); at inf unread
+    if burstiness is not None and not isinstance(burstiness, (dict, list)) and rate != "inf" and not closed:
+        cells["burstiness"] = str(burstiness)
     for key in METADATA_COLUMNS[2:]:  # --metadata engine_version=0.11.0 ...: the CSV's column of that name
         if result.get(key) not in (None, ""):
             cells[key] = str(result[key])

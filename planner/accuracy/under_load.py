@@ -2,8 +2,10 @@
 (``planner.serving.load``), for ``planner validate``'s table of loaded figures.
 
 A row (``planner.accuracy.published.DecodeRow``) with any of ``ttft_median_ms``, ``ttft_p99_ms``, ``tpot_median_ms``,
-``tpot_p99_ms``, ``itl_median_ms``, ``itl_p99_ms``: ``num_prompts`` requests at ``request_rate`` (Poisson, as
-``vllm bench serve`` sends them), or kept ``batch`` at a time (a closed loop), or all at once; each of
+``tpot_p99_ms``, ``itl_median_ms``, ``itl_p99_ms``: ``num_prompts`` requests at ``request_rate`` (gamma gaps of
+the row's ``burstiness``, Poisson at 1, as ``vllm bench serve`` sends them: ``get_request`` in
+``vllm/benchmarks/serve.py``, ``theta = 1.0 / (request_rate * burstiness)``, ``np.random.gamma(shape=burstiness,
+scale=theta)``), or kept ``batch`` at a time (a closed loop), or all at once; each of
 ``input_len`` / ``output_len`` tokens (a run's means, rounded; a named dataset's published means when blank),
 varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits. A row whose
 ``prefix_cache`` is "warm" (its prompts sent to the same server before, prefix caching on) computes only each prompt's
@@ -51,6 +53,11 @@ from planner.errors import InvalidInputError
 from planner.serving.benchmark import request_lengths
 from planner.serving.load import FRONTEND_S, Replica, RunTrace, fixed_lengths, latency_under_load
 
+#: A serving run's mean figures, compared beside its percentiles where ``validate_load`` is asked for them (a user's
+#: file: one table judges the run): (DecodeRow field, in milliseconds or tok/s x ``scale``).
+MEAN_FIGURES = {"ttft_mean_ms": ("ttft_s", 1e3), "tpot_mean_ms": ("tpot_s", 1e3),
+                "throughput_tok_s": ("throughput_tokens_per_s", 1.0)}  # fmt: skip
+
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
     "ttft_median_ms": ("ttft_median_s", "ttft_s", 50),
@@ -95,13 +102,17 @@ def predict_percentiles(
     frontend_s: float | None = None,
     acceptance_length: float | None = None,
     trace: RunTrace | None = None,
+    with_means: bool = False,
 ) -> dict[str, float]:
     """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
     ``frontend_s``: each request's time outside the engine, seconds (None: the fitted value,
     ``planner.accuracy.frontend.FRONTEND_S``). Raises a ``PlannerError`` (its message the reason) when the row
     cannot be predicted. ``acceptance_length``: a speculating row's (None: the middle of its draft's published range,
     ``planner.accuracy.acceptance.acceptance_range``). ``trace``: a ``planner.serving.load.RunTrace`` the run fills
-    (its steps, step table and samples, for reading it request by request); None: nothing kept."""
+    (its steps, step table and samples, for reading it request by request); None: nothing kept. ``with_means``: also
+    the run's mean TTFT and TPOT (``ttft_mean_ms``, ``tpot_mean_ms``) and output rate (``throughput_tok_s``, tok/s),
+    the figures ``MEAN_FIGURES`` compares. A run at a rate arrives as its client sent it: gamma gaps of shape
+    ``row.burstiness`` (``planner.serving.benchmark.arrival_times_s``, as ``vllm bench serve`` draws them)."""
     if row.kind != "serving":  # a static batch, or a row that does not say how its prompts were sent
         raise InvalidInputError(
             "not a serving run: the kind cell (serving_concurrency, serving_rate or max_throughput) or the batching "
@@ -127,6 +138,7 @@ def predict_percentiles(
         inp,
         out,
         rate_per_s=rate,
+        burstiness=row.burstiness if rate is not None else 1.0,  # the client's gamma shape (1: Poisson)
         concurrency=row.batch if closed else None,
         num_requests=len(lengths),  # every request the run sent (the default is vllm bench serve's 1,000)
         lengths=lengths,
@@ -137,4 +149,8 @@ def predict_percentiles(
         warm_prompts=row.prompts_cached_first,  # (0 for a row read all warm: ``prefix_hit`` gives its share)
         trace=trace,
     )
-    return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}
+    out = {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}
+    if with_means:  # the same run's means and output rate (``MEAN_FIGURES``)
+        out |= {"ttft_mean_ms": r.ttft_s.mean * 1e3, "tpot_mean_ms": r.tpot_s.mean * 1e3}
+        out["throughput_tok_s"] = r.output_tokens_per_s
+    return out

@@ -19,6 +19,7 @@ import numpy as np
 from planner.accuracy.acceptance import acceptance_range
 from planner.accuracy.bounds import floor_note
 from planner.accuracy.predict import (
+    STATISTIC_AGREEMENT,
     DecodeRow,
     StartupPrediction,
     StartupRow,
@@ -27,10 +28,17 @@ from planner.accuracy.predict import (
     load_startup_rows,
     predict_decode_rows,
     predict_startup,
+    statistic_matters,
     why_not_predicted,
 )
 from planner.accuracy.published import reference_dir
-from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percentiles, speculation_handled
+from planner.accuracy.under_load import (
+    FIGURES,
+    MEAN_FIGURES,
+    has_percentiles,
+    predict_percentiles,
+    speculation_handled,
+)
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
@@ -48,6 +56,9 @@ LIMITS = {
     "max_concurrency": (0.05, 0.20),
     # serving runs under load (issue 22): medians within 15% / 40%, p99 within 20% / 50%
     **{q: (0.15, 0.40) if "median" in q else (0.20, 0.50) for q in FIGURES},
+    # a serving run's means, judged beside its percentiles (a user's file): held as its medians
+    "ttft_mean_ms": (0.15, 0.40),
+    "tpot_mean_ms": (0.15, 0.40),
 }
 MEMORY_TOLERANCE = 0.05
 
@@ -60,6 +71,8 @@ QUANTITIES = {
     "kv_cache_tokens": "KV cache tokens",
     "max_concurrency": "max concurrency",
     **{q: f"{q.split('_')[0].upper()} {q.split('_')[1]} ms" for q in FIGURES},  # "TTFT median ms", "ITL p99 ms"
+    "ttft_mean_ms": "TTFT mean ms",
+    "tpot_mean_ms": "TPOT mean ms",
 }
 
 
@@ -214,6 +227,8 @@ def validate_time(
     for i, r in enumerate(rows):
         lengths = f"context {r.input_len}" if r.output_len == 0 else f"{r.input_len}/{r.output_len}"  # decode at it
         shape = r.as_written if r.problem and r.as_written else f"B={r.batch} {lengths} {r.kind}"
+        if not (r.problem and r.as_written) and r.kind == "serving" and r.request_rate:  # a rate run: its rate
+            shape = f"{lengths} {_rate_label(r)}" + (f" C={r.batch}" if r.batch else "")
         label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} {layout_label(r.parallelism, r.gpus)} {shape}"
         figures = (
             ("tpot_ms", p.tpot_s[i] * 1e3, r.tpot_s * 1e3),
@@ -251,14 +266,34 @@ def over_memory_note(row: DecodeRow, max_batch: float) -> str:
     )
 
 
-def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None) -> Table:
+def _rate_label(row: DecodeRow) -> str:
+    """A run at a rate, as a table labels it: "8 req/s", with its arrivals where not Poisson ("6 req/s burstiness
+    0.5")."""
+    return f"{row.request_rate:g} req/s" + (f" burstiness {row.burstiness:g}" if row.burstiness != 1.0 else "")
+
+
+#: The serving table's title, and its words when it judges the runs' means too (``validate_load(means=True)``).
+LOAD_TITLE = "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went"
+LOAD_TITLE_WITH_MEANS = (
+    "Serving runs under load: TTFT and TPOT (median, p99, mean), ITL (median, p99) and output throughput, simulated "
+    "as each run went; this table judges these runs, means included"
+)
+
+
+def validate_load(
+    rows=None, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None, means: bool = False
+) -> Table:
     """Every serving row (``DecodeRow``s; default: ``catalogs/reference/load_public.csv``) with percentiles
     (``planner.accuracy.under_load``): median and p99 of TTFT, TPOT and ITL, simulated as the run went. Each row's
     per-request front-end time (``planner.accuracy.frontend.frontend_for_rows``) is fitted on the shipped runs of
     the other sources only (leave one source out, so no figure is judged by a value fitted on its own source); a row
     of a source not shipped gets the value fitted on every shipped source. A run served with speculative decoding is
     predicted at its draft's published acceptance (``planner.accuracy.acceptance``): the figure compared is at the
-    middle of the published range, and the label shows the predictions at its two ends."""
+    middle of the published range, and the label shows the predictions at its two ends. ``means`` (a user's file):
+    each such run's mean TTFT and TPOT and output throughput (``MEAN_FIGURES``) are compared here too, from the same
+    simulation, so that one table judges the run (``planner validate`` leaves these runs out of its Benchmarks table);
+    a mean the source says is a median (``statistic`` median) is compared with the simulated median, and one whose
+    statistic is not stated only where the simulated mean and median agree (``predict.STATISTIC_AGREEMENT``)."""
     from planner.accuracy.frontend import frontend_for_rows
 
     rows = load_decode_rows(reference_dir() / "load_public.csv") if rows is None else rows
@@ -270,7 +305,7 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
         lengths = r.dataset if r.problem and r.dataset and not r.input_len else f"{r.input_len}/{r.output_len}"
         group = layout_label(r.parallelism, r.gpus)  # TP8, DEP8 (attention data parallel), PP4: as the row was read
         label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} {group} {lengths} " + (
-            f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
+            _rate_label(r) if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
         )
         if r.problem and r.as_written:  # its batch or lengths may be placeholders: the cells as written
             label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} {group} {r.as_written}"
@@ -279,7 +314,7 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
             try:
                 front = fronts[r.record_id]
                 opts = dict(engine=engine, calibration=calibration, catalog=cat, frontend_s=front)
-                predicted = predict_percentiles(r, **opts)
+                predicted = predict_percentiles(r, with_means=means, **opts)
                 if r.speculation is not None:
                     low, high, _ = acceptance_range(r.speculation, cat)
                     ends = (low, high) + tuple(
@@ -299,9 +334,24 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
                     )
                 predicted_ms = predicted.get(quantity, math.nan)
                 checks.append(Check(r.record_id, quantity, where, predicted_ms, published, reason, note))
-    return Table(
-        "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went", tuple(checks)
-    )
+        for quantity, (field_name, scale) in MEAN_FIGURES.items() if means else ():
+            published = getattr(r, field_name) * scale
+            if math.isnan(published):
+                continue
+            value, why = predicted.get(quantity, math.nan), reason
+            if quantity != "throughput_tok_s" and r.statistic != "mean" and predicted:
+                median = predicted[quantity.replace("_mean_", "_median_")]
+                if r.statistic == "median":
+                    value = median
+                elif statistic_matters(value, median):  # not stated, and the choice matters
+                    why = (
+                        f"the source does not say mean or median, and the simulated mean {value:.3g} ms and median "
+                        f"{median:.3g} ms differ by more than {STATISTIC_AGREEMENT:.0%}"
+                    )
+                    value = math.nan
+            why = why or ("no prediction" if math.isnan(value) else "")
+            checks.append(Check(r.record_id, quantity, label, value, published, why, note))
+    return Table(LOAD_TITLE_WITH_MEANS if means else LOAD_TITLE, tuple(checks))
 
 
 def _clear(c: Check) -> Check:

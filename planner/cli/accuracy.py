@@ -38,6 +38,13 @@ from planner.accuracy.predict import (
     with_names,
 )
 from planner.accuracy.published import KIND_COLUMN, row_place
+from planner.accuracy.releases import (
+    PLAN_VLLM_RELEASE,
+    assume_plan_release,
+    assumed_release_note,
+    engine_release,
+    with_release,
+)
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
 from planner.accuracy.validation import (
@@ -138,20 +145,29 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     {LIMITS["kv_cache_gib"][0]:.0%} and {LIMITS["kv_cache_gib"][1]:.0%}). Benchmarks: TPOT, TTFT and output
     throughput, each predicted as its benchmark ran (static batch, or a server given N prompts at once or at a
     rate; limits: {_limits_text()}). Serving runs under load (rows with {", ".join(FIGURES)}): each simulated
-    as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). Point
-    --decode / --memory at your own files; rows that cannot be predicted say why. A row's kind cell says how
+    as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). In your
+    file that table judges such a run whole: its mean TTFT and TPOT (limits as the medians) and output throughput
+    are compared there, from the same simulation, and not in the Benchmarks table. Point --decode / --memory at your
+    own files; rows that cannot be predicted say why. A row's kind cell says how
     its benchmark ran: {", ".join(KIND_COLUMN)} (blank: read from its batching cell). A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
     sonnet, random and generated-shared-prefix: the benchmark client's default lengths). A dataset cell's
     --random-range-ratio is read as its client draws it (vllm bench serve around the length, sglang.bench_serving
     below it); a prefix_cache cell says what the server had cached: warm, cold, or "warm: the first N prompts" (an
-    earlier run of the sweep sent them).
+    earlier run of the sweep sent them). An optional burstiness cell (a run at a rate) is the gamma shape of its
+    arrival gaps, as vllm bench serve --burstiness draws them (1 or blank: Poisson, below 1 burstier); the run is
+    simulated at it.
+
+    A vLLM row's release (engine_version column, or vllm==0.15.0 in its engine cell) sets its host loop: before 0.14
+    synchronous (59 us a sequence), from 0.14 asynchronous. --engine vllm==X gives release X to the rows that state
+    none; in your file a vLLM row that still states none is predicted as plan predicts it (vLLM
+    {PLAN_VLLM_RELEASE}), with a note; the shipped rows keep the release their sources' dates give them.
 
     A --decode file may be the benchmark client's own result instead of a CSV: vllm bench serve --save-result's
     JSON (one run, or one a line with --append-result) or sglang.bench_serving --output-file's JSON Lines. It does
     not say the GPU or the GPUs of the server's group: give --gpu and --gpus (and --model for SGLang's, which names
-    none; --engine for the release). Each run is read as its CSV row: model_id, request_rate (inf: all at once),
-    max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
+    none; --metadata engine_version=X in the run, or --engine vllm==X, for the release). Each run is read as its CSV
+    row: model_id, request_rate (inf: all at once), burstiness, max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
     completed (each request's where --save-detailed / --output-details listed them), and its median and p99 TTFT,
     TPOT and ITL, mean TTFT and TPOT and output_throughput.
 
@@ -191,7 +207,10 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 @click.option("--model", "model_name", help="Model of a --decode result file [default: its model_id].")
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
 @click.option(
-    "--engine", callback=_engine, help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine."
+    "--engine",
+    callback=engine_name,
+    help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine; a release (vllm==0.15.0) is also "
+    "the release of each row of that engine that states none.",
 )
 @click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
 @click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
@@ -200,6 +219,8 @@ def validate_command(
     memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
 ):
     cat = load(catalog_dirs)
+    release = engine_release(engine)  # --engine vllm==0.15.0: the release of the rows that state none
+    engine = engine_profile(engine) if engine is not None else None
     result_file = decode_file is not None and looks_like_result_file(decode_file)
     given = [flag for flag, value in (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name)) if value]
     if given and not result_file:
@@ -234,13 +255,17 @@ def validate_command(
             if decode_file is not None:
                 _note_unread_percentiles(decode_file)
         mine = decode_file is not None
-        t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat, every_row=mine)
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
+        decode_rows, loaded = _releases(decode_rows, loaded, release, decode_file, result_file)
+        # a user's serving run with percentiles is judged once, in the serving table (its means there too); the
+        # shipped tables stay as they were: the Benchmarks rows (decode_*, perf_*) and the informative loaded runs
+        timed = [r for r in decode_rows if not (mine and has_percentiles(r))]
+        t = validate_time(timed, engine=engine, calibration=calibration, catalog=cat, every_row=mine)
         percentiles = any(has_percentiles(r) for r in loaded)
         if t.checks or decode_file is None or not percentiles:  # a file of serving runs alone: no empty PASS above
             tables.append((t, True))
-        if percentiles:  # serving runs' medians and p99s, simulated under their load
-            t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat)
+        if percentiles:  # serving runs' medians and p99s (a user's: and means), simulated under their load
+            t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat, means=mine)
             tables.append((t, decode_file is not None))
     in_effect = resolve_calibration(calibration)
     if in_effect.entries:  # the predictions compared carry its factors (and, for its rows, the fit's own error)
@@ -270,6 +295,36 @@ def validate_command(
                 echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
+
+
+def _releases(
+    rows: list[DecodeRow],
+    loaded: list[DecodeRow],
+    release: tuple[str, str] | None,
+    path: Path | None,
+    result_file: bool,
+) -> tuple[list[DecodeRow], list[DecodeRow]]:
+    """The benchmark and loaded rows with the release each is predicted with where it states none
+    (``planner.accuracy.releases``): --engine's release (vllm==0.15.0) for its engine's rows; then, in a user's file
+    (``path``), the release plan models for its vLLM rows, with a note on standard error. The shipped rows keep their
+    reading (their sources' dates: every published vLLM row that states none predates 0.14)."""
+    if release is not None:
+        rows, loaded = with_release(rows, *release)[0], with_release(loaded, *release)[0]
+    if path is None or _shipped(path):  # the shipped rows, or one of their files given by name
+        return rows, loaded
+    rows, assumed = assume_plan_release(rows)
+    if assumed:
+        echo(f"note: {assumed_release_note(str(path), assumed, result_file)}", err=True)
+    return rows, rows  # a user's file: its loaded runs are its rows
+
+
+def _shipped(path: Path) -> bool:
+    """Whether ``path`` is one of the shipped reference files (``catalogs/reference/``), whose rows keep the release
+    their sources' dates give them."""
+    try:
+        return path.resolve().parent == reference_dir().resolve()
+    except OSError:
+        return False
 
 
 def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeRow]:
@@ -598,6 +653,9 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             pairs = read_measurement_cells(file, gpu, model_name, gpus, cat)
         rows, cells = [row for row, _ in pairs], [c for _, c in pairs]
         source = f"planner calibrate {file.name}"
+    assumed = []
+    if file is not None and not _shipped(file):  # read as validate reads it: a vLLM row without a release is plan's
+        rows, assumed = assume_plan_release(rows)
     given = (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name))
     options = "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in given if value)
     where = file or "--measure"
@@ -607,6 +665,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     places = {id(r): measurement_place(r, c) for r, c in zip(rows, cells, strict=True)}
     if not by_gpu:
         raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
+    if assumed:  # (after the refusal above: a file none of whose rows can be used gets its one line alone)
+        echo(f"note: {assumed_release_note(str(file), assumed, looks_like_result_file(file))}", err=True)
     for line in skipped[:SKIPPED_SHOWN]:
         echo(f"note: {where}: {line}: row skipped", err=True)
     if len(skipped) > SKIPPED_SHOWN:
