@@ -479,3 +479,17 @@ class TestAFitWorseThanNone:
         # 9.2%: the rows state no release, so both read them as plan's (vLLM 0.19.0's asynchronous loop; trial 10,
         # F1); 23.5% on both with the synchronous loop they were read with before
         assert worst_before == pytest.approx(max(printed), abs=0.05) and worst_before == pytest.approx(9.2, abs=0.1)
+
+    def test_a_release_on_engine_reads_the_rows_as_validate_does(self, tmp_path):
+        """--engine vllm==0.10.0 stands for the release of rows that state none, in calibrate as in validate: both
+        read the trial's rows with the synchronous host loop (the 23.5% worst above) and the check calibrate suggests
+        carries the release, so it reads them alike."""
+        rows = trial_rows(tmp_path)
+        out = tmp_path / "c.toml"
+        cal = CliRunner().invoke(main, ["calibrate", str(rows), "--engine", "vllm==0.10.0", "-o", str(out)])
+        val = CliRunner().invoke(main, ["validate", "--decode", str(rows), "--engine", "vllm==0.10.0"])
+        worst_before = float(re.search(r"worst ([\d.]+)% ->", cal.output).group(1))
+        printed = [abs(float(e)) for e in re.findall(r"\s([+-][\d.]+)%\s", val.stdout)]
+        assert worst_before == pytest.approx(max(printed), abs=0.05) and worst_before == pytest.approx(23.5, abs=0.1)
+        hint = cal.stderr.split("and check it with: ", 1)[1].split()
+        assert hint[-2:] == ["--engine", "vllm==0.10.0"]

@@ -102,11 +102,6 @@ def rows_params_b(rows, cat) -> tuple[float, float] | None:
     return (float(f"{min(sizes):.4g}"), float(f"{max(sizes):.4g}")) if sizes else None
 
 
-def _engine(ctx, param, value):
-    """An engine name or release, checked before any work starts (one-line error otherwise; an empty one too)."""
-    return None if value is None else engine_profile(engine_name(ctx, param, value))  # UnknownNameError: one line
-
-
 @contextlib.contextmanager
 def reading(path: Path | None, accepted: str):
     """A file of rows that cannot be read or parsed becomes one InvalidInputError line naming it."""
@@ -558,7 +553,7 @@ def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path, r
     what to add to the file; "" for --measure."""
     if file is None:
         return ""
-    chosen = f" --engine {engine.name}" if engine is not None else ""
+    chosen = f" --engine {shlex.quote(engine)}" if engine is not None else ""
     quoted = f"{shlex.quote(str(file))} --calibration {shlex.quote(str(output))}"
     if looks_like_result_file(file):  # validate reads it with the same --gpu, --gpus and --model
         return f", and check it with: planner validate --decode {quoted}{result_options}{chosen}"
@@ -608,8 +603,9 @@ def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path, r
 )
 @click.option(
     "--engine",
-    callback=_engine,
-    help=f"Engine, {ENGINE_HELP}: write an entry for this engine only (default: one for every engine on this GPU).",
+    callback=engine_name,
+    help=f"Engine, {ENGINE_HELP}: write an entry for this engine only (default: one for every engine on this GPU); "
+    "a release (vllm==0.15.0) is also the release of each row of that engine that states none, as in validate.",
 )
 @output_option("--output", "-o", default=Path("planner-calibration.toml"), help="Calibration file to write.")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
@@ -622,9 +618,9 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     model, batch, context, tpot_ms: decode timed at that context; planner validate --decode reads both) or a
     serving benchmark's result file (vllm bench serve --save-result JSON, sglang.bench_serving --output-file JSON
     Lines; give --gpu and --gpus), read as validate reads it: a run at a request rate is not fitted (validate
-    compares its percentiles), a closed loop at --max-concurrency is fitted at that batch. Factors are fitted per GPU type; the file is picked up with
-    ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION environment variable. Prints the
-    error before and after.
+    compares its percentiles), a closed loop at --max-concurrency is fitted at that batch. Factors are fitted per
+    GPU type; the file is picked up with ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION
+    environment variable. Prints the error before and after.
 
     Example:
 
@@ -640,6 +636,9 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     check_target(output, force, make_parents=True)
     if measure == (file is not None):
         raise click.UsageError("give a measurements FILE or --measure (one of the two)")
+    engine_text = engine  # as given, for the check it suggests (validate --engine vllm==0.15.0)
+    release = engine_release(engine)  # --engine vllm==0.15.0: the release of the rows that state none
+    engine = engine_profile(engine) if engine is not None else None
     eng = engine_profile(engine)
     if measure:
         from planner.accuracy import measure as meas
@@ -654,6 +653,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         rows, cells = [row for row, _ in pairs], [c for _, c in pairs]
         source = f"planner calibrate {file.name}"
     assumed = []
+    if release is not None:  # --engine vllm==0.15.0: the release of the rows that state none, as validate reads it
+        rows = with_release(rows, *release)[0]
     if file is not None and not _shipped(file):  # read as validate reads it: a vLLM row without a release is plan's
         rows, assumed = assume_plan_release(rows)
     given = (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name))
@@ -729,7 +730,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             echo(
                 f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
                 f"{FEW_ROWS}): its factors can move a sizing far, and its range is not recorded (sizing keeps the "
-                f"held-out range); measure more batches and contexts{check_hint(file, rows, engine, output, options)}",
+                f"held-out range); measure more batches and contexts{check_hint(file, rows, engine_text, output, options)}",
                 err=True,
             )
     write_calibration(
