@@ -106,3 +106,15 @@ class TestExcelSpeculativeMethod:
         bare = (*self.ARGS[:8], None, None, None, None, None, "ngram")
         assert xf.TTFT_P50(*bare) == "#VALUE!"
         assert "give speculative_tokens" in xf.PLANNER_WHY("TTFT_P50", *bare)
+
+
+def test_an_eagle3_head_on_an_mla_model_caches_the_latent():
+    """vLLM's EAGLE-3 head for DeepSeek-V2/V3 (vllm/model_executor/models/deepseek_eagle3.py: "Eagle3 speculative
+    decoding model for DeepseekV2/V3 with MLP (no MoE)") is one DeepSeek decoder layer: MLA attention, so its cache
+    is the latent, kv_lora_rank 512 + qk_rope_head_dim 64 = 576 values a token (deepseek-ai/DeepSeek-R1 config.json),
+    on every GPU as the model's (draft_kv_heads 0), not 128 heads x 192 split over the group."""
+    from planner.serving.speculative import speculation_for
+
+    spec = speculation_for("deepseek-r1", 3, 2.4, method="eagle3")
+    assert spec.draft_kv_elements_per_token == 512 + 64
+    assert spec.draft_kv_heads == 0

@@ -326,11 +326,13 @@ def speculation_for(
         draft_params = eagle3_draft_params(
             m.hidden_size, m.intermediate_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, EAGLE3_DRAFT_VOCAB
         )
-    kv = eagle3_kv_elements_per_token(m.num_kv_heads, m.head_dim)
+    if m.mla is not None:  # vLLM's deepseek_eagle3.py: "Eagle3 ... for DeepseekV2/V3": its one layer is MLA
+        kv, heads = float(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim), 0  # the latent, on every GPU as the model's
+    else:
+        kv, heads = eagle3_kv_elements_per_token(m.num_kv_heads, m.head_dim), int(m.num_kv_heads)
     return SpeculativeDecoding(
-        "eagle3", int(k), a, draft_params=float(draft_params), draft_kv_elements_per_token=kv,
-        draft_kv_heads=int(m.num_kv_heads),
-    )  # fmt: skip
+        "eagle3", int(k), a, draft_params=float(draft_params), draft_kv_elements_per_token=kv, draft_kv_heads=heads
+    )
 
 
 def sglang_speculation(steps: int | None, topk: int | None, draft_tokens: int | None) -> tuple[int, int, int]:
