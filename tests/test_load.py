@@ -509,7 +509,7 @@ class TestSweepWithinCapacity:
 class TestCapacity:
     """Issue 22: one past-capacity rule, the simulation's, for ``plan``, ``fewest_replicas``, the sweeps and the
     Excel percentiles. A100, Llama 3.1 8B, 1,000 / 100 tokens (``python bench/load_capacity.py``): the closed-form
-    approximation holds 13.73 requests/s finite, the simulation's steady-state capacity is 13.42; at 13.6
+    approximation holds 14.56 requests/s finite, the simulation's steady-state capacity is 14.22; at 14.4
     requests/s a 1,000-request run's median TTFT is 0.79 s and a 4,000-request run's 5.51 s (the queue grows
     with the run: past capacity), at 10 requests/s 0.143 s and 0.152 s (it does not). (vLLM's asynchronous host
     loop since s189; 12.74 and 12.44 with the synchronous one.)"""
@@ -520,11 +520,11 @@ class TestCapacity:
         from planner.serving.approx import approximate_percentiles
         from planner.serving.fleet import capacity_per_s, past_capacity, sweep_within_capacity
 
-        assert np.isfinite(approximate_percentiles(self.A100, 1000, 100, [13.6], 50)["ttft_s"][0])
-        assert capacity_per_s(self.A100, 1000, 100) == pytest.approx(13.42, rel=0.01)
-        assert past_capacity(self.A100, 1000, 100, [10.0, 13.6]).tolist() == [False, True]
-        assert sweep_within_capacity(self.A100, 1000, 100, [13.6]) == [None]
-        short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=13.6, num_requests=n) for n in (1000, 4000))
+        assert np.isfinite(approximate_percentiles(self.A100, 1000, 100, [14.4], 50)["ttft_s"][0])
+        assert capacity_per_s(self.A100, 1000, 100) == pytest.approx(14.22, rel=0.01)
+        assert past_capacity(self.A100, 1000, 100, [10.0, 14.4]).tolist() == [False, True]
+        assert sweep_within_capacity(self.A100, 1000, 100, [14.4]) == [None]
+        short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=14.4, num_requests=n) for n in (1000, 4000))
         assert long.ttft_s.p50 > 5 * short.ttft_s.p50  # 5.51 s against 0.79 s
         short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=10.0, num_requests=n) for n in (1000, 4000))
         assert long.ttft_s.p50 < 1.1 * short.ttft_s.p50  # 0.152 s against 0.143 s
@@ -534,50 +534,50 @@ class TestCapacity:
 
         assert load_percentile("A100", "llama3.1-8b", 10.0, 1000, 100, gpus=1) < 1.0
         with pytest.raises(InvalidInputError, match="past one replica's capacity"):
-            load_percentile("A100", "llama3.1-8b", 13.6, 1000, 100, gpus=1)
-        assert np.isnan(load_percentile("A100", "llama3.1-8b", 13.6, 1000, 100, gpus=1, errors="coerce"))
+            load_percentile("A100", "llama3.1-8b", 14.4, 1000, 100, gpus=1)
+        assert np.isnan(load_percentile("A100", "llama3.1-8b", 14.4, 1000, 100, gpus=1, errors="coerce"))
         import planner.excel.functions as xf
 
-        assert xf.TTFT_P99("A100", "llama3.1-8b", 13.6, 1000, 100, 1) == "#NUM!"
-        assert "past one replica's capacity" in xf.PLANNER_WHY("TTFT_P99", "A100", "llama3.1-8b", 13.6, 1000, 100, 1)
+        assert xf.TTFT_P99("A100", "llama3.1-8b", 14.4, 1000, 100, 1) == "#NUM!"
+        assert "past one replica's capacity" in xf.PLANNER_WHY("TTFT_P99", "A100", "llama3.1-8b", 14.4, 1000, 100, 1)
 
     def test_rates_far_past_the_approximations_capacity_take_its_verdict_without_simulating(self, monkeypatch):
-        """More than ``CAPACITY_BAND`` (15%) past the approximation's 13.73 requests/s its "past" verdict stands (its
-        capacity is never far below the simulation's): 17 and 30 requests/s are past and no capacity run is made.
+        """More than ``CAPACITY_BAND`` (15%) past the approximation's 14.56 requests/s its "past" verdict stands (its
+        capacity is never far below the simulation's): 18 and 30 requests/s are past and no capacity run is made.
         Its "within" verdict is not taken (it can be far above the simulation's capacity where the KV cache caps
-        the batch: tests/test_replicas_group_and_capacity.py), so 5, 10 and 13.6 requests/s ask the simulation
-        (13.42: 13.6 past)."""
+        the batch: tests/test_replicas_group_and_capacity.py), so 5, 10 and 14.4 requests/s ask the simulation
+        (14.22: 14.4 past)."""
         import planner.serving.fleet as fleet
 
         def no_simulation(*args, **kwargs):
             raise AssertionError("the capacity simulation ran for a rate the approximation settles")
 
         monkeypatch.setattr(fleet, "capacity_per_s", no_simulation)
-        assert fleet.past_capacity(self.A100, 1000, 100, [17.0, 30.0]).tolist() == [True, True]
+        assert fleet.past_capacity(self.A100, 1000, 100, [18.0, 30.0]).tolist() == [True, True]
         with pytest.raises(AssertionError, match="the capacity simulation ran"):
             fleet.past_capacity(self.A100, 1000, 100, [5.0, 30.0])
         monkeypatch.undo()
-        assert fleet.past_capacity(self.A100, 1000, 100, [5.0, 10.0, 13.6, 17.0]).tolist() == [False, False, True, True]
+        assert fleet.past_capacity(self.A100, 1000, 100, [5.0, 10.0, 14.4, 18.0]).tolist() == [False, False, True, True]
 
     def test_fewest_replicas_never_counts_a_replica_past_capacity(self):
-        """13.6 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is
+        """14.4 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is
         finite there); past the simulated capacity that one cannot count, so two."""
         from planner.serving.fleet import fewest_replicas
 
-        assert fewest_replicas(self.A100, 1000, 100, 13.6, ttft_target_s=30.0).replicas == 2
+        assert fewest_replicas(self.A100, 1000, 100, 14.4, ttft_target_s=30.0).replicas == 2
 
     def test_fewest_replicas_without_targets_is_the_fewest_below_capacity(self):
-        """No targets: sized on capacity alone, floor(rate / 13.42) + 1 replicas (it was one at any rate)."""
+        """No targets: sized on capacity alone, floor(rate / 14.22) + 1 replicas (it was one at any rate)."""
         from planner.serving.fleet import capacity_per_s, fewest_replicas
 
         capacity = capacity_per_s(self.A100, 1000, 100)
-        for rate, want in ((10.0, 1), (13.6, 2), (100.0, 8)):
+        for rate, want in ((10.0, 1), (14.4, 2), (100.0, 8)):
             sized = fewest_replicas(self.A100, 1000, 100, rate)
             assert sized.replicas == want == math.floor(rate / capacity) + 1
             assert sized.on_capacity and sized.capacity_per_s == capacity and sized.rate_per_replica_s < capacity
 
     def test_plan_without_targets_sizes_past_the_simulated_capacity_on_more_replicas(self):
-        """Without targets ``plan --rate`` sizes on capacity: 13.6 requests/s is past one replica's simulated 13.42
+        """Without targets ``plan --rate`` sizes on capacity: 14.4 requests/s is past one replica's simulated 14.22
         (the class docstring), so two replicas of 6.8 each, where it ran one and warned before; 10 requests/s is
         within, so one. The capacity it sized on is stated beside the replicas."""
         import json
@@ -586,11 +586,11 @@ class TestCapacity:
 
         args = ["plan", "--gpu", "A100", "--model", "llama3.1-8b", "--context", "4096", "--gpus", "1", "--rate"]
         load = ["--prompt-tokens", "1000", "--output-tokens", "100"]
-        out = json.loads(run(*args, "13.6", *load, "--json").stdout)["under_load"]
+        out = json.loads(run(*args, "14.4", *load, "--json").stdout)["under_load"]
         assert out["past_capacity"] is False and out["replicas"] == 2 and out["sized_on"] == "capacity"
-        assert out["capacity_per_s"] == pytest.approx(13.42, rel=0.01)
-        text = run(*args, "13.6", *load).stdout
-        assert "replicas (no targets given: sized on capacity, each below one replica's 13.4 requests/s): 2 x" in text
+        assert out["capacity_per_s"] == pytest.approx(14.22, rel=0.01)
+        text = run(*args, "14.4", *load).stdout
+        assert "replicas (no targets given: sized on capacity, each below one replica's 14.2 requests/s): 2 x" in text
         assert "past one replica's capacity" not in text
         assert json.loads(run(*args, "10", *load, "--json").stdout)["under_load"]["replicas"] == 1
 

@@ -280,12 +280,13 @@ KERNEL_FACTORS = dict(
     decode_flop_efficiency=1.0,
     prefill_flop_efficiency=1.0,
     roofline_overlap=1.0,
-    # fitted: 15.5 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
+    # fitted: 15.7 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
     # all-reduce (norms, rotary, activation, KV-cache writes, residual adds: a few small kernels per layer the kernel
-    # tables do not hold; 12.9 us before s186 read a 16-bit KV cache at its own, faster, attention byte rate; 14.3 us
-    # with the latency + bandwidth all-reduce fit). Unfused, the same kernels take 47-65 us a layer on an H200
+    # tables do not hold; 15.5 us before s199 counted the output head once per prompt, not per prompt token; 12.9 us
+    # before s186 read a 16-bit KV cache at its own, faster, attention byte rate; 14.3 us with the latency +
+    # bandwidth all-reduce fit). Unfused, the same kernels take 47-65 us a layer on an H200
     # (bench/h200_kernels.py: PyTorch eager ops in a CUDA graph, Llama-3.1-8B's shapes)
-    layer_overhead_s=15.5e-6,
+    layer_overhead_s=15.7e-6,
     # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
     # per GPU and step size (``planner.engines.kernel_curves.moe_floor_of``: 26.3 us + 3.0 us per doubling of the
     # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
