@@ -15,6 +15,7 @@ from planner.workbook.layout import (
     INPUTS_SHEET,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
+    MAX_BURSTINESS,
     input_row,
 )
 from planner.workbook.spec import Name, Sheet, Validation
@@ -56,6 +57,10 @@ NUMBER_CHECKS = {
     "count": ("whole", 1, 2**24, "A whole number of {unit}.", "A whole number of {unit} from 1."),
     "fraction": ("decimal", 0.01, 1, "A fraction above 0, at most 1.", "Above 0 and at most 1."),
     "share": ("decimal", 0, 0.999999, "A share of 0 or more, below 1.", "0 or more and below 1."),
+    "shape": (
+        "decimal", 0.000001, MAX_BURSTINESS, "A gamma shape above 0: 1 Poisson, below 1 burstier.",
+        f"Above 0 and at most {MAX_BURSTINESS} (1 Poisson, below 1 burstier).",
+    ),  # fmt: skip
     # a rent is above 0 (planner.units.RENT_ACCEPTED); Excel's "between" is inclusive, so its floor is the rate's 1e-6
     "money": ("decimal", 0.000001, int(MAX_RENT_USD_PER_GPU_HOUR), "US$ per GPU-hour, above 0.", RENT_SENTENCE),
     "rate": ("decimal", 0.000001, 10**6, "Requests per second, above 0.", "Above 0 and at most 1,000,000 {unit}."),
@@ -65,7 +70,7 @@ NUMBER_CHECKS = {
 
 #: The number format of each kind of numeric input cell.
 INPUT_FORMATS = {
-    "count": INT, "fraction": "0.00", "share": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
+    "count": INT, "fraction": "0.00", "share": "0.00", "shape": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
 }  # fmt: skip
 
 #: The "At a glance" rows: (label, the Calc key, number format, unit).
