@@ -189,7 +189,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
     InputField(
         "burstiness",
         "in_burstiness",
-        "Traffic burstiness (gamma shape of the arrival gaps)",
+        "Traffic burstiness",
         "gamma shape",
         "shape",
         False,

@@ -53,7 +53,7 @@ def _arrivals(f: LoadFigures) -> str:
 #: Why the sheet, the sizing and the Levers' fleet are p95, said on the sheet (the percentile is not an input).
 P95_NOTE = (
     f"Percentile: p{HIGH_PERCENTILE} throughout (the replicas needed, the tables and charts, the Levers' fleet and "
-    f"their \"simulated p{HIGH_PERCENTILE}\" text), not an input: it is planner export's default high percentile, "
+    f'their "simulated p{HIGH_PERCENTILE}" text), not an input: it is planner export\'s default high percentile, '
     "so that a review of this workbook sizes the same fleet. For p50, p90 or p99 use the Excel function REPLICAS(..., "
     "percentile, ...) or planner plan --rate --percentile 99."
 )
