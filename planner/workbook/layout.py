@@ -193,10 +193,8 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "gamma shape",
         "shape",
         False,
-        "How the peak's requests arrive, before the load balancer, as planner plan --burstiness and a scenario's "
-        "burstiness take it: 1 Poisson, below 1 burstier (vllm bench serve --burstiness), above 0 and at most 100. "
-        "Routed at random, each of k replicas sees shape k b / (1 + (k - 1) b). Used by the Load sheet's simulation "
-        "(and so the fleet Levers sizes on it). Blank: 1.",
+        "Gamma shape of the peak's arrival gaps before the load balancer (plan --burstiness): 1 Poisson, below 1 "
+        "burstier. The Load sheet's runs and fleet use it. Blank: 1.",
     ),
 )
 #: The highest burstiness a cell takes: a scenario's bound (``planner.export.scenario.Workload.burstiness``, le=100).
