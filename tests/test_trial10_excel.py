@@ -151,8 +151,8 @@ class TestContextHalvedWords:
         cat, eng = default_catalog(), engine_profile(None)
         base, half = (lever_inputs(BURSTY_INPUTS, k, cat, eng)["context"] for k in ("base", "context_half"))
         assert (base - 300, half - 300) == (1000, 350)
-        assert context_halved_words(1300, 300) == "no: context halved, output kept: prompts 1,000 -> 350 tokens"
-        assert context_halved_words(500, 300).endswith("prompts 200 -> none (the output fills the halved context)")
+        assert context_halved_words(1300, 300) == "no: prompts 1,000 -> 350 (output kept)"
+        assert context_halved_words(500, 300) == "no: prompts 200 -> none (output kept)"
 
 
 def _parity_scenarios() -> int:
@@ -226,11 +226,7 @@ class TestRecalculated:
         assert row["Context halved"] == context_halved_words(1300, 300)
         assert row["Compare model"] == "no: another model" and row["Baseline"] == "yes"
         blank = self._levers_row(b["no_output"], SAME_REQUESTS_LABEL)["Context halved"]
-        assert (
-            blank
-            == context_halved_words(4096, None)
-            == "no: context halved, output kept: prompt + output 4,096 -> 2,048 tokens"
-        )
+        assert blank == context_halved_words(4096, None) == "no: prompt + output 4,096 -> 2,048"
 
     def test_a_precision_alias_names_the_name_to_type(self, books):
         """Trial 11 F7: "fp4" is the catalog's alias of nvfp4 (plan -w fp4 prints "weights nvfp4"): the Error line

@@ -116,7 +116,7 @@ class TestNeverGreen:
         assert same == {
             "Baseline": "yes",
             "More GPUs": "yes",
-            "Context halved": "no: context halved, output kept: prompts 3,696 -> 1,648 tokens",  # 4,096 and 2,048 - 400
+            "Context halved": "no: prompts 3,696 -> 1,648 (output kept)",  # 4,096 and 2,048 less 400
             "Compare model": "no: another model",
             "KV cache fp8": "yes",
             "Weights fp8": "yes",

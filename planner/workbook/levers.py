@@ -50,16 +50,15 @@ def same_requests_text(key: str) -> str:
 def context_halved_words(context: int, output_tokens: float | None) -> str:
     """What Context halved does to the requests, as ``context_halved_formula`` says it: the context halved
     (``load_figures.lever_inputs``: max(1, context // 2)) with the output tokens kept, so each prompt (context -
-    output, as the Load sheet sends it) shrinks by more than half: "no: context halved, output kept: prompts 1,000 ->
-    350 tokens" for 1,300 tokens and 300 output (trial 10 F10: the row said "prompts halved"). Without output tokens,
-    the whole sequence's tokens; a halved context the output alone fills: "none"."""
+    output, as the Load sheet sends it) shrinks by more than half: "no: prompts 1,000 -> 350 (output kept)" under the
+    column's "Context halved" for 1,300 tokens and 300 output (trial 10 F10: the row said "prompts halved"). Without
+    output tokens, the whole sequence's tokens; a halved context the output alone fills: "none"."""
     half = max(1, int(context) // 2)
-    head = f"no: {WORKLOAD_LEVERS['context_half']}"
     if output_tokens is None:
-        return f"{head}: prompt + output {int(context):,} -> {half:,} tokens"
+        return f"no: prompt + output {int(context):,} -> {half:,}"
     out = float(output_tokens)
-    after = f"{half - out:,.0f} tokens" if half - out >= 1 else "none (the output fills the halved context)"
-    return f"{head}: prompts {context - out:,.0f} -> {after}"
+    after = f"{half - out:,.0f}" if half - out >= 1 else "none"
+    return f"no: prompts {context - out:,.0f} -> {after} (output kept)"
 
 
 def context_halved_formula(c: Calc) -> str:
@@ -69,9 +68,9 @@ def context_halved_formula(c: Calc) -> str:
     out = c.ref("out_tok", scenario_col("base"), sheet=True)
     head = f"no: {WORKLOAD_LEVERS['context_half']}"
     fmt = '"#,##0"'
-    whole = f'"{head}: prompt + output "&TEXT({base},{fmt})&" -> "&TEXT({half},{fmt})&" tokens"'
-    after = f'IF({half}-{out}>=1,TEXT({half}-{out},{fmt})&" tokens","none (the output fills the halved context)")'
-    prompts = f'"{head}: prompts "&TEXT({base}-{out},{fmt})&" -> "&{after}'
+    whole = f'"no: prompt + output "&TEXT({base},{fmt})&" -> "&TEXT({half},{fmt})'
+    after = f'IF({half}-{out}>=1,TEXT({half}-{out},{fmt}),"none")'
+    prompts = f'"no: prompts "&TEXT({base}-{out},{fmt})&" -> "&{after}&" (output kept)"'
     return f'=IF(OR(ISERROR({base}),ISERROR({half})),"{head}",IF(ISNUMBER({out}),{prompts},{whole}))'
 
 
@@ -209,7 +208,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     for sk, _, _ in COLUMNS:
         text = context_halved_formula(c) if sk == "context_half" else same_requests_text(sk)
         s.set(f"{scenario_col(sk)}{r}", text, style="result_text")
-    s.heights[r] = 13.5 * 4 + 2  # "no: context halved, output kept: prompts 3,696 -> 1,648 tokens" in its column
+    s.heights[r] = 13.5 * 2 + 2  # "no: prompts 3,696 -> 1,648 (output kept)" on two lines of its column
     r += 1
     budget = [
         ("Meets the latency targets", "meets_text", None, "", ""),
