@@ -136,8 +136,10 @@ class TestOfficeJsPath:
         assert "tokens" in params["context"]["description"] and "H100" in params["gpu"]["description"]
         assert all(p["dimensionality"] == "matrix" for p in params.values())  # any argument may be a range
         assert "milliseconds" in funcs["TPOT"]["description"]
-        tail = [p["name"] for p in funcs["TTFT_P99"]["parameters"]][-2:]  # the draft after the engine, optional
-        assert tail == ["engine", "speculative_method"] and funcs["TTFT_P99"]["parameters"][-1].get("optional")
+        tail = [p["name"] for p in funcs["TTFT_P99"]["parameters"]][-3:]  # the draft after the engine, optional
+        assert tail == ["engine", "speculative_method", "burstiness"]  # the traffic's shape last
+        assert funcs["TTFT_P99"]["parameters"][-1].get("optional")
+        assert [p["name"] for p in funcs["REPLICAS"]["parameters"]][-2:] == ["engine", "burstiness"]
         assert funcs["PLANNER_WHY"]["parameters"][-1].get("repeating") is True
 
     def test_results_for_request_bodies_as_excel_sends_them(self, officejs):

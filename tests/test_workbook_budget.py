@@ -95,7 +95,7 @@ class TestNeverGreen:
         """Shipped inputs: Context halved's fleet is the cheapest ($81,336.60 a month: 9 replicas x 4 H100 x $3.095,
         the median of its two on-demand quotes, x 730 h, as api.peak_fleet: 40 requests/s over 4.51 a replica, each request's 400 tokens at max batch plus its
         2,048-token prefill) and its TPOT at max batch, 38.6 ms (api.tpot at 2,048 tokens, batch 234), meets 50 ms;
-        but it serves every prompt halved, not the user's requests, so it is labelled so and never green (trial 2,
+        but it serves shorter prompts (context halved, output kept), not the user's requests, so it is labelled so and never green (trial 2,
         F6: it was named the cheapest fleet, 86 GPUs where the baseline needed 979). KV cache fp8 and Weights fp8 tie
         for the cheapest that serve the same requests ($144,598.40). Against 37 ms Context halved misses ("no: TPOT
         38.6 ms > 37.0 ms"), and so do Weights fp8 (37.2 ms); the Baseline (35.2 ms, 18 replicas, $162,673.20) meets
@@ -116,7 +116,7 @@ class TestNeverGreen:
         assert same == {
             "Baseline": "yes",
             "More GPUs": "yes",
-            "Context halved": "no: prompts halved",
+            "Context halved": "no: prompts 3,696 -> 1,648 (output kept)",  # 4,096 and 2,048 less 400
             "Compare model": "no: another model",
             "KV cache fp8": "yes",
             "Weights fp8": "yes",

@@ -92,14 +92,15 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         """Column B holds the Inputs used (the opening ones); C and D are formulas over the Inputs now; Status
         counts the changed ones."""
         sheet = spec.sheet(LOAD_SHEET)
-        used = {sheet.cells[f"A{r}"].value: sheet.cells[f"B{r}"].value for r in range(7, 21)}
+        used = {sheet.cells[f"A{r}"].value: sheet.cells[f"B{r}"].value for r in range(7, 22)}
         assert used["GPU"] == GPU and used["Model"] == MODEL and used["Context per sequence (tokens)"] == CONTEXT
         assert used["Peak traffic (requests/s)"] == PEAK and used["TTFT target (time to first token) (ms)"] == 1500
         assert used["Engine (Assumptions)"] == "vllm" and used["Prompt share in the prefix cache (share)"] is None
+        assert used["Traffic burstiness (gamma shape)"] == 1  # Poisson (tests/test_trial10_excel.py)
         assert sheet.cells["C7"].value == '=IF(in_gpu="","",in_gpu)'
         assert sheet.cells["D7"].value == '=IF(EXACT(""&B7,""&C7),"yes","changed")'
-        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D21,"changed")=0,"current')
-        assert sheet.cells["A21"].value == ENGINE_ROW_LABEL  # the engine parameters' row (test below)
+        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D22,"changed")=0,"current')
+        assert sheet.cells["A22"].value == ENGINE_ROW_LABEL  # the engine parameters' row (test below)
 
     def test_lists_the_engine_parameters_it_was_simulated_with(self, spec):
         """The foot of the sheet lists each engine parameter the runs used, as the Assumptions sheet holds it (vLLM's
@@ -113,7 +114,7 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         assert sheet.cells[f"C{r}"].value == '=IF(eng_memory_utilization="","",eng_memory_utilization)'
         assert sheet.cells[f"C{rows['kv_precisions (4)']}"].value.startswith('=IF(INDEX(eng_kv_precisions,4)=""')
         first, last = rows["budget_mode"], rows["sparse_mla_prefill_max_heads"]
-        assert sheet.cells["D21"].value == f'=IF(COUNTIF(D{first}:D{last},"changed")=0,"yes","changed")'
+        assert sheet.cells["D22"].value == f'=IF(COUNTIF(D{first}:D{last},"changed")=0,"yes","changed")'
         assert last - first + 1 == len(simulated_parameters(engine_profile(None)))
 
     def test_figures_are_numbers_not_formulas(self, spec):

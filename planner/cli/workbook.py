@@ -18,6 +18,23 @@ NO_VALUES = (
 )
 
 
+def _selection_said(w) -> str:
+    """What refresh did with the workbook's GPUs and models, where it was not what the options asked: kept its own
+    selection (made with --gpus/--models), or grew a workbook that listed fewer to the whole catalog."""
+    if w.selection == "kept":
+        return (
+            ": the GPUs and models the workbook was made with (--gpus/--models), with their GQA siblings; give "
+            "--gpus all --models all for the whole catalog"
+        )
+    if w.selection == "grew":
+        before = f"{counted(w.listed_before[0], 'GPU')} and {counted(w.listed_before[1], 'model')}"
+        return (
+            f": the whole catalog, where the workbook listed {before}; give --gpus and --models (the names it listed) "
+            "to keep a smaller selection"
+        )
+    return ""
+
+
 def _names(values: tuple[str, ...]) -> list[str] | None:
     """Repeated options and comma-separated lists alike: ('H100,A100', 'L4') -> ['H100', 'A100', 'L4']; None (all)
     when the option is not given."""
@@ -45,7 +62,8 @@ def _selection(f):
         multiple=True,
         metavar="NAMES",
         callback=_not_empty,
-        help="Models for the Models sheet, comma-separated or repeated [default: all]. GQA siblings are added.",
+        help="Models for the Models sheet, comma-separated or repeated [default: all; refresh: the workbook's own, "
+        "'all' for the whole catalog]. GQA siblings are added.",
     )(f)
     return click.option(
         "--gpus",
@@ -53,7 +71,8 @@ def _selection(f):
         multiple=True,
         metavar="NAMES",
         callback=_not_empty,
-        help="GPUs for the GPUs sheet, comma-separated or repeated [default: all].",
+        help="GPUs for the GPUs sheet, comma-separated or repeated [default: all; refresh: the workbook's own, 'all' "
+        "for the whole catalog].",
     )(f)
 
 
@@ -81,7 +100,10 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
         return
     from planner.workbook.update import generate
 
-    for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
+    gpus, models = (
+        None if n and [x.lower() for x in n] == ["all"] else n for n in map(_names, (gpu_names, model_names))
+    )
+    for w in generate(output_dir, load(catalog_dirs), gpus, models, force=force):
         echo(f"wrote {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')})")
         if not w.values_stored:
             echo(NO_VALUES)
@@ -113,6 +135,6 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
     from planner.workbook.update import refresh
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
-    echo(f"refreshed {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')})")
+    echo(f"refreshed {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')}){_selection_said(w)}")
     if not w.values_stored:
         echo(NO_VALUES.replace("run again with --force", "refresh again"))

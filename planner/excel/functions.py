@@ -254,15 +254,17 @@ def _under_load(name: str, doc: str):
         prefix_hit_rate=None,
         engine=None,
         speculative_method=None,
+        burstiness=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
         args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate, engine, speculative_method)
-        return _s.evaluate(_s.SPECS[name], args)
+        return _s.evaluate(_s.SPECS[name], args + (burstiness,))
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"{doc}, milliseconds, one replica on the engine (blank: vLLM) taking rate_per_s Poisson requests: "
-    f.__doc__ += "computed by planner's queue simulation of 1,000 requests (not a cell formula). speculative_method: "
-    f.__doc__ += "the draft (mtp, eagle3, ngram; blank: mtp where the checkpoint ships MTP layers, else eagle3)."
+    f.__doc__ = f"{doc}, milliseconds, one replica on the engine (blank: vLLM) taking rate_per_s requests, their gaps "
+    f.__doc__ += "gamma of shape burstiness (blank: 1, Poisson): computed by planner's queue simulation of 1,000 "
+    f.__doc__ += "requests (not a cell formula). speculative_method: the draft (mtp, eagle3, ngram; blank: mtp where "
+    f.__doc__ += "the checkpoint ships MTP layers, else eagle3)."
     return _udf(name)(f)
 
 
@@ -290,12 +292,14 @@ def REPLICAS(
     parallelism=None,
     prefix_hit_rate=None,
     engine=None,
+    burstiness=None,
 ):
-    """The fewest replicas whose simulated percentile TTFT and TPOT meet the targets (seconds) at rate_per_s Poisson
-    requests, as planner plan --rate sizes a fleet (on the engine, blank: vLLM, as --engine); GPUs = replicas x gpus.
-    Computed by planner's queue simulation (a few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
+    """The fewest replicas whose simulated percentile TTFT and TPOT meet the targets (seconds) at rate_per_s requests
+    (their gaps gamma of shape burstiness, blank: 1, Poisson; routed at random), as planner plan --rate --burstiness
+    sizes a fleet (on the engine, blank: vLLM, as --engine); GPUs = replicas x gpus. Computed by planner's queue
+    simulation (a few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, gpus)
-    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness)
     return _s.evaluate(_s.SPECS["REPLICAS"], args)
 
 
@@ -314,13 +318,15 @@ def FLEET_GPUS(
     parallelism=None,
     prefix_hit_rate=None,
     engine=None,
+    burstiness=None,
 ):
-    """The fewest GPUs in all whose fleet meets the percentile targets (seconds) at rate_per_s Poisson requests: each
+    """The fewest GPUs in all whose fleet meets the percentile targets (seconds) at rate_per_s requests (gaps gamma of
+    shape burstiness, blank: 1, Poisson; routed at random, as REPLICAS): each
     group of 1, 2, 4, 8 GPUs the engine (blank: vLLM) runs the model on, from the smallest holding a request, sized as
     REPLICAS sizes it, the fewest replicas x group kept, as planner plan --rate without --gpus; PLANNER_WHY names the
     group. Computed by planner's queue simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
-    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness)
     return _s.evaluate(_s.SPECS["FLEET_GPUS"], args)
 
 
@@ -331,7 +337,9 @@ def CAPACITY_RPS(
 ):  # fmt: skip
     """Requests per second one replica on the engine (blank: vLLM) completes in steady state at these mean lengths,
     the capacity every surface judges a rate by (past it a queue grows without bound). Computed by planner's queue
-    simulation (~1-2 s the first time for a replica and lengths), not a cell formula."""
+    simulation (~1-2 s the first time for a replica and lengths), not a cell formula. It takes no burstiness: a
+    steady-state completion rate is the same however bursty the arrivals (a mean rate at or above it queues without
+    bound whatever the shape)."""
     args = (gpu, model, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision, parallelism)
     return _s.evaluate(_s.SPECS["CAPACITY_RPS"], args + (prefix_hit_rate, engine))
 

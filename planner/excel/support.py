@@ -785,7 +785,9 @@ ENGINE = Param(
     per_call=True,
 )
 
-RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
+RATE = Param(
+    "rate_per_s", "number", "requests per second arriving, e.g. 4 (Poisson; with burstiness, gamma gaps of that shape)"
+)
 PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
 #: Under load the lengths are means, a fraction kept (a dataset's 207.5), as ``plan --prompt-tokens`` takes them.
 MEAN_PROMPT = Param(
@@ -843,9 +845,21 @@ SPEC_METHOD = Param(
     required=False,
 )
 
+#: The incoming traffic's gamma shape (``planner.serving.fleet.burstiness_shape``), as plan --burstiness takes it: last,
+#: after the engine (and the percentile functions' speculative_method), so that every earlier call reads as it did
+#: (blank: 1, Poisson, the figure the functions gave before they took it).
+BURSTINESS = Param(
+    "burstiness",
+    "number",
+    "gamma shape of the incoming traffic's arrival gaps, as plan --burstiness takes it: 1 Poisson, below 1 burstier "
+    "(vllm bench serve --burstiness), e.g. 0.5; routed at random, each of k replicas sees shape k b / (1 + (k - 1) b); "
+    "blank: 1",
+    required=False,
+)
+
 #: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
 LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
-LOAD_PARAMS += (PREFIX_HIT, ENGINE, SPEC_METHOD)
+LOAD_PARAMS += (PREFIX_HIT, ENGINE, SPEC_METHOD, BURSTINESS)
 
 #: The decode-step functions' arguments (TPOT, THROUGHPUT, MFU, MBU, DECODE_INTENSITY), in order.
 DECODE_PARAMS = (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM, ENGINE)
@@ -937,7 +951,7 @@ SPECS: dict[str, Spec] = {
             "REPLICAS",
             _fleet("replicas_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, GPUS, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT, ENGINE),
+            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=replicas_notes,
@@ -947,7 +961,7 @@ SPECS: dict[str, Spec] = {
             "FLEET_GPUS",
             _fleet("fleet_gpus_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT, ENGINE),
+            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=fleet_gpus_notes,

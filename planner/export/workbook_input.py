@@ -13,6 +13,7 @@ printed on the review's Assumptions sheet ("workbook"). Reading is done by ``pla
                           (blank: p95 output = C // 4 (at least 1), p95 prompt = C - p95 output; means half of those)
     TPOT / TTFT target -> the same targets at p95 (blank: TPOT 100 ms, TTFT 2 s)
     prompt share cached -> workload.prefix_hit_rate (blank: 0)
+    burstiness b       -> workload.burstiness (blank: 1, Poisson)
     gpus N             -> exactly N GPUs per replica (blank: 1, 2, 4 or 8, the cheapest)
     price per GPU-hour -> rented at that price (blank: the catalog's cloud price)
     batch              -> not used: the review picks the largest batch that meets the TPOT target
@@ -94,6 +95,8 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
             workload[f"{key}_target_s"] = float(inputs[f"{key}_target_ms"]) / 1e3
     if inputs.get("prefix_hit_rate"):  # blank or 0: nothing cached
         workload["prefix_hit_rate"] = float(inputs["prefix_hit_rate"])
+    if inputs.get("burstiness") is not None:
+        workload["burstiness"] = float(inputs["burstiness"])
     return {"title": f"Budget review of what-if workbook {name}", "workload": workload, "option": [option]}
 
 

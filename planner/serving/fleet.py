@@ -681,10 +681,13 @@ def load_percentile(
     acceptance_length: Any = None,
     prefix_hit_rate: Any = None,
     speculative_method: Any = None,
+    burstiness: Any = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
-    """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
-    1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. ``prompt_tokens`` and
+    """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` requests whose gaps are gamma of
+    shape ``burstiness`` (None or blank: 1, Poisson; ``burstiness_shape``) of fixed lengths, 1,000 of them: one
+    replica's ``replica_run`` (the traffic as it comes, as ``planner plan --rate --replicas 1 --burstiness`` runs
+    it), ``.<metric>_s.p<percentile>``. ``prompt_tokens`` and
     ``output_tokens`` are mean lengths (207.5 is taken, ``planner.checks.mean_tokens_or_mask``); each request sends the
     mean in whole tokens (``fixed_length_tokens``: 207.5 -> 208), as ``planner plan --rate`` does. Arguments broadcast (one
     simulation per scenario, ~0.05 s each, and the capacity runs once per replica and lengths, ~0.2-1.8 s); ``errors="coerce"`` gives NaN where a scenario has no answer, as
@@ -702,7 +705,7 @@ def load_percentile(
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
-    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
+    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float, shape: Any) -> float:
         if metric in ("tpot", "itl") and one_output_token(output):
             raise OutOfRangeError(f"{NO_TPOT_WITH_ONE_TOKEN}; give output_tokens of 2 or more")
         if math.isfinite(rate) and past_capacity(replica, prompt, output, [rate], hit)[0]:
@@ -711,12 +714,12 @@ def load_percentile(
                 f"{rate:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
                 " its queue grows without bound, so no percentile holds; use more replicas"
             )
-        r = latency_under_load(replica, prompt, output, rate_per_s=rate, prefix_hit_rate=hit, requests_per_rank=True)
+        r = replica_run(replica, prompt, output, rate, 1, burstiness=burstiness_shape(shape), prefix_hit_rate=hit)
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)
     o = Options.read(ReplicaOptions, options, "load_percentile")
-    return _each_replica(one, *args, prefix_hit_rate, o, method=speculative_method)
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(burstiness,), method=speculative_method)
 
 
 def replicas_needed(
@@ -730,11 +733,13 @@ def replicas_needed(
     tpot_target_s: Any = None,
     percentile: float = 95,
     prefix_hit_rate: Any = None,
+    burstiness: Any = None,
     sizings: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
-    at ``rate_per_s`` Poisson requests of the mean lengths: ``fewest_replicas``, as ``planner plan --rate`` sizes a
+    at ``rate_per_s`` requests of the mean lengths, the traffic's gaps gamma of shape ``burstiness`` (None or blank:
+    Poisson) routed at random over the replicas: ``fewest_replicas``, as ``planner plan --rate --burstiness`` sizes a
     fleet (the Excel function REPLICAS). Without targets, the fewest replicas each below its capacity; one output
     token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
     targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
@@ -742,10 +747,12 @@ def replicas_needed(
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
-    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any) -> float:
+    def one(
+        replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any, shape: Any
+    ) -> float:
         sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
             replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
-            tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit,
+            tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit, burstiness=burstiness_shape(shape),
         )  # fmt: skip
         if sizings is not None:
             sizings.append(sized)
@@ -753,7 +760,7 @@ def replicas_needed(
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, "replicas_needed")
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s))
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s, burstiness))
 
 
 def fleet_gpus_needed(
@@ -767,11 +774,12 @@ def fleet_gpus_needed(
     tpot_target_s: Any = None,
     percentile: float = 95,
     prefix_hit_rate: Any = None,
+    burstiness: Any = None,
     choices: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest GPUs in all whose fleet's simulated ``percentile`` TTFT and TPOT meet the targets at ``rate_per_s``
-    Poisson requests: each group of ``planner.deploy.groups_to_try`` from the smallest that holds a request (prompt +
+    requests (gaps gamma of shape ``burstiness``, None: Poisson, routed at random as ``replicas_needed``): each group of ``planner.deploy.groups_to_try`` from the smallest that holds a request (prompt +
     output tokens, ``planner.api.min_gpus``) sized by ``fewest_replicas``, the fewest replicas x group kept
     (``group_choice``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
     given ``gpus`` sizes that group alone (REPLICAS x gpus). ``choices``: a list each scenario's ``GroupChoice`` is
@@ -780,21 +788,23 @@ def fleet_gpus_needed(
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
-    def one(replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any) -> float:
+    def one(
+        replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any, shape: Any
+    ) -> float:
         choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
-                              _target_s(tpot, "tpot_target_s"), share)  # fmt: skip
+                              _target_s(tpot, "tpot_target_s"), share, burstiness_shape(shape))  # fmt: skip
         if choices is not None:
             choices.append(choice)
         return float(choice.sizing.replicas * choice.gpus_per_replica)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, "fleet_gpus_needed")
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s))
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s, burstiness))
 
 
 def group_choice(
     replica: Replica, prompt: float, output: float, rate: float, percentile: float, ttft_s: float, tpot_s: float,
-    hit: float = 0.0,
+    hit: float = 0.0, burstiness: float = 1.0,
 ) -> GroupChoice:  # fmt: skip
     """``fewest_gpus`` for a replica whose group is not given (``replica.gpus`` None): its groups from the smallest
     that holds one request of ``prompt`` + ``output`` tokens (``groups_to_try``), both under the replica's engine's
@@ -817,7 +827,7 @@ def group_choice(
     replicas = {n: replace(replica, gpus=n) for n in groups}
     return fewest_gpus(
         replicas, prompt, output, rate, percentile=percentile, ttft_target_s=ttft_s, tpot_target_s=tpot_s,
-        prefix_hit_rate=hit,
+        prefix_hit_rate=hit, burstiness=burstiness,
     )  # fmt: skip
 
 
@@ -930,6 +940,25 @@ def _named(value: Any) -> bool:
         not (v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()))
         for v in values
     )
+
+
+def burstiness_shape(value: Any) -> float:
+    """The incoming traffic's gamma shape as a cell or caller gives it (``planner plan --burstiness``): None or blank
+    1 (Poisson), else a number above 0 (below 1 burstier, inf evenly spaced); text is ``InvalidInputError``
+    (#VALUE!), 0 or less ``OutOfRangeError`` (#NUM!)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 1.0
+    if isinstance(value, bool):
+        value = math.nan
+    try:
+        shape = float(value)
+    except (TypeError, ValueError):
+        shape = math.nan
+    if not shape > 0:
+        raise (InvalidInputError if math.isnan(shape) else OutOfRangeError)(
+            f"burstiness {value!r} is not a gamma shape above 0; use 1 for Poisson, below 1 burstier, e.g. 0.5"
+        )
+    return shape
 
 
 def prefix_hit_share(value: Any) -> float:

@@ -42,6 +42,19 @@ def _select(table, names: list[str] | None, kind: str) -> list:
     return out
 
 
+#: The custom document property that holds the ``--gpus`` / ``--models`` a workbook was made with (JSON; absent: the
+#: whole catalog), so that ``refresh`` keeps the workbook's own selection (trial 10 F8: a 2-GPU, 2-model workbook
+#: became a 33 / 88 one without a word).
+SELECTION_PROPERTY = "planner_selection"
+
+
+def selection_text(gpus: list[str] | None, models: list[str] | None) -> str:
+    """``SELECTION_PROPERTY``'s value: the names given (None: all)."""
+    import json
+
+    return json.dumps({"gpus": gpus, "models": models})
+
+
 def select_entries(catalog: Catalog, gpus: list[str] | None, models: list[str] | None) -> tuple[list, list]:
     """The GPUs and models a workbook lists (default: all), with the GQA sibling of every selected model."""
     gpu_list = _select(catalog.gpus, gpus, "GPU")
@@ -96,7 +109,8 @@ def build_whatif(
         dp_ep=dp_ep_cells(figures),
     )
     calc, probes = calc_sheet(c)
-    inputs, names = inputs_sheet(opening, c, load=figures is not None)
+    aliases = {a: p.name for p in cat.precisions for a in p.aliases}
+    inputs, names = inputs_sheet(opening, c, load=figures is not None, precision_aliases=aliases)
     results, p2 = results_sheet(c)
     levers, p3 = levers_sheet(c, load=figures is not None)
     sweeps, p4, where = sweeps_sheet(c)
@@ -126,6 +140,7 @@ def build_whatif(
             VERSION_PROPERTY: __version__,
             "planner_engine": eng.name,
             **({LOAD_KEY_PROPERTY: figures.key} if figures is not None and figures.key else {}),
+            **({SELECTION_PROPERTY: selection_text(gpus, models)} if gpus or models else {}),
         },
         active=INPUTS_SHEET,
         probes=probes + p2 + p3 + p4,

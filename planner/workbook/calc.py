@@ -63,9 +63,10 @@ DP_EP_SHARED = (
 #: The levers that change the requests, not how they are served: each scenario key, what it changes. They stay on the
 #: Levers sheet as what-ifs, labelled so, but are never ranked for the cheapest fleet (Calc's same_requests row): a
 #: trial's "Cheapest fleet that meets the targets" named Context halved, 86 GPUs where the baseline needed 979, which
-#: serves every prompt cut in half. The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
+#: serves shorter prompts (the context halved, the output tokens kept: 1,000-token prompts become 350 beside 300
+#: output tokens, ``levers.context_halved_words``). The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
 #: same requests. The compare model answers them with another model: a choice of model, not of deployment.
-WORKLOAD_LEVERS = {"context_half": "prompts halved", "compare": "another model"}
+WORKLOAD_LEVERS = {"context_half": "context halved, output kept", "compare": "another model"}
 
 
 def scenario_col(key: str) -> str:
@@ -649,7 +650,14 @@ def budget_refusal() -> str:
     Each check reads N(cell) (0 for text), so no test of a number errs on text: Excel's AND evaluates every argument."""
     from planner.api import MAX_CONTEXT_TOKENS
     from planner.units import count_accepted
-    from planner.workbook.layout import BUDGET_FIELDS, INPUTS_SHEET, SECONDS_SLIP, input_row
+    from planner.workbook.layout import (
+        BUDGET_FIELDS,
+        INPUTS_SHEET,
+        MAX_BURSTINESS,
+        SECONDS_SLIP,
+        SHAPE_REFUSAL,
+        input_row,
+    )
 
     formula = '""'
     for f in reversed(BUDGET_FIELDS):
@@ -667,6 +675,9 @@ def budget_refusal() -> str:
             )
         elif f.kind == "share":
             checks.append((f"AND({number},OR({num}<0,{num}>=1))", f'{where}must be 0 or more and below 1; got "&{x}'))
+        elif f.kind == "shape":  # reader._convert's words
+            bad = f"OR({num}<=0,{num}>{MAX_BURSTINESS})"
+            checks.append((f"AND({number},{bad})", f'{where}{SHAPE_REFUSAL}; got "&{x}'))
         if f.slip_below_ms is not None:  # reader.slip_message's words
             checks.append(
                 (

@@ -10,6 +10,10 @@ from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 from planner.workbook.layout import EXPLAIN_SHEET
 from planner.workbook.spec import Sheet
 
+#: How many input scenarios the LibreOffice parity test recalculates (tests/test_workbook_libreoffice.py's
+#: SCENARIO_INPUTS; tests/test_trial10_excel.py checks this, README and docs/workbooks.md against it).
+PARITY_SCENARIOS = 82
+
 
 def kv_refused(catalog: Catalog, engine: EngineProfile) -> str:
     """The KV-cache precisions that give #NUM!, in words: a weight-only format, and the KV-cache formats the engine
@@ -113,7 +117,8 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "context halves KV per sequence; a GQA model stores KV heads / attention heads of the cache; fp8 KV "
             "halves it (vLLM caches fp16/bf16 or fp8, not int4); fp8 weights free memory for KV and read half the "
             "bytes per step. Cost per million output tokens at max batch compares them. Context halved and the compare "
-            "model change the requests (every prompt halved, another model), so they are never ranked for the "
+            "model change the requests (the context halved with the output tokens kept, so each prompt loses more than "
+            "half: 1,000 -> 350 tokens beside 300 output; another model), so they are never ranked for the "
             'cheapest fleet; nor is a lever that changes nothing ("no change": weights fp8 of a model that ships fp8 '
             "weights, a compare model that is the model itself). DP attention + EP runs a MoE baseline's GPUs as "
             "data-parallel attention ranks with the experts spread: no formula restates that layout, so its "
@@ -136,12 +141,15 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "calibration file set them per GPU (GPUs sheet). Tensor parallelism only; beyond 8 GPUs it crosses nodes and "
             "is slower than modelled. MoE routing is assumed uniform. No queueing in the Results: TTFT is one prefill "
             "alone. The Levers fleet's queue term (Calc's rate factor) and the Load sheet are numbers planner's queue "
-            "simulation computed (p95 within the targets), not formulas: refresh them after changing Inputs.",
+            "simulation computed (p95 within the targets: planner export's default high percentile, so a review of the "
+            "workbook sizes the same fleet; not an input), not formulas: refresh them after changing Inputs. Their "
+            "requests arrive as the Inputs' burstiness says (the gamma shape of the gaps; 1: Poisson).",
         ),
         (
             "Python parity",
             "Every formula restates planner.model / planner.api; the test suite recalculates this workbook "
-            "in LibreOffice over 50+ scenarios and checks every result against the Python model to 1e-9 relative.",
+            f"in LibreOffice over {PARITY_SCENARIOS} scenarios and checks every result against the Python model to "
+            "1e-9 relative.",
         ),
     ]
     for i, (topic, text) in enumerate(rows):

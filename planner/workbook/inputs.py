@@ -15,6 +15,7 @@ from planner.workbook.layout import (
     INPUTS_SHEET,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
+    MAX_BURSTINESS,
     input_row,
 )
 from planner.workbook.spec import Name, Sheet, Validation
@@ -56,6 +57,13 @@ NUMBER_CHECKS = {
     "count": ("whole", 1, 2**24, "A whole number of {unit}.", "A whole number of {unit} from 1."),
     "fraction": ("decimal", 0.01, 1, "A fraction above 0, at most 1.", "Above 0 and at most 1."),
     "share": ("decimal", 0, 0.999999, "A share of 0 or more, below 1.", "0 or more and below 1."),
+    "shape": (
+        "decimal",
+        0.000001,
+        MAX_BURSTINESS,
+        "A gamma shape above 0: 1 Poisson, below 1 burstier.",
+        f"Above 0 and at most {MAX_BURSTINESS} (1 Poisson, below 1 burstier).",
+    ),  # fmt: skip
     # a rent is above 0 (planner.units.RENT_ACCEPTED); Excel's "between" is inclusive, so its floor is the rate's 1e-6
     "money": ("decimal", 0.000001, int(MAX_RENT_USD_PER_GPU_HOUR), "US$ per GPU-hour, above 0.", RENT_SENTENCE),
     "rate": ("decimal", 0.000001, 10**6, "Requests per second, above 0.", "Above 0 and at most 1,000,000 {unit}."),
@@ -65,7 +73,7 @@ NUMBER_CHECKS = {
 
 #: The number format of each kind of numeric input cell.
 INPUT_FORMATS = {
-    "count": INT, "fraction": "0.00", "share": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
+    "count": INT, "fraction": "0.00", "share": "0.00", "shape": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
 }  # fmt: skip
 
 #: The "At a glance" rows: (label, the Calc key, number format, unit).
@@ -109,7 +117,11 @@ LOAD_FED = ("fleet_gpus", "fleet_usd_month")
 STALE_UNIT = "STALE: refresh"
 
 
-def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, list[Name]]:
+def inputs_sheet(
+    defaults: dict, c: Calc, load: bool = True, precision_aliases: dict[str, str] | None = None
+) -> tuple[Sheet, list[Name]]:
+    """The Inputs sheet; ``precision_aliases``: each alias the catalog takes for a precision, its name there (the
+    Error line names the name to type for one: ``why_error``)."""
     # half-inch top and bottom margins: the inputs, the "at a glance" block with its warnings and the Error line below
     # it print on one page (with 1-in margins a refused input's Error line went to a second page)
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5)
@@ -145,7 +157,8 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
                     "list",
                     source=sources[f.key],
                     prompt=f"Pick a name from the list ({f.unit}).",
-                    error="Not in the catalog: pick from the list.",
+                    error="Not a name on the list (the formulas look names up as listed; an alias such as fp4 is "
+                    "not): pick from the list.",
                 )
             )
         elif f.kind in NUMBER_CHECKS:
@@ -188,7 +201,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
     s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
-    s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
+    s.set(f"D{why_error_row()}", why_error(c, precision_aliases), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
 
@@ -230,21 +243,31 @@ def why_error_row() -> int:
     return glance_row() + len(GLANCE) + 1
 
 
-def why_error(c: Calc) -> str:
+def why_error(c: Calc, precision_aliases: dict[str, str] | None = None) -> str:
     """A formula naming the first input the baseline refuses and what is accepted ("" when every result computes), in
     the order the model checks them: the legend beside the results gives only what each error value means, so an
     input that passes the cell's own check (a GPU count of 3, a context too long to fit) left every result #NUM!
     with nothing saying which input or why. The wording follows the CLI's refusals (``planner.errors``). Last, a budget
     input ``planner export`` refuses (Calc's budget_refused row, in the reader's words: a peak of -3, a target typed
-    in seconds)."""
+    in seconds). A precision the formulas do not look up is said so, and where it is an alias the catalog (and so
+    ``planner plan``) takes, the name to type: "weight precision 'fp4' is not a name on the Precisions sheet ...: type
+    nvfp4" (trial 11 F7: the line said "fp4 is not in the catalog"); ``precision_aliases``, fixed when the workbook is
+    written."""
 
     def ref(key: str) -> str:
         return c.ref(key, "C", True, True)
 
+    def not_listed_precision(what: str, key: str) -> str:
+        return (
+            f'"{what} \'"&{ref(key)}&"\' is not a name on the Precisions sheet, which the formulas look up"&'
+            f"{_alias_hint(ref(key), precision_aliases or {})}"
+        )
+
     checks = (
         ("gpu_row", _not_listed("GPU", "in_gpu", "GPUs")),
         ("model_row", _not_listed("model", "in_model", "Models")),
-        ("w_row", '"weight precision "&' + ref("wp") + '&" is not in the catalog (Precisions sheet)"'),
+        ("w_row", not_listed_precision("weight precision", "wp")),
+        ("kv_row", not_listed_precision("KV-cache precision", "kv")),
         (
             "kvbpe",
             '"KV-cache precision "&'
@@ -322,6 +345,21 @@ def why_error(c: Calc) -> str:
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
     return "=" + formula
+
+
+def _alias_hint(name: str, aliases: dict[str, str]) -> str:
+    """A formula piece after "is not a name on the Precisions sheet": ": type nvfp4 (fp4 is its alias, which planner
+    plan takes)" where ``name`` (a cell) is one of ``aliases`` (any case, as MATCH compares), else ": pick one from the
+    list". One MATCH over the aliases as an inline array, written from the catalog with the workbook."""
+    pick = '": pick one from the list"'
+    if not aliases:
+        return pick
+    keys = sorted(aliases)
+    array = "{" + ",".join(f'"{k}"' for k in keys) + "}"
+    names = ",".join(f'"{aliases[k]}"' for k in keys)
+    found = f"CHOOSE(MATCH({name},{array},0),{names})"
+    hint = f'": type "&{found}&" ("&{name}&" is its alias, which planner plan takes; the formulas look up names only)"'
+    return f"IFERROR({hint},{pick})"
 
 
 def _not_listed(what: str, name: str, sheet: str) -> str:

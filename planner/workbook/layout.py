@@ -46,7 +46,7 @@ class InputField:
     name: str  # defined name of the cell
     label: str
     unit: str
-    kind: Literal["text", "count", "fraction", "share", "money", "rate", "ms"]
+    kind: Literal["text", "count", "fraction", "share", "shape", "money", "rate", "ms"]
     required: bool
     help: str
     #: a "ms" input below this many milliseconds is refused as seconds typed as milliseconds (``SECONDS_SLIP``)
@@ -186,7 +186,21 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "over the prompt (0.25 for 200 of 800 tokens). Used by the Load sheet's simulation (and so the fleet Levers "
         "sizes on it), not by a single prompt's TTFT. Blank: 0.",
     ),
+    InputField(
+        "burstiness",
+        "in_burstiness",
+        "Traffic burstiness",
+        "gamma shape",
+        "shape",
+        False,
+        "Gamma shape of the peak's arrival gaps before the load balancer (plan --burstiness): 1 Poisson, below 1 "
+        "burstier. The Load sheet's runs and fleet use it. Blank: 1.",
+    ),
 )
+#: The highest burstiness a cell takes: a scenario's bound (``planner.export.scenario.Workload.burstiness``, le=100).
+MAX_BURSTINESS = 100
+#: How ``planner export`` (``reader``) and the Error line (``calc.budget_refusal``) word a burstiness out of range.
+SHAPE_REFUSAL = f"must be above 0 and at most {MAX_BURSTINESS} (a gamma shape: 1 Poisson, below 1 burstier)"
 #: Why the targets have a floor (``InputField.slip_below_ms``): planner's other surfaces take targets in seconds
 #: (``plan --tpot-target 0.05``, ``REPLICAS``, a scenario's ``tpot_target_s``), so a target copied from them into these
 #: millisecond cells reads 1,000x too tight. The CLI refuses the reverse slip above ``planner.units.BARE_TPOT_MAX_S``
@@ -197,7 +211,9 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
 SECONDS_SLIP = "looks like seconds typed as milliseconds"
 
 #: What the budget inputs open on (examples/budget-review.toml's [workload]).
-BUDGET_DEFAULTS = {"peak_requests_per_s": 40, "output_tokens": 400, "tpot_target_ms": 50, "ttft_target_ms": 1500}
+BUDGET_DEFAULTS = {
+    "peak_requests_per_s": 40, "output_tokens": 400, "tpot_target_ms": 50, "ttft_target_ms": 1500, "burstiness": 1
+}  # fmt: skip
 
 
 def input_row(key: str) -> int:

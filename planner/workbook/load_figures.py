@@ -22,7 +22,10 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
                     no targets are given or none meet them
     prefix cache    the Inputs' prompt share in the prefix cache (blank: 0) in every simulated run: each prompt
                     computes the rest of its tokens (``planner.serving.load.latency_under_load``)
-    figures         p50 and p95 TTFT and TPOT of 1,000 Poisson requests per rate
+    burstiness      the Inputs' gamma shape of the traffic's arrival gaps (blank: 1, Poisson), routed at random over
+                    the replicas (``serving.fleet.replica_burstiness``), in the sizing and every run, as ``planner
+                    plan --rate --burstiness`` and ``planner export`` (``Workload.burstiness``) take it
+    figures         p50 and p95 TTFT and TPOT of 1,000 requests per rate
                     (``serving.fleet.sweep_within_capacity``); None past the replica's capacity
 
 Assumption: the Inputs' targets apply to the p95 of these requests, the percentile ``planner export`` sizes on by
@@ -75,6 +78,7 @@ LOAD_INPUT_KEYS = (
     "tpot_target_ms",
     "ttft_target_ms",
     "prefix_hit_rate",
+    "burstiness",
 )
 
 
@@ -180,6 +184,7 @@ def _lever(
     ``fewest_replicas`` with ``parallelism`` given)."""
     peak, output = _number(inputs.get("peak_requests_per_s")), _number(inputs.get("output_tokens"))
     hit = _number(inputs.get("prefix_hit_rate")) or 0.0  # blank or 0: nothing cached
+    shape = _number(inputs.get("burstiness")) or 1.0  # blank: Poisson
     try:
         s = lever_inputs(inputs, key, catalog, engine)
     except PlannerError as exc:
@@ -218,7 +223,7 @@ def _lever(
         try:
             needed = fewest_replicas(
                 replica, prompt, int(output), peak, percentile=HIGH_PERCENTILE,
-                ttft_target_s=targets[0], tpot_target_s=targets[1], prefix_hit_rate=hit,
+                ttft_target_s=targets[0], tpot_target_s=targets[1], prefix_hit_rate=hit, burstiness=shape,
             ).replicas  # fmt: skip
             why = ""
         except PlannerError as exc:
@@ -229,7 +234,12 @@ def _lever(
     )  # fmt: skip
     rates = tuple(m * peak / done.curve_replicas for m in LOAD_MULTIPLES)
     try:
-        runs = tuple(sweep_within_capacity(replica, prompt, int(output), rates, prefix_hit_rate=hit))
+        runs = tuple(
+            sweep_within_capacity(
+                replica, prompt, int(output), rates, prefix_hit_rate=hit, burstiness=shape,
+                replicas=done.curve_replicas,
+            )
+        )  # fmt: skip
     except PlannerError as exc:
         return replace(done, error=str(exc))
     return replace(done, rates_per_s=rates, runs=runs)

@@ -42,16 +42,33 @@ MS_FMT = "#,##0"
 TPOT_FMT = "#,##0.0"
 
 
+def _arrivals(f: LoadFigures) -> str:
+    """How the simulated requests arrive: the Inputs' burstiness (blank or 1: Poisson)."""
+    b = f.inputs.get("burstiness")
+    if not isinstance(b, (int, float)) or isinstance(b, bool) or b == 1:
+        return "Poisson requests"
+    return f"requests whose arrival gaps are gamma of shape {b:g} (the Inputs' burstiness, routed at random)"
+
+
+#: Why the sheet, the sizing and the Levers' fleet are p95, said on the sheet (the percentile is not an input).
+P95_NOTE = (
+    f"Percentile: p{HIGH_PERCENTILE} throughout (the replicas needed, the tables and charts, the Levers' fleet and "
+    f'their "simulated p{HIGH_PERCENTILE}" text), not an input: it is planner export\'s default high percentile, '
+    "so that a review of this workbook sizes the same fleet. For p50, p90 or p99 use the Excel function REPLICAS(..., "
+    "percentile, ...) or planner plan --rate --percentile 99."
+)
+
+
 def _note(f: LoadFigures) -> str:
     return (
         "These figures are computed by planner's queue simulation (planner.serving: the "
-        f"{f.engine} scheduler serving 1,000 Poisson requests per point, its step times from the capacity model), "
+        f"{f.engine} scheduler serving 1,000 {_arrivals(f)} per point, its step times from the capacity model), "
         f"by planner {__version__} when it wrote this workbook, from the Inputs listed below. The cells hold numbers, "
         "not formulas: Excel and LibreOffice do not recalculate them. After changing Inputs, run "
         "`planner workbook refresh <this file>` (or generate the workbook again) to compute them again, with the "
         "engine parameters on the Assumptions sheet as they are then; Status says whether they still match the "
         "Inputs and the Assumptions (listed at the foot of this sheet). A blank figure: past the replica's capacity (its queue grows "
-        "without bound)."
+        f"without bound). {P95_NOTE}"
     )
 
 

@@ -25,7 +25,9 @@ from planner.workbook.layout import (
     INPUTS_SHEET,
     MARKER_KIND,
     MARKER_NAME,
+    MAX_BURSTINESS,
     SECONDS_SLIP,
+    SHAPE_REFUSAL,
     InputField,
 )
 
@@ -254,6 +256,8 @@ def _convert(f: InputField, value: Any, where: str, bound: tuple[int, str] | Non
         raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {_shown(value)}")
     if f.kind == "share" and not 0 <= value < 1:
         raise WorkbookError(f"{where} ({f.label}) must be 0 or more and below 1; got {_shown(value)}")
+    if f.kind == "shape" and not 0 < value <= MAX_BURSTINESS:
+        raise WorkbookError(f"{where} ({f.label}) {SHAPE_REFUSAL}; got {_shown(value)}")
     if f.kind in ("rate", "ms") and value <= 0:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 {f.unit}; got {_shown(typed)}")
     if f.slip_below_ms is not None and value < f.slip_below_ms:

@@ -22,7 +22,13 @@ from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import engine_profile
 from planner.io.files import check_target, write_file
 from planner.io.safetext import xlsx_text
-from planner.workbook.build import build_catalog_sheets, build_whatif, select_entries
+from planner.workbook.build import (
+    SELECTION_PROPERTY,
+    build_catalog_sheets,
+    build_whatif,
+    select_entries,
+    selection_text,
+)
 from planner.workbook.layout import (
     CALC_SHEET,
     CATALOG_SHEETS,
@@ -44,6 +50,11 @@ class Written:
     gpus: int
     models: int
     values_stored: bool = False  # every formula carries its value (LibreOffice recalculated a copy)
+    #: what refresh did with the GPUs and models listed, where not simply what was asked: "kept" (the workbook's own
+    #: selection, ``SELECTION_PROPERTY``) or "grew" (a workbook listing fewer, made before the property: the whole
+    #: catalog now), with the counts it listed before; "" otherwise
+    selection: str = ""
+    listed_before: tuple[int, int] = (0, 0)
 
 
 def generate(
@@ -106,7 +117,16 @@ def refresh(
         )
     eng = engine_profile(_engine_of(wb))
     cal = resolve_calibration(None)
+    gpus, models, selection = _selection(wb, gpus, models)
+    listed_before = (_listed_count(wb, GPUS_SHEET), _listed_count(wb, MODELS_SHEET))
     gpu_list, model_list = select_entries(cat, gpus, models)
+    if (
+        not selection
+        and gpus is None
+        and models is None
+        and (listed_before[0] < len(gpu_list) or listed_before[1] < len(model_list))
+    ):
+        selection = "grew"
     check_names(
         wb, src, cat, [g.name for g in gpu_list], [m.name for m in model_list]
     )  # before anything is simulated or written
@@ -124,6 +144,10 @@ def refresh(
         wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
     check_load_sheet(wb, src, force)
     _set_property(wb, VERSION_PROPERTY, __version__)
+    if gpus or models:  # the selection this refresh listed, for the next one
+        _set_property(wb, SELECTION_PROPERTY, selection_text(gpus, models))
+    else:
+        _remove_property(wb, SELECTION_PROPERTY)
     if wb.calculation is None:  # a workbook whose <calcPr/> was removed
         from openpyxl.workbook.properties import CalcProperties
 
@@ -151,7 +175,40 @@ def refresh(
     stored = with_stored_values(buf.getvalue(), wb.sheetnames)  # openpyxl saved every formula without its value
     # in place: replace the file itself; a new -o file: created exclusively (of concurrent refreshes one wins)
     write_file(dest, stored or buf.getvalue(), force=force or in_place, make_parents=True)
-    return Written(dest, len(gpu_list), len(model_list), stored is not None)
+    return Written(dest, len(gpu_list), len(model_list), stored is not None, selection, listed_before)
+
+
+#: ``--gpus all`` / ``--models all``: the whole catalog, where the workbook kept a selection of its own.
+ALL = "all"
+
+
+def _selection(wb, gpus: list[str] | None, models: list[str] | None) -> tuple[list | None, list | None, str]:
+    """The GPUs and models a refresh lists: those given (``ALL``: the whole catalog), else the workbook's own
+    selection (``SELECTION_PROPERTY``, written by ``planner workbook --gpus/--models``), else all; and "kept" where
+    the workbook's own selection was used."""
+    import json
+
+    try:
+        stored = json.loads(_property(wb, SELECTION_PROPERTY) or "{}")
+    except ValueError:
+        stored = {}
+    stored = stored if isinstance(stored, dict) else {}
+    kept = ""
+    out = []
+    for given, key in ((gpus, "gpus"), (models, "models")):
+        if given is None and isinstance(stored.get(key), list) and stored[key]:
+            given, kept = [str(n) for n in stored[key]], "kept"
+        if given is not None and [n.strip().lower() for n in given] == [ALL]:
+            given = None
+        out.append(given)
+    return out[0], out[1], kept
+
+
+def _listed_count(wb, sheet: str) -> int:
+    """How many entries a catalog sheet of the workbook lists (its first column below the header)."""
+    if sheet not in wb.sheetnames:
+        return 0
+    return sum(1 for r in wb[sheet].iter_rows(min_row=2, max_col=1, values_only=True) if r[0])
 
 
 def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[str], by: str = "refresh") -> None:
