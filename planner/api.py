@@ -16,7 +16,7 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner import model as m
-from planner.catalog import Catalog, default_catalog
+from planner.catalog import Catalog, as_catalog
 from planner.catalog.lookup import lookup
 from planner.catalog.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
     PEAK_KEYS,
@@ -49,6 +49,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     next_tp_size,
     scale_up_gpus,
     served_batch,
+    sweep_options,
     tp_size_error,
     trained_context_warning,
     untested_architecture_note,
@@ -66,7 +67,7 @@ def ridge(gpu: Any, *, precision: Any = "bf16", catalog: Catalog | None = None, 
 
     H100 SXM at bf16: 989.4e12 / 3.35e12 = 295.3 FLOP/B. Below it a kernel is memory-bound.
     """
-    cat = catalog or default_catalog()
+    cat = as_catalog(catalog)
     r = _resolve(cat, errors, gpu=gpu)
     prec = lookup("bf16" if precision is None else precision, cat.precision, math_flags, errors)
     if r.gpu is None or not prec.values:
@@ -85,7 +86,7 @@ def weight_bytes(model: Any, *, precision: Any = None, catalog: Catalog | None =
 
     Llama 2 70B at fp16: 68,976,648,192 params x 2 B = 137,953,296,384 B.
     """
-    r = _resolve(catalog or default_catalog(), errors, model=model, weight_precision=precision)
+    r = _resolve(as_catalog(catalog), errors, model=model, weight_precision=precision)
     if r.model is None:
         return all_failed(r.first_error, errors, model, precision)
     return finish(m.weight_bytes(r.model, r.precision), r.bad, errors, _pandas_index(model, precision))
@@ -107,7 +108,7 @@ def kv_bytes(
     """
     tokens_arr, bad_tokens = _count_or_mask(tokens, "tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True)
     batch_arr, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
-    r = _resolve(catalog or default_catalog(), errors, model=model, kv_precision=kv_precision)
+    r = _resolve(as_catalog(catalog), errors, model=model, kv_precision=kv_precision)
     if r.model is None:
         return all_failed(r.first_error, errors, model, tokens, kv_precision, batch)
     kv = m.kv_bytes(r.model, r.precision, tokens_arr, batch_arr)
@@ -144,7 +145,7 @@ def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions
     d = deploy(gpu, model, context, o)
     if d is None:
         return all_failed(None, o.errors, gpu, model, context, o.kv_precision, o.gpus)
-    index = _pandas_index(gpu, model, context, o.kv_precision, o.gpus)
+    index = _pandas_index(gpu, model, context, o.kv_precision, o.gpus, *sweep_options(o))
     return finish(d.plan.max_batch, d.bad, o.errors, index, integer=True)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from planner import api
 from planner import model as m
 from planner.accuracy.calibration import CalibrationUse, calibration_in_effect, residual_range
-from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
+from planner.catalog import Catalog, Gpu, Model, as_catalog, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import (
     default_kv_precision,
@@ -168,7 +168,7 @@ def plan(
     o = Options.read(GroupOptions, options, "plan")
     if o.errors != "raise":
         raise TypeError('plan() evaluates one scenario and raises its error: errors="raise" only')
-    cat = o.catalog or default_catalog()
+    cat = as_catalog(o.catalog)
     g, mdl = cat.gpu(gpu), cat.model(model)
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
     sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision, o.engine)
@@ -408,7 +408,7 @@ def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None)
     ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
     from planner.serving.load import Replica
 
-    cat = catalog or default_catalog()
+    cat = as_catalog(catalog)
     weights = weights_to_pass(cat, p.model, p.weight_precision, p.expert_precision or None)
     precisions = {"weight_precision": weights, "kv_precision": p.kv_precision}
     return Replica(
