@@ -28,7 +28,15 @@ from planner.catalog.resolve import (  # noqa: F401  (re-exported: the workbook 
     gpu_peak_flop_per_s,
     math_flags,
 )
-from planner.checks import Errors, _count_or_mask, _pandas_index
+from planner.checks import (
+    Errors,
+    _count_or_mask,
+    _pandas_index,
+    check_errors,
+    check_series_aligned,
+    is_shape_mismatch,
+    shape_error,
+)
 from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and tests use these names here)
     GPU_GROUPS,
     LARGEST_GROUP_TRIED,
@@ -67,6 +75,8 @@ def ridge(gpu: Any, *, precision: Any = "bf16", catalog: Catalog | None = None, 
 
     H100 SXM at bf16: 989.4e12 / 3.35e12 = 295.3 FLOP/B. Below it a kernel is memory-bound.
     """
+    errors = check_errors(errors)
+    check_series_aligned(gpu=gpu, precision=precision)
     cat = as_catalog(catalog)
     r = _resolve(cat, errors, gpu=gpu)
     prec = lookup("bf16" if precision is None else precision, cat.precision, math_flags, errors)
@@ -86,6 +96,8 @@ def weight_bytes(model: Any, *, precision: Any = None, catalog: Catalog | None =
 
     Llama 2 70B at fp16: 68,976,648,192 params x 2 B = 137,953,296,384 B.
     """
+    errors = check_errors(errors)
+    check_series_aligned(model=model, precision=precision)
     r = _resolve(as_catalog(catalog), errors, model=model, weight_precision=precision)
     if r.model is None:
         return all_failed(r.first_error, errors, model, precision)
@@ -106,12 +118,20 @@ def kv_bytes(
     2 x layers x KV heads x head dim x bytes per token (MLA: layers x (kv_lora_rank + rope dim) x bytes);
     sliding-window layers hold at most their window. Llama 2 70B, 8,192 tokens, fp16: 2,684,354,560 B.
     """
+    errors = check_errors(errors)
+    named = dict(model=model, tokens=tokens, kv_precision=kv_precision, batch=batch)
+    check_series_aligned(**named)
     tokens_arr, bad_tokens = _count_or_mask(tokens, "tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True)
     batch_arr, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
     r = _resolve(as_catalog(catalog), errors, model=model, kv_precision=kv_precision)
     if r.model is None:
         return all_failed(r.first_error, errors, model, tokens, kv_precision, batch)
-    kv = m.kv_bytes(r.model, r.precision, tokens_arr, batch_arr)
+    try:
+        kv = m.kv_bytes(r.model, r.precision, tokens_arr, batch_arr)
+    except ValueError as exc:
+        if is_shape_mismatch(exc):
+            raise shape_error(named) from None
+        raise
     return finish(
         kv, np.asarray(r.bad) | bad_tokens | bad_batch, errors, _pandas_index(model, tokens, kv_precision, batch)
     )

@@ -34,6 +34,7 @@ from planner.checks import (
     _nonnegative,
     check_series_aligned,
     is_shape_mismatch,
+    one_scenario,
     shape_error,
 )
 from planner.engines.architecture import model_facts
@@ -248,6 +249,7 @@ def valid_tp_sizes(
     Attention heads divisible by the group, and KV heads divisible by it or it by them. Llama 2 70B (64 heads,
     8 KV heads): 1, 2, 4, 8, 16, 32, 64; Qwen2-7B (28, 4): 1, 2, 4 (28 heads allow 28, its MLP width does not).
     """
+    one_scenario("valid_tp_sizes", "loop over models: {m: valid_tp_sizes(m) for m in models}", model=model)
     mdl = model if isinstance(model, Model) else as_catalog(catalog).model(model)
     any_kv = engine_profile(engine).kv_heads_any_split
     sizes = np.arange(1, int(max_gpus) + 1)
@@ -274,6 +276,7 @@ def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None, engin
     The what-if workbook's "More GPUs" lever. Llama 2 70B above 4: 8; Qwen2-7B (28 heads, 4 KV heads) above 2: 4,
     above 4: none of 8 to 64 divides its heads, so OutOfRangeError naming the valid sizes.
     """
+    one_scenario("next_tp_size", "loop over models", model=model, gpus=gpus)
     mdl = model if isinstance(model, Model) else as_catalog(catalog).model(model)
     valid = valid_tp_sizes(mdl, engine=engine)
     larger = [g for g in GPU_GROUPS if g > gpus and g in valid]

@@ -17,7 +17,7 @@ import numpy as np
 from planner import model as m
 from planner.catalog import Catalog, as_catalog
 from planner.catalog.resolve import _resolve, gpu_numbers
-from planner.checks import _pandas_index, _price
+from planner.checks import _pandas_index, _price, one_scenario
 from planner.deploy import check_parallelism, deploy, finish, finish_record, nan_record, served_batch, sweep_options
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
@@ -244,6 +244,7 @@ def peak_fleet(
     caller compares with a target. ``planner export`` and the what-if's Load sheet size a fleet on simulated
     percentiles under load instead.
     """
+    one_scenario("peak_fleet", "loop over scenarios", gpu=gpu, model=model, context=context)
     if isinstance(peak_requests_per_s, bool) or not isinstance(peak_requests_per_s, (int, float)):
         raise InvalidInputError(f"peak_requests_per_s must be a number; got {peak_requests_per_s!r}")
     if isinstance(output_tokens, bool) or not isinstance(output_tokens, (int, float)):
