@@ -124,7 +124,6 @@ class Plan:
     #: the prefill's datasheet roofline floor, seconds: max(bytes / (GPUs x HBM bandwidth), FLOPs / (GPUs x peak))
     ttft_floor_s: float = 0.0
 
-    @property
     def to_dict(self) -> dict:
         """The plan as plain values (``planner plan --json``'s object): every figure the text prints, in base units
         (bytes, seconds, FLOP/B), each time with the range the text gives beside it (``*_range_s``: low, high).
@@ -188,6 +187,7 @@ class Plan:
             "alternatives": [vars(a) for a in p.alternatives],
         }
 
+    @property
     def batch_capped(self) -> bool:
         """Whether the engine's sequence limit, not memory, bounds the max batch."""
         return self.engine_batch_limit < int(self.memory.max_batch)
