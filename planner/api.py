@@ -158,8 +158,10 @@ def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions
 
     KV budget = GPUs x (visible memory x utilization - reserve) - weights (engine ``"vllm"`` by default;
     ``engine="ideal"``, ``memory_utilization=1`` gives the seeds' free HBM / KV per sequence). Without
-    ``gpus``, the smallest valid group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence.
-    Options: ``planner.options.GroupOptions``.
+    ``gpus``, the smallest valid group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence, chosen
+    for each scenario of a sweep on its own: a longer context can move to a larger group and hold more. Give
+    ``gpus`` to compare on one group; ``min_gpus`` with the same arguments (or ``memory_plan(...).gpus``) gives the
+    group of each. Options: ``planner.options.GroupOptions``.
     """
     o = Options.read(GroupOptions, options, "max_batch")
     d = deploy(gpu, model, context, o)

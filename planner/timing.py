@@ -59,12 +59,20 @@ def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: st
 
 
 def tpot(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
-    """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
+    """Time per output token of one sequence, in seconds (Excel's ``TPOT`` gives milliseconds): the decode step time
+    of the whole batch.
 
-    step = max(memory, compute) + (1 - roofline_overlap) x min(memory, compute) + TP all-reduces + overhead, with
-    memory = bytes / achieved bandwidth, compute = FLOPs / achieved peak, bytes =
-    weights read (MoE: experts the batch touches) + batch x KV at ``context``. Not the seed's
-    (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput). Options: ``decode_step``.
+    step = sum of the operator kernels + TP all-reduces + overhead (``planner.model.decode.decode_step``): each
+    operator (dense GEMMs, the MoE experts the batch touches, attention over ``batch`` x KV at ``context``) takes
+    floor + max(bytes / (GPUs x bandwidth x its measured fraction), FLOPs / (GPUs x peak x fraction)); overhead is
+    the engine's per-step, per-layer and per-sequence cost. ``decode_step(...)`` gives the parts: ``kernels_s`` +
+    ``communication_s`` + ``overhead_s`` = ``step_s``; its ``memory_time_s`` and ``compute_time_s`` are whole-step
+    roofline references, not parts of the sum. Not the seed's (weights + KV) / bandwidth x 1/B: that is
+    ``batch_token_time`` (= 1 / throughput).
+
+    Without ``gpus``, each scenario runs on its own smallest group that holds ``batch`` sequences, so the group can
+    change along a sweep (a larger batch may move to more GPUs and run faster): ``min_gpus`` with the same arguments,
+    or ``decode_step(...).gpus``, gives the group of each. Options: ``planner.options.DecodeOptions``.
     """
     return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "tpot"), "step_s")
 
@@ -138,7 +146,12 @@ def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: 
 
 
 def ttft(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> Any:
-    """Time to first token of one prompt, in seconds: the prefill time (no queueing). Options: ``prefill``."""
+    """Time to first token, in seconds (Excel's ``TTFT`` gives milliseconds): the prefill time, no queueing.
+
+    With the default ``batch=1``, one prompt of ``prompt_tokens`` alone; ``batch=B`` is the time to first token of
+    B such prompts prefilled together in one forward pass (every prompt's first token comes at its end), on the
+    smallest group that holds B sequences unless ``gpus`` is given. Options: ``planner.options.DeploymentOptions``
+    (``prefill``)."""
     return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, "ttft"), "ttft_s")
 
 
