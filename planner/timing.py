@@ -20,7 +20,7 @@ from planner.catalog.resolve import _resolve, gpu_numbers
 from planner.checks import _pandas_index, _price, one_scenario
 from planner.deploy import check_parallelism, deploy, finish, finish_record, nan_record, served_batch, sweep_options
 from planner.engines.profiles import engine_profile
-from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
+from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError, shown_name
 from planner.model import DecodeStep, MemoryPlan, PrefillStep
 from planner.model.fleet import cloud_usd_per_gpu_month, replicas_for_rate
 from planner.model.layouts import is_pipeline, pipeline_stages
@@ -200,9 +200,12 @@ def cost_per_mtok(
 
 
 def missing_price_error(gpu: Any, missing: Any, catalog: Catalog) -> MissingDataError:
-    """The error for GPUs the catalog has no price for, naming them (the first few of a sweep), not the array."""
+    """The error for GPUs the catalog has no price for, naming them as given (the first few of a sweep), not the
+    array."""
     names = np.broadcast_to(np.asarray(gpu, dtype=object), np.shape(missing))[np.asarray(missing, dtype=bool)]
-    unique = list(dict.fromkeys(catalog.gpu(g).name for g in names.ravel().tolist()))
+    unique = list(
+        dict.fromkeys(shown_name(g if isinstance(g, str) else catalog.gpu(g).name) for g in names.ravel().tolist())
+    )
     listed = ", ".join(unique[:5]) + (f" and {len(unique) - 5:,} more" if len(unique) > 5 else "")
     return MissingDataError(f"no price per GPU-hour in the catalog for {listed}; pass price_per_gpu_hour")
 

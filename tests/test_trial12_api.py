@@ -271,7 +271,7 @@ class TestPrices:
     def test_the_missing_price_names_the_gpu_not_the_array(self):
         """H20 has no on-demand price in the shipped catalog (catalogs/gpus.toml)."""
         assert math.isnan(planner.api.gpu_price_per_hour("H20"))
-        with pytest.raises(MissingDataError, match=r"no price per GPU-hour in the catalog for H20 96GB; pass") as e:
+        with pytest.raises(MissingDataError, match=r"no price per GPU-hour in the catalog for 'H20'; pass") as e:
             planner.cost_per_mtok(np.array(["H100", "H20"]), M, 8192, batch=8)
         assert "array" not in str(e.value)
 
