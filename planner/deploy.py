@@ -718,7 +718,19 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
     arguments whose shapes do not broadcast are an InvalidInputError naming them (``checks.shape_error``).
     """
     o = options
-    named = {
+    if not (type(gpu) is str and type(context) in (int, float)):  # one scenario's common case: no Series
+        check_series_aligned(**_arguments(gpu, model, context, o, context_name))
+    try:
+        return _deploy(gpu, model, context, o, context_name)
+    except ValueError as exc:
+        if is_shape_mismatch(exc):
+            raise shape_error(_arguments(gpu, model, context, o, context_name)) from None
+        raise
+
+
+def _arguments(gpu: Any, model: Any, context: Any, o: Options, context_name: str) -> dict[str, Any]:
+    """A deployment's arguments that broadcast, by the names the caller gave them."""
+    return {
         "gpu": gpu,
         "model": model,
         context_name: context,
@@ -729,14 +741,6 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
         "memory_utilization": o.memory_utilization,
         "reserve_bytes": o.reserve_bytes,
     }
-    if not (type(gpu) is str and type(context) in (int, float)):  # one scenario's common case: no Series
-        check_series_aligned(**named)
-    try:
-        return _deploy(gpu, model, context, o, context_name)
-    except ValueError as exc:
-        if is_shape_mismatch(exc):
-            raise shape_error(named) from None
-        raise
 
 
 def _deploy(gpu: Any, model: Any, context: Any, o: Options, context_name: str) -> Deployment | None:
@@ -818,7 +822,7 @@ def _deploy(gpu: Any, model: Any, context: Any, o: Options, context_name: str) -
             )
             bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
-    one = one and bad_gpus is False and np.ndim(util) == 0 and np.ndim(reserve) == 0  # a sweep of either: arrays
+    one = one and bad_gpus is False and getattr(util, "ndim", 0) == 0 and getattr(reserve, "ndim", 0) == 0  # sweeps
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(x.size if isinstance(x, Rows) else np.size(x) for x in (ctx, b, r.bad, gpus)))
