@@ -32,14 +32,19 @@ from planner.api import (
     weight_bytes,
 )
 from planner.catalog import Catalog, default_catalog, load_catalog, reload_catalog
+from planner.catalog.listing import catalog_records
 from planner.engines.profiles import ENGINES, EngineProfile, engine_profile
 from planner.errors import (
     CatalogError,
     DoesNotFitError,
+    EmptyCatalogFolderError,
     InvalidInputError,
+    MissingDataError,
+    OutOfRangeError,
     OutputExistsError,
     PlannerError,
     UnknownNameError,
+    WriteError,
 )
 from planner.report import Plan, plan
 
@@ -75,14 +80,19 @@ __all__ = [
     "Catalog",
     "CatalogError",
     "DoesNotFitError",
+    "EmptyCatalogFolderError",
     "EngineProfile",
     "InvalidInputError",
+    "MissingDataError",
+    "OutOfRangeError",
     "OutputExistsError",
     "Plan",
     "PlannerError",
     "UnknownNameError",
+    "WriteError",
     "__version__",
     "batch_token_time",
+    "catalog_records",
     "cost_per_mtok",
     "decode_intensity",
     "decode_step",

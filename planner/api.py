@@ -16,7 +16,7 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner import model as m
-from planner.catalog import Catalog, default_catalog
+from planner.catalog import Catalog, as_catalog
 from planner.catalog.lookup import lookup
 from planner.catalog.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
     PEAK_KEYS,
@@ -28,7 +28,15 @@ from planner.catalog.resolve import (  # noqa: F401  (re-exported: the workbook 
     gpu_peak_flop_per_s,
     math_flags,
 )
-from planner.checks import Errors, _count_or_mask, _pandas_index
+from planner.checks import (
+    Errors,
+    _count_or_mask,
+    _pandas_index,
+    check_errors,
+    check_series_aligned,
+    is_shape_mismatch,
+    shape_error,
+)
 from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and tests use these names here)
     GPU_GROUPS,
     LARGEST_GROUP_TRIED,
@@ -49,6 +57,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     next_tp_size,
     scale_up_gpus,
     served_batch,
+    sweep_options,
     tp_size_error,
     trained_context_warning,
     untested_architecture_note,
@@ -66,7 +75,9 @@ def ridge(gpu: Any, *, precision: Any = "bf16", catalog: Catalog | None = None, 
 
     H100 SXM at bf16: 989.4e12 / 3.35e12 = 295.3 FLOP/B. Below it a kernel is memory-bound.
     """
-    cat = catalog or default_catalog()
+    errors = check_errors(errors)
+    check_series_aligned(gpu=gpu, precision=precision)
+    cat = as_catalog(catalog)
     r = _resolve(cat, errors, gpu=gpu)
     prec = lookup("bf16" if precision is None else precision, cat.precision, math_flags, errors)
     if r.gpu is None or not prec.values:
@@ -85,7 +96,9 @@ def weight_bytes(model: Any, *, precision: Any = None, catalog: Catalog | None =
 
     Llama 2 70B at fp16: 68,976,648,192 params x 2 B = 137,953,296,384 B.
     """
-    r = _resolve(catalog or default_catalog(), errors, model=model, weight_precision=precision)
+    errors = check_errors(errors)
+    check_series_aligned(model=model, precision=precision)
+    r = _resolve(as_catalog(catalog), errors, model=model, weight_precision=precision)
     if r.model is None:
         return all_failed(r.first_error, errors, model, precision)
     return finish(m.weight_bytes(r.model, r.precision), r.bad, errors, _pandas_index(model, precision))
@@ -105,12 +118,20 @@ def kv_bytes(
     2 x layers x KV heads x head dim x bytes per token (MLA: layers x (kv_lora_rank + rope dim) x bytes);
     sliding-window layers hold at most their window. Llama 2 70B, 8,192 tokens, fp16: 2,684,354,560 B.
     """
+    errors = check_errors(errors)
+    named = dict(model=model, tokens=tokens, kv_precision=kv_precision, batch=batch)
+    check_series_aligned(**named)
     tokens_arr, bad_tokens = _count_or_mask(tokens, "tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True)
     batch_arr, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
-    r = _resolve(catalog or default_catalog(), errors, model=model, kv_precision=kv_precision)
+    r = _resolve(as_catalog(catalog), errors, model=model, kv_precision=kv_precision)
     if r.model is None:
         return all_failed(r.first_error, errors, model, tokens, kv_precision, batch)
-    kv = m.kv_bytes(r.model, r.precision, tokens_arr, batch_arr)
+    try:
+        kv = m.kv_bytes(r.model, r.precision, tokens_arr, batch_arr)
+    except ValueError as exc:
+        if is_shape_mismatch(exc):
+            raise shape_error(named) from None
+        raise
     return finish(
         kv, np.asarray(r.bad) | bad_tokens | bad_batch, errors, _pandas_index(model, tokens, kv_precision, batch)
     )
@@ -137,14 +158,16 @@ def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions
 
     KV budget = GPUs x (visible memory x utilization - reserve) - weights (engine ``"vllm"`` by default;
     ``engine="ideal"``, ``memory_utilization=1`` gives the seeds' free HBM / KV per sequence). Without
-    ``gpus``, the smallest valid group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence.
-    Options: ``planner.options.GroupOptions``.
+    ``gpus``, the smallest valid group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence, chosen
+    for each scenario of a sweep on its own: a longer context can move to a larger group and hold more. Give
+    ``gpus`` to compare on one group; ``min_gpus`` with the same arguments (or ``memory_plan(...).gpus``) gives the
+    group of each. Options: ``planner.options.GroupOptions``.
     """
     o = Options.read(GroupOptions, options, "max_batch")
     d = deploy(gpu, model, context, o)
     if d is None:
         return all_failed(None, o.errors, gpu, model, context, o.kv_precision, o.gpus)
-    index = _pandas_index(gpu, model, context, o.kv_precision, o.gpus)
+    index = _pandas_index(gpu, model, context, o.kv_precision, o.gpus, *sweep_options(o))
     return finish(d.plan.max_batch, d.bad, o.errors, index, integer=True)
 
 

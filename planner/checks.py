@@ -15,17 +15,133 @@ from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED, count_accept
 
 Errors = Literal["raise", "coerce"]
 
+#: The values ``errors=`` takes.
+ERRORS_ACCEPTED = ("raise", "coerce")
+
+
+def check_errors(errors: Any) -> Errors:
+    """``errors`` when it is "raise" or "coerce"; any other value (a typo, None, pandas' "ignore") is an
+    InvalidInputError naming the two, so that no misspelling quietly turns failures into NaN."""
+    if type(errors) is str and errors in ERRORS_ACCEPTED:
+        return errors  # type: ignore[return-value]
+    raise InvalidInputError(
+        f'errors must be "raise" (the default: the first bad scenario raises) or "coerce" (NaN for each bad '
+        f"scenario); got {errors!r}"
+    )
+
 
 _PLAIN = (str, float, int, type(None))
 
 
+def _is_series(a: Any) -> bool:
+    return type(a).__name__ == "Series" and hasattr(a, "index")
+
+
 def _pandas_index(*args: Any):
+    """The index of the pandas Series among ``args`` (the result's index), None where there is none. Series are paired
+    by position, so Series whose indexes differ are refused (``check_series_aligned``)."""
+    index = None
     for a in args:
         if type(a) in _PLAIN:  # a name or a number (one scenario's common case): no index
             continue
-        if type(a).__name__ == "Series" and hasattr(a, "index"):
-            return a.index
-    return None
+        if _is_series(a):
+            if index is None:
+                index = a.index
+            elif not (a.index is index or a.index.equals(index)):
+                raise series_index_error({"one Series argument": index, "another": a.index})
+    return index
+
+
+def check_series_aligned(**named: Any) -> None:
+    """Refuse pandas Series arguments whose indexes differ: planner pairs the elements of its arguments by position
+    (numpy broadcasting), not by index label as ``a + b`` does in pandas, so Series built from two differently sorted
+    or filtered frames would pair the wrong rows. Series with equal indexes (the columns of one DataFrame) pass."""
+    first_name, first = None, None
+    for name, a in named.items():
+        if type(a) in _PLAIN or not _is_series(a):
+            continue
+        if first is None:
+            first_name, first = name, a.index
+        elif not (a.index is first or a.index.equals(first)):
+            raise series_index_error({first_name: first, name: a.index})
+
+
+def series_index_error(indexes: dict[str, Any]) -> InvalidInputError:
+    """The error for Series arguments whose indexes differ, naming them."""
+    (a, ia), (b, ib) = list(indexes.items())[:2]
+
+    def head(index: Any) -> str:
+        shown = ", ".join(repr(x) for x in list(index[:3]))
+        return f"[{shown}{', ...' if len(index) > 3 else ''}]"
+
+    return InvalidInputError(
+        f"pandas Series {a} (index {head(ia)}) and {b} (index {head(ib)}) have different indexes; planner pairs "
+        f"Series by position, not by label: align them first ({b}.reindex({a}.index), or columns of one DataFrame), "
+        "or pass .to_numpy() to pair by position"
+    )
+
+
+def shape_error(named: dict[str, Any]) -> InvalidInputError:
+    """The error for arguments whose shapes do not broadcast, naming two that clash and their shapes (computed only
+    here, after numpy refused: the arguments' shapes cost nothing on the way that works)."""
+    shapes = {}
+    for name, value in named.items():
+        if value is None or type(value) in _PLAIN:
+            continue
+        try:
+            shape = np.shape(value)
+        except (TypeError, ValueError):  # a ragged list: numpy has no shape for it
+            shape = None
+        if shape:
+            shapes[name] = shape
+    items = list(shapes.items())
+    for i, (a, sa) in enumerate(items):
+        for b, sb in items[i + 1 :]:
+            try:
+                np.broadcast_shapes(sa, sb)
+            except ValueError:
+                return InvalidInputError(
+                    f"{a} (shape {sa}) and {b} (shape {sb}) do not broadcast: give arrays of one length, or shapes "
+                    "numpy broadcasts (a column of shape (n, 1) against a row of shape (k,) makes an n x k grid)"
+                )
+    listed = ", ".join(f"{k} {v}" for k, v in shapes.items())
+    return InvalidInputError(f"the arguments' shapes do not broadcast ({listed or 'ragged lists'})")
+
+
+def is_shape_mismatch(exc: BaseException) -> bool:
+    """Whether ``exc`` is numpy's refusal to broadcast (not a planner error)."""
+    from planner.errors import PlannerError
+
+    return isinstance(exc, ValueError) and not isinstance(exc, PlannerError) and "broadcast" in str(exc)
+
+
+def one_scenario(function: str, sweep_hint: str, **named: Any) -> None:
+    """Refuse an array, list or Series given to a function that evaluates one scenario, naming the argument (not
+    "unknown GPU array([...])" from the catalog)."""
+    for name, value in named.items():
+        if value is None or type(value) in _PLAIN:
+            continue
+        if isinstance(value, (list, tuple)) or _is_series(value) or (isinstance(value, np.ndarray) and value.ndim):
+            raise InvalidInputError(
+                f"{function} takes one scenario: {name} must be one value, got {type(value).__name__} of "
+                f"{len(value):,}; {sweep_hint}"
+            )
+
+
+def one_value(value: Any, what: str, hint: str) -> Any:
+    """``value`` as one value (a 0-d array's item); an array, list or Series is an InvalidInputError saying that
+    ``what`` takes one value per call and what to do instead (``hint``)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    if isinstance(value, (list, tuple, np.ndarray)) or _is_series(value):
+        raise InvalidInputError(f"{what} takes one value per call, got {type(value).__name__} {shown(value)}; {hint}")
+    return value
+
+
+def shown(value: Any) -> str:
+    from planner.errors import shown_name
+
+    return shown_name(value.tolist() if hasattr(value, "tolist") else list(value))
 
 
 def _numbers(value: Any, accepted: str, errors: Errors) -> np.ndarray:
@@ -159,13 +275,16 @@ def _fraction(value: Any, what: str) -> np.ndarray:
     return _checked(arr, ~np.isfinite(arr) | (arr <= 0) | (arr > 1), accepted, "raise", 1.0)[0]
 
 
-def _price(value: Any, what: str = "price_per_gpu_hour") -> np.ndarray:
+def _price(value: Any, what: str = "price_per_gpu_hour", errors: Errors = "raise") -> np.ndarray:
     """A rent per GPU-hour, US$, above 0 and at most ``MAX_RENT_USD_PER_GPU_HOUR`` (``planner.units.RENT_ACCEPTED``,
-    the bound every surface states); anything else raises."""
+    the bound every surface states); anything else raises, or with errors="coerce" becomes NaN (a missing price in a
+    joined price column: NaN cost on that row, as an unknown GPU gives)."""
     accepted = f"{what} must be a number {RENT_ACCEPTED}"
-    arr = _numbers(value, accepted, "raise")
+    arr = _numbers(value, accepted, errors)
     with np.errstate(invalid="ignore"):
         bad = ~((arr > 0) & (arr <= MAX_RENT_USD_PER_GPU_HOUR))  # NaN is bad too
+    if errors == "coerce":
+        return np.where(bad, np.nan, arr) if np.any(bad) else arr
     return _checked(arr, bad, accepted, "raise", 0.0)[0]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
-from planner.catalog import Catalog, Gpu, Model, default_catalog
+from planner.catalog import Catalog, Gpu, Model, as_catalog
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import (
     KV_DTYPES_CHECKED,
@@ -27,7 +27,16 @@ from planner.catalog.resolve import (
     kv_formats,
 )
 from planner.catalog.schema import NVIDIA_ONLY_WEIGHTS
-from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
+from planner.checks import (
+    Errors,
+    _count_or_mask,
+    _fraction,
+    _nonnegative,
+    check_series_aligned,
+    is_shape_mismatch,
+    one_scenario,
+    shape_error,
+)
 from planner.engines.architecture import model_facts
 from planner.engines.kernel_paths import (
     ARCHITECTURE_SM,
@@ -158,7 +167,7 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     else:
         result, bad = gathered(result), gathered(bad)  # per-row values (planner.model.rows) become per scenario
         out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
-    if integer and errors == "raise":
+    if integer and (errors == "raise" or not np.isnan(out).any()):  # counts: integers wherever none failed
         out = out.astype(np.int64)
     if out.ndim == 0:
         v = out.item()
@@ -171,6 +180,18 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     return out
 
 
+def sweep_options(o: Options) -> tuple[Any, Any]:
+    """The numeric memory options a sweep may vary (``memory_utilization``, ``reserve_bytes``): with the names and
+    numbers, the arguments whose pandas index the result takes."""
+    return o.memory_utilization, o.reserve_bytes
+
+
+#: Fields of a result record that count whole things (GPUs in the group, sequences): an array of them is int64 where
+#: no scenario failed (``finish``'s ``integer``), float with NaN where one did (errors="coerce"). One scenario's
+#: record keeps its floats.
+COUNT_FIELDS = frozenset({"gpus", "max_batch"})
+
+
 def finish_record(record: Any, bad: Any, index=None, field: str | None = None):
     """Every field of a result record (MemoryPlan, DecodeStep, PrefillStep) finished as ``finish`` does; with
     ``field``, only that field (or property) of the record, finished, which is the same number as that of the
@@ -179,12 +200,19 @@ def finish_record(record: Any, bad: Any, index=None, field: str | None = None):
         value = getattr(record, field)
         if type(value) is float and bad is False:  # one scenario that worked: the number as it is (no numpy)
             return value
-        return finish(value if isinstance(value, Rows) else np.asarray(value, dtype=float), bad, "coerce", index)
+        value = value if isinstance(value, Rows) else np.asarray(value, dtype=float)
+        return finish(value, bad, "coerce", index, integer=field in COUNT_FIELDS and np.ndim(value) > 0)
     if bad is False and all(type(v) is float for v in vars(record).values()):
         return record
     return type(record)(
         **{
-            f.name: finish(np.asarray(getattr(record, f.name), dtype=float), bad, "coerce", index)
+            f.name: finish(
+                np.asarray(getattr(record, f.name), dtype=float),
+                bad,
+                "coerce",
+                index,
+                integer=f.name in COUNT_FIELDS and np.ndim(getattr(record, f.name)) > 0,
+            )
             for f in fields(record)
         }
     )
@@ -221,7 +249,8 @@ def valid_tp_sizes(
     Attention heads divisible by the group, and KV heads divisible by it or it by them. Llama 2 70B (64 heads,
     8 KV heads): 1, 2, 4, 8, 16, 32, 64; Qwen2-7B (28, 4): 1, 2, 4 (28 heads allow 28, its MLP width does not).
     """
-    mdl = model if isinstance(model, Model) else (catalog or default_catalog()).model(model)
+    one_scenario("valid_tp_sizes", "loop over models: {m: valid_tp_sizes(m) for m in models}", model=model)
+    mdl = model if isinstance(model, Model) else as_catalog(catalog).model(model)
     any_kv = engine_profile(engine).kv_heads_any_split
     sizes = np.arange(1, int(max_gpus) + 1)
     return tuple(int(n) for n in sizes[m.group_ok(model_facts(mdl), sizes, check_parallelism(parallelism), any_kv)])
@@ -247,7 +276,8 @@ def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None, engin
     The what-if workbook's "More GPUs" lever. Llama 2 70B above 4: 8; Qwen2-7B (28 heads, 4 KV heads) above 2: 4,
     above 4: none of 8 to 64 divides its heads, so OutOfRangeError naming the valid sizes.
     """
-    mdl = model if isinstance(model, Model) else (catalog or default_catalog()).model(model)
+    one_scenario("next_tp_size", "loop over models", model=model, gpus=gpus)
+    mdl = model if isinstance(model, Model) else as_catalog(catalog).model(model)
     valid = valid_tp_sizes(mdl, engine=engine)
     larger = [g for g in GPU_GROUPS if g > gpus and g in valid]
     if not larger:
@@ -507,7 +537,7 @@ def check_release(
     and model before it calls the functions (the export's options)."""
     eng = engine_profile(engine)
     r = _resolve(
-        catalog or default_catalog(),
+        as_catalog(catalog),
         "raise",
         gpu=gpu,
         model=model,
@@ -538,9 +568,7 @@ def experts_upcast(
     ``parallelism``, at ``weight_precision`` (None: as published): ``model.experts_upcast``, the rule ``deploy``
     sizes the weights by (SGLang 0.5.1-0.5.9 off Blackwell with the experts spread), for a report that says so."""
     eng = engine_profile(engine)
-    r = _resolve(
-        catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng
-    )
+    r = _resolve(as_catalog(catalog), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng)
     return bool(np.any(m.experts_upcast(r.precision, r.limits, float(gpus), check_parallelism(parallelism))))
 
 
@@ -686,8 +714,37 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
     Returns None when every scenario failed a lookup (errors="coerce"); raises the first error otherwise.
     ``check_fit=False`` skips the memory test for a given GPU count (time of a batch regardless of memory).
     ``context_name``: what the caller calls ``context`` (``ttft``'s ``prompt_tokens``), for the message refusing it.
+    pandas Series whose indexes differ are refused (``checks.check_series_aligned``: pairing is by position), and
+    arguments whose shapes do not broadcast are an InvalidInputError naming them (``checks.shape_error``).
     """
     o = options
+    if not (type(gpu) is str and type(context) in (int, float)):  # one scenario's common case: no Series
+        check_series_aligned(**_arguments(gpu, model, context, o, context_name))
+    try:
+        return _deploy(gpu, model, context, o, context_name)
+    except ValueError as exc:
+        if is_shape_mismatch(exc):
+            raise shape_error(_arguments(gpu, model, context, o, context_name)) from None
+        raise
+
+
+def _arguments(gpu: Any, model: Any, context: Any, o: Options, context_name: str) -> dict[str, Any]:
+    """A deployment's arguments that broadcast, by the names the caller gave them."""
+    return {
+        "gpu": gpu,
+        "model": model,
+        context_name: context,
+        "batch": o.batch,
+        "gpus": o.gpus,
+        "kv_precision": o.kv_precision,
+        "weight_precision": o.weight_precision,
+        "memory_utilization": o.memory_utilization,
+        "reserve_bytes": o.reserve_bytes,
+    }
+
+
+def _deploy(gpu: Any, model: Any, context: Any, o: Options, context_name: str) -> Deployment | None:
+    """``deploy``'s work."""
     gpus, batch, errors, check_fit = o.gpus, o.batch, o.errors, o.check_fit
     par = check_parallelism(o.parallelism)
     stages = stages_named(par)
@@ -716,7 +773,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
     reserve = None if o.reserve_bytes is None else _nonnegative(o.reserve_bytes, "reserve_bytes")
     names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     calibration = resolve_calibration(o.calibration)
-    r = _resolve(o.catalog or default_catalog(), errors, **names, engine=eng, calibration=calibration, numbers=ctx)
+    r = _resolve(as_catalog(o.catalog), errors, **names, engine=eng, calibration=calibration, numbers=ctx)
     if r.numbers is not None:  # contexts that repeat: the formulas run once per (names, context) pair
         ctx = r.numbers
     elif isinstance(ctx, np.ndarray) and ctx.dtype.kind != "f":
@@ -765,7 +822,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
             )
             bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
-    one = one and bad_gpus is False
+    one = one and bad_gpus is False and getattr(util, "ndim", 0) == 0 and getattr(reserve, "ndim", 0) == 0  # sweeps
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(x.size if isinstance(x, Rows) else np.size(x) for x in (ctx, b, r.bad, gpus)))

@@ -41,6 +41,8 @@ class UnknownNameError(PlannerError, KeyError):
         known = sorted(set(known), key=lambda k: (k.lower(), k))  # ties by case too: the same order every run
         self.suggestions = closest_names(str(name), known)
         hint = f"did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        if isinstance(name, bytes):  # an 'S' array (h5py, np.loadtxt): names are text
+            hint = "names must be text (str), not bytes: decode them first (array.astype(str), series.str.decode())"
         listing = "" if hint else f"known: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}"
         super().__init__(f"unknown {kind} {shown_name(name)}; {hint or listing}")
 

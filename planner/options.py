@@ -23,9 +23,16 @@ import difflib
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
-from planner.catalog import Catalog
-from planner.checks import Errors
+import numpy as np
+
+from planner.catalog import Catalog, as_catalog
+from planner.checks import Errors, check_errors, one_value
 from planner.engines.profiles import EngineProfile
+from planner.errors import InvalidInputError
+
+#: What to do instead of an array of engines or layouts (each is one name per call).
+ENGINE_HINT = "loop over engines: [max_batch(gpu, model, context, engine=e) for e in engines]"
+PARALLELISM_HINT = "loop over layouts: [max_batch(gpu, model, context, parallelism=p) for p in layouts]"
 
 
 def _option(default: Any, doc: str) -> Any:
@@ -52,14 +59,21 @@ class Options:
         None, "fraction of GPU memory the engine may use (0 to 1); default: the engine's (0.9 for vLLM)"
     )
     engine: str | EngineProfile | None = _option(
-        None, "memory budgeting rule: vllm (default), tensorrt-llm, lmdeploy, ideal, or an EngineProfile"
+        None,
+        "memory budgeting rule: vllm (default), tensorrt-llm, lmdeploy, ideal, or an EngineProfile; one name per call",
     )
     reserve_bytes: Any = _option(
         None, "bytes per GPU kept from the KV cache besides the weights; default: the engine's activation peak"
     )
     check_fit: bool = _option(True, "False: time a batch on a given group even where it does not fit in memory")
-    catalog: Catalog | None = _option(None, "catalog to read names from; default: the shipped one and $PLANNER_CATALOG")
-    errors: Errors = _option("raise", '"raise": the first bad scenario raises; "coerce": NaN for each bad one')
+    catalog: Catalog | None = _option(
+        None,
+        "catalog to read names from: a Catalog (load_catalog) or a folder of *.toml files, read as --catalog reads "
+        "it; default: the shipped one and $PLANNER_CATALOG",
+    )
+    errors: Errors = _option(
+        "raise", '"raise": the first bad scenario raises; "coerce": NaN for each bad one; no other value'
+    )
     calibration: Any = _option(
         None, "calibration file or Calibration for time predictions; default: $PLANNER_CALIBRATION, else none"
     )
@@ -69,6 +83,23 @@ class Options:
         "attention + expert parallel, MoE models), pp (pipeline parallel, one GPU per stage), pp2, pp4 ... (that many "
         "pipeline stages, each a tensor-parallel group of gpus / stages); one name per call; default tp",
     )
+
+    def __post_init__(self) -> None:
+        """The options that take one value per call checked here, once (``errors``, ``engine``, ``parallelism``,
+        ``check_fit``), and a catalog given as a folder read as ``--catalog DIR`` reads it."""
+        set_ = object.__setattr__
+        set_(self, "errors", check_errors(self.errors))
+        if not (self.engine is None or type(self.engine) is str or isinstance(self.engine, EngineProfile)):
+            set_(self, "engine", one_value(self.engine, "engine", ENGINE_HINT))
+        if not (self.parallelism is None or type(self.parallelism) is str):
+            set_(self, "parallelism", one_value(self.parallelism, "parallelism", PARALLELISM_HINT))
+        if type(self.check_fit) is not bool:
+            value = one_value(self.check_fit, "check_fit", "time each setting in its own call")
+            if not isinstance(value, (bool, np.bool_)):
+                raise InvalidInputError(f"check_fit must be True or False; got {value!r}")
+            set_(self, "check_fit", bool(value))
+        if self.catalog is not None and not isinstance(self.catalog, Catalog):
+            set_(self, "catalog", as_catalog(self.catalog))
 
     @classmethod
     def read(cls, takes: type, given: dict[str, Any], function: str) -> Options:

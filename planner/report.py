@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Unpack
 from planner import api
 from planner import model as m
 from planner.accuracy.calibration import CalibrationUse, calibration_in_effect, residual_range
-from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
+from planner.accuracy.ranges import stated_coverage
+from planner.catalog import Catalog, Gpu, Model, as_catalog, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import (
     default_kv_precision,
@@ -22,7 +23,7 @@ from planner.catalog.resolve import (
     uses_allreduce_table,
     weights_to_pass,
 )
-from planner.checks import _count, _price
+from planner.checks import _count, _price, one_scenario
 from planner.deploy import (
     GPU_GROUPS,
     MAX_BATCH_INPUT,
@@ -123,6 +124,69 @@ class Plan:
     #: the prefill's datasheet roofline floor, seconds: max(bytes / (GPUs x HBM bandwidth), FLOPs / (GPUs x peak))
     ttft_floor_s: float = 0.0
 
+    def to_dict(self) -> dict:
+        """The plan as plain values (``planner plan --json``'s object): every figure the text prints, in base units
+        (bytes, seconds, FLOP/B), each time with the range the text gives beside it (``*_range_s``: low, high).
+        ``max_batch`` is the largest batch the engine serves (``memory_max_batch``, what memory holds, at most
+        ``engine_max_num_seqs``). ``pandas.DataFrame([plan(...).to_dict() for ...])`` makes a table of plans."""
+        p = self
+        mem = p.memory
+        return {
+            "gpu": p.gpu.name,
+            "model": p.model.name,
+            "context_tokens": p.context,
+            "gpus": p.gpus,
+            "engine": p.engine.name,
+            "weight_precision": p.weight_precision,
+            "kv_precision": p.kv_precision,
+            "memory_utilization": p.memory_utilization,
+            "weight_bytes": float(mem.weight_bytes),
+            "kv_budget_bytes_per_gpu": float(mem.kv_budget_bytes_per_gpu),
+            "kv_bytes_per_sequence": float(mem.kv_bytes_per_sequence),
+            "kv_cache_tokens": int(mem.kv_cache_tokens),
+            "max_batch": p.max_batch,
+            "memory_max_batch": int(mem.max_batch),
+            "engine_max_num_seqs": p.engine_batch_limit,
+            "max_batch_capped_by_engine": p.batch_capped,
+            "ridge_flop_per_byte": p.ridge_flop_per_byte,
+            "batch": p.batch,
+            "tpot_s": float(p.at_batch.step_s),
+            "tpot_range_s": list(p.tpot_range(p.at_batch)),
+            "time_range_note": p.time_range_note,
+            "calibration": None if p.calibration is None else p.calibration.as_dict(),
+            "time_range_widened": p.time_range_widened,
+            "time_range_held": p.time_range_held,
+            "serving_margin": {"low": p.serving_margin[0], "high": p.serving_margin[1], "note": p.serving_margin_note},
+            "time_range_coverage": {
+                c.quantity: {
+                    "figures": c.figures,
+                    "inside": c.inside,
+                    "below": c.below,
+                    "above": c.above,
+                    "sources": c.sources,
+                }
+                for c in (stated_coverage() if p.time_range_held else ())  # none beside a calibration file's range
+            },
+            "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
+            "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),
+            "tpot_s_batch_1": float(p.at_one.step_s),
+            "tpot_range_s_batch_1": list(p.tpot_range(p.at_one)),
+            "throughput_tokens_per_s_batch_1": float(p.at_one.throughput_tokens_per_s),
+            "mfu": float(p.at_batch.mfu),
+            "mbu": float(p.at_batch.mbu),
+            "ttft_s": p.ttft_s,
+            "ttft_range_s": list(p.ttft_range()),
+            "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
+            "price_source": p.price_source,
+            "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
+            "warnings": list(p.warnings),
+            "larger_group": None
+            if p.larger_group is None
+            else {"gpus": p.larger_group[0], "max_batch": p.larger_group[1]},
+            "parallelism": p.parallelism,
+            "alternatives": [vars(a) for a in p.alternatives],
+        }
+
     @property
     def batch_capped(self) -> bool:
         """Whether the engine's sequence limit, not memory, bounds the max batch."""
@@ -149,6 +213,13 @@ class Plan:
         return self.time_range(self.ttft_s, self.ttft_floor_s)
 
 
+#: What a one-scenario function says to do with a sweep instead.
+SWEEP_HINT = (
+    "for a sweep, give the arrays to max_batch, min_gpus, tpot, ttft, throughput or cost_per_mtok, or call plan "
+    "once per row"
+)
+
+
 def plan(
     gpu: Any,
     model: Any,
@@ -165,10 +236,11 @@ def plan(
     the batch of the speed figures; options: ``planner.options.GroupOptions``
     (``errors`` is always "raise": one scenario).
     """
+    one_scenario("plan", SWEEP_HINT, gpu=gpu, model=model, context=context, batch=batch, gpus=options.get("gpus"))
     o = Options.read(GroupOptions, options, "plan")
     if o.errors != "raise":
         raise TypeError('plan() evaluates one scenario and raises its error: errors="raise" only')
-    cat = o.catalog or default_catalog()
+    cat = as_catalog(o.catalog)
     g, mdl = cat.gpu(gpu), cat.model(model)
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
     sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision, o.engine)
@@ -408,7 +480,7 @@ def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None)
     ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
     from planner.serving.load import Replica
 
-    cat = catalog or default_catalog()
+    cat = as_catalog(catalog)
     weights = weights_to_pass(cat, p.model, p.weight_precision, p.expert_precision or None)
     precisions = {"weight_precision": weights, "kv_precision": p.kv_precision}
     return Replica(

@@ -15,15 +15,16 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner import model as m
-from planner.catalog import Catalog, default_catalog
+from planner.catalog import Catalog, as_catalog
 from planner.catalog.resolve import _resolve, gpu_numbers
-from planner.checks import _pandas_index, _price
-from planner.deploy import check_parallelism, deploy, finish, finish_record, nan_record, served_batch
+from planner.checks import _pandas_index, _price, one_scenario
+from planner.deploy import check_parallelism, deploy, finish, finish_record, nan_record, served_batch, sweep_options
 from planner.engines.profiles import engine_profile
-from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
+from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError, shown_name
 from planner.model import DecodeStep, MemoryPlan, PrefillStep
 from planner.model.fleet import cloud_usd_per_gpu_month, replicas_for_rate
 from planner.model.layouts import is_pipeline, pipeline_stages
+from planner.model.rows import gathered
 from planner.options import DecodeOptions, DeploymentOptions, Options, StepOptions
 
 # -- decode ---------------------------------------------------------------------------------------------
@@ -48,20 +49,30 @@ def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: st
     if is_pipeline(d.parallelism):
         stages = pipeline_stages(d.parallelism, d.gpus_safe)
         step = m.pp_decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe, stages)
-        return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
+        return finish_record(
+            step, d.bad, _pandas_index(gpu, model, context, options.batch, *sweep_options(options)), field
+        )
     step = m.decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
     if d.parallelism == "dp-ep":  # tp-ep: as tp (bytes split evenly)
         step = m.dp_decode_step(step, f.gpu, f.model, f.precision, f.limits, d.context)
-    return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
+    return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch, *sweep_options(options)), field)
 
 
 def tpot(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
-    """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
+    """Time per output token of one sequence, in seconds (Excel's ``TPOT`` gives milliseconds): the decode step time
+    of the whole batch.
 
-    step = max(memory, compute) + (1 - roofline_overlap) x min(memory, compute) + TP all-reduces + overhead, with
-    memory = bytes / achieved bandwidth, compute = FLOPs / achieved peak, bytes =
-    weights read (MoE: experts the batch touches) + batch x KV at ``context``. Not the seed's
-    (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput). Options: ``decode_step``.
+    step = sum of the operator kernels + TP all-reduces + overhead (``planner.model.decode.decode_step``): each
+    operator (dense GEMMs, the MoE experts the batch touches, attention over ``batch`` x KV at ``context``) takes
+    floor + max(bytes / (GPUs x bandwidth x its measured fraction), FLOPs / (GPUs x peak x fraction)); overhead is
+    the engine's per-step, per-layer and per-sequence cost. ``decode_step(...)`` gives the parts: ``kernels_s`` +
+    ``communication_s`` + ``overhead_s`` = ``step_s``; its ``memory_time_s`` and ``compute_time_s`` are whole-step
+    roofline references, not parts of the sum. Not the seed's (weights + KV) / bandwidth x 1/B: that is
+    ``batch_token_time`` (= 1 / throughput).
+
+    Without ``gpus``, each scenario runs on its own smallest group that holds ``batch`` sequences, so the group can
+    change along a sweep (a larger batch may move to more GPUs and run faster): ``min_gpus`` with the same arguments,
+    or ``decode_step(...).gpus``, gives the group of each. Options: ``planner.options.DecodeOptions``.
     """
     return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "tpot"), "step_s")
 
@@ -131,11 +142,16 @@ def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: 
     if d.parallelism == "dp-ep":
         step = m.dp_prefill_step(step, f.gpu, f.model, f.precision, f.limits, d.batch)
     step = PrefillStep(d.gpus, step.prompt_tokens, step.ttft_s, step.bytes_moved, step.flop)
-    return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens), field)
+    return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens, *sweep_options(options)), field)
 
 
 def ttft(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> Any:
-    """Time to first token of one prompt, in seconds: the prefill time (no queueing). Options: ``prefill``."""
+    """Time to first token, in seconds (Excel's ``TTFT`` gives milliseconds): the prefill time, no queueing.
+
+    With the default ``batch=1``, one prompt of ``prompt_tokens`` alone; ``batch=B`` is the time to first token of
+    B such prompts prefilled together in one forward pass (every prompt's first token comes at its end), on the
+    smallest group that holds B sequences unless ``gpus`` is given. Options: ``planner.options.DeploymentOptions``
+    (``prefill``)."""
     return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, "ttft"), "ttft_s")
 
 
@@ -155,7 +171,7 @@ def prefill_intensity(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpac
 
 def gpu_price_per_hour(gpu: Any, *, catalog: Catalog | None = None) -> float:
     """The catalog's on-demand price per GPU-hour, or NaN when it has none."""
-    return gpu_numbers((catalog or default_catalog()).gpu(gpu))["price_usd_per_gpu_hour"]
+    return gpu_numbers(as_catalog(catalog).gpu(gpu))["price_usd_per_gpu_hour"]
 
 
 def cost_per_mtok(
@@ -169,12 +185,12 @@ def cost_per_mtok(
     o = Options.read(DecodeOptions, options, "cost_per_mtok")
     step = _decode_step(gpu, model, context, o)
     if price_per_gpu_hour is None:
-        r = _resolve(o.catalog or default_catalog(), o.errors, gpu=gpu)
+        r = _resolve(as_catalog(o.catalog), o.errors, gpu=gpu)
         price = r.gpu.price_usd_per_gpu_hour if r.gpu is not None else np.nan
-        if o.errors == "raise" and np.any(np.isnan(price)):
-            raise MissingDataError(f"no price per GPU-hour in the catalog for {gpu!r}; pass price_per_gpu_hour")
+        if o.errors == "raise" and np.any(np.isnan(gathered(price))):
+            raise missing_price_error(gpu, np.isnan(gathered(price)), r.catalog)
     else:
-        price = _price(price_per_gpu_hour)
+        price = _price(price_per_gpu_hour, errors=o.errors)
     return finish(
         m.cost_per_million_tokens_usd(price, step.gpus, step.throughput_tokens_per_s),
         False,
@@ -183,12 +199,23 @@ def cost_per_mtok(
     )
 
 
+def missing_price_error(gpu: Any, missing: Any, catalog: Catalog) -> MissingDataError:
+    """The error for GPUs the catalog has no price for, naming them as given (the first few of a sweep), not the
+    array."""
+    names = np.broadcast_to(np.asarray(gpu, dtype=object), np.shape(missing))[np.asarray(missing, dtype=bool)]
+    unique = list(
+        dict.fromkeys(shown_name(g if isinstance(g, str) else catalog.gpu(g).name) for g in names.ravel().tolist())
+    )
+    listed = ", ".join(unique[:5]) + (f" and {len(unique) - 5:,} more" if len(unique) > 5 else "")
+    return MissingDataError(f"no price per GPU-hour in the catalog for {listed}; pass price_per_gpu_hour")
+
+
 def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> MemoryPlan:
     """``api.memory_plan``'s finished record (NaN where every lookup failed)."""
     d = deploy(gpu, model, context, options)
     if d is None:
         return nan_record(MemoryPlan, gpu, model, context)
-    return finish_record(d.plan, d.bad, _pandas_index(gpu, model, context))
+    return finish_record(d.plan, d.bad, _pandas_index(gpu, model, context, *sweep_options(options)))
 
 
 # -- the fleet for a peak -------------------------------------------------------------------------------
@@ -233,6 +260,7 @@ def peak_fleet(
     caller compares with a target. ``planner export`` and the what-if's Load sheet size a fleet on simulated
     percentiles under load instead.
     """
+    one_scenario("peak_fleet", "loop over scenarios", gpu=gpu, model=model, context=context)
     if isinstance(peak_requests_per_s, bool) or not isinstance(peak_requests_per_s, (int, float)):
         raise InvalidInputError(f"peak_requests_per_s must be a number; got {peak_requests_per_s!r}")
     if isinstance(output_tokens, bool) or not isinstance(output_tokens, (int, float)):
@@ -247,7 +275,7 @@ def peak_fleet(
         raise OutOfRangeError(f"rate_factor must be above 0 and finite (1: no queue); got {rate_factor!r}")
     o = Options.read(DeploymentOptions, options, "peak_fleet")
     plan = _memory_plan(gpu, model, context, o)
-    g = (o.catalog or default_catalog()).gpu(gpu)
+    g = as_catalog(o.catalog).gpu(gpu)
     batch, _ = served_batch(
         int(plan.max_batch), engine_profile(o.engine), g, check_parallelism(o.parallelism), plan.gpus
     )

@@ -919,11 +919,11 @@ class TestReplicasWithoutTargets:
     ARGS = ("H100", "llama3.1-70b", 600.0, 800.0, 400.0)  # the report's cell: Llama 3.1 70B on 2 x H100 (bf16)
 
     def test_the_fleet_is_the_fewest_replicas_each_below_capacity(self):
-        """CAPACITY_RPS of this replica is 0.721 requests/s, so 600 requests/s take floor(600 / 0.721) + 1 = 833
-        replicas, each at 0.7203 (below it) where 832 would take 0.7212 each (at or past it)."""
+        """CAPACITY_RPS of this replica is 0.722 requests/s (0.72194), so 600 requests/s take floor(600 / 0.72194) + 1
+        = 832 replicas, each at 0.72115 (below it) where 831 would take 0.72202 each (at or past it)."""
         capacity = xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0)
         got = xf.REPLICAS(*self.ARGS)
-        assert got == math.floor(600.0 / capacity) + 1 == 833
+        assert got == math.floor(600.0 / capacity) + 1 == 832
         assert 600.0 / got < capacity <= 600.0 / (got - 1)
         assert xf.REPLICAS(*self.ARGS, None, "") == got  # blank cells, omitted or empty text, alike
         # a planned replica's share is one every surface computes: TTFT_P95 there is a figure, at the whole rate #NUM!
@@ -962,7 +962,7 @@ class TestReplicasWithoutTargets:
     def test_a_row_of_rates_grows_with_the_rate(self):
         capacity = xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0)
         row = xf.REPLICAS("H100", "llama3.1-70b", [[0.5, 6.0, 600.0]], 800.0, 400.0)
-        assert row == [[math.floor(r / capacity) + 1 for r in (0.5, 6.0, 600.0)]] == [[1, 9, 833]]
+        assert row == [[math.floor(r / capacity) + 1 for r in (0.5, 6.0, 600.0)]] == [[1, 9, 832]]
 
     def test_plan_sizes_the_same_fleet_and_says_it_sized_on_capacity(self):
         from cli_support import run
@@ -972,7 +972,7 @@ class TestReplicasWithoutTargets:
                    "--prompt-tokens", "800", "--output-tokens", "400", "--gpus", "2")  # fmt: skip
         assert plan.exit_code == 0, plan.output
         assert (
-            "replicas (no targets given: sized on capacity, each below one replica's 0.721 requests/s): "
+            "replicas (no targets given: sized on capacity, each below one replica's 0.722 requests/s): "
             f"{xf.REPLICAS(*self.ARGS)} x 2 x H100 SXM 80GB" in plan.output
         )
         assert "give --ttft-target and --tpot-target to size on latency" in plan.output

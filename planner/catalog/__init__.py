@@ -10,7 +10,14 @@ engines' facts (``planner.engines``) and the calibration file reader (``planner.
 surface.
 """
 
-from planner.catalog.loader import Catalog, default_catalog, load_catalog, reload_catalog, shipped_catalog_dir
+from planner.catalog.loader import (
+    Catalog,
+    as_catalog,
+    default_catalog,
+    load_catalog,
+    reload_catalog,
+    shipped_catalog_dir,
+)
 from planner.catalog.schema import (
     PRICE_STALE_AFTER_DAYS,
     Gpu,
@@ -28,6 +35,7 @@ from planner.catalog.schema import (
 __all__ = [
     "PRICE_STALE_AFTER_DAYS",
     "Catalog",
+    "as_catalog",
     "Gpu",
     "LinearAttention",
     "Mla",

@@ -331,6 +331,23 @@ def default_catalog(*folders: str | os.PathLike) -> Catalog:
     return _cached(tuple(str(f) for f in folders), os.environ.get(ENV_VAR, ""))
 
 
+def as_catalog(catalog: Any) -> Catalog:
+    """The catalog a function's ``catalog=`` names: a ``Catalog`` as it is; a folder (``str`` or path) read as
+    ``planner plan --catalog DIR`` reads it, the shipped catalog and ``$PLANNER_CATALOG`` first, once per process
+    (``default_catalog(folder)``; ``reload_catalog()`` reads edited files again); None: ``default_catalog()``. Any
+    other value is an InvalidInputError saying what is accepted."""
+    if catalog is None:
+        return default_catalog()
+    if isinstance(catalog, Catalog):
+        return catalog
+    if isinstance(catalog, (str, os.PathLike)):
+        return default_catalog(catalog)  # a missing or empty folder: the CatalogError --catalog gives
+    raise InvalidInputError(
+        f"catalog must be a Catalog (load_catalog(folder)) or a folder of *.toml catalog files; got "
+        f"{type(catalog).__name__} {catalog!r}"[:300]
+    )
+
+
 def reload_catalog() -> None:
     """Forget cached catalogs, so the next call reads the files again (new entries, edited prices)."""
     _cached.cache_clear()

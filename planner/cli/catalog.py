@@ -11,6 +11,7 @@ import tomli_w
 
 from planner.catalog.hf import model_from_hf_config
 from planner.catalog.hf_files import read_local_model
+from planner.catalog.listing import catalog_records
 from planner.catalog.resolve import kv_engines
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
 from planner.cli.options import Whole, catalog_option, load, output_option
@@ -93,16 +94,28 @@ def catalog_group() -> None:
 
 @catalog_group.command("list")
 @click.argument("kind", type=click.Choice(("all", *KINDS, *(k[:-1] for k in KINDS))), default="all")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: an object of lists of records in base units (planner.catalog_records), one key per kind.",
+)
 @catalog_option
-def list_command(kind: str, catalog_dirs) -> None:
+def list_command(kind: str, as_json: bool, catalog_dirs) -> None:
     """List GPUs, models and precisions with their headline numbers (KIND: one of them [default: all]).
 
     Example:
 
         planner catalog list gpus
+
+        planner catalog list gpus --json
     """
     kind = kind if kind == "all" or kind.endswith("s") else f"{kind}s"  # "gpu" as `catalog show gpu` takes it
     cat = load(catalog_dirs)
+    if as_json:
+        kinds = KINDS if kind == "all" else (kind,)
+        echo(json.dumps({key: catalog_records(key, cat) for key in kinds}, indent=2))
+        return
     sections = {
         "gpus": ("GPUs", cat.gpus),
         "models": ("Models", cat.models),

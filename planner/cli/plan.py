@@ -21,7 +21,6 @@ from planner.accuracy.loaded_ranges import (
     uncovered_texts,
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
-from planner.accuracy.ranges import stated_coverage
 from planner.api import groups_to_try, weight_bytes
 from planner.catalog import Model
 from planner.catalog.resolve import experts_words
@@ -390,63 +389,8 @@ def render_plan(p: Plan) -> str:
 
 
 def plan_as_dict(p: Plan) -> dict:
-    """``plan --json``: every figure the text prints, in base units (bytes, seconds, FLOP/B); each time with the
-    range the text gives beside it (``*_range_s``: low, high). ``max_batch`` is the largest batch the engine serves
-    (``memory_max_batch``, what memory holds, at most ``engine_max_num_seqs``)."""
-    mem = p.memory
-    return {
-        "gpu": p.gpu.name,
-        "model": p.model.name,
-        "context_tokens": p.context,
-        "gpus": p.gpus,
-        "engine": p.engine.name,
-        "weight_precision": p.weight_precision,
-        "kv_precision": p.kv_precision,
-        "memory_utilization": p.memory_utilization,
-        "weight_bytes": float(mem.weight_bytes),
-        "kv_budget_bytes_per_gpu": float(mem.kv_budget_bytes_per_gpu),
-        "kv_bytes_per_sequence": float(mem.kv_bytes_per_sequence),
-        "kv_cache_tokens": int(mem.kv_cache_tokens),
-        "max_batch": p.max_batch,
-        "memory_max_batch": int(mem.max_batch),
-        "engine_max_num_seqs": p.engine_batch_limit,
-        "max_batch_capped_by_engine": p.batch_capped,
-        "ridge_flop_per_byte": p.ridge_flop_per_byte,
-        "batch": p.batch,
-        "tpot_s": float(p.at_batch.step_s),
-        "tpot_range_s": list(p.tpot_range(p.at_batch)),
-        "time_range_note": p.time_range_note,
-        "calibration": None if p.calibration is None else p.calibration.as_dict(),
-        "time_range_widened": p.time_range_widened,
-        "time_range_held": p.time_range_held,
-        "serving_margin": {"low": p.serving_margin[0], "high": p.serving_margin[1], "note": p.serving_margin_note},
-        "time_range_coverage": {
-            c.quantity: {
-                "figures": c.figures,
-                "inside": c.inside,
-                "below": c.below,
-                "above": c.above,
-                "sources": c.sources,
-            }
-            for c in (stated_coverage() if p.time_range_held else ())  # none beside a calibration file's range
-        },
-        "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
-        "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),
-        "tpot_s_batch_1": float(p.at_one.step_s),
-        "tpot_range_s_batch_1": list(p.tpot_range(p.at_one)),
-        "throughput_tokens_per_s_batch_1": float(p.at_one.throughput_tokens_per_s),
-        "mfu": float(p.at_batch.mfu),
-        "mbu": float(p.at_batch.mbu),
-        "ttft_s": p.ttft_s,
-        "ttft_range_s": list(p.ttft_range()),
-        "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
-        "price_source": p.price_source,
-        "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
-        "warnings": list(p.warnings),
-        "larger_group": None if p.larger_group is None else {"gpus": p.larger_group[0], "max_batch": p.larger_group[1]},
-        "parallelism": p.parallelism,
-        "alternatives": [vars(a) for a in p.alternatives],
-    }
+    """``plan --json``: ``Plan.to_dict()``, every figure the text prints in base units."""
+    return p.to_dict()
 
 
 class Percentile(click.ParamType):

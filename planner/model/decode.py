@@ -129,16 +129,24 @@ class DecodeStep:
     step_s: ArrayLike  # = TPOT: time between two tokens of one sequence
     bytes_moved: ArrayLike
     flop: ArrayLike
+    #: whole-step roofline references, not parts of ``step_s``: all bytes / achieved bandwidth and all FLOPs /
+    #: achieved peak, as if the step were one kernel (the step times each operator: ``kernels_s``)
     memory_time_s: ArrayLike
     compute_time_s: ArrayLike
-    communication_s: ArrayLike
-    overhead_s: ArrayLike
+    communication_s: ArrayLike  # tensor-parallel all-reduces (and a layout's other collectives)
+    overhead_s: ArrayLike  # the engine's per-step, per-layer and per-sequence costs
     peak_flop_per_s: ArrayLike  # per GPU, at the weight precision's math
     bandwidth_bytes_per_s: ArrayLike  # per GPU
 
     @property
     def tpot_s(self):
         return self.step_s
+
+    @property
+    def kernels_s(self):
+        """The step's operator kernels, seconds: step_s - communication_s - overhead_s, so that kernels_s +
+        communication_s + overhead_s = step_s (the three parts of a stacked TPOT bar)."""
+        return self.step_s - self.communication_s - self.overhead_s
 
     @property
     def throughput_tokens_per_s(self):
