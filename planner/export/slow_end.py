@@ -162,11 +162,9 @@ def note_lines(review: Review, where: str = "Options shows each option (the Held
             "targets: the latency range is wider than the targets allow"
             + (" (only a near-idle fleet at its limit does). " if full.shortfall != NOT_MET else ". ")
         )
-    return [
-        line
-        + "The plan, its margin and its cost are sized on the simulated figures and do not change. "
-        + budget_basis_text(rec, review.scenario.workload)
-    ]
+    basis = budget_basis_text(rec, review.scenario.workload)  # a line of its own: one row of the sheet each
+    done = line + "The plan, its margin and its cost are sized on the simulated figures and do not change."
+    return [done, basis] if basis else [done]
 
 
 def budget_basis_text(plan: Result, workload: Workload) -> str:
