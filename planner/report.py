@@ -403,8 +403,8 @@ def limit_words(eng: EngineProfile, g: Gpu, layout: str, gpus: int) -> str:
 #: What the held-out pipeline runs say of a "pp" plan (``python bench/heldout.py --source trtllm-perf-overview-1.2``
 #: and the GPUStack rows GPUSTACK-064 / GPUSTACK-118; docs/model.md, "Pipeline parallelism").
 PIPELINE_NOTE = (
-    "pipeline parallel: held out, TensorRT-LLM 1.2's 32 pipeline runs (RTX PRO 6000, 2 to 8 stages) read 15% median / "
-    "113% worst on output rate; on one page of H100 runs (1,000 requests at once) a vLLM 0.10.2 pipeline of 2 and an "
+    "pipeline parallel: held out, TensorRT-LLM 1.2's 32 pipeline runs (RTX PRO 6000, 2 to 8 stages) read 14% median / "
+    "114% worst on output rate; on one page of H100 runs (1,000 requests at once) a vLLM 0.10.2 pipeline of 2 and an "
     "SGLang 0.5.4 pipeline of 4 served 1.7x and 4.1x slower than predicted, the same page's tensor-parallel runs of "
     "those models 0.8x to 1.5x: read these figures as a best case on those engines"
 )

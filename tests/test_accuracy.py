@@ -141,9 +141,17 @@ class TestRanges:
 
 class TestValidateCommand:
     def test_memory_table_passes_and_informative_rows_name_their_misses(self):
-        """The shipped start-up table passes (exit 0 under --check); the informative one has no row outside 5%: XL05
-        (gpt-oss-120b on one H100, 3.33 GiB of KV) was, until its utilization was read as its row sums (0.95) and the
-        experts as vLLM loads them (padded to a hidden size of 3,072): 3.21 GiB."""
+        """The shipped start-up table passes (exit 0 under --check); the informative one has no row outside 5% but
+        XL05 (gpt-oss-120b on one H100, 3.33 GiB of KV), whose tolerance is the table's other one: 5% or, where the
+        budget is only a few GiB, 0.3 GiB (``test_extra_rows_within_five_percent_or_a_third_of_a_gib``; XN12's note).
+        XL05 was inside 5% (3.21 GiB, -3.6%) from when its utilization was read as its row sums (0.95) and the experts
+        as vLLM loads them (padded to a hidden size of 3,072) until s199 counted the experts' 39,813,120 biases at the
+        checkpoint's bf16 (they had been packed at MXFP4's 0.53125 B): weights 64.50 -> 64.55 GiB against the logged
+        64.38, KV 3.16 GiB, -5.2%, a 0.17 GiB miss. The biases are not what is over-counted: vLLM creates them bf16
+        and on Hopper (``Mxfp4Backend.TRITON``) ``process_weights_after_loading`` makes them fp32 before 'Model
+        loading took' is measured (vllm/model_executor/layers/quantization/mxfp4.py, commit 007d50058a06), 0.07 GiB
+        more than counted, so the 0.17 GiB lies elsewhere in the as-loaded count (the padding rule pads every expert
+        byte, scales and biases included, by 3,072 / 2,880, an approximation of the kernels' layouts)."""
         from click.testing import CliRunner
 
         from planner.cli import main
@@ -152,9 +160,10 @@ class TestValidateCommand:
         assert r.exit_code == 0, r.output
         assert "PASS: vLLM start-up" in r.output
         info = validate_memory(acc.load_startup_rows(EXTRA))
-        assert sorted({c.record_id for c in info.checks if abs(c.error) > 0.05}) == []
+        assert sorted({c.record_id for c in info.checks if abs(c.error) > 0.05}) == ["XL05"]
         xl05 = next(c for c in info.checks if c.record_id == "XL05")
-        assert abs(xl05.error) < 0.05
+        assert xl05.quantity == "kv_cache_gib" and -0.06 < xl05.error < -0.05
+        assert abs(xl05.predicted - xl05.published) < 0.2  # GiB: inside the few-GiB budgets' 0.3
 
     def test_benchmark_table_fails_the_ttft_goal_and_says_so(self):
         """decode_public.csv misses the issue's TTFT goal (10% / 25%) and the verdict says so with the numbers:

@@ -376,7 +376,9 @@ class TestAttentionPrecision:
         2.29 ms at 256 MiB, 4.51 ms at 512 MiB, 3.96 ms at 470 MB by log-log interpolation, 1.35 ms less than the
         fit, x 122) and the engine costs refitted with it. 2.03 s -> 1.90 s when the grouped GEMM's rate took the rows
         per expert too, w0 and m0 fitted together on 256-16,384 tokens (``kernel_floor.moe_gemm_halves``: H200 w0 382,
-        m0 51.9; 1,024 rows an expert here: 256 / 638 x 1,024 / 1,076 = 38% of the dense rate)."""
+        m0 51.9; 1,024 rows an expert here: 256 / 638 x 1,024 / 1,076 = 38% of the dense rate). 1.90 s -> 1.89 s
+        when the output head ran on the prompt's last token only (s199: 129,280 x 7,168 params on 32,767 tokens
+        less, 1.2% of the FLOPs)."""
         import planner
         from planner.engines.architecture import model_facts
         from planner.model.prefill import causal_attention_flop
@@ -385,7 +387,7 @@ class TestAttentionPrecision:
         attention_s = causal_attention_flop(f, 32768.0) / (8 * 4.077e14)
         assert attention_s == pytest.approx(0.82, abs=0.01)
         ttft = planner.prefill("H200", "deepseek-v3", 32768, gpus=8).ttft_s
-        assert ttft == pytest.approx(1.90, abs=0.01) and ttft > attention_s + 0.6
+        assert ttft == pytest.approx(1.89, abs=0.01) and ttft > attention_s + 0.6
 
 
 #: vLLM 0.24.0's causal prefill attention on H100 SXM, bf16, 1 prompt, 32 query / 8 KV heads of 128 (Llama-3-8B's

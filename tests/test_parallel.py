@@ -301,7 +301,9 @@ class TestServingSimulationRunsOneRank:
             assert rep.setup(1000, 500).ranks == ranks
 
     def test_plan_under_load_says_it_simulates_the_ranks(self):
-        """``planner plan --parallelism dp-ep --rate``: the fleet is sized on the ranks' simulation, and says so."""
+        """``planner plan --parallelism dp-ep --rate``: the fleet is sized on the ranks' simulation, and says so, with
+        the routing ``RATE_ROUTING`` states (s199: the traffic's arrivals routed at random over the replicas; before,
+        "each replica's arrivals random at its share of the rate")."""
         from click.testing import CliRunner
 
         from planner.cli import main
@@ -314,10 +316,10 @@ class TestServingSimulationRunsOneRank:
         tp = CliRunner().invoke(main, [*args, "--parallelism", "tp"])
         assert dp.exit_code == 0 and tp.exit_code == 0
         assert (
-            "(1,000 requests on each of its 8 attention ranks, each taking one request in 8; each replica's"
-            in dp.output
+            "(1,000 requests on each of its 8 attention ranks, each taking one request in 8; the traffic's arrivals "
+            "routed at random over the replicas" in dp.output
         )
-        assert "(1,000 requests a replica; each replica's arrivals random" in tp.output
+        assert "(1,000 requests a replica; the traffic's arrivals routed at random over the replicas" in tp.output
 
     def test_a_published_attention_dp_runs_percentiles_are_simulated_as_ranks(self):
         """``planner validate``'s percentile figures of an attention-DP row come from the ranks' simulation too."""

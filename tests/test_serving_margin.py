@@ -111,26 +111,28 @@ class TestRule:
         assert got.note.startswith("from 7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load")
 
     def test_a_dense_model_is_not_sized_with_another_classs_runs_on_its_gpu(self):
-        """H200 + vLLM has MLA figures (DeepSeek-R1, +40% / +150%) and one MoE (GLM-4.6) but no dense one:
+        """H200 + vLLM has MLA figures (DeepSeek-R1, +40% / +149%; +150% before s199's regenerated serving residuals:
+        the output head once per prompt, the layer overhead refitted) and one MoE (GLM-4.6) but no dense one:
         Llama-3.1-70B's range is H200's prediction range widened to the 21 dense vLLM runs on every GPU (-12% / +25%);
-        the MLA row's +150% appears nowhere."""
+        the MLA row's +149% appears nowhere."""
         mla, pooled = shipped_row("H200 SXM 141GB", "vllm", "MLA"), shipped_row(EVERY_GPU, "vllm", "dense")
-        assert quantiles(mla) == (0.40, 1.50) and (int(pooled["rows"]), quantiles(pooled)) == (21, (-0.12, 0.25))
+        assert quantiles(mla) == (0.40, 1.49) and (int(pooled["rows"]), quantiles(pooled)) == (21, (-0.12, 0.25))
         assert ("H200 SXM 141GB", "vllm", "dense", "all") not in load_serving()
         prediction = llama_range("H200 SXM 141GB")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "dense")
         assert got[:2] == (min(prediction.low, -0.12), max(prediction.high, 0.25))
         assert "21 dense-model runs on any GPU + vLLM" in got.note
-        assert "none on H200 SXM 141GB" in got.note and "+150%" not in got.note
+        assert "none on H200 SXM 141GB" in got.note and "+149%" not in got.note
 
     def test_an_mla_model_takes_the_mla_runs(self):
-        """DeepSeek-R1 on H200 + vLLM: the 10 MLA figures (+40% / +150%: dstack's vLLM 0.7.4 runs and gpustack's
-        0.11; vLLM 0.8 and later have that 1 alone, too few for a range of their own)."""
+        """DeepSeek-R1 on H200 + vLLM: the 10 MLA figures (+40% / +149%, +150% before s199's regenerated serving
+        residuals: dstack's vLLM 0.7.4 runs and gpustack's 0.11; vLLM 0.8 and later have that 1 alone, too few for a
+        range of their own)."""
         row = shipped_row("H200 SXM 141GB", "vllm", "MLA")
         assert int(shipped_row(EVERY_GPU, "vllm", "MLA", "current")["rows"]) == 1
         prediction = residual_range("H200 SXM 141GB", "vllm", gpus=8, model="DeepSeek-R1")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA")
-        assert got[:2] == quantiles(row) == (0.40, 1.50)
+        assert got[:2] == quantiles(row) == (0.40, 1.49)
         assert got.note.startswith("from 10 MLA-model runs on H200 SXM 141GB + vLLM")
 
     def test_with_the_current_line_first_todays_sglang_takes_its_own_runs(self, monkeypatch):
@@ -286,12 +288,13 @@ class TestRule:
         ]  # fmt: skip
 
     def test_b200_takes_its_nemotron_serving_figures_by_class(self):
-        """B200 + vLLM: 7 held-out MoE figures (Vultr's Nemotron 3 Nano runs on vLLM 0.16, -13% / +16%) size a MoE
+        """B200 + vLLM: 7 held-out MoE figures (Vultr's Nemotron 3 Nano runs on vLLM 0.16, -13% / +17%; +16% before
+        s199's regenerated serving residuals: the output head once per prompt, the layer overhead refitted) size a MoE
         model there; a dense model on B200 has 4 of its own (Vultr's Nemotron-Super-49B runs at 1 to 32 in flight,
         fewer than 5) and takes the dense vLLM runs on every GPU widened to them."""
         moe = shipped_row("B200 180GB", "vllm", "MoE")
         got = margin_range(llama_range("B200 180GB", gpus=8), "B200 180GB", "vllm", "MoE")
-        assert got[:2] == quantiles(moe) == (-0.13, 0.16)
+        assert got[:2] == quantiles(moe) == (-0.13, 0.17)
         assert int(shipped_row("B200 180GB", "vllm", "dense")["rows"]) == 4
         assert margin_pool("B200 180GB", "vllm", "dense").kind == "every GPU and own few"
 

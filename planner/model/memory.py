@@ -36,7 +36,9 @@ def routed_expert_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLi
     - expert B/param): a quantized format packs the matrices, not the biases. gpt-oss-120b's MXFP4 checkpoint
     stores ``*_blocks`` and ``*_scales`` as U8 and ``gate_up_proj_bias`` / ``down_proj_bias`` as BF16 (the model page's
     tensor types: BF16, U8); vLLM's ``Mxfp4MoEMethod.create_weights`` loads ``w13_bias`` and ``w2_bias`` as
-    torch.bfloat16. 114,701,598,720 params x 0.53125 + 39,813,120 biases x (2 - 0.53125) = 60,993,699,840 B."""
+    torch.bfloat16. 114,701,598,720 params x 0.53125 + 39,813,120 biases x (2 - 0.53125) = 60,993,699,840 B.
+    Not modelled: on Hopper vLLM's Triton backend (``Mxfp4Backend.TRITON``) then holds the biases in fp32
+    (``process_weights_after_loading``, commit 007d50058a06), 0.07 GiB more for gpt-oss-120b."""
     experts = model.params_routed_experts * precision.expert_bytes_per_param
     biases = model.params_routed_expert_biases
     if type(biases) is float and biases == 0.0:  # no expert biases (every model but gpt-oss): nothing added
