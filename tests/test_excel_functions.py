@@ -698,8 +698,9 @@ class TestExampleWorkbook:
         value (the "Python gave" column, the Scenarios check rows) and every formula's stored value, compared by
         ``workbook_support.workbook_differences`` (cells, not bytes: the file's timestamps and metadata do not count;
         numbers to 1e-9 relative). Only formulas were compared before, and the shipped file said REPLICAS(...,4,"fp8")
-        gave 9 where the function and docs/excel.md give 7, CAPACITY_RPS 8.29 (10.51 now), LOADED_RANGE 15.4 (15.27)
-        and TPOT at batch 8 20.42 ms (19.72), 18 of the Scenarios sheet's 20 stored results stale. Regenerate with
+        gave 9 where the function and docs/excel.md give 7, CAPACITY_RPS 8.29 (10.51 then), LOADED_RANGE 15.4 (15.27)
+        and TPOT at batch 8 20.42 ms (19.72), 18 of the Scenarios sheet's 20 stored results stale (after the per-layer
+        overhead refit to 15.7 us and the output head counted once per prompt: 10.56, 15.66 and 19.74). Regenerate with
         `planner addin example workbooks/functions-example.xlsx --force`."""
         from workbook_support import workbook_differences
 

@@ -58,14 +58,17 @@ class TestLoadFunctionsTakeBurstiness:
 
     def test_a_bursty_replica_is_plans_replica_at_that_shape(self):
         """burstiness 0.5: plan --rate 7.5 --replicas 1 --burstiness 0.5's p95 TTFT and TPOT (one replica takes the
-        traffic as it comes): 797 ms against 444 ms for Poisson (docs/excel.md)."""
+        traffic as it comes): 778 ms against 454 ms for Poisson (docs/excel.md; 797 and 444 ms before the per-layer
+        overhead was refitted to 15.7 us)."""
         bursty = plan_json("--gpus", "4", "--rate", "7.5", "--replicas", "1", "--burstiness", "0.5")["under_load"]
         ttft = xf.TTFT_P95(*load_args(0.5))
         assert ttft == pytest.approx(bursty["ttft_s"]["p95"] * 1e3, rel=1e-12)
         assert xf.TPOT_P95(*load_args(0.5)) == pytest.approx(bursty["tpot_s"]["p95"] * 1e3, rel=1e-12)
-        assert round(ttft) == 797 and round(xf.TTFT_P95(*load_args(None))) == 444
+        poisson = xf.TTFT_P95(*load_args(None))
+        assert (round(ttft), round(poisson)) == (778, 454)
         doc = " ".join((ROOT / "docs" / "excel.md").read_text(encoding="utf-8").split())
-        assert '`=TTFT_P95("H100","llama3.3-70b",7.5,1000,300,4,,,,,,,,,0.5)` is 797 ms against 444 ms' in doc
+        said = f'`=TTFT_P95("H100","llama3.3-70b",7.5,1000,300,4,,,,,,,,,0.5)` is {ttft:.0f} ms against {poisson:.0f} ms'
+        assert said in doc
 
     def test_replicas_size_as_plan_burstiness(self):
         """REPLICAS at 60 requests/s, p95 1.5 s / 60 ms: 9 at burstiness 0.5 and 8 blank, the replicas plan --rate 60

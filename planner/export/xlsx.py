@@ -258,13 +258,17 @@ def _summary(book: _Book) -> None:
         lines += slow_end.note_lines(review)  # the fleet at the ranges' slow end: shown, not applied
         notes.insert(1, ("Simulated latency against published runs", lines))
     notes.append(("How to read the other sheets", _reading_notes(review)))
+    # each note spans A:F, as tall as its wrapped lines there (fit_row's rule). The former 150 characters a line
+    # (the span holds about 190) left every note a line or two too tall, and LibreOffice's fit-to-width search
+    # printed the README example's Summary, just over two pages so, at 71% (7.8-pt text) where 74% fits its width
+    span = sum(ws.column_dimensions[c].width for c in "ABCDEF")
     for heading, lines in notes:
         _label(ws, r, heading)
         for k, text in enumerate(lines, start=1):
             ws.merge_cells(start_row=r + k, start_column=1, end_row=r + k, end_column=6)
             put_text(ws.cell(row=r + k, column=1), text)
             ws.cell(row=r + k, column=1).alignment = Alignment(wrap_text=True, vertical="top")
-            ws.row_dimensions[r + k].height = 14 * (len(text) // 150 + 1) + 2
+            ws.row_dimensions[r + k].height = LINE_PT * wrapped_lines(text, span) + 3
         r += len(lines) + 2
 
 
