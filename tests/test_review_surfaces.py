@@ -131,7 +131,8 @@ class TestPlanJson:
         text = run(*args).stdout
         assert f"(range {data['ttft_range_s'][0] * 1e3:.0f} ms to {data['ttft_range_s'][1]:.2f} s)" in text
         assert data["intensity_flop_per_byte"] == pytest.approx(3.28, abs=0.01)  # the text's "3.3 FLOP/B"
-        assert data["throughput_tokens_per_s_batch_1"] == pytest.approx(33.6, abs=0.05)  # the text's "33.6 tokens/s", to its digit
+        # the text's "33.6 tokens/s", to its digit
+        assert data["throughput_tokens_per_s_batch_1"] == pytest.approx(33.6, abs=0.05)
 
 
 class TestNumberOptions:

@@ -67,7 +67,9 @@ class TestLoadFunctionsTakeBurstiness:
         poisson = xf.TTFT_P95(*load_args(None))
         assert (round(ttft), round(poisson)) == (778, 454)
         doc = " ".join((ROOT / "docs" / "excel.md").read_text(encoding="utf-8").split())
-        said = f'`=TTFT_P95("H100","llama3.3-70b",7.5,1000,300,4,,,,,,,,,0.5)` is {ttft:.0f} ms against {poisson:.0f} ms'
+        said = (
+            f'`=TTFT_P95("H100","llama3.3-70b",7.5,1000,300,4,,,,,,,,,0.5)` is {ttft:.0f} ms against {poisson:.0f} ms'
+        )
         assert said in doc
 
     def test_replicas_size_as_plan_burstiness(self):
