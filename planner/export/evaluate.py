@@ -37,6 +37,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
     near_ttft_floor,
     one_output_token,
     sweep_within_capacity,
+    within_targets,
 )
 from planner.serving.load import Replica, fixed_length_tokens
 from planner.serving.speculative import decode_at_s, served_model, speculation_for
@@ -270,9 +271,8 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
             replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate, replicas=sim.replicas
         )
 
-    def meets(r) -> bool:  # no TPOT target (one output token): a NaN TPOT is no miss
-        tpot_ok = not math.isfinite(sim.tpot_target_s) or r is not None and r.tpot_s.at(q) <= sim.tpot_target_s
-        return r is not None and r.ttft_s.at(q) <= sim.ttft_target_s and tpot_ok
+    def meets(r) -> bool:  # past the replica's capacity (None): a miss
+        return r is not None and within_targets(r, q, sim.ttft_target_s, sim.tpot_target_s)
 
     curve = runs(list(LOAD_CURVE))
     inf = math.inf

@@ -236,6 +236,13 @@ def near_ttft_floor(s: Sizing) -> str:
     )
 
 
+def within_targets(r: LoadResult, percentile: float, ttft_target_s: float, tpot_target_s: float) -> bool:
+    """Whether a run's ``percentile`` TTFT and TPOT are within the targets (inf: none; a NaN TPOT, one output token,
+    holds where there is no TPOT target)."""
+    tpot_ok = not math.isfinite(tpot_target_s) or r.tpot_s.at(percentile) <= tpot_target_s
+    return r.ttft_s.at(percentile) <= ttft_target_s and tpot_ok
+
+
 def fewest_replicas(
     replica: Replica,
     prompt_tokens: float,
@@ -319,8 +326,7 @@ def fewest_replicas(
             return True
         if k not in runs:
             runs[k] = run_at(k)
-        r = runs[k]
-        return r.ttft_s.at(percentile) <= ttft_target_s and (tpot_free or r.tpot_s.at(percentile) <= tpot_target_s)
+        return within_targets(runs[k], percentile, ttft_target_s, tpot_target_s)
 
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = replica_counts_to_guess(max_replicas)
@@ -411,7 +417,6 @@ def fewest_replicas_for_burst(
     arrivals = np.asarray(arrivals_s, dtype=float)
     n = min(len(arrivals), len(lengths))
     most = max(1, min(int(max_replicas), n))  # past one request a replica, more replicas serve nothing more
-    tpot_free = not math.isfinite(tpot_target_s)
     runs: dict[int, LoadResult] = {}
 
     def run_at(k: int) -> LoadResult:
@@ -423,8 +428,7 @@ def fewest_replicas_for_burst(
         return runs[k]
 
     def meets(k: int) -> bool:
-        r = run_at(k)
-        return r.ttft_s.at(percentile) <= ttft_target_s and (tpot_free or r.tpot_s.at(percentile) <= tpot_target_s)
+        return within_targets(run_at(k), percentile, ttft_target_s, tpot_target_s)
 
     def refuse(hi: int) -> None:
         r = run_at(hi)
@@ -591,7 +595,9 @@ class FleetCheck:
     @property
     def meets(self) -> bool:
         """Below each replica's capacity and, with targets, within them at ``percentile``."""
-        return self.result is not None and _within(self.result, self.percentile, self.ttft_target_s, self.tpot_target_s)
+        return self.result is not None and within_targets(
+            self.result, self.percentile, self.ttft_target_s, self.tpot_target_s
+        )
 
     @property
     def rate_within_targets_per_replica_s(self) -> float:
@@ -600,13 +606,6 @@ class FleetCheck:
         if self.on_capacity:
             return self.capacity_per_s
         return (1.0 + self.headroom) * self.rate_per_replica_s
-
-
-def _within(r: LoadResult, percentile: float, ttft_target_s: float, tpot_target_s: float) -> bool:
-    """Whether a run's ``percentile`` TTFT and TPOT are within the targets (inf: none; a NaN TPOT, one output token,
-    holds where there is no TPOT target)."""
-    tpot_ok = not math.isfinite(tpot_target_s) or r.tpot_s.at(percentile) <= tpot_target_s
-    return r.ttft_s.at(percentile) <= ttft_target_s and tpot_ok
 
 
 def check_fleet(
@@ -652,7 +651,7 @@ def check_fleet(
 
     def meets_at(multiple: float) -> bool:
         r = run(multiple)
-        return r is not None and _within(r, percentile, ttft_target_s, tpot_target_s)
+        return r is not None and within_targets(r, percentile, ttft_target_s, tpot_target_s)
 
     targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
     headroom = headroom_over(meets_at) if targets else k * cap / rate - 1.0
