@@ -234,12 +234,18 @@ def unread_percentiles(results: list[dict[str, Any]]) -> list[str]:
 
 
 def read_result_rows(
-    path: Path, catalog: Catalog, *, gpu: str | None = None, gpus: int | None = None, model: str | None = None
+    path: Path,
+    catalog: Catalog,
+    *,
+    gpu: str | None = None,
+    gpus: int | None = None,
+    model: str | None = None,
+    results: list[dict[str, Any]] | None = None,
 ) -> tuple[list[DecodeRow], list[str]]:
     """The ``DecodeRow`` of each run of a result file (``read_results``), read as the same run's decode CSV row, and
     the notes to print (a backend that names an API, not an engine). The GPU and model are checked against the
     catalog first: an unknown name is refused with the closest catalog names."""
-    results = read_results(path)
+    results = read_results(path) if results is None else results  # (a caller that read them already passes them)
     cells = [result_cells(r, path, i, gpu=gpu, gpus=gpus, model=model) for i, r in enumerate(results, 1)]
     for i, c in enumerate(cells, 1):
         what = "--model" if model else ("model_id" if "model_id" in results[i - 1] else "model")

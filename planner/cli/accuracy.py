@@ -327,10 +327,11 @@ def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeR
     standard error: a backend that names an API (unless --engine says the engine), percentiles not compared."""
     from planner.accuracy.serving_results import read_result_rows, read_results, unread_percentiles
 
-    rows, notes = read_result_rows(path, cat, gpu=gpu, gpus=gpus, model=model)
+    results = read_results(path)
+    rows, notes = read_result_rows(path, cat, gpu=gpu, gpus=gpus, model=model, results=results)
     for note in notes if engine is None else []:
         echo(f"note: {note}", err=True)
-    unread = unread_percentiles(read_results(path))
+    unread = unread_percentiles(results)
     if unread:
         echo(
             f"note: {path}: key{'s' if len(unread) > 1 else ''} {', '.join(unread)} not compared; validate compares "
@@ -395,9 +396,10 @@ def read_measurement_cells(
 
         if not gpu:
             raise InvalidInputError(f"{path}: a benchmark client's result does not name the GPU; pass --gpu")
-        rows, _ = read_result_rows(path, catalog or load(()), gpu=gpu, gpus=gpus, model=model)
-        results = [{str(k): "" if v is None else str(v) for k, v in r.items()} for r in read_results(path)]
-        return list(zip(rows, results, strict=True))
+        results = read_results(path)
+        rows, _ = read_result_rows(path, catalog or load(()), gpu=gpu, gpus=gpus, model=model, results=results)
+        cells = [{str(k): "" if v is None else str(v) for k, v in r.items()} for r in results]
+        return list(zip(rows, cells, strict=True))
     return _decode_csv_cells(path, gpu, model, gpus)
 
 
