@@ -302,7 +302,7 @@ class TestServingSimulationRunsOneRank:
 
     def test_plan_under_load_says_it_simulates_the_ranks(self):
         """``planner plan --parallelism dp-ep --rate``: the fleet is sized on the ranks' simulation, and says so, with
-        the routing ``RATE_ROUTING`` states (s199: the traffic's arrivals routed at random over the replicas; before,
+        the routing ``routing_words`` states (s199: the traffic's arrivals routed at random over the replicas; before,
         "each replica's arrivals random at its share of the rate")."""
         from click.testing import CliRunner
 

@@ -89,10 +89,10 @@ def test_plan_names_the_pipeline_and_its_streams_under_load():
     assert (
         "Under load: 2 requests/s of 2,000-token prompts and 500-token outputs, computed by planner's serving "
         "simulation (1,000 requests on each of its pipeline's 4 micro-batch streams, each taking one request in 4; "
-        "the traffic's arrivals routed at random over the replicas, each replica taking its share of the rate (a "
-        "--burstiness b is the incoming traffic's: each of k replicas sees gaps of gamma shape k b / (1 + (k - 1) b)); "
-        "a --trace is dealt round-robin, more evenly)\n"
-    ) in result.output  # the routing's words since s199 said whose a --burstiness is (planner.cli.plan.RATE_ROUTING)
+        "the traffic's arrivals routed at random over the replicas (--routing random), each replica taking its share "
+        "of the rate (a --burstiness b is the incoming traffic's: each of k replicas sees gaps of gamma shape "
+        "k b / (1 + (k - 1) b)))\n"
+    ) in result.output  # the routing's words (planner.cli.plan.routing_words; s200: --routing, a trace alike)
     assert "TensorRT-LLM 1.2's 32 pipeline runs" in result.output
 
 

@@ -56,6 +56,7 @@ from planner.serving.fleet import (
     NO_TPOT_WITH_ONE_TOKEN,
     FleetCheck,
     GroupChoice,
+    ROUTINGS,
     GroupTried,
     Sizing,
     check_fleet,
@@ -63,6 +64,7 @@ from planner.serving.fleet import (
     fewest_replicas,
     near_ttft_floor,
     one_output_token,
+    replica_share,
 )
 from planner.serving.load import (
     CLIENT_COMMANDS,
@@ -510,7 +512,7 @@ class Percentile(click.ParamType):
     "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin), or JSON Lines with those "
     "keys (one object a line); also read as published: Mooncake's JSON Lines (timestamp in milliseconds, "
     "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
-    "GeneratedTokens). Each of k replicas takes one request in k. Every request at one time is a burst: sized "
+    "GeneratedTokens). Each request goes to a replica as --routing deals it. Every request at one time is a burst: sized "
     "on the targets, with no rate.",
 )
 @click.option(
@@ -542,8 +544,18 @@ class Percentile(click.ParamType):
     default=1.0,
     show_default=True,
     help="Gamma shape of the incoming traffic's arrival gaps, before the load balancer: 1 Poisson, below 1 burstier "
-    "(vllm bench serve --burstiness). The balancer is taken to route each request to a replica at random, so each of "
-    "k replicas sees gaps of shape k b / (1 + (k - 1) b), nearer Poisson (0.5 over 9 replicas: 0.9).",
+    "(vllm bench serve --burstiness). Routed at random (--routing), each of k replicas sees gaps of shape "
+    "k b / (1 + (k - 1) b), nearer Poisson (0.5 over 9 replicas: 0.9); round-robin, k b.",
+)
+@click.option(
+    "--routing",
+    type=click.Choice(ROUTINGS, case_sensitive=False),
+    default="random",
+    show_default=True,
+    help="With --rate or --trace: how the load balancer deals requests over the replicas: random (each request to a "
+    "replica drawn at random, as Kubernetes' kube-proxy does in iptables mode: the burstier share, so the safer "
+    "default) or round-robin (each in turn, as nginx and IPVS do by default: smoother, so it can need fewer "
+    "replicas). A least-loaded router does better than both.",
 )
 @click.option(
     "--prefix-hit-rate",
@@ -584,6 +596,7 @@ def plan_command(
     tpot_target,
     percentile,
     burstiness,
+    routing,
     prefix_hit_rate,
     speculative_tokens,
     acceptance_length,
@@ -652,7 +665,9 @@ def plan_command(
         raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
         raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
-    given = [f"--{n.replace('_', '-')}" for n in ("burstiness", "percentile", "prefix_hit_rate") if _given(n)]
+    given = [
+        f"--{n.replace('_', '-')}" for n in ("burstiness", "percentile", "prefix_hit_rate", "routing") if _given(n)
+    ]
     if prefix_hit_rate is not None and traffic is not None and traffic.prefix_hit_rate:
         raise InvalidInputError(
             f"--dataset {traffic.name} sets the prefix hit from its shared prefix "
@@ -706,13 +721,13 @@ def plan_command(
         load_kwargs = dict(
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
-            arrivals_s=trace.arrivals_s if trace else None,
+            arrivals_s=trace.arrivals_s if trace else None, routing=routing,
         )  # fmt: skip
         if fleet_replicas is not None:  # a given fleet at the rate, not sized: check_fleet
             check = check_fleet(
                 replicas[p.gpus], *load_args, fleet_replicas, percentile=float(percentile),
                 ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
-                lengths=lengths, prefix_hit_rate=hit,
+                lengths=lengths, prefix_hit_rate=hit, routing=routing,
             )  # fmt: skip
             sized = sizing_of(check)
             choice = None
@@ -755,6 +770,7 @@ def plan_command(
             out["under_load"]["past_capacity"] = False
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
+            out["under_load"]["routing"] = routing
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "method": spec.method,
@@ -779,6 +795,7 @@ def plan_command(
                 choice,
                 run_setup,
                 given=check is not None,
+                routing=routing,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -786,7 +803,7 @@ def plan_command(
         )
         if check is not None:
             if sized is None:  # past capacity at the rate: no percentile to show
-                text = f"\n\n{_rate_line(rate_per_s, prompt_tokens, output_tokens, p)}"
+                text = f"\n\n{_rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing)}"
             text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
         lines = held_out_range_lines(sized, ranges, _arrival(sized)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
@@ -794,20 +811,28 @@ def plan_command(
         echo(render_plan(p) + text)
 
 
-#: How ``--rate`` routes the traffic over the replicas, as the "Under load" line states it (``replica_burstiness``).
-RATE_ROUTING = (
-    "the traffic's arrivals routed at random over the replicas, each replica taking its share of the rate (a "
-    "--burstiness b is the incoming traffic's: each of k replicas sees gaps of gamma shape k b / (1 + (k - 1) b)); "
-    "a --trace is dealt round-robin, more evenly"
-)
+def routing_words(routing: str) -> str:
+    """How ``--rate`` deals the traffic over the replicas, as the "Under load" line states it
+    (``planner.serving.fleet.replica_burstiness``)."""
+    if routing == "round-robin":
+        return (
+            "the traffic's arrivals dealt round-robin over the replicas (--routing round-robin), each replica taking "
+            "one request in k (a --burstiness b is the incoming traffic's: each of k replicas sees gaps of gamma "
+            "shape k b)"
+        )
+    return (
+        "the traffic's arrivals routed at random over the replicas (--routing random), each replica taking its share "
+        "of the rate (a --burstiness b is the incoming traffic's: each of k replicas sees gaps of gamma shape "
+        "k b / (1 + (k - 1) b))"
+    )
 
 
-def _rate_line(rate_per_s: float, prompt_tokens: float, output_tokens: float, p: Plan) -> str:
+def _rate_line(rate_per_s: float, prompt_tokens: float, output_tokens: float, p: Plan, routing: str = "random") -> str:
     """The "Under load" line of ``--rate``: the traffic, the simulation and how the traffic is routed."""
     return (
         f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
         f"{_tokens(output_tokens)}-token outputs, computed by planner's serving simulation ({_streams_words(p)}; "
-        f"{RATE_ROUTING})"
+        f"{routing_words(routing)})"
     )
 
 
@@ -955,10 +980,10 @@ def _at_once(setup, p: Plan) -> str:
 FEW_REQUESTS = 100
 
 
-def _few_requests(requests: int, s: Sizing) -> str:
-    """Where the simulated replica's share of a trace (one request in k) is under ``FEW_REQUESTS``: how few its
-    percentiles rest on; "" elsewhere."""
-    share = -(-requests // s.replicas)
+def _few_requests(requests: int, s: Sizing, routing: str = "random") -> str:
+    """Where the simulated replica's share of a trace (``replica_share``: one request in k, or about that many at
+    random) is under ``FEW_REQUESTS``: how few its percentiles rest on; "" elsewhere."""
+    share = len(replica_share(requests, s.replicas, routing)) if s.replicas > 1 else requests
     if share >= FEW_REQUESTS:
         return ""
     return (
@@ -980,6 +1005,7 @@ def render_sizing(
     choice: GroupChoice | None = None,
     setup=None,
     given: bool = False,
+    routing: str = "random",
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1002,7 +1028,9 @@ def render_sizing(
 
     lines = [
         "\n",
-        _rate_line(rate_per_s, prompt_tokens, output_tokens, p) if trace is None else trace_line(trace, p, s.replicas),
+        _rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing)
+        if trace is None
+        else trace_line(trace, p, s.replicas, routing),
         *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [f"  prefix cache: {fmt_percent(prefix_hit_rate)} of each prompt cached, not computed again (as given)"]
@@ -1047,7 +1075,7 @@ def render_sizing(
             )
         ),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
-        *([f"  warning: {few}"] if trace is not None and (few := _few_requests(len(trace.arrivals_s), s)) else []),
+        *([f"  warning: {few}"] if trace is not None and (few := _few_requests(len(trace.arrivals_s), s, routing)) else []),
     ]
     return lines[0] + "\n".join(lines[1:])
 
@@ -1186,14 +1214,21 @@ def dataset_line(t: DatasetLoad) -> str:
     return f"  dataset {t.name} as {client} sends it{spread}{cached}: {t.source}"
 
 
-def trace_line(t: TraceLoad, p: Plan, replicas: int) -> str:
+def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") -> str:
     """The "Under load" line of ``--trace``: its requests, span, mean rate and lengths (a burst: at once, no rate),
-    and how they were replayed (each of the replicas taking one request in k, the first's share simulated); then the
+    and how they were replayed (each request dealt to a replica by ``routing``, the first's share simulated; a burst's
+    in even shares); then the
     format it was read in (``trace_format_line``) and, where it names its KV blocks, their repeats
     (``block_hit_line``)."""
-    share = f"; each of {replicas:,} replicas taking one request in {replicas:,}, the first's simulated" * (
-        replicas > 1
-    )
+    share = ""
+    if replicas > 1 and (routing == "round-robin" or t.is_burst):
+        share = f"; each of {replicas:,} replicas taking one request in {replicas:,}, the first's simulated"
+    elif replicas > 1:
+        mine = len(replica_share(len(t.lengths), replicas, routing))
+        share = (
+            f"; each request routed to one of {replicas:,} replicas at random (--routing random), the first's "
+            f"{counted(mine, 'request')} simulated"
+        )
     when = (
         f"{len(t.lengths):,} requests all at once (a burst: every arrival at the same time, so no rate is implied;"
         if t.is_burst

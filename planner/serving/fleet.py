@@ -45,20 +45,51 @@ from planner.units import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, UnitSlipError, parse
 CAPACITY_CONCURRENCY = tuple(2.0 ** (k / 2) for k in range(-6, 2))
 
 
-def replica_burstiness(burstiness: float, replicas: int) -> float:
+#: How the load balancer deals requests over the replicas (``planner plan --routing``): "random", each request to a
+#: replica drawn at random (Kubernetes' kube-proxy in iptables mode; the conservative default: the burstier share);
+#: "round-robin", each in turn (nginx's and IPVS's default). A least-loaded router does better than both.
+ROUTINGS = ("random", "round-robin")
+
+
+def check_routing(routing: str) -> str:
+    """``routing`` if it is one of ``ROUTINGS``, else ``InvalidInputError`` naming them."""
+    if routing not in ROUTINGS:
+        raise InvalidInputError(f"routing {routing!r} is not known; use one of {', '.join(ROUTINGS)}")
+    return routing
+
+
+def replica_burstiness(burstiness: float, replicas: int, routing: str = "random") -> float:
     """The gamma shape of one replica's arrival gaps where traffic whose gaps are gamma of shape ``burstiness`` (gap
-    CV^2 = 1 / burstiness; 1 is Poisson) is routed at random over ``replicas`` replicas alike: thinning a renewal
-    process, each request kept with p = 1 / k, leaves a renewal process whose gaps (a geometric number of the
+    CV^2 = 1 / burstiness; 1 is Poisson) is dealt over ``replicas`` replicas alike. Routed at random: thinning a
+    renewal process, each request kept with p = 1 / k, leaves a renewal process whose gaps (a geometric number of the
     traffic's gaps) have CV^2 = p / burstiness + (1 - p); the gamma with that CV^2 has shape k b / (1 + (k - 1) b).
     Poisson stays Poisson (1 -> 1); bursty traffic reaches each replica nearer Poisson (0.5 over 9 replicas: 0.9),
-    even traffic (inf) at shape k / (k - 1). One replica takes the traffic as it comes. The gamma matches the
-    thinned gaps' mean and CV^2, not their whole distribution (a geometric sum of gammas)."""
+    even traffic (inf) at shape k / (k - 1). The gamma matches the thinned gaps' mean and CV^2, not their whole
+    distribution (a geometric sum of gammas). Round-robin: a replica's gap is the sum of k of the traffic's gaps, a
+    gamma of shape k b exactly (Poisson over 4 replicas: Erlang-4, smoother). One replica takes the traffic as it
+    comes."""
     k, b = int(replicas), float(burstiness)
     if k <= 1:
         return b
+    if check_routing(routing) == "round-robin":
+        return k * b
     if math.isinf(b):
         return k / (k - 1)
     return k * b / (1 + (k - 1) * b)
+
+
+#: Seed of the random deal of a recorded traffic over the replicas (``replica_share``): the same trace, the same share.
+ROUTING_SEED = 0
+
+
+def replica_share(count: int, replicas: int, routing: str = "random") -> np.ndarray:
+    """Which of ``count`` recorded requests (in arrival order) the first of ``replicas`` replicas takes: round-robin,
+    one in k (0, k, 2k, ...); at random, each request's replica drawn uniformly (seed ``ROUTING_SEED``), so the share
+    is about count / k and as uneven as a random balancer leaves it. Indices into the trace, in order."""
+    k = int(replicas)
+    if check_routing(routing) == "round-robin" or k <= 1:
+        return np.arange(0, count, k)
+    return np.flatnonzero(np.random.default_rng(ROUTING_SEED).integers(0, k, size=count) == 0)
 
 
 def replica_run(
@@ -72,23 +103,26 @@ def replica_run(
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
     arrivals_s: Any = None,
+    routing: str = "random",
 ) -> LoadResult:
     """One of ``replicas`` replicas' simulated run when the fleet takes ``rate_per_s`` requests per second: the
-    traffic's gaps gamma of ``burstiness``, routed at random, so each replica takes rate / k at the shape
-    ``replica_burstiness`` gives (1,000 requests; ``len(lengths)`` with ``lengths``); a recorded traffic
-    (``arrivals_s``, with its ``lengths``) is dealt round-robin, one request in k at the times it came, and the first
-    replica's share simulated. How ``fewest_replicas`` sizes and ``planner plan --replicas`` runs a given fleet. The
-    capacity is not checked here (``past_capacity``)."""
+    traffic's gaps gamma of ``burstiness``, dealt by ``routing`` (``ROUTINGS``), so each replica takes rate / k at
+    the shape ``replica_burstiness`` gives (1,000 requests; ``len(lengths)`` with ``lengths``); a recorded traffic
+    (``arrivals_s``, with its ``lengths``) is dealt the same way, request by request at the times it came
+    (``replica_share``), and the first replica's share simulated. How ``fewest_replicas`` sizes and ``planner plan
+    --replicas`` runs a given fleet. The capacity is not checked here (``past_capacity``)."""
     k = int(replicas)
-    if arrivals_s is not None:  # a trace: one request in k, at the times it came
+    if arrivals_s is not None:  # a trace: the first replica's share, at the times it came
+        mine = replica_share(len(arrivals_s), k, routing)
         return latency_under_load(
-            replica, prompt_tokens, output_tokens, arrivals_s=np.asarray(arrivals_s)[::k], lengths=lengths[::k],
-            prefix_hit_rate=prefix_hit_rate,
+            replica, prompt_tokens, output_tokens, arrivals_s=np.asarray(arrivals_s)[mine],
+            lengths=[lengths[i] for i in mine], prefix_hit_rate=prefix_hit_rate,
         )  # fmt: skip
     return latency_under_load(
         replica, prompt_tokens, output_tokens, rate_per_s=rate_per_s / k,
-        burstiness=replica_burstiness(burstiness, k), num_requests=len(lengths) if lengths else DEFAULT_REQUESTS,
-        lengths=lengths, prefix_hit_rate=prefix_hit_rate, requests_per_rank=True,
+        burstiness=replica_burstiness(burstiness, k, routing),
+        num_requests=len(lengths) if lengths else DEFAULT_REQUESTS, lengths=lengths, prefix_hit_rate=prefix_hit_rate,
+        requests_per_rank=True,
     )  # fmt: skip
 
 
@@ -257,10 +291,11 @@ def fewest_replicas(
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
     arrivals_s: Any = None,
+    routing: str = "random",
 ) -> Sizing:
     """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
-    per second (``replica_run``: the traffic's gamma gaps of ``burstiness`` routed at random, each replica's at
-    ``replica_burstiness``; 1,000 requests), meet the targets: the closed-form
+    per second (``replica_run``: the traffic's gamma gaps of ``burstiness`` dealt by ``routing``, at random by
+    default, each replica's at ``replica_burstiness``; 1,000 requests), meet the targets: the closed-form
     approximation (``planner.serving.approx``) gives a first k (one where it meets none), the simulation settles it:
     a k that meets is checked against k - 1, k - 2, k - 4, ... and one that misses doubles, then bisection (latency
     falls as k grows); a k whose rate / k is past the simulated capacity (``past_capacity``) never counts (a
@@ -268,8 +303,8 @@ def fewest_replicas(
     tokens (None: all at ``prompt_tokens`` / ``output_tokens``, which must be their means: a named dataset's traffic
     is ``planner.serving.load.dataset_load``); ``prefix_hit_rate``: the share of each prompt the prefix cache holds.
     ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``;
-    ``rate_per_s`` its mean rate): replayed as they came, each of k replicas taking one request in k (the first
-    replica's share is simulated). The capacity check runs at the means.
+    ``rate_per_s`` its mean rate): replayed as they came, each request dealt to a replica by ``routing``
+    (``replica_share``; the first replica's share is simulated). The capacity check runs at the means.
 
     Without targets (both inf) the fleet is sized on capacity alone: the fewest replicas k each taking less than its
     simulated capacity, rate / k < ``capacity_per_s`` (the Excel CAPACITY_RPS: k = floor(rate / capacity) + 1) and
@@ -300,7 +335,7 @@ def fewest_replicas(
     def run_at(k: int) -> LoadResult:
         return replica_run(
             replica, prompt_tokens, output_tokens, rate, k, burstiness=burstiness, lengths=lengths,
-            prefix_hit_rate=prefix_hit_rate, arrivals_s=arrivals_s,
+            prefix_hit_rate=prefix_hit_rate, arrivals_s=arrivals_s, routing=routing,
         )  # fmt: skip
 
     targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
@@ -622,9 +657,10 @@ def check_fleet(
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
     lose_one: bool = True,
+    routing: str = "random",
 ) -> FleetCheck:
-    """``replicas`` replicas taking ``rate_per_s`` (``replica_run``: the traffic's gamma gaps of ``burstiness`` routed
-    at random), as ``fewest_replicas`` runs a count: one replica's run (None at or past its capacity,
+    """``replicas`` replicas taking ``rate_per_s`` (``replica_run``: the traffic's gamma gaps of ``burstiness`` dealt
+    by ``routing``, at random by default), as ``fewest_replicas`` runs a count: one replica's run (None at or past its capacity,
     ``past_capacity``), each replica's capacity (``capacity_per_s``, the Excel CAPACITY_RPS) and the headroom over the
     rate: with targets, ``headroom_over`` (the review's rule; a negative one is a shortfall), without, replicas x
     capacity / rate - 1; with ``lose_one`` and more than one replica, the same on one replica fewer
@@ -645,7 +681,7 @@ def check_fleet(
             past = bool(past_capacity(replica, prompt_tokens, output_tokens, [at / k], prefix_hit_rate)[0])
             runs[multiple] = None if past else replica_run(
                 replica, prompt_tokens, output_tokens, at, k, burstiness=burstiness, lengths=lengths,
-                prefix_hit_rate=prefix_hit_rate,
+                prefix_hit_rate=prefix_hit_rate, routing=routing,
             )  # fmt: skip
         return runs[multiple]
 
@@ -660,7 +696,7 @@ def check_fleet(
         one_lost = check_fleet(
             replica, prompt_tokens, output_tokens, rate, k - 1, percentile=percentile, ttft_target_s=ttft_target_s,
             tpot_target_s=tpot_target_s, burstiness=burstiness, lengths=lengths, prefix_hit_rate=prefix_hit_rate,
-            lose_one=False,
+            lose_one=False, routing=routing,
         )  # fmt: skip
     return FleetCheck(
         k, rate, float(percentile), float(ttft_target_s), float(tpot_target_s), run(1.0), cap, headroom, one_lost
