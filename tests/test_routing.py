@@ -57,7 +57,9 @@ class TestTheRule:
         assert replica_share(5, 1).tolist() == [0, 1, 2, 3, 4]
 
     def test_an_unknown_routing_is_refused_with_the_choices(self):
-        with pytest.raises(InvalidInputError, match="routing 'least-loaded' is not known; use one of random, round-robin"):
+        with pytest.raises(
+            InvalidInputError, match="routing 'least-loaded' is not known; use one of random, round-robin"
+        ):
             replica_burstiness(0.5, 4, "least-loaded")
 
 

@@ -54,9 +54,9 @@ from planner.serving.fleet import (
     HEADROOM_STEP,
     LOAD_CURVE,
     NO_TPOT_WITH_ONE_TOKEN,
+    ROUTINGS,
     FleetCheck,
     GroupChoice,
-    ROUTINGS,
     GroupTried,
     Sizing,
     check_fleet,
@@ -1075,7 +1075,11 @@ def render_sizing(
             )
         ),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
-        *([f"  warning: {few}"] if trace is not None and (few := _few_requests(len(trace.arrivals_s), s, routing)) else []),
+        *(
+            [f"  warning: {few}"]
+            if trace is not None and (few := _few_requests(len(trace.arrivals_s), s, routing))
+            else []
+        ),
     ]
     return lines[0] + "\n".join(lines[1:])
 
