@@ -6,9 +6,10 @@ is (s185: Vultr's Nemotron-Super-49B sweep, 205 ms for 50 prompts whose cold pre
 same 50 prompts sent again to a server that caches prefixes).
 
 - **TTFT** (serving rows; the prefills where the lengths are known: ``datasheet_floors``): a prompt's
-  prefill is at least 2 x active parameters x the tokens it computes (the share its prefix cache holds left out:
-  ``planner.accuracy.datasets.prefix_hit``) FLOP at the GPUs' summed peak for the weights' math
-  (``prefill_floor_s``). Prompts sent together share that peak, so the k-th of them to get its first token waits for
+  prefill is at least 2 x the active parameters a token multiplies (the input embedding is a row lookup, the output
+  head runs once a prompt, at its last position, as vLLM computes logits) x the tokens it computes (the share its
+  prefix cache holds left out: ``planner.accuracy.datasets.prefix_hit``), plus 2 x the head's, FLOP at the GPUs'
+  summed peak for the weights' math (``prefill_floor_s``). Prompts sent together share that peak, so the k-th of them to get its first token waits for
   k prefills (shortest first where lengths differ: no order does better), and the later requests of a closed loop or
   a rate for at least their own. The first request of a run is left free: benchmark clients send a test or warm-up
   request first (``vllm bench serve``'s ready check, ``sglang.bench_serving``'s warm-up), which a server that caches
@@ -16,8 +17,9 @@ same 50 prompts sent again to a server that caches prefixes).
   (``queued_prompt_tokens``, ``prefills_per_request``). Whatever its lengths, no first token comes before a step that
   reads every active weight (the TPOT floor below): the TTFT floor is at least that read, for every request but the
   free one.
-- **TPOT** (rows without speculative decoding): a decode step reads every active weight once, at the GPUs' summed HBM
-  bandwidth, at its narrowest format (scales not counted) (``decode_floor_s``).
+- **TPOT** (rows without speculative decoding): a decode step reads every active weight once (the input embedding's
+  one row, not the table, where the head is a matrix of its own), at the GPUs' summed HBM bandwidth, at its narrowest
+  format (scales not counted) (``decode_floor_s``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from planner.accuracy.datasets import prefix_hit, run_requests
 from planner.accuracy.published import DecodeRow
 from planner.catalog import Catalog
-from planner.engines.architecture import param_counts
+from planner.engines.architecture import param_breakdown
 from planner.errors import PlannerError
 from planner.serving.benchmark import MAX_PROMPTS
 from planner.serving.load import dataset_in
@@ -56,21 +58,34 @@ def _weights_math(catalog: Catalog, row: DecodeRow):
     return gpu, model, precision
 
 
-def prefill_floor_s(catalog: Catalog, row: DecodeRow, tokens: float) -> float:
-    """One prompt of ``tokens`` computed tokens: 2 x active parameters x tokens / (GPUs x the faster of the weights'
-    math peak and its fallback); NaN where the GPU lists neither."""
+def floor_params(model) -> tuple[int, int]:
+    """(the active parameters each computed token multiplies, the output head's): the active count less the input
+    embedding (a row lookup) and the head (vocabulary x hidden, the tied embedding where there is no head of its own),
+    which computes logits where a token is sampled: once a prompt, once a decoded token. Llama 2 70B: 68,452,360,192
+    and 262,144,000 (32,000 x 8,192) of 68,976,648,192 active."""
+    b = param_breakdown(model)
+    return b.active - b.embedding - b.lm_head, b.lm_head or b.embedding
+
+
+def prefill_floor_s(catalog: Catalog, row: DecodeRow, tokens: float, prompts: float = 1.0) -> float:
+    """``prompts`` prompts of ``tokens`` computed tokens in all: 2 x (``floor_params``' per-token parameters x tokens
+    + the head's x prompts) / (GPUs x the faster of the weights' math peak and its fallback); NaN where the GPU lists
+    neither."""
     gpu, model, precision = _weights_math(catalog, row)
     peaks = gpu.peak_flop_per_s
     peak = max(peaks.get(precision.math, 0.0), peaks.get(precision.math_fallback, 0.0))
     if not peak > 0:  # a GPU with no peak for the weights' math or its fallback (bf16 on a V100): no floor
         return math.nan
-    return 2.0 * param_counts(model)[1] * tokens / (peak * max(row.gpus, 1))
+    per_token, head = floor_params(model)
+    return 2.0 * (per_token * tokens + head * prompts) / (peak * max(row.gpus, 1))
 
 
 def decode_floor_s(catalog: Catalog, row: DecodeRow) -> float:
-    """One decode step: active parameters x the weights' bits / 8 B over the GPUs' summed HBM bandwidth."""
+    """One decode step: the parameters it reads (``floor_params``: the per-token ones and the head) x the weights'
+    bits / 8 B over the GPUs' summed HBM bandwidth."""
     gpu, model, precision = _weights_math(catalog, row)
-    return param_counts(model)[1] * precision.bits_per_element / 8 / (gpu.hbm_bandwidth_bytes_per_s * max(row.gpus, 1))
+    read = sum(floor_params(model))
+    return read * precision.bits_per_element / 8 / (gpu.hbm_bandwidth_bytes_per_s * max(row.gpus, 1))
 
 
 def queued_prompt_tokens(prompts: list[float], wave: int, at_rate: bool) -> float:
@@ -129,7 +144,8 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
     serving = row.kind == "serving" and simulated
     if not (serving and row.input_len > 0) and row.output_len < 1:
         return Floors()
-    read, flop = decode_floor_s(catalog, row), prefill_floor_s(catalog, row, 1.0)  # a weight read; a token's FLOP
+    read = decode_floor_s(catalog, row)  # a weight read
+    flop, head = prefill_floor_s(catalog, row, 1.0, 0.0), prefill_floor_s(catalog, row, 0.0, 1.0)  # a token; a head
     computed = 1.0 - prefix_hit(row) if serving else 0.0  # the share of each prompt computed
     speculative = row.speculation is not None or "speculative decoding" in row.problem
     n, wave = _sent_together(row)
@@ -138,9 +154,12 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
         requests = run_requests(row) if row.length_range_ratio is None else None
         if requests is not None:
             prompts = [float(p) for p, _ in requests]
-            ttft = flop * computed * queued_prompt_tokens(prompts, min(wave, len(prompts)), bool(row.request_rate))
+            wave_now, at_rate = min(wave, len(prompts)), bool(row.request_rate)
+            ttft = flop * computed * queued_prompt_tokens(prompts, wave_now, at_rate) + head * queued_prompt_tokens(
+                [1.0] * len(prompts), wave_now, at_rate
+            )  # each prefill before it computes its head once
         elif fixed_lengths(row):
-            one = flop * computed * row.input_len
+            one = flop * computed * row.input_len + head
             ttft = prefills_per_request(row) * one
         # whatever its tokens and lengths, a first token needs a step that reads every active weight
         ttft = read * (n - 1) / n if math.isnan(ttft) else max(ttft, read * (n - 1) / n)
@@ -148,7 +167,9 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
     output_token = math.nan
     if row.output_len >= 1 and simulated:
         in_flight = row.batch if row.batch > 0 else (row.num_prompts or 0)
-        per_token = flop * (row.output_len + computed * row.input_len) / row.output_len
+        # every output token's forward pass and its share of the prompt's; the head once an output token (the
+        # first's at the prompt's last position)
+        per_token = (flop * (row.output_len + computed * row.input_len) + head * row.output_len) / row.output_len
         by_read = read / in_flight if in_flight > 0 and not speculative else math.nan
         output_token = max((x for x in (per_token, by_read) if not math.isnan(x)), default=math.nan)
     tpot = read if not speculative and row.output_len > 1 else math.nan
