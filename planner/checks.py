@@ -39,31 +39,29 @@ def _is_series(a: Any) -> bool:
 
 def _pandas_index(*args: Any):
     """The index of the pandas Series among ``args`` (the result's index), None where there is none. Series are paired
-    by position, so Series whose indexes differ are refused (``check_series_aligned``)."""
-    index = None
-    for a in args:
-        if type(a) in _PLAIN:  # a name or a number (one scenario's common case): no index
-            continue
-        if _is_series(a):
-            if index is None:
-                index = a.index
-            elif not (a.index is index or a.index.equals(index)):
-                raise series_index_error({"one Series argument": index, "another": a.index})
-    return index
+    by position, so Series whose indexes differ are refused (``check_series_aligned``; here named by position)."""
+    return _shared_index({f"argument {i}": a for i, a in enumerate(args, 1)})
 
 
 def check_series_aligned(**named: Any) -> None:
     """Refuse pandas Series arguments whose indexes differ: planner pairs the elements of its arguments by position
     (numpy broadcasting), not by index label as ``a + b`` does in pandas, so Series built from two differently sorted
     or filtered frames would pair the wrong rows. Series with equal indexes (the columns of one DataFrame) pass."""
+    _shared_index(named)
+
+
+def _shared_index(named: dict[str, Any]):
+    """The index the pandas Series among ``named`` share (None where none is a Series); ``series_index_error`` naming
+    the first two whose indexes differ."""
     first_name, first = None, None
     for name, a in named.items():
-        if type(a) in _PLAIN or not _is_series(a):
+        if type(a) in _PLAIN or not _is_series(a):  # a name or a number (one scenario's common case): no index
             continue
         if first is None:
             first_name, first = name, a.index
         elif not (a.index is first or a.index.equals(first)):
             raise series_index_error({first_name: first, name: a.index})
+    return first
 
 
 def series_index_error(indexes: dict[str, Any]) -> InvalidInputError:
