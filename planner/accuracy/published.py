@@ -740,6 +740,24 @@ _OTHER_TIME_UNIT = re.compile(
 _DECIMAL_COMMA = re.compile(r"^\s*[0-9]+,[0-9]{1,2}\s*$")
 
 
+#: Why a serving run whose number of prompts is not stated gets no prediction: the simulation would send one request
+#: (the batch of a run whose server chose it), the same at every rate (trial 15 F1: TTFT p99 = median, silently).
+#: (Its start is what ``bench/source_agreement.py`` matches to keep such a row's figures as published.)
+NO_NUM_PROMPTS = (
+    "num_prompts not stated: a serving run is simulated with the requests it sent, whose number sets its ramp, tail "
+    "and queue; add a num_prompts column with the run's count (the benchmark's --num-prompts)"
+)
+
+
+def unsized_serving_run(kind: str, batch: int | None, rate: float) -> bool:
+    """Whether a serving run (``kind`` "serving") with no ``num_prompts`` says nothing of how many requests it sent:
+    one at a request rate (``rate`` a finite number above 0), or one whose server chose its batch (``batch`` 0 or
+    blank: every prompt at once, or at ``inf``). A closed loop of ``batch`` in flight, or prompts sent ``batch`` at
+    once, is sized by its batch (``CLOSED_LOOP_PROMPTS_PER_SLOT``, or ``batch`` prompts)."""
+    at_a_rate = 0.0 < rate < math.inf  # (NaN, a blank cell: not a rate)
+    return kind == "serving" and (at_a_rate or not batch)
+
+
 def _as_written(r: dict[str, str]) -> str:
     """A refused row's batch, lengths and rate as its cells say them (blank: "?"; a dataset for blank lengths; no
     rate where the cell is blank), since its batch and lengths hold placeholders where a cell could not be read."""
@@ -861,8 +879,10 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             prompts = (
                 CLOSED_LOOP_PROMPTS_PER_SLOT * batch
             )  # a client kept `batch` in flight for a run of unstated length
-        elif prompts is None and kind_cell in ("max_throughput", "serving_rate"):
-            raise ValueError("num_prompts not stated: the run's length sets its ramp, tail and queue")
+        elif prompts is None and (
+            kind_cell in ("max_throughput", "serving_rate") or unsized_serving_run(kind, batch, rate)
+        ):
+            raise ValueError(NO_NUM_PROMPTS)
     except ValueError as exc:
         problem = str(exc)
     where = " ".join(str(r.get(c, "")) for c in ("gpu", "batching", "notes")).lower()
