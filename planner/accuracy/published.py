@@ -759,18 +759,36 @@ def unsized_serving_run(kind: str, batch: int | None, rate: float) -> bool:
 
 
 def _as_written(r: dict[str, str]) -> str:
-    """A refused row's batch, lengths and rate as its cells say them (blank: "?"; a dataset for blank lengths; no
-    rate where the cell is blank), since its batch and lengths hold placeholders where a cell could not be read."""
+    """A refused row's batch, lengths and rate as its cells say them (blank: "?"; a dataset for blank lengths; a length
+    that reads as a number: as read, 1000.44 as 1000 tokens), since its batch and lengths hold placeholders where a
+    cell could not be read. Laid out as a predicted row's configuration (``planner.accuracy.validation``): a run at a
+    rate "1000/300 10 req/s" (" C=8" where a batch cell caps it, " burstiness 0.5" where not Poisson; "all at once"
+    at inf), else "B=8.5 1024/512" (trial 15 F10: "B=? ?/? rate 10" stood beside "1000/300 10 req/s")."""
 
     def cell(*columns: str) -> str:
         text = next((str(r.get(c)).strip() for c in columns if str(r.get(c) or "").strip()), "")
         return text[:20] if text else "?"
 
-    lengths = f"{cell('input_len')}/{cell('output_len')}"
+    def length(column: str) -> str:  # as the reader reads it where it can ("1000.44": 1000), else as written
+        with contextlib.suppress(ValueError):
+            tokens = mean_length(r.get(column), column, "", 0)
+            if tokens is not None:
+                return str(tokens)
+        return cell(column)
+
+    lengths = f"{length('input_len')}/{length('output_len')}"
     if lengths == "?/?" and str(r.get("dataset") or "").strip():
         lengths = str(r["dataset"]).strip()[:20]
     rate = str(r.get("request_rate") or "").strip()[:20]
-    return f"B={cell('batch_size_or_concurrency', 'batch')} {lengths}" + (f" rate {rate}" if rate else "")
+    batch = cell("batch_size_or_concurrency", "batch")
+    if not rate:
+        return f"B={batch} {lengths}"
+    if rate.lower() in ("inf", "infinity", "+inf"):  # vllm bench serve's default: every prompt at once
+        sent = "all at once"
+    else:
+        burstiness = str(r.get("burstiness") or "").strip()[:20]
+        sent = f"{rate} req/s" + (f" burstiness {burstiness}" if burstiness not in ("", "1", "1.0") else "")
+    return f"{lengths} {sent}" + (f" C={batch}" if batch != "?" else "")
 
 
 def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:

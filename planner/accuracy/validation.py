@@ -272,8 +272,10 @@ def _rate_label(row: DecodeRow) -> str:
     return f"{row.request_rate:g} req/s" + (f" burstiness {row.burstiness:g}" if row.burstiness != 1.0 else "")
 
 
-#: The serving table's title, and its words when it judges the runs' means too (``validate_load(means=True)``).
+#: The serving table's title, and its words when it judges the runs (``validate_load(means=True)``, a user's file):
+#: "means included" only where a run states a mean or an output throughput (trial 15 F10: said of a file without).
 LOAD_TITLE = "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went"
+LOAD_TITLE_JUDGED = f"{LOAD_TITLE}; this table judges these runs"
 LOAD_TITLE_WITH_MEANS = (
     "Serving runs under load: TTFT and TPOT (median, p99, mean), ITL (median, p99) and output throughput, simulated "
     "as each run went; this table judges these runs, means included"
@@ -351,7 +353,11 @@ def validate_load(
                     value = math.nan
             why = why or ("no prediction" if math.isnan(value) else "")
             checks.append(Check(r.record_id, quantity, label, value, published, why, note))
-    return Table(LOAD_TITLE_WITH_MEANS if means else LOAD_TITLE, tuple(checks))
+    if not means:
+        title = LOAD_TITLE
+    else:  # "means included" only where some run states one (a mean TTFT or TPOT, or an output throughput)
+        title = LOAD_TITLE_WITH_MEANS if any(c.quantity in MEAN_FIGURES for c in checks) else LOAD_TITLE_JUDGED
+    return Table(title, tuple(checks))
 
 
 def _clear(c: Check) -> Check:
