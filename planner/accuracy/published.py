@@ -650,6 +650,26 @@ DECODE_COLUMNS = (
 )
 
 
+#: Every column of a decode CSV that its reader reads (``_decode_row`` and the helpers it calls on the row's cells:
+#: ``command_cells``, ``server_flag``, ``benchmark_client_of``, ``itl_is_tpot`` ...), the context form's ``context``
+#: (``planner.cli.accuracy.read_decode_csv``) among them. A column outside it and ``DECODE_KEPT_COLUMNS`` is not read:
+#: ``planner.accuracy.unread`` names it (trial 15 F2: a misspelt ``ttft_p99ms`` was dropped without a word).
+DECODE_READ_COLUMNS = frozenset({
+    "record_id", "source", "source_group", "gpu", "model", "engine", "engine_version", "kind", "batching", "notes",
+    "statistic", "tensor_parallel_size", "gpus", "pipeline_parallel_size", "expert_parallel_size", "weight_dtype",
+    "kv_cache_dtype", "batch_size_or_concurrency", "batch", "num_prompts", "request_rate", "burstiness", "dataset",
+    "prefix_cache", "input_len", "output_len", "context", "tpot_ms", "ttft_ms", "itl_ms", "e2e_latency_ms",
+    "output_throughput_tok_s", "throughput_tok_s", "throughput_unit",
+    "ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms",
+})  # fmt: skip
+#: Columns of the shipped decode files (``catalogs/reference/README.md``) that the reader leaves unread on purpose:
+#: the source's own words (``quote``), a GPU count the tensor-parallel and pipeline sizes restate (``num_gpus``) and
+#: figures not compared (total and request throughput). Not read, and not unknown.
+DECODE_KEPT_COLUMNS = frozenset({"quote", "num_gpus", "total_throughput_tok_s", "request_throughput_req_s"})
+#: A benchmark client's other statistic of a compared latency (``vllm bench serve --metric-percentiles 95``:
+#: ttft_p95_ms; itl_mean_ms, e2el_median_ms): a known column, not compared (``planner validate`` names it in a note).
+OTHER_STATISTIC_COLUMN = re.compile(r"(ttft|tpot|itl|e2el)_(p\d+(?:\.\d+)?|mean|median|std)_ms")
+
 #: The shipped rows read so far in this process, keyed by each file's path, size and modification time (the
 #: validation, the held-out and load benches and the Excel functions read them many times; ~0.35 s a read).
 _SHIPPED_ROWS: dict[tuple, tuple[DecodeRow, ...]] = {}

@@ -7,7 +7,6 @@ import csv
 import datetime
 import json
 import math
-import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +36,7 @@ from planner.accuracy.predict import (
     why_not_predicted,
     with_names,
 )
-from planner.accuracy.published import KIND_COLUMN, row_place
+from planner.accuracy.published import KIND_COLUMN, OTHER_STATISTIC_COLUMN, row_place
 from planner.accuracy.releases import (
     PLAN_VLLM_RELEASE,
     assume_plan_release,
@@ -47,6 +46,7 @@ from planner.accuracy.releases import (
 )
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
+from planner.accuracy.unread import Unread, refusal, unknown_columns, unknown_result_keys
 from planner.accuracy.validation import (
     LIMITS,
     MEMORY_TOLERANCE,
@@ -208,7 +208,12 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     "the release of each row of that engine that states none.",
 )
 @click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
-@click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Exit 1 when a table misses its limits; a --decode file with a column (or result key) that looks like a "
+    "figure or a misspelt column and is not read is refused (exit 2).",
+)
 @catalog_option
 def validate_command(
     memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
@@ -242,8 +247,10 @@ def validate_command(
             tables.append((validate_memory(rows, engine=engine, catalog=cat, every_row=True), True))
     if memory_file is None or decode_file is not None:
         if result_file:  # a benchmark client's own result: each run read as its decode CSV row would be
-            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine)
+            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check)
         else:
+            if decode_file is not None:
+                _name_unread_columns(decode_file, check)
             with reading(decode_file, f"{DECODE_COLUMNS}; or {CONTEXT_COLUMNS}"):
                 decode_rows = load_decode_rows() if decode_file is None else read_decode_csv(decode_file)
             _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}; or {CONTEXT_COLUMNS}")
@@ -322,12 +329,15 @@ def _shipped(path: Path) -> bool:
         return False
 
 
-def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeRow]:
+def _read_result_file(path: Path, cat, gpu, gpus, model, engine, check: bool = False) -> list[DecodeRow]:
     """The runs of a benchmark client's result file (``planner.accuracy.serving_results``), with its notes on
-    standard error: a backend that names an API (unless --engine says the engine), percentiles not compared."""
+    standard error: a key that looks like a figure and is not read (``planner.accuracy.unread``: a warning; with
+    ``check``, the file refused), a backend that names an API (unless --engine says the engine), percentiles not
+    compared."""
     from planner.accuracy.serving_results import read_result_rows, read_results, unread_percentiles
 
     results = read_results(path)
+    _name_unread(unknown_result_keys(results), "key", path, check)
     rows, notes = read_result_rows(path, cat, gpu=gpu, gpus=gpus, model=model, results=results)
     for note in notes if engine is None else []:
         echo(f"note: {note}", err=True)
@@ -341,8 +351,24 @@ def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeR
     return rows
 
 
-#: A percentile column as benchmark clients name them (``vllm bench serve --metric-percentiles 95``: ttft_p95_ms).
-_PERCENTILE_COLUMN = re.compile(r"(ttft|tpot|itl|e2el)_(p\d+(?:\.\d+)?|mean|std)_ms")
+def _name_unread(unread: list[Unread], what: str, path: Path, check: bool) -> None:
+    """One warning line on standard error for each column (or key) of ``path`` that is not read; with ``check``, a
+    file with one the verdict would have covered (``Unread.judged``) is refused in one line instead (exit 2), since
+    the PASS would not cover it (trial 15 F2: a misspelt ttft_p99_ms turned a FAIL into a PASS)."""
+    if check and any(u.judged for u in unread):
+        raise InvalidInputError(refusal(unread, what, str(path)))
+    for u in unread:
+        echo(f"warning: {u.warning(what, str(path))}", err=True)
+
+
+def _name_unread_columns(path: Path, check: bool) -> None:
+    """``_name_unread`` for the columns of a decode CSV (``planner.accuracy.unread.unknown_columns``); a file that
+    cannot be read is left to the reader's own message."""
+    try:
+        rows = read_csv_rows(path)
+    except PlannerError:
+        return
+    _name_unread(unknown_columns(rows[0] if rows else {}), "column", path, check)
 
 
 def _note_unread_percentiles(path: Path) -> None:
@@ -350,7 +376,7 @@ def _note_unread_percentiles(path: Path) -> None:
     (ttft_p95_ms: only the median and p99 are), so that a run's p95 is not dropped without a word."""
     with contextlib.suppress(PlannerError):
         rows = read_csv_rows(path)
-        unread = [c for c in (rows[0] if rows else {}) if _PERCENTILE_COLUMN.fullmatch(c) and c not in FIGURES]
+        unread = [c for c in (rows[0] if rows else {}) if OTHER_STATISTIC_COLUMN.fullmatch(c) and c not in FIGURES]
         if unread:
             echo(
                 f"note: {path}: column{'s' if len(unread) > 1 else ''} {', '.join(unread)} not compared; validate "
