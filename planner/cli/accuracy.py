@@ -51,6 +51,7 @@ from planner.accuracy.validation import (
     LIMITS,
     MEMORY_TOLERANCE,
     QUANTITIES,
+    Table,
     render_table,
     to_json,
     validate_load,
@@ -58,7 +59,7 @@ from planner.accuracy.validation import (
     validate_time,
 )
 from planner.cli.options import ENGINE_HELP, Whole, catalog_option, engine_name, load, not_an_input, output_option
-from planner.cli.terminal import echo
+from planner.cli.terminal import echo, keeping_stderr
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
@@ -207,7 +208,13 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine; a release (vllm==0.15.0) is also "
     "the release of each row of that engine that states none.",
 )
-@click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='One JSON object: "rows" (each compared figure), "summary" (errors and limits per quantity), "verdict" '
+    '(PASS or FAIL), "calibration" and "notes" (what standard error said).',
+)
 @click.option(
     "--check",
     is_flag=True,
@@ -218,6 +225,36 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 def validate_command(
     memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
 ):
+    with keeping_stderr() as notes:  # every note and warning printed on the way, for --json's "notes"
+        tables, calibration_in_effect = _validated_tables(
+            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+        )
+    if as_json:
+        out = to_json([t for t, _ in tables], held=[counts for _, counts in tables])
+        out["calibration"] = calibration_in_effect
+        out["notes"] = list(notes)
+        echo(json.dumps(out, indent=1))
+    else:
+        for t, counts in tables:
+            echo(render_table(t))
+            if counts:
+                why = "" if t.passed() else f" ({'; '.join(t.failures())})"
+                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
+            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (few sources)
+                echo(f"INFO: {t.title}: not held to the limits ({'; '.join(t.failures()) or 'within them'})\n")
+            else:  # informative rows: not held to the limits, their misses listed
+                misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
+                outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
+                echo(f"INFO: {t.title}: not held to the limits{outside}\n")
+    if check and not all(t.passed() for t, counts in tables if counts):
+        raise SystemExit(1)
+
+
+def _validated_tables(
+    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+) -> tuple[list[tuple[Table, bool]], str | None]:
+    """``validate``'s tables, each with whether its limits count (PASS / FAIL; else informative), and the calibration
+    file in effect (None: none). Its notes and warnings go to standard error as they arise."""
     cat = load(catalog_dirs)
     release = engine_release(engine)  # --engine vllm==0.15.0: the release of the rows that state none
     engine = engine_profile(engine) if engine is not None else None
@@ -279,24 +316,7 @@ def validate_command(
             "--calibration",
             err=True,
         )
-    if as_json:
-        out = to_json([t for t, _ in tables])
-        out["calibration"] = str(in_effect.path or calibration) if in_effect.entries else None
-        echo(json.dumps(out, indent=1))
-    else:
-        for t, counts in tables:
-            echo(render_table(t))
-            if counts:
-                why = "" if t.passed() else f" ({'; '.join(t.failures())})"
-                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
-            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (few sources)
-                echo(f"INFO: {t.title}: not held to the limits ({'; '.join(t.failures()) or 'within them'})\n")
-            else:  # informative rows: not held to the limits, their misses listed
-                misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
-                outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
-                echo(f"INFO: {t.title}: not held to the limits{outside}\n")
-    if check and not all(t.passed() for t, counts in tables if counts):
-        raise SystemExit(1)
+    return tables, (str(in_effect.path or calibration) if in_effect.entries else None)
 
 
 def _releases(
