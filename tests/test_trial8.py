@@ -197,7 +197,8 @@ def test_a_refused_rows_configuration_is_its_cells_as_written(tmp_path):
     assert line.endswith("llama3.1-8b H100 TP1 B=8.5 1024/512") and "B=1" not in line
     path.write_text("gpu,model,request_rate,num_prompts,dataset,ttft_median_ms\nH100,llama3.1-8b,0,100,sharegpt,50\n")
     (line,) = [x for x in run("validate", "--decode", str(path)).output.splitlines() if x.startswith("row1 ")]
-    assert line.endswith("B=? sharegpt rate 0") and "C=1" not in line
+    # laid out as a predicted run at a rate is since trial 15 F10 ("B=? sharegpt rate 0" before)
+    assert line.endswith("TP1 sharegpt 0 req/s") and "C=1" not in line and "B=" not in line
 
 
 def test_a_figure_below_a_tenth_of_a_ms_shows_its_digits(tmp_path):

@@ -150,13 +150,19 @@ class TestUserFiles:
         d, m = files
         r = CliRunner().invoke(main, ["validate", "--decode", str(d), "--memory", str(m), "--json"])
         data = json.loads(r.stdout)
-        assert set(data) == {"rows", "summary", "calibration"} and data["calibration"] is None  # none in effect
+        # verdict and notes since trial 15 F5 (tests/test_trial15_validate.py)
+        assert set(data) == {"rows", "summary", "verdict", "calibration", "notes"} and data["calibration"] is None
         for row in data["rows"]:
             keys = {"record_id", "quantity", "predicted", "published", "error", "configuration"}
             assert set(row) == (keys | {"reason"} if row["predicted"] is None else keys)
         assert {row["quantity"] for row in data["rows"]} == {"tpot_ms", "ttft_ms", "kv_cache_gib", "max_concurrency"}
-        assert set(data["summary"]["kv_cache_gib"]) == {"median_abs_error", "worst_abs_error"}
-        assert data["summary"]["max_concurrency"] == {"median_abs_error": None, "worst_abs_error": None}
+        assert set(data["summary"]["kv_cache_gib"]) == {"median_abs_error", "worst_abs_error", "limits"}
+        limits = {"median": 0.05, "worst": 0.20}  # validation.LIMITS["max_concurrency"], the user file's table's
+        assert data["summary"]["max_concurrency"] == {
+            "median_abs_error": None,
+            "worst_abs_error": None,
+            "limits": limits,
+        }
         u3 = next(row for row in data["rows"] if row["record_id"] == "U3")
         assert u3["predicted"] is None and "Quantum GPU 9000" in u3["reason"]
 

@@ -650,6 +650,26 @@ DECODE_COLUMNS = (
 )
 
 
+#: Every column of a decode CSV that its reader reads (``_decode_row`` and the helpers it calls on the row's cells:
+#: ``command_cells``, ``server_flag``, ``benchmark_client_of``, ``itl_is_tpot`` ...), the context form's ``context``
+#: (``planner.cli.accuracy.read_decode_csv``) among them. A column outside it and ``DECODE_KEPT_COLUMNS`` is not read:
+#: ``planner.accuracy.unread`` names it (trial 15 F2: a misspelt ``ttft_p99ms`` was dropped without a word).
+DECODE_READ_COLUMNS = frozenset({
+    "record_id", "source", "source_group", "gpu", "model", "engine", "engine_version", "kind", "batching", "notes",
+    "statistic", "tensor_parallel_size", "gpus", "pipeline_parallel_size", "expert_parallel_size", "weight_dtype",
+    "kv_cache_dtype", "batch_size_or_concurrency", "batch", "num_prompts", "request_rate", "burstiness", "dataset",
+    "prefix_cache", "input_len", "output_len", "context", "tpot_ms", "ttft_ms", "itl_ms", "e2e_latency_ms",
+    "output_throughput_tok_s", "throughput_tok_s", "throughput_unit",
+    "ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms",
+})  # fmt: skip
+#: Columns of the shipped decode files (``catalogs/reference/README.md``) that the reader leaves unread on purpose:
+#: the source's own words (``quote``), a GPU count the tensor-parallel and pipeline sizes restate (``num_gpus``) and
+#: figures not compared (total and request throughput). Not read, and not unknown.
+DECODE_KEPT_COLUMNS = frozenset({"quote", "num_gpus", "total_throughput_tok_s", "request_throughput_req_s"})
+#: A benchmark client's other statistic of a compared latency (``vllm bench serve --metric-percentiles 95``:
+#: ttft_p95_ms; itl_mean_ms, e2el_median_ms): a known column, not compared (``planner validate`` names it in a note).
+OTHER_STATISTIC_COLUMN = re.compile(r"(ttft|tpot|itl|e2el)_(p\d+(?:\.\d+)?|mean|median|std)_ms")
+
 #: The shipped rows read so far in this process, keyed by each file's path, size and modification time (the
 #: validation, the held-out and load benches and the Excel functions read them many times; ~0.35 s a read).
 _SHIPPED_ROWS: dict[tuple, tuple[DecodeRow, ...]] = {}
@@ -740,19 +760,55 @@ _OTHER_TIME_UNIT = re.compile(
 _DECIMAL_COMMA = re.compile(r"^\s*[0-9]+,[0-9]{1,2}\s*$")
 
 
+#: Why a serving run whose number of prompts is not stated gets no prediction: the simulation would send one request
+#: (the batch of a run whose server chose it), the same at every rate (trial 15 F1: TTFT p99 = median, silently).
+#: (Its start is what ``bench/source_agreement.py`` matches to keep such a row's figures as published.)
+NO_NUM_PROMPTS = (
+    "num_prompts not stated: a serving run is simulated with the requests it sent, whose number sets its ramp, tail "
+    "and queue; add a num_prompts column with the run's count (the benchmark's --num-prompts)"
+)
+
+
+def unsized_serving_run(kind: str, batch: int | None, rate: float) -> bool:
+    """Whether a serving run (``kind`` "serving") with no ``num_prompts`` says nothing of how many requests it sent:
+    one at a request rate (``rate`` a finite number above 0), or one whose server chose its batch (``batch`` 0 or
+    blank: every prompt at once, or at ``inf``). A closed loop of ``batch`` in flight, or prompts sent ``batch`` at
+    once, is sized by its batch (``CLOSED_LOOP_PROMPTS_PER_SLOT``, or ``batch`` prompts)."""
+    at_a_rate = 0.0 < rate < math.inf  # (NaN, a blank cell: not a rate)
+    return kind == "serving" and (at_a_rate or not batch)
+
+
 def _as_written(r: dict[str, str]) -> str:
-    """A refused row's batch, lengths and rate as its cells say them (blank: "?"; a dataset for blank lengths; no
-    rate where the cell is blank), since its batch and lengths hold placeholders where a cell could not be read."""
+    """A refused row's batch, lengths and rate as its cells say them (blank: "?"; a dataset for blank lengths; a length
+    that reads as a number: as read, 1000.44 as 1000 tokens), since its batch and lengths hold placeholders where a
+    cell could not be read. Laid out as a predicted row's configuration (``planner.accuracy.validation``): a run at a
+    rate "1000/300 10 req/s" (" C=8" where a batch cell caps it, " burstiness 0.5" where not Poisson; "all at once"
+    at inf), else "B=8.5 1024/512" (trial 15 F10: "B=? ?/? rate 10" stood beside "1000/300 10 req/s")."""
 
     def cell(*columns: str) -> str:
         text = next((str(r.get(c)).strip() for c in columns if str(r.get(c) or "").strip()), "")
         return text[:20] if text else "?"
 
-    lengths = f"{cell('input_len')}/{cell('output_len')}"
+    def length(column: str) -> str:  # as the reader reads it where it can ("1000.44": 1000), else as written
+        with contextlib.suppress(ValueError):
+            tokens = mean_length(r.get(column), column, "", 0)
+            if tokens is not None:
+                return str(tokens)
+        return cell(column)
+
+    lengths = f"{length('input_len')}/{length('output_len')}"
     if lengths == "?/?" and str(r.get("dataset") or "").strip():
         lengths = str(r["dataset"]).strip()[:20]
     rate = str(r.get("request_rate") or "").strip()[:20]
-    return f"B={cell('batch_size_or_concurrency', 'batch')} {lengths}" + (f" rate {rate}" if rate else "")
+    batch = cell("batch_size_or_concurrency", "batch")
+    if not rate:
+        return f"B={batch} {lengths}"
+    if rate.lower() in ("inf", "infinity", "+inf"):  # vllm bench serve's default: every prompt at once
+        sent = "all at once"
+    else:
+        burstiness = str(r.get("burstiness") or "").strip()[:20]
+        sent = f"{rate} req/s" + (f" burstiness {burstiness}" if burstiness not in ("", "1", "1.0") else "")
+    return f"{lengths} {sent}" + (f" C={batch}" if batch != "?" else "")
 
 
 def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
@@ -861,8 +917,10 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             prompts = (
                 CLOSED_LOOP_PROMPTS_PER_SLOT * batch
             )  # a client kept `batch` in flight for a run of unstated length
-        elif prompts is None and kind_cell in ("max_throughput", "serving_rate"):
-            raise ValueError("num_prompts not stated: the run's length sets its ramp, tail and queue")
+        elif prompts is None and (
+            kind_cell in ("max_throughput", "serving_rate") or unsized_serving_run(kind, batch, rate)
+        ):
+            raise ValueError(NO_NUM_PROMPTS)
     except ValueError as exc:
         problem = str(exc)
     where = " ".join(str(r.get(c, "")) for c in ("gpu", "batching", "notes")).lower()

@@ -74,6 +74,17 @@ FIGURE_KEYS = {
     "output_throughput": "output_throughput_tok_s",
 }
 
+#: Figure keys the clients write that are known and not compared: every other statistic of TTFT, TPOT, ITL and the
+#: end-to-end latency (``std_ttft_ms``, ``p95_itl_ms``; vLLM's ``e2el``, SGLang's ``e2e_latency``), the other
+#: throughputs (vLLM's ``benchmark`` and SGLang's ``benchmark`` result dicts) and the per-request lists of
+#: ``--save-detailed`` / ``--output-details``. Any other key that looks like a figure (``planner.accuracy.unread``) is
+#: unknown: named, not dropped silently (trial 15 F2: ``medain_ttft_ms``).
+KNOWN_STATISTIC_KEY = re.compile(r"(mean|median|std|min|max|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)_ms")
+KNOWN_UNREAD_FIGURE_KEYS = frozenset({
+    "request_throughput", "input_throughput", "total_token_throughput", "total_throughput",
+    "total_throughput_retokenized", "max_output_tokens_per_s", "ttfts", "itls", "tpots", "e2els",
+})  # fmt: skip
+
 #: ``--metadata KEY=VALUE`` keys (vllm bench serve) read as the decode CSV column of the same name.
 METADATA_COLUMNS = ("gpu", "tensor_parallel_size", "engine_version", "weight_dtype", "kv_cache_dtype", "prefix_cache")
 

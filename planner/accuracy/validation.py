@@ -272,8 +272,10 @@ def _rate_label(row: DecodeRow) -> str:
     return f"{row.request_rate:g} req/s" + (f" burstiness {row.burstiness:g}" if row.burstiness != 1.0 else "")
 
 
-#: The serving table's title, and its words when it judges the runs' means too (``validate_load(means=True)``).
+#: The serving table's title, and its words when it judges the runs (``validate_load(means=True)``, a user's file):
+#: "means included" only where a run states a mean or an output throughput (trial 15 F10: said of a file without).
 LOAD_TITLE = "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went"
+LOAD_TITLE_JUDGED = f"{LOAD_TITLE}; this table judges these runs"
 LOAD_TITLE_WITH_MEANS = (
     "Serving runs under load: TTFT and TPOT (median, p99, mean), ITL (median, p99) and output throughput, simulated "
     "as each run went; this table judges these runs, means included"
@@ -351,7 +353,11 @@ def validate_load(
                     value = math.nan
             why = why or ("no prediction" if math.isnan(value) else "")
             checks.append(Check(r.record_id, quantity, label, value, published, why, note))
-    return Table(LOAD_TITLE_WITH_MEANS if means else LOAD_TITLE, tuple(checks))
+    if not means:
+        title = LOAD_TITLE
+    else:  # "means included" only where some run states one (a mean TTFT or TPOT, or an output throughput)
+        title = LOAD_TITLE_WITH_MEANS if any(c.quantity in MEAN_FIGURES for c in checks) else LOAD_TITLE_JUDGED
+    return Table(title, tuple(checks))
 
 
 def _clear(c: Check) -> Check:
@@ -401,18 +407,27 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.2f}"
 
 
-def to_json(tables: Sequence[Table]) -> dict[str, Any]:
-    """``{"rows": [...], "summary": {...}}``: every check, and median / worst |error| per quantity.
+def to_json(tables: Sequence[Table], held: Sequence[bool] | None = None) -> dict[str, Any]:
+    """``{"rows": [...], "summary": {...}, "verdict": ...}``: every check, median / worst |error| per quantity and
+    the limits it is held to, and the verdict.
 
     A row is ``{"record_id", "quantity", "predicted", "published", "error", "configuration"}`` (``error`` the
     signed fraction predicted / published - 1, null where either is; ``configuration`` the table's words: model,
     GPU, layout, batch, lengths and kind); ``predicted`` is null with a
     ``"reason"`` when there is no prediction; ``published`` is null where the row's figure is blank or infinite
     (the reason says so), so the object is strict JSON. The summary has, per quantity, ``median_abs_error`` and
-    ``worst_abs_error`` (fractions; null when no row of it was predicted).
+    ``worst_abs_error`` (fractions; null when no row of it was predicted) and ``limits``: ``{"median", "worst"}``,
+    the fractions the PASS / FAIL of its table holds them to (``Table.limit``; the first held table's where several
+    show it), null where only an informative table shows it.
+
+    ``held``: whether each table's limits decide the verdict (``planner validate`` prints PASS or FAIL for those, INFO
+    for the others; default: every table). ``verdict`` is "FAIL" where a held table fails (``Table.passed``), else
+    "PASS"; null where no table is held (the text prints no verdict either). Trial 15 F5: a script had to hard-code
+    the limits to tell a pass from a fail.
     """
-    rows, errors = [], {}
-    for t in tables:
+    held = [True] * len(tables) if held is None else list(held)
+    rows, errors, limits = [], {}, {}
+    for t, counts in zip(tables, held, strict=True):
         for c in t.checks:
             row = {
                 "record_id": c.record_id,
@@ -430,14 +445,21 @@ def to_json(tables: Sequence[Table]) -> dict[str, Any]:
             errors.setdefault(c.quantity, [])
             if not math.isnan(c.error):
                 errors[c.quantity].append(abs(c.error))
+            if counts and limits.get(c.quantity) is None:
+                median, worst = t.limit(c.quantity)
+                limits[c.quantity] = {"median": float(median), "worst": float(worst)}
+            limits.setdefault(c.quantity, None)
     summary = {
         q: {
             "median_abs_error": float(statistics.median(e)) if e else None,
             "worst_abs_error": float(max(e)) if e else None,
+            "limits": limits[q],
         }
         for q, e in errors.items()
     }
-    return {"rows": rows, "summary": summary}
+    judged = [t for t, counts in zip(tables, held, strict=True) if counts]
+    verdict = None if not judged else "PASS" if all(t.passed() for t in judged) else "FAIL"
+    return {"rows": rows, "summary": summary, "verdict": verdict}
 
 
 def _above(error: float, limit: float) -> str:

@@ -7,7 +7,6 @@ import csv
 import datetime
 import json
 import math
-import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +36,7 @@ from planner.accuracy.predict import (
     why_not_predicted,
     with_names,
 )
-from planner.accuracy.published import KIND_COLUMN, row_place
+from planner.accuracy.published import KIND_COLUMN, OTHER_STATISTIC_COLUMN, row_place
 from planner.accuracy.releases import (
     PLAN_VLLM_RELEASE,
     assume_plan_release,
@@ -47,10 +46,12 @@ from planner.accuracy.releases import (
 )
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
+from planner.accuracy.unread import Unread, refusal, unknown_columns, unknown_result_keys
 from planner.accuracy.validation import (
     LIMITS,
     MEMORY_TOLERANCE,
     QUANTITIES,
+    Table,
     render_table,
     to_json,
     validate_load,
@@ -58,7 +59,7 @@ from planner.accuracy.validation import (
     validate_time,
 )
 from planner.cli.options import ENGINE_HELP, Whole, catalog_option, engine_name, load, not_an_input, output_option
-from planner.cli.terminal import echo
+from planner.cli.terminal import echo, keeping_stderr
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
@@ -207,12 +208,53 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine; a release (vllm==0.15.0) is also "
     "the release of each row of that engine that states none.",
 )
-@click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
-@click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='One JSON object: "rows" (each compared figure), "summary" (errors and limits per quantity), "verdict" '
+    '(PASS or FAIL), "calibration" and "notes" (what standard error said).',
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Exit 1 when a table misses its limits; a --decode file with a column (or result key) that looks like a "
+    "figure or a misspelt column and is not read is refused (exit 2).",
+)
 @catalog_option
 def validate_command(
     memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
 ):
+    with keeping_stderr() as notes:  # every note and warning printed on the way, for --json's "notes"
+        tables, calibration_in_effect = _validated_tables(
+            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+        )
+    if as_json:
+        out = to_json([t for t, _ in tables], held=[counts for _, counts in tables])
+        out["calibration"] = calibration_in_effect
+        out["notes"] = list(notes)
+        echo(json.dumps(out, indent=1))
+    else:
+        for t, counts in tables:
+            echo(render_table(t))
+            if counts:
+                why = "" if t.passed() else f" ({'; '.join(t.failures())})"
+                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
+            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (few sources)
+                echo(f"INFO: {t.title}: not held to the limits ({'; '.join(t.failures()) or 'within them'})\n")
+            else:  # informative rows: not held to the limits, their misses listed
+                misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
+                outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
+                echo(f"INFO: {t.title}: not held to the limits{outside}\n")
+    if check and not all(t.passed() for t, counts in tables if counts):
+        raise SystemExit(1)
+
+
+def _validated_tables(
+    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+) -> tuple[list[tuple[Table, bool]], str | None]:
+    """``validate``'s tables, each with whether its limits count (PASS / FAIL; else informative), and the calibration
+    file in effect (None: none). Its notes and warnings go to standard error as they arise."""
     cat = load(catalog_dirs)
     release = engine_release(engine)  # --engine vllm==0.15.0: the release of the rows that state none
     engine = engine_profile(engine) if engine is not None else None
@@ -242,8 +284,10 @@ def validate_command(
             tables.append((validate_memory(rows, engine=engine, catalog=cat, every_row=True), True))
     if memory_file is None or decode_file is not None:
         if result_file:  # a benchmark client's own result: each run read as its decode CSV row would be
-            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine)
+            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check)
         else:
+            if decode_file is not None:
+                _name_unread_columns(decode_file, check)
             with reading(decode_file, f"{DECODE_COLUMNS}; or {CONTEXT_COLUMNS}"):
                 decode_rows = load_decode_rows() if decode_file is None else read_decode_csv(decode_file)
             _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}; or {CONTEXT_COLUMNS}")
@@ -272,24 +316,7 @@ def validate_command(
             "--calibration",
             err=True,
         )
-    if as_json:
-        out = to_json([t for t, _ in tables])
-        out["calibration"] = str(in_effect.path or calibration) if in_effect.entries else None
-        echo(json.dumps(out, indent=1))
-    else:
-        for t, counts in tables:
-            echo(render_table(t))
-            if counts:
-                why = "" if t.passed() else f" ({'; '.join(t.failures())})"
-                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
-            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (few sources)
-                echo(f"INFO: {t.title}: not held to the limits ({'; '.join(t.failures()) or 'within them'})\n")
-            else:  # informative rows: not held to the limits, their misses listed
-                misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
-                outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
-                echo(f"INFO: {t.title}: not held to the limits{outside}\n")
-    if check and not all(t.passed() for t, counts in tables if counts):
-        raise SystemExit(1)
+    return tables, (str(in_effect.path or calibration) if in_effect.entries else None)
 
 
 def _releases(
@@ -322,12 +349,15 @@ def _shipped(path: Path) -> bool:
         return False
 
 
-def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeRow]:
+def _read_result_file(path: Path, cat, gpu, gpus, model, engine, check: bool = False) -> list[DecodeRow]:
     """The runs of a benchmark client's result file (``planner.accuracy.serving_results``), with its notes on
-    standard error: a backend that names an API (unless --engine says the engine), percentiles not compared."""
+    standard error: a key that looks like a figure and is not read (``planner.accuracy.unread``: a warning; with
+    ``check``, the file refused), a backend that names an API (unless --engine says the engine), percentiles not
+    compared."""
     from planner.accuracy.serving_results import read_result_rows, read_results, unread_percentiles
 
     results = read_results(path)
+    _name_unread(unknown_result_keys(results), "key", path, check)
     rows, notes = read_result_rows(path, cat, gpu=gpu, gpus=gpus, model=model, results=results)
     for note in notes if engine is None else []:
         echo(f"note: {note}", err=True)
@@ -341,8 +371,24 @@ def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeR
     return rows
 
 
-#: A percentile column as benchmark clients name them (``vllm bench serve --metric-percentiles 95``: ttft_p95_ms).
-_PERCENTILE_COLUMN = re.compile(r"(ttft|tpot|itl|e2el)_(p\d+(?:\.\d+)?|mean|std)_ms")
+def _name_unread(unread: list[Unread], what: str, path: Path, check: bool) -> None:
+    """One warning line on standard error for each column (or key) of ``path`` that is not read; with ``check``, a
+    file with one the verdict would have covered (``Unread.judged``) is refused in one line instead (exit 2), since
+    the PASS would not cover it (trial 15 F2: a misspelt ttft_p99_ms turned a FAIL into a PASS)."""
+    if check and any(u.judged for u in unread):
+        raise InvalidInputError(refusal(unread, what, str(path)))
+    for u in unread:
+        echo(f"warning: {u.warning(what, str(path))}", err=True)
+
+
+def _name_unread_columns(path: Path, check: bool) -> None:
+    """``_name_unread`` for the columns of a decode CSV (``planner.accuracy.unread.unknown_columns``); a file that
+    cannot be read is left to the reader's own message."""
+    try:
+        rows = read_csv_rows(path)
+    except PlannerError:
+        return
+    _name_unread(unknown_columns(rows[0] if rows else {}), "column", path, check)
 
 
 def _note_unread_percentiles(path: Path) -> None:
@@ -350,7 +396,7 @@ def _note_unread_percentiles(path: Path) -> None:
     (ttft_p95_ms: only the median and p99 are), so that a run's p95 is not dropped without a word."""
     with contextlib.suppress(PlannerError):
         rows = read_csv_rows(path)
-        unread = [c for c in (rows[0] if rows else {}) if _PERCENTILE_COLUMN.fullmatch(c) and c not in FIGURES]
+        unread = [c for c in (rows[0] if rows else {}) if OTHER_STATISTIC_COLUMN.fullmatch(c) and c not in FIGURES]
         if unread:
             echo(
                 f"note: {path}: column{'s' if len(unread) > 1 else ''} {', '.join(unread)} not compared; validate "

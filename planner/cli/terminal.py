@@ -8,14 +8,38 @@ breaks, so the output reads as what was written.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
 import click
 
 from planner.io.safetext import terminal_text
 
+#: The list ``keeping_stderr`` keeps standard error's messages in (None: outside one).
+_KEPT_STDERR: ContextVar[list[str] | None] = ContextVar("kept_stderr", default=None)
+
 
 def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
-    """``click.echo`` of ``message`` made safe for a terminal (line breaks kept)."""
-    click.echo(terminal_text(message), err=err, nl=nl)
+    """``click.echo`` of ``message`` made safe for a terminal (line breaks kept); a message to standard error is
+    also kept where ``keeping_stderr`` is in effect."""
+    text = terminal_text(message)
+    kept = _KEPT_STDERR.get() if err else None
+    if kept is not None:
+        kept.append(str(text))
+    click.echo(text, err=err, nl=nl)
+
+
+@contextlib.contextmanager
+def keeping_stderr() -> Iterator[list[str]]:
+    """Every message ``echo(..., err=True)`` prints inside the block (notes, warnings), also kept, as printed, in the
+    list it yields: what ``planner validate --json`` gives as its "notes"."""
+    kept: list[str] = []
+    token = _KEPT_STDERR.set(kept)
+    try:
+        yield kept
+    finally:
+        _KEPT_STDERR.reset(token)
 
 
 def table(rows: list[tuple[str, ...]], right: tuple[int, ...] = (), gap: int = 2) -> list[str]:
@@ -34,4 +58,4 @@ def table(rows: list[tuple[str, ...]], right: tuple[int, ...] = (), gap: int = 2
     ]
 
 
-__all__ = ["echo", "table"]
+__all__ = ["echo", "keeping_stderr", "table"]
