@@ -61,7 +61,10 @@ class TestPlan:
 
     def test_bad_option_value_is_a_usage_error(self):
         r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "0")
-        assert r.exit_code == 2 and "--context': 0 tokens; give at least 1" in r.output
+        assert (
+            r.exit_code == 2
+            and "--context': '0' is less than 1 token; give a whole number of tokens of 1 or more" in r.output
+        )
 
 
 class TestCatalogCommands:

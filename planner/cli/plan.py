@@ -910,8 +910,8 @@ def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
         o = c.one_lost
         holds = "the targets still hold" if o.meets and targets else "capacity still holds" if o.meets else ""
         lines.append(
-            f"  one replica lost: {o.replicas:,} replicas at {o.rate_per_s:g} requests/s, {o.rate_per_replica_s:.3g} "
-            f"each: {_verdict(o)}"
+            f"  one replica lost: {counted(o.replicas, 'replica')} at {o.rate_per_s:g} requests/s, "
+            f"{o.rate_per_replica_s:.3g} each: {_verdict(o)}"
             + (f"; {holds}" if holds else f"; {'the targets do' if targets else 'capacity does'} not hold")
             + f" (headroom {_headroom_words(o)})"
         )
