@@ -74,3 +74,70 @@ class TestF10WordingAndFormat:
         assert "**Exit codes**" in readme
         assert run("plan", "--gpu", "H10", "--model", "llama3.1-8b", "--context", "4k").exit_code == 2
         assert run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--gpus", "1").exit_code == 1
+
+
+def _trace(path, rows: list[tuple[float, int, int]]):
+    """A planner trace CSV at ``path`` (arrival_s, prompt_tokens, output_tokens), its rows as given."""
+    path.write_text("arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{t},{p},{o}\n" for t, p, o in rows))
+    return path
+
+
+class TestF9OutOfOrderTrace:
+    """F9: a trace's rows out of time order were sorted without a word (rev20.csv, shuf20.csv, unsorted.csv)."""
+
+    ROWS = [(0.5, 1000, 300), (0.1, 1000, 300), (0.3, 1000, 300), (1.0, 1000, 300)]  # the trial's unsorted.csv
+
+    def test_the_note_counts_the_rows_and_names_the_first_line(self, tmp_path):
+        """unsorted.csv: 0.5, 0.1, 0.3, 1.0 s. Only 0.1 (file line 3: the header is line 1) is earlier than the row
+        above it: 1 row, line 3. The run is the sorted one's: 4 requests over 1.0 - 0.1 = 900 ms, as the trial saw."""
+        path = _trace(tmp_path / "unsorted.csv", self.ROWS)
+        text = plan_text(*SMALL, "--trace", str(path), "--ttft-target", "0.5")
+        assert (
+            f"  note: arrivals were not in time order in {path} (1 row earlier than the row above it, the first on "
+            "line 3): sorted by arrival; a merge of several logs?" in text.splitlines()
+        )
+        assert "4 requests over 900 ms" in text
+        sorted_text = plan_text(*SMALL, "--trace", str(_trace(tmp_path / "s.csv", sorted(self.ROWS))),
+                                "--ttft-target", "0.5")  # fmt: skip
+        assert "not in time order" not in sorted_text
+        figures = [x for x in text.splitlines() if x.startswith("  TTFT p50")]
+        assert figures == [x for x in sorted_text.splitlines() if x.startswith("  TTFT p50")]
+
+    def test_json_carries_the_count_and_the_note(self, tmp_path):
+        """--json's under_load.trace: out_of_order_rows 1 and the same note; 0 and null for a sorted file."""
+        import json
+
+        path = _trace(tmp_path / "unsorted.csv", self.ROWS)
+        trace = json.loads(plan_text(*SMALL, "--trace", str(path), "--ttft-target", "0.5", "--json"))["under_load"]
+        assert trace["trace"]["out_of_order_rows"] == 1
+        assert trace["trace"]["note"].startswith(f"arrivals were not in time order in {path}")
+        path = _trace(tmp_path / "sorted.csv", sorted(self.ROWS))
+        trace = json.loads(plan_text(*SMALL, "--trace", str(path), "--ttft-target", "0.5", "--json"))["under_load"]
+        assert trace["trace"]["out_of_order_rows"] == 0 and trace["trace"]["note"] is None
+
+
+class TestF7OutputPerReplicaIsTheWholeRuns:
+    """F7: "output per replica 5,613 tokens/s" against an offered 20 x 300 = 6,000 read as "cannot keep up"; it is
+    the whole simulated run's output over its duration, ramp-up and drain included."""
+
+    def test_the_line_says_whose_rate_it_is_and_prints_the_offered_rate_beside_it(self):
+        """Llama-3.1-8B on 1 x H100 at 20 requests/s of 1,000 / 300 (the trial's command): 1 replica (capacity 24.6
+        requests/s, the trial's figure), offered 20 x 300 = 6,000 tokens/s. The printed figure is 1,000 requests x
+        300 tokens / the run's duration (the duration printed beside it), so below 6,000 by the ramp and drain."""
+        text = plan_text(*SMALL, "--rate", "20", *LENGTHS)
+        (line,) = [x for x in text.splitlines() if x.startswith("  output per replica")]
+        assert "tokens/s over the whole simulated run (" in line and "its ramp-up and drain included)" in line
+        assert line.endswith("offered 6,000 tokens/s (20 requests/s x 300 tokens), below the replica's capacity")
+        rate = float(line.split()[3].replace(",", ""))
+        duration_s = float(line.split("simulated run (")[1].split(" s,")[0])
+        assert rate == pytest.approx(1000 * 300 / duration_s, rel=2e-3)  # printed to 4 and 4 significant digits
+        assert rate < 6000
+
+    def test_json_gives_the_offered_rate_and_the_runs_duration(self):
+        """--json: offered_output_tokens_per_s_per_replica = 20 x 300; output_tokens_per_s_per_replica x
+        run_duration_s = the run's 1,000 x 300 output tokens."""
+        import json
+
+        u = json.loads(plan_text(*SMALL, "--rate", "20", *LENGTHS, "--json"))["under_load"]
+        assert u["offered_output_tokens_per_s_per_replica"] == pytest.approx(6000)
+        assert u["output_tokens_per_s_per_replica"] * u["run_duration_s"] == pytest.approx(300_000)

@@ -512,7 +512,8 @@ class Percentile(click.ParamType):
     "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin), or JSON Lines with those "
     "keys (one object a line); also read as published: Mooncake's JSON Lines (timestamp in milliseconds, "
     "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
-    "GeneratedTokens). Each request goes to a replica as --routing deals it. Every request at one time is a burst: sized "
+    "GeneratedTokens). Rows in any order: sorted by arrival, with a note where they were not. Each request goes to a "
+    "replica as --routing deals it. Every request at one time is a burst: sized "
     "on the targets, with no rate.",
 )
 @click.option(
@@ -747,7 +748,9 @@ def plan_command(
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
-        out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p) | {"prefix_hit_rate": hit}} if sized else {})
+        out = plan_as_dict(p) | (
+            {"under_load": sizing_as_dict(sized, p, output_tokens) | {"prefix_hit_rate": hit}} if sized else {}
+        )
         if check is not None:  # --replicas: the given fleet, sized on nothing
             out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
             out["under_load"] |= {"sized_on": "given (--replicas)", "fleet_check": fleet_check_as_dict(check)}
@@ -992,6 +995,29 @@ def _few_requests(requests: int, s: Sizing, routing: str = "random") -> str:
     )
 
 
+def offered_output_tokens_per_s(s: Sizing, output_tokens: float) -> float:
+    """The output one replica is offered: its requests per second x the mean output tokens (NaN for a burst, which
+    has no rate)."""
+    return math.nan if s.is_burst else s.rate_per_replica_s * output_tokens
+
+
+def _output_words(s: Sizing, output_tokens: float) -> str:
+    """The "output per replica" figure and what it is: the whole simulated run's output tokens over its duration, as
+    ``vllm bench serve`` prints its output throughput, ramp-up and drain included, so a little under the rate offered
+    (a trial read 5,613 tokens/s against 20 requests/s x 300 tokens = 6,000 as "cannot keep up"); beside it the rate
+    offered, which the replica keeps up with (no fleet is sized, nor a given fleet's run shown, past a replica's
+    capacity). A burst's: while it drains."""
+    r = s.result
+    if s.is_burst:
+        return f"{fmt_rate(r.output_tokens_per_s)} while the burst drains (over {fmt_seconds(r.duration_s)})"
+    return (
+        f"{fmt_rate(r.output_tokens_per_s)} over the whole simulated run ({fmt_seconds(r.duration_s)}, its ramp-up "
+        f"and drain included); offered {fmt_rate(offered_output_tokens_per_s(s, output_tokens))} "
+        f"({s.rate_per_replica_s:.3g} requests/s x {_tokens(round(output_tokens, 1))} tokens), below the replica's "
+        "capacity"
+    )
+
+
 def render_sizing(
     s: Sizing,
     p: Plan,
@@ -1067,11 +1093,7 @@ def render_sizing(
                 ("TPOT p50 / p95 / p99", spread(r.tpot_s)),
                 ("ITL p50 / p95 / p99", spread(r.itl_s)),
                 ("latency p50 / p95 / p99", spread(r.e2e_s)),
-                (
-                    "output per replica",
-                    fmt_rate(r.output_tokens_per_s)
-                    + (f" while the burst drains (over {fmt_seconds(r.duration_s)})" if s.is_burst else ""),
-                ),
+                ("output per replica", _output_words(s, output_tokens)),
             )
         ),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
@@ -1247,6 +1269,7 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") ->
         + f"\n{trace_format_line(t)}"
         + (f"\n{line}" if (line := block_hit_line(t)) else "")
         + (f"\n  warning: {hint}" if (hint := t.milliseconds_hint()) else "")
+        + (f"\n  note: {order}" if (order := t.order_note()) else "")
     )
 
 
@@ -1280,6 +1303,8 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "format": t.format.name,
         "columns": list(t.format.columns),
         "block_hit_rate": t.block_hit_rate,  # reported, not applied (``block_hit_line``)
+        "out_of_order_rows": t.out_of_order_rows,  # rows earlier than the row above them: sorted (``order_note``)
+        "note": t.order_note() or None,
         "prompt_mean_tokens": t.prompt_mean_tokens,
         "output_mean_tokens": t.output_mean_tokens,
     }
@@ -1343,8 +1368,9 @@ def groups_as_dict(choice: GroupChoice) -> list[dict]:
     ]
 
 
-def sizing_as_dict(s: Sizing, p: Plan) -> dict:
-    """The sizing's figures for --json: seconds, requests and tokens per second."""
+def sizing_as_dict(s: Sizing, p: Plan, output_mean: float = math.nan) -> dict:
+    """The sizing's figures for --json: seconds, requests and tokens per second; the output rate the whole simulated
+    run's (``_output_words``), with the rate offered a replica (its requests/s x ``output_mean`` tokens)."""
 
     def pct(x) -> dict | None:  # None: no such figure (TPOT and ITL of one output token; JSON has no NaN)
         if math.isnan(x.p50):
@@ -1366,7 +1392,9 @@ def sizing_as_dict(s: Sizing, p: Plan) -> dict:
         "tpot_s": pct(r.tpot_s),
         "itl_s": pct(r.itl_s),
         "e2e_s": pct(r.e2e_s),
-        "output_tokens_per_s_per_replica": r.output_tokens_per_s,
+        "output_tokens_per_s_per_replica": r.output_tokens_per_s,  # the whole run's, ramp-up and drain included
+        "offered_output_tokens_per_s_per_replica": None if s.is_burst else offered_output_tokens_per_s(s, output_mean),
+        "run_duration_s": r.duration_s,
         "computed_by": "planner's serving simulation (planner.serving.load)",
     }
 
