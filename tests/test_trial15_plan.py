@@ -141,3 +141,54 @@ class TestF7OutputPerReplicaIsTheWholeRuns:
         u = json.loads(plan_text(*SMALL, "--rate", "20", *LENGTHS, "--json"))["under_load"]
         assert u["offered_output_tokens_per_s_per_replica"] == pytest.approx(6000)
         assert u["output_tokens_per_s_per_replica"] * u["run_duration_s"] == pytest.approx(300_000)
+
+
+class TestF4HeldOutRangesArePooled:
+    """F4: the under-load held-out multipliers are one table (``planner.accuracy.loaded_ranges``: by quantity and
+    arrival kind, no GPU, engine or model column), the same for every deployment; the text did not say so, nor which
+    line is the deployment's own."""
+
+    POOLED = (
+        "is pooled over every GPU, engine and model class of those runs: the same multiples for every deployment, "
+        "not specific to this one"
+    )
+
+    @staticmethod
+    def _block(text: str) -> str:
+        """The held-out block's heading, its lines joined (it is wrapped), up to its first range line."""
+        lines = text.split("  held-out range (measured")[1].split("\n    p50 TTFT")[0]
+        return " ".join(x.strip() for x in lines.splitlines())
+
+    def test_the_table_has_no_deployment_in_it(self):
+        """What the sentence states: every shipped range is keyed by (quantity, arrival) alone."""
+        from planner.accuracy.loaded_ranges import ARRIVALS, QUANTITIES, load_loaded_ranges
+
+        assert all(q in QUANTITIES and a in ARRIVALS for q, a in load_loaded_ranges())
+
+    def test_the_heading_says_pooled_and_names_the_margin_line_as_the_deployments(self):
+        """Llama-3.1-8B on 1 x H100 (vLLM) prints a Budget review's margin line (-8% / -1%, from 7 dense runs on H100
+        + vLLM: README's figure), so that is the line named as this deployment's own; the same words in --json."""
+        import json
+
+        text = plan_text(*SMALL, "--rate", "10", *LENGTHS)
+        assert "Budget review's margin" in text
+        heading = self._block(text)
+        assert self.POOLED in heading
+        assert "this deployment's own is the Budget review's margin line above (this GPU, engine and model class):" in (
+            heading
+        )
+        u = json.loads(plan_text(*SMALL, "--rate", "10", *LENGTHS, "--json"))["under_load"]
+        assert u["held_out_ranges_scope"].startswith(f"the held-out ranges {self.POOLED}; this deployment's own is")
+
+    def test_without_a_margin_line_the_tpot_range_is_named(self):
+        """Where the margin equals the plan's own TPOT range (``render_plan`` prints no margin line), the heading
+        names that range instead: stubbed here by a plan whose margin is its time range."""
+        from dataclasses import replace
+
+        from planner.cli.plan import deployment_range_words
+        from planner.report import plan
+
+        p = plan("H100", "llama3.1-8b", 4096)
+        same = replace(p, serving_margin=p.time_residuals, serving_margin_note=p.time_range_note)
+        assert deployment_range_words(same).startswith("this deployment's own is the TPOT range above")
+        assert deployment_range_words(p).startswith("this deployment's own is the Budget review's margin line")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 from pathlib import Path
@@ -769,6 +770,9 @@ def plan_command(
             ]
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges, _arrival(sized))
             out["under_load"]["held_out_ranges_notes"] = notes
+            out["under_load"]["held_out_ranges_scope"] = (
+                f"the held-out ranges {POOLED_RANGES}; {deployment_range_words(p)}"
+            )
             # a fleet is never sized past a replica's capacity (without targets it is sized on it): kept for readers
             out["under_load"]["past_capacity"] = False
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
@@ -808,7 +812,7 @@ def plan_command(
             if sized is None:  # past capacity at the rate: no percentile to show
                 text = f"\n\n{_rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing)}"
             text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
-        lines = held_out_range_lines(sized, ranges, _arrival(sized)) if sized else []
+        lines = held_out_range_lines(sized, ranges, _arrival(sized), deployment_range_words(p)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
@@ -1151,11 +1155,33 @@ def _arrival(s: Sizing) -> str:
     return BURST if s.is_burst else STEADY
 
 
-def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY) -> list[str]:
+#: What the held-out ranges under load are drawn from: one table over every deployment (``planner.accuracy.
+#: loaded_ranges``: by quantity and arrival kind only), so the same multiples for an 8B on one H100 and DeepSeek-R1 on
+#: 8 x H200 (trial 15, F4).
+POOLED_RANGES = (
+    "is pooled over every GPU, engine and model class of those runs: the same multiples for every deployment, not "
+    "specific to this one"
+)
+
+
+def deployment_range_words(p: Plan) -> str:
+    """Which line printed above is this deployment's own range, as the held-out ranges' scope names it: the Budget
+    review's margin line where it is printed (``render_plan``: the serving runs of this GPU, engine and model class),
+    else the TPOT range of the decode lines (this GPU and group, which the margin then equals)."""
+    if p.serving_margin != p.time_residuals or p.serving_margin_note != p.time_range_note:
+        return "this deployment's own is the Budget review's margin line above (this GPU, engine and model class)"
+    return "this deployment's own is the TPOT range above (this GPU and group; the Budget review's margin too)"
+
+
+def held_out_range_lines(
+    s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY, specific: str = ""
+) -> list[str]:
     """The stated range of each loaded percentile ``render_sizing`` prints, one line each: the range as multiples of
     the simulated figure, the figure's bounds, the sources and the share of held-out figures inside the range built
     without their own source (a p95 figure: p99's range, ``quantity_for``, labelled "(p99's range)"); then one line
-    per end that one source sets. None without the ranges' file."""
+    per end that one source sets. Under the heading, that the ranges are pooled over every deployment
+    (``POOLED_RANGES``) and ``specific``: which line is this deployment's own (``deployment_range_words``). None
+    without the ranges' file."""
     rows = []
     for label, field, pct in RANGED_FIGURES:
         quantity = range_quantity(field, f"p{pct}")
@@ -1171,8 +1197,10 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], 
     lines = [
         "  held-out range (measured / predicted: 10th-90th percentile over published runs under steady load from",
         "  sources planner never saw, each source alike; inside: share of those runs within the range built",
-        "  without their own source, nominal 80%; docs/accuracy.md, 'Do the ranges hold?'):",
-    ]
+        "  without their own source, nominal 80%; docs/accuracy.md, 'Do the ranges hold?')",
+        *textwrap.wrap(f"{POOLED_RANGES}" + (f"; {specific}:" if specific else ":"), 104, initial_indent="  ",
+                       subsequent_indent="  "),
+    ]  # fmt: skip
     notes = []
     for label, value, r, taken, stat in rows:
         if math.isnan(value):  # no such figure (TPOT and ITL of one output token): no range around it
