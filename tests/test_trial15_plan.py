@@ -192,3 +192,81 @@ class TestF4HeldOutRangesArePooled:
         same = replace(p, serving_margin=p.time_residuals, serving_margin_note=p.time_range_note)
         assert deployment_range_words(same).startswith("this deployment's own is the TPOT range above")
         assert deployment_range_words(p).startswith("this deployment's own is the Budget review's margin line")
+
+
+class TestF6TargetsNoFleetMeets:
+    """F6: "no group of GPUs meets them: 1 per replica: no fleet of up to 262,144 replicas meets the targets: at
+    3.81e-05 requests/s each, p95 TTFT 0.0425 s (target 0.001 s), TPOT 7.47 ms (target 30 ms)": a "them" without
+    antecedent, "no group" of one group, a rate in scientific notation, seconds and milliseconds mixed, and a search's
+    end where an idle replica already misses."""
+
+    TARGETS = ("--rate", "10", *LENGTHS, "--ttft-target", "1ms", "--tpot-target", "30ms")
+
+    @staticmethod
+    def idle_ttft_ms(gpus: int) -> float:
+        """One request alone on an idle replica of ``gpus`` x H100 (``idle_misses``' run: a closed loop of one); the
+        trial's 0.0425 s at 262,144 replicas (10 / 262,144 requests/s each: idle) for 1 GPU."""
+        from planner.report import plan, replica_of
+        from planner.serving.load import latency_under_load
+
+        replica = replica_of(plan("H100", "llama3.1-8b", 4096, gpus=gpus))
+        return latency_under_load(replica, 1000, 300, concurrency=1, num_requests=1).ttft_s.p95 * 1e3
+
+    def test_one_group_says_the_idle_replica_misses_first_in_ms(self):
+        """The trial's command with --gpus 1: the whole refusal is the idle miss, 42.5 ms (the trial's 0.0425 s);
+        the TPOT target an idle replica meets (7.47 ms against 30) is not in it."""
+        line = one_line(run(*SMALL, *self.TARGETS), 2)
+        idle = self.idle_ttft_ms(1)
+        assert idle == pytest.approx(42.5, abs=0.05)
+        assert line == (
+            "planner: error: p95 TTFT target 1 ms is below one request's own TTFT on an idle replica (42.5 ms on 1 x "
+            "H100 SXM 80GB): no number of replicas meets it"
+        )
+
+    def test_several_groups_list_each_groups_idle_figure_and_the_lowest(self):
+        """Without --gpus the groups 1, 2, 4 and 8 are tried (``groups_to_try``): each one's idle TTFT, in ms, and
+        the lowest of them as the best reachable; one line of well under the trial's ~700 characters."""
+        args = [a for a in SMALL if a not in ("--gpus", "1")]
+        line = one_line(run(*args, *self.TARGETS), 2)
+        idle = {n: self.idle_ttft_ms(n) for n in (1, 2, 4, 8)}
+        values = ", ".join(f"{idle[n]:.3g}" for n in (1, 2, 4)) + f" and {idle[8]:.3g}"
+        assert line == (
+            "planner: error: p95 TTFT target 1 ms is below one request's own TTFT on an idle replica of every group "
+            f"tried (1, 2, 4 and 8 x H100 SXM 80GB: {values} ms): no number of replicas meets it; the lowest "
+            f"reachable is {min(idle.values()):.3g} ms, on 8 x H100 SXM 80GB a replica"
+        )
+        assert min(idle.values()) == idle[8] and len(line) < 300
+        for slip in ("them", "e-0", "262,144", " s ("):
+            assert slip not in line
+
+    def test_the_search_end_refusal_gives_ms_and_a_plain_rate(self):
+        """Where an idle replica meets the targets but the search's end does not (here a search capped at 2
+        replicas, 40 requests/s: 20 each, below the 24.6 capacity), the figures at the end are in ms with their
+        targets in ms, the rate without scientific notation, and a target not given is "no target"."""
+        from planner.errors import NoFleetMeetsError
+        from planner.serving.fleet import fewest_replicas
+        from planner.serving.load import Replica
+
+        with pytest.raises(NoFleetMeetsError) as err:
+            fewest_replicas(Replica("H100", "llama3.1-8b", 1), 1000, 300, 40.0, ttft_target_s=0.06, max_replicas=2)
+        text = str(err.value)
+        assert text.startswith("no fleet of up to 2 replicas meets the targets: at 20 requests/s each, p95 TTFT ")
+        assert " ms (target 60 ms), TPOT " in text and text.endswith(" ms (no target)")
+        assert err.value.idle_misses == ()
+
+    def test_rates_and_times_are_never_in_scientific_notation(self):
+        """The trial's 3.81e-05 requests/s is 10 / 262,144: one request every 1 / 3.81e-05 s = 26,214 s = 7.28
+        hours; 1e6 requests/s is written in full; ms to 3 significant figures, grouped from 100 ms."""
+        from planner.serving.fleet import ms_words, rate_words
+
+        assert rate_words(10 / 262_144) == "one request every 7.28 hours"
+        assert rate_words(1 / 120) == "one request every 2 minutes"
+        assert rate_words(1e6) == "1,000,000 requests/s" and rate_words(3.8147) == "3.81 requests/s"
+        assert ms_words(0.0425) == "42.5 ms" and ms_words(0.001) == "1 ms" and ms_words(12.345) == "12,345 ms"
+
+    def test_a_burst_below_an_idle_replica_is_refused_the_same_way(self, tmp_path):
+        """A burst trace (every request at 0) with a 1 ms TTFT target: one request a replica is an idle replica's
+        TTFT, so the same sentence as at a rate (it was "no fleet of up to N replicas ... for a burst")."""
+        path = _trace(tmp_path / "burst.csv", [(0.0, 1000, 300)] * 20)
+        line = one_line(run(*SMALL, "--trace", str(path), "--ttft-target", "1ms"), 2)
+        assert "p95 TTFT target 1 ms is below one request's own TTFT on an idle replica (42.5 ms on 1 x H100" in line

@@ -696,11 +696,13 @@ def plan_command(
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     check: FleetCheck | None = None
+    sent_output = output_tokens
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None:  # a fixed-length run, or a trace's step tables: the means in whole tokens
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         lengths = traffic.lengths if traffic else trace.lengths if trace else None
+        sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
             raise InvalidInputError(
                 f"--tpot-target: {NO_TPOT_WITH_ONE_TOKEN}, so a TPOT target has nothing to hold; leave out "
@@ -750,7 +752,7 @@ def plan_command(
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
         out = plan_as_dict(p) | (
-            {"under_load": sizing_as_dict(sized, p, output_tokens) | {"prefix_hit_rate": hit}} if sized else {}
+            {"under_load": sizing_as_dict(sized, p, sent_output) | {"prefix_hit_rate": hit}} if sized else {}
         )
         if check is not None:  # --replicas: the given fleet, sized on nothing
             out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
@@ -803,6 +805,7 @@ def plan_command(
                 run_setup,
                 given=check is not None,
                 routing=routing,
+                sent_output=sent_output,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1036,13 +1039,17 @@ def render_sizing(
     setup=None,
     given: bool = False,
     routing: str = "random",
+    sent_output: float | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
     the groups tried, where the group was chosen among several; how many sequences a replica ran at once, from the
     simulated run's ``setup``: the engine's max_num_seqs and the KV cache, as the engine admits them). ``given``: the
-    replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict."""
+    replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict. ``sent_output``:
+    the output tokens a simulated request emits on average (fixed lengths: the mean in whole tokens), in which the
+    rate offered a replica is counted (``_output_words``); None: ``output_tokens``."""
     r, q = s.result, f"p{s.percentile:g}"
+    sent_output = output_tokens if sent_output is None else sent_output
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
     meet = (
@@ -1097,7 +1104,7 @@ def render_sizing(
                 ("TPOT p50 / p95 / p99", spread(r.tpot_s)),
                 ("ITL p50 / p95 / p99", spread(r.itl_s)),
                 ("latency p50 / p95 / p99", spread(r.e2e_s)),
-                ("output per replica", _output_words(s, output_tokens)),
+                ("output per replica", _output_words(s, sent_output)),
             )
         ),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
