@@ -268,7 +268,9 @@ def test_plan_rate_past_what_any_fleet_keeps_up_with_is_refused():
     request/s one replica, within its capacity. The rate in full, not 1e+06 (trial 15, F6: no scientific notation)."""
     base = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--prompt-tokens", "100")
     over = run(*base, "--output-tokens", "4000", "--rate", "1e6")
-    assert over.exit_code == 2 and "no fleet of up to 262,144 replicas keeps up with 1,000,000 requests/s" in over.output
+    assert (
+        over.exit_code == 2 and "no fleet of up to 262,144 replicas keeps up with 1,000,000 requests/s" in over.output
+    )
     assert "past its capacity" in over.output and "Traceback" not in over.output
     huge = run(*base, "--output-tokens", "100", "--rate", "1e308")  # past a scenario's bound: one usage line
     assert (
