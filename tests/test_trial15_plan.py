@@ -6,6 +6,8 @@ for F3; Llama-3.1-8B on 1 x H100 at 1,000 / 300 tokens for the rest."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cli_support import one_line, run
 
@@ -66,8 +68,6 @@ class TestF10WordingAndFormat:
         """planner/cli/__init__.py's docstring and planner/errors.py: 2 bad usage, 1 failure (kept; the trial saw
         "does not fit" exit 1 and an unknown name 2). Now `planner --help` and the README say so, and the codes are
         those said: an unknown name 2, weights that do not fit 1."""
-        from pathlib import Path
-
         help_text = " ".join(run("--help").stdout.split())
         assert "Exit codes: 0 done; 2 bad input" in help_text and "1 a failure" in help_text
         readme = (Path(__file__).parents[1] / "README.md").read_text()
@@ -270,3 +270,207 @@ class TestF6TargetsNoFleetMeets:
         path = _trace(tmp_path / "burst.csv", [(0.0, 1000, 300)] * 20)
         line = one_line(run(*SMALL, "--trace", str(path), "--ttft-target", "1ms"), 2)
         assert "p95 TTFT target 1 ms is below one request's own TTFT on an idle replica (42.5 ms on 1 x H100" in line
+
+
+#: The trial's DeepSeek-R1 case (F3): plan's command, and its work/ds.toml for `planner export`, the same traffic.
+DS = ("plan", "--gpu", "H200", "--model", "deepseek-r1", "--context", "8k", "--gpus", "8", "--parallelism", "dp-ep")
+DS_LOAD = ("--rate", "10", "--prompt-tokens", "1000", "--output-tokens", "500", "--ttft-target", "2",
+           "--tpot-target", "50ms")  # fmt: skip
+DS_SCENARIO = """title = "DeepSeek-R1 on 8 x H200 dp-ep"
+[workload]
+peak_requests_per_s = 10
+average_requests_per_s = 10
+prompt_tokens_mean = 1000
+prompt_tokens_high = 1000
+output_tokens_mean = 500
+output_tokens_high = 500
+high_percentile = 95
+ttft_target_s = 2
+tpot_target_s = 0.05
+growth_over_horizon = 0
+horizon_months = 12
+[defaults]
+model = "DeepSeek-R1"
+gpu = "H200"
+spare_replicas = 0
+[[option]]
+name = "H200 dp-ep 8"
+parallelism = "dp-ep"
+gpus_per_replica = 8
+pricing = "cloud"
+"""
+
+
+class TestF3PlanSaysItsFleetIsSizedWithoutTheMargin:
+    """F3: `plan --rate` sized DeepSeek-R1 dp-ep on 8 x H200 at 1 replica, "meets" p95 TPOT 50 ms (44.3 ms), while its
+    own Budget review's margin line said such runs are +40% / +149% slower and `planner export` sized 336 GPUs."""
+
+    @pytest.fixture(scope="class")
+    def ds(self):
+        """The trial's command: text and --json."""
+        import json
+
+        return plan_text(*DS, *DS_LOAD), json.loads(plan_text(*DS, *DS_LOAD, "--json"))
+
+    def test_the_margin_line_sits_under_the_replicas_with_the_figures_at_both_ends(self, ds):
+        """The margin is the plan's own (``Plan.serving_margin``: +40% / +149%, README's figures for this
+        deployment); each end's p95 TPOT is the simulated p95 x (1 + margin): 44.3 ms x 1.40 = 62 ms, x 2.49 = 110 ms
+        (the trial's "62-110 ms against a 50 ms target"), past 50 ms at both ends; TTFT x 2.49 stays within 2 s."""
+        from planner.units import fmt_seconds
+
+        text, out = ds
+        u = out["under_load"]
+        assert (out["serving_margin"]["low"], out["serving_margin"]["high"]) == pytest.approx((0.40, 1.49))
+        lines = text.splitlines()
+        at = next(i for i, x in enumerate(lines) if x.startswith("  replicas (p95 TTFT <= 2.00 s, TPOT <= 50 ms)"))
+        assert lines[at].split(": ")[1].startswith("1 x 8 x H200 SXM 141GB = 8 GPUs")
+        margin = lines[at + 1]
+        assert margin.startswith("  margin: sized on the prediction, with no margin; at the Budget review's margin "
+                                 "(TPOT +40% / +149%, its line above")  # fmt: skip
+        tpot, ttft = u["tpot_s"]["p95"], u["ttft_s"]["p95"]
+        assert fmt_seconds(tpot) == "44.3 ms"
+        lo, hi = fmt_seconds(tpot * 1.40), fmt_seconds(tpot * 2.49)
+        assert (lo, hi) == ("62 ms", "110 ms")
+        assert f"TPOT would be {lo} / {hi} against the 50 ms target: past it at both ends" in margin
+        assert f"TTFT would be {fmt_seconds(ttft * 1.40)} / {fmt_seconds(ttft * 2.49)} against the 2.00 s target: " \
+               "within it at both ends" in margin  # fmt: skip
+
+    def test_the_slow_end_is_sized_as_planner_export_sizes_it(self, ds):
+        """At the +149% end: 42 x 8 = 336 GPUs, the trial's `planner export work/ds.toml` figure; recomputed here by
+        export's own ``evaluate`` on that scenario (its ``under_load`` sizing), not copied."""
+        import tomllib
+
+        from planner.catalog import default_catalog
+        from planner.export.evaluate import evaluate
+        from planner.export.scenario import parse_scenario
+
+        text, out = ds
+        scenario = parse_scenario(tomllib.loads(DS_SCENARIO))
+        exported = evaluate(scenario.option[0], scenario.workload, default_catalog(), 0.2)
+        assert exported.margin == pytest.approx(1.49) and exported.under_load.replicas == 42
+        line = next(x for x in text.splitlines() if x.startswith("  at the +149% margin's end: "))
+        assert line.startswith("  at the +149% margin's end: 42 x 8 = 336 GPUs, as planner export sizes (each target "
+                               "/ 2.49, the same search")  # fmt: skip
+        high = out["under_load"]["margin"]["at_high_end"]
+        assert high["replicas"] == 42 and high["gpus"] == 336 and high["reason"] is None
+        assert high["tpot_goal_s"] == pytest.approx(0.05 / 2.49) and high["ttft_goal_s"] == pytest.approx(2 / 2.49)
+        assert out["under_load"]["margin"]["sized_on"] == "the prediction, no margin"
+        assert "42 x 8 = 336" in (Path(__file__).parents[1] / "docs" / "model.md").read_text()
+
+    def test_a_margin_within_the_targets_says_export_needs_no_more(self):
+        """Llama-3.1-8B on 1 x H100 under vLLM: margin -8% / -1% (README), within 1 s and 30 ms at both ends, so
+        export (margin max(0, -1%) = 0: ``range_margin``) sizes the same; no extra search, no slow-end fleet."""
+        import json
+
+        targets = ("--rate", "10", *LENGTHS, "--ttft-target", "1", "--tpot-target", "30ms")
+        (line,) = [x for x in plan_text(*SMALL, *targets).splitlines() if x.startswith("  margin: ")]
+        assert "(TPOT -8% / -1%" in line and line.endswith(
+            "within it at both ends; so planner export's margin needs no more replicas on this group"
+        )
+        m = json.loads(plan_text(*SMALL, *targets, "--json"))["under_load"]["margin"]
+        assert m["at_high_end"] is None and m["high"]["past_targets"] == []
+
+    def test_without_targets_there_is_no_margin_line(self):
+        """Sized on capacity (no target): the margin is a latency's, so nothing is said and --json's margin is null."""
+        import json
+
+        assert "  margin: " not in plan_text(*SMALL, "--rate", "10", *LENGTHS)
+        assert json.loads(plan_text(*SMALL, "--rate", "10", *LENGTHS, "--json"))["under_load"]["margin"] is None
+
+    def test_a_given_fleet_is_judged_likewise(self):
+        """--replicas 2 of the DeepSeek case: "judged on the prediction", and the slow end's 42 replicas set against
+        the 2 given."""
+        text = plan_text(*DS, *DS_LOAD, "--replicas", "2")
+        assert "  margin: judged on the prediction, with no margin;" in text
+        assert "  at the +149% margin's end: 42 x 8 = 336 GPUs, against the 2 given, as planner export sizes" in text
+
+
+def _poisson_trace(path, rate_per_s: float, n: int, seed: int = 15):
+    """A planner trace of ``n`` requests of 1,000 / 300 tokens at Poisson arrivals of ``rate_per_s`` (gaps drawn
+    exponential with ``seed``): the trial's trace20/60.csv kind, smaller."""
+    import numpy as np
+
+    gaps = np.random.default_rng(seed).exponential(1 / rate_per_s, n)
+    return _trace(path, [(round(float(t), 6), 1000, 300) for t in np.cumsum(gaps) - gaps[0]])
+
+
+class TestF8ReplicasOnATrace:
+    """F8: `--replicas N` with `--trace` was refused ("a trace is sized, not run on a given fleet"); replaying the
+    recorded peak against the fleet one runs is the natural check. Now the trace is dealt over the N replicas as
+    ``--routing`` deals it when sizing (``replica_run``), with the `--rate --replicas` verdict lines."""
+
+    TARGETS = ("--ttft-target", "0.5", "--tpot-target", "30ms")
+
+    @pytest.fixture(scope="class")
+    def trace(self, tmp_path_factory):
+        """1,200 requests at 40 requests/s: on 2 x (1 x H100) replicas 20 each, below one replica's 24.6 (F7)."""
+        return _poisson_trace(tmp_path_factory.mktemp("f8") / "t40.csv", 40.0, 1200)
+
+    def test_the_verdict_lines_are_printed_as_for_a_rate(self, trace):
+        """fleet given, against the targets, capacity per replica and one replica lost, each with the trace's own
+        mean rate ((N - 1) / span: ``TraceLoad.rate_per_s``) and "1 replica" (F10) for the one lost."""
+        from planner.accuracy.published import read_csv_rows
+        from planner.serving.load import MAX_PROMPTS, trace_load
+
+        t = trace_load(read_csv_rows(trace, MAX_PROMPTS, "a trace file"), str(trace))
+        text = plan_text(*SMALL, "--trace", str(trace), *self.TARGETS, "--replicas", "2")
+        assert f"  fleet given: 2 x 1 x H100 SXM 80GB = 2 GPUs at the trace's {t.rate_per_s:.3g} requests/s, " in text
+        assert "  against the targets (p95 TTFT <= 500 ms, TPOT <= 30 ms): meets (p95 TTFT " in text
+        assert "a multiple of a trace's rate is the trace replayed that much faster (its arrival times / it)" in text
+        assert f"  one replica lost: 1 replica at the trace's {t.rate_per_s:.3g} requests/s, " in text
+        assert "routed to one of 2 replicas at random (--routing random)" in text
+
+    def test_the_given_count_equal_to_the_sized_one_shows_the_sizings_figures(self, trace):
+        """The same trace sized (no --replicas) and given the count it was sized at: the same simulated run, so the
+        same TTFT and TPOT lines (both deal the trace by ``replica_share``)."""
+        sized = plan_text(*SMALL, "--trace", str(trace), *self.TARGETS)
+        (count,) = [x for x in sized.splitlines() if x.startswith("  replicas (p95")]
+        k = count.split(": ")[1].split(" x ")[0]
+        given = plan_text(*SMALL, "--trace", str(trace), *self.TARGETS, "--replicas", k)
+
+        def figures(text: str) -> list[str]:
+            return [x for x in text.splitlines() if x.startswith(("  TTFT p50", "  TPOT p50"))]
+
+        assert figures(given) == figures(sized) and len(figures(sized)) == 2
+
+    def test_the_headroom_is_the_trace_replayed_faster(self, trace):
+        """The rule (``check_fleet``'s docstring): the headroom h is the most traffic, as m - 1, at which the trace
+        replayed m times as fast (arrival times / m) still meets, to ``HEADROOM_STEP``. Checked against runs made
+        here with ``replica_run`` on the sped-up arrivals: 1 + h meets and 1 + h + step misses (below the curve's
+        2x end)."""
+        from planner.accuracy.published import read_csv_rows
+        from planner.serving.fleet import HEADROOM_STEP, check_fleet, past_capacity, replica_run, within_targets
+        from planner.serving.load import MAX_PROMPTS, Replica, trace_load
+
+        t = trace_load(read_csv_rows(trace, MAX_PROMPTS, "a trace file"), str(trace))
+        replica = Replica("H100", "llama3.1-8b", 1)
+        c = check_fleet(replica, 1000, 300, t.rate_per_s, 2, ttft_target_s=0.5, tpot_target_s=0.03,
+                        lengths=t.lengths, arrivals_s=t.arrivals_s)  # fmt: skip
+        assert c.replayed and c.meets and 0 < c.headroom < 1.0
+        assert c.one_lost is not None and c.one_lost.replicas == 1 and c.one_lost.replayed
+
+        def meets(m: float) -> bool:
+            if past_capacity(replica, 1000, 300, [t.rate_per_s * m / 2])[0]:
+                return False
+            arrivals = [a / m for a in t.arrivals_s]
+            r = replica_run(replica, 1000, 300, t.rate_per_s * m, 2, lengths=t.lengths, arrivals_s=arrivals)
+            return within_targets(r, 95, 0.5, 0.03)
+
+        assert meets(1 + c.headroom) and not meets(1 + c.headroom + HEADROOM_STEP)
+
+    def test_json_says_the_headroom_is_the_trace_replayed_faster(self, trace):
+        """--json: under_load.fleet_check as for a rate, with headroom_by naming what the multiples scale."""
+        import json
+
+        u = json.loads(plan_text(*SMALL, "--trace", str(trace), *self.TARGETS, "--replicas", "2", "--json"))
+        c = u["under_load"]["fleet_check"]
+        assert u["under_load"]["sized_on"] == "given (--replicas)" and c["meets"] is True
+        assert c["headroom_by"] == "the trace replayed faster" and c["one_lost"]["replicas"] == 1
+
+    def test_a_burst_trace_with_replicas_is_refused_saying_why(self, tmp_path):
+        """A burst has no rate: no capacity or headroom to judge a given fleet by; sizing it is the way (F8 asked for a
+        refusal where headroom is not sound)."""
+        path = _trace(tmp_path / "burst.csv", [(0.0, 1000, 300)] * 20)
+        line = one_line(run(*SMALL, "--trace", str(path), "--ttft-target", "1", "--replicas", "2"), 2)
+        assert "is a burst (its 20 requests all arrive at the same time), which has no rate" in line
+        assert line.endswith("leave out --replicas to size the fleet on the burst")

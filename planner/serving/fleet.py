@@ -728,6 +728,8 @@ class FleetCheck:
     #: (``headroom_over``; without targets: within the capacity, replicas x capacity / rate - 1, as CAPACITY_RPS sizes)
     headroom: float
     one_lost: FleetCheck | None = None
+    #: A recorded traffic (``check_fleet``'s ``arrivals_s``): the headroom's multiples replay it faster, not at a rate.
+    replayed: bool = False
 
     @property
     def rate_per_replica_s(self) -> float:
@@ -769,15 +771,27 @@ def check_fleet(
     prefix_hit_rate: float = 0.0,
     lose_one: bool = True,
     routing: str = "random",
+    arrivals_s: Any = None,
 ) -> FleetCheck:
     """``replicas`` replicas taking ``rate_per_s`` (``replica_run``: the traffic's gamma gaps of ``burstiness`` dealt
     by ``routing``, at random by default), as ``fewest_replicas`` runs a count: one replica's run (None at or past its capacity,
     ``past_capacity``), each replica's capacity (``capacity_per_s``, the Excel CAPACITY_RPS) and the headroom over the
     rate: with targets, ``headroom_over`` (the review's rule; a negative one is a shortfall), without, replicas x
     capacity / rate - 1; with ``lose_one`` and more than one replica, the same on one replica fewer
-    (``FleetCheck.one_lost``: does the fleet hold its targets when one fails?)."""
+    (``FleetCheck.one_lost``: does the fleet hold its targets when one fails?).
+    ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``;
+    ``rate_per_s`` its mean rate), dealt over the replicas as ``fewest_replicas`` deals it (``replica_run``); the
+    headroom's m x the rate is the same trace replayed m times as fast (each arrival time / m: its bursts and lulls
+    kept, squeezed), and the capacity is judged at the means, as ``fewest_replicas`` judges it. A burst (every
+    arrival at one time) has no rate to take a multiple of: refused (``InvalidInputError``)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
+    arrivals = None if arrivals_s is None else np.asarray(arrivals_s, dtype=float)
+    if arrivals is not None and (not len(arrivals) or np.ptp(arrivals) == 0):
+        raise InvalidInputError(
+            "a burst (every request at the same time) has no rate, so no capacity or headroom over it to judge a "
+            "given fleet by; size the fleet on the burst instead (without a replica count)"
+        )
     k, rate = int(replicas), float(rate_per_s)
     if k < 1:
         raise InvalidInputError(f"replicas {replicas!r} is not a whole number of 1 or more")
@@ -793,6 +807,7 @@ def check_fleet(
             runs[multiple] = None if past else replica_run(
                 replica, prompt_tokens, output_tokens, at, k, burstiness=burstiness, lengths=lengths,
                 prefix_hit_rate=prefix_hit_rate, routing=routing,
+                arrivals_s=None if arrivals is None else arrivals / multiple,
             )  # fmt: skip
         return runs[multiple]
 
@@ -807,11 +822,12 @@ def check_fleet(
         one_lost = check_fleet(
             replica, prompt_tokens, output_tokens, rate, k - 1, percentile=percentile, ttft_target_s=ttft_target_s,
             tpot_target_s=tpot_target_s, burstiness=burstiness, lengths=lengths, prefix_hit_rate=prefix_hit_rate,
-            lose_one=False, routing=routing,
+            lose_one=False, routing=routing, arrivals_s=arrivals,
         )  # fmt: skip
     return FleetCheck(
-        k, rate, float(percentile), float(ttft_target_s), float(tpot_target_s), run(1.0), cap, headroom, one_lost
-    )
+        k, rate, float(percentile), float(ttft_target_s), float(tpot_target_s), run(1.0), cap, headroom, one_lost,
+        arrivals is not None,
+    )  # fmt: skip
 
 
 def load_percentile(
