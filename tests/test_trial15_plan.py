@@ -379,8 +379,11 @@ class TestF3PlanSaysItsFleetIsSizedWithoutTheMargin:
 
     def test_a_given_fleet_is_judged_likewise(self):
         """--replicas 2 of the DeepSeek case: "judged on the prediction", and the slow end's 42 replicas set against
-        the 2 given."""
+        the 2 given. Its targets hold past 2x the rate (``LOAD_CURVE``'s end), which read "within the targets: over
+        inf requests/s each"; now 2 x its 5 requests/s each."""
         text = plan_text(*DS, *DS_LOAD, "--replicas", "2")
+        assert "within the targets: over 10 requests/s each (the targets hold at 2x the rate)" in text
+        assert "inf requests/s" not in text
         assert "  margin: judged on the prediction, with no margin;" in text
         assert "  at the +149% margin's end: 42 x 8 = 336 GPUs, against the 2 given, as planner export sizes" in text
 
