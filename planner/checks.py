@@ -172,9 +172,11 @@ def _checked(arr: np.ndarray, bad: np.ndarray, accepted: str, errors: Errors, fi
 
 
 def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
+    """ "<accepted>; got <value>": a whole number with thousands separators, as every count planner prints
+    ("got 104,857,600" for a context of 100M), any other as Python writes it ("got 1e+30", "got 0.5")."""
     value = float(value)
-    shown = int(value) if math.isfinite(value) and value == int(value) and abs(value) < 1e15 else value
-    return OutOfRangeError(f"{accepted}; got {shown!r}")
+    whole = math.isfinite(value) and value == int(value) and abs(value) < 1e15
+    return OutOfRangeError(f"{accepted}; got {int(value):,}" if whole else f"{accepted}; got {value!r}")
 
 
 def token_counts(value: Any, what: str, errors: Errors = "raise", whole: bool = True) -> Any:

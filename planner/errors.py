@@ -4,6 +4,7 @@
     ├── UnknownNameError         a GPU, model, precision or engine name not in the catalog (+ closest names)
     ├── InvalidInputError        a value of the wrong kind (+ what is accepted)
     │   ├── OutOfRangeError      a number of the right kind outside what makes sense (+ the range)
+    │   │   └── NoFleetMeetsError  latency targets no number of replicas meets (+ what an idle replica reaches)
     │   └── MissingDataError     the catalog lacks a number the question needs (e.g. a price)
     ├── DoesNotFitError          a configuration whose weights (or one sequence) do not fit in memory
     ├── CatalogError             a catalog file or entry that does not validate (file, entry, field, problem)
@@ -61,6 +62,16 @@ class OutOfRangeError(InvalidInputError):
     """Raised when a number is of the right kind but outside what makes sense (context 0, utilization 1.5)."""
 
     excel_error = "#NUM!"
+
+
+class NoFleetMeetsError(OutOfRangeError):
+    """Raised when no number of replicas (up to the search's limit) meets latency targets. ``idle_misses``: the
+    targets that one request alone on an idle replica already misses (``planner.serving.fleet.IdleMiss``), which no
+    number of replicas can meet; empty where the fleet needed is past the search's limit instead."""
+
+    def __init__(self, message: str, idle_misses: tuple = ()):
+        self.idle_misses = tuple(idle_misses)
+        super().__init__(message)
 
 
 class MissingDataError(InvalidInputError):

@@ -106,6 +106,16 @@ TOKEN_SUFFIXES = {"k": 2**10, "m": 2**20}
 _TOKEN_COUNT = re.compile(r"(?P<number>[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<suffix>[kKmM]?)")
 
 
+def token_count_accepted(whole: bool = True, least: int | None = None) -> str:
+    """What a token count takes, as every refusal of one says it: "a whole number of tokens such as 8192, 8,192, 1e4
+    or 8k (k = 1,024 tokens)"; ``whole`` False: a mean, "a number of tokens such as 207.5, ..."; ``least``: with its
+    lower bound ("a number of tokens of 1 or more, such as 207.5, ...")."""
+    kind = "a whole number of tokens" if whole else "a number of tokens"
+    bound = f" of {least:,} or more," if least is not None else ""
+    example = "8192" if whole else "207.5"
+    return f"{kind}{bound} such as {example}, 8,192, 1e4 or 8k (k = 1,024 tokens)"
+
+
 def parse_token_count(value: object, whole: bool = True, whole_because: str = "") -> int:
     """A token count as people write it: 8192, "8192", "8,192", "8_192", "1e4" (10,000), "8k" / "8K" (8,192 =
     8 x 1,024, as model cards mean an 8K context), "1.5k" (1,536), "1M" (1,048,576).
@@ -115,9 +125,7 @@ def parse_token_count(value: object, whole: bool = True, whole_because: str = ""
     ``whole=False`` (a run's mean length, "207.5" or "1.3k"): a fraction is kept, returned as a float.
     ``whole_because``: why the count must be whole (a context sizes memory), said when a fraction is refused.
     """
-    accepted = "a whole number of tokens such as 8192, 8,192, 1e4 or 8k (k = 1,024 tokens)"
-    if not whole:
-        accepted = "a number of tokens such as 207.5, 8,192, 1e4 or 8k (k = 1,024 tokens)"
+    accepted = token_count_accepted(whole)
     if isinstance(value, bool):
         raise ValueError(f"expected {accepted}, not true or false")
     if isinstance(value, int):

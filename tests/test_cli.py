@@ -61,7 +61,10 @@ class TestPlan:
 
     def test_bad_option_value_is_a_usage_error(self):
         r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "0")
-        assert r.exit_code == 2 and "--context': 0 tokens; give at least 1" in r.output
+        assert (
+            r.exit_code == 2
+            and "--context': '0' is less than 1 token; give a whole number of tokens of 1 or more" in r.output
+        )
 
 
 class TestCatalogCommands:
@@ -262,10 +265,12 @@ def test_plan_rate_past_what_any_fleet_keeps_up_with_is_refused():
     Llama-2-70B on 2 x H100 (3.8 requests/s each; capacity under 1 request/s at 100 / 4,000 tokens) are each past it:
     one error line, not a
     fleet (a rate above a scenario's bound, MAX_REQUESTS_PER_S, overflowed planner.serving.approx: refused); at 1
-    request/s one replica, within its capacity."""
+    request/s one replica, within its capacity. The rate in full, not 1e+06 (trial 15, F6: no scientific notation)."""
     base = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--prompt-tokens", "100")
     over = run(*base, "--output-tokens", "4000", "--rate", "1e6")
-    assert over.exit_code == 2 and "no fleet of up to 262,144 replicas keeps up with 1e+06 requests/s" in over.output
+    assert (
+        over.exit_code == 2 and "no fleet of up to 262,144 replicas keeps up with 1,000,000 requests/s" in over.output
+    )
     assert "past its capacity" in over.output and "Traceback" not in over.output
     huge = run(*base, "--output-tokens", "100", "--rate", "1e308")  # past a scenario's bound: one usage line
     assert (

@@ -101,11 +101,32 @@ class TestFewestGpus:
         assert fleet.fewest_gpus({2: 2, 1: 1}, 800, 400, 10.0).gpus_per_replica == 1
 
     def test_no_group_meeting_names_each_groups_reason(self):
+        """A 1 ms TTFT is below an idle replica's of both groups: one sentence naming each group's idle TTFT and
+        the lowest (trial 15, F6: it was each group's "no fleet of up to 262,144 replicas" after "meets them")."""
         reps = {n: Replica("H100", "llama3.1-70b", n, weight_precision="fp8") for n in (2, 4)}
         with pytest.raises(OutOfRangeError) as err:
             fleet.fewest_gpus(reps, 800, 400, 1.0, ttft_target_s=0.001)
-        assert str(err.value).startswith("no group of GPUs meets them: 2 per replica: no fleet of up to")
-        assert "; 4 per replica: no fleet of up to" in str(err.value)
+        assert str(err.value).startswith(
+            "p95 TTFT target 1 ms is below one request's own TTFT on an idle replica of every group tried (2 and 4 x "
+            "H100: "
+        )
+        assert "no number of replicas meets it; the lowest reachable is" in str(err.value)
+        assert "them" not in str(err.value)
+
+    def test_groups_failing_for_other_reasons_are_each_named(self, monkeypatch):
+        """No target every group's idle replica misses: "no group of GPUs tried (...) meets the targets: " and each
+        group's own refusal (a stand-in fewest_replicas here: the reasons are the groups')."""
+
+        def refuse(r, *a, **k):
+            raise fleet.NoFleetMeetsError(f"reason {r}")
+
+        monkeypatch.setattr(fleet, "fewest_replicas", refuse)
+        with pytest.raises(OutOfRangeError) as err:
+            fleet.fewest_gpus({1: 1, 2: 2, 4: 4}, 800, 400, 10.0)
+        assert str(err.value) == (
+            "no group of GPUs tried (1, 2 and 4 GPUs a replica) meets the targets: 1 per replica: reason 1; 2 per "
+            "replica: reason 2; 4 per replica: reason 4"
+        )
 
 
 def test_export_and_plan_try_the_same_groups():
@@ -183,7 +204,9 @@ class TestFleetGpusInExcel:
         four = xf.REPLICAS("H100", "llama3.1-70b", 600.0, 800.0, 400.0, None, None, None, 4)
         assert got[0][0] == min(833 * 2, four * 4) < 833 * 2 and got[0][1] < got[0][0]
         assert xf.FLEET_GPUS(*self.ARGS[:5], 0.001) == "#NUM!"
-        assert xf.PLANNER_WHY("FLEET_GPUS", *self.ARGS[:5], 0.001).startswith("no group of GPUs meets them: 2 per")
+        assert xf.PLANNER_WHY("FLEET_GPUS", *self.ARGS[:5], 0.001).startswith(
+            "p95 TTFT target 1 ms is below one request's own TTFT on an idle replica of every group tried (2, 4 and 8 x"
+        )
 
 
 def test_docs_excel_states_fleet_gpus_as_computed():

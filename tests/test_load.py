@@ -484,7 +484,7 @@ class TestFewestReplicas:
         """A p95 TTFT target below one prompt's prefill cannot be met by any number of replicas."""
         from planner.serving.fleet import fewest_replicas
 
-        with pytest.raises(InvalidInputError, match="no fleet of up to 64 replicas meets the targets"):
+        with pytest.raises(InvalidInputError, match="is below one request's own TTFT on an idle replica"):
             fewest_replicas(ONE, 4096, 16, 1.0, ttft_target_s=0.5 * _prefill_s(4096), max_replicas=64)
 
 

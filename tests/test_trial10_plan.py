@@ -173,15 +173,18 @@ class TestReplicasGiven:
     @pytest.mark.parametrize(
         "args, words",
         [
-            (("--replicas", "8"), "--replicas runs a given fleet at a rate; give --rate"),
+            (
+                ("--replicas", "8"),
+                "--replicas runs a given fleet on a traffic; give --rate (and the lengths) or --trace",
+            ),
             (("--rate", "60", "--prompt-tokens", "1000", "--output-tokens", "300", "--replicas", "0"), "1 or more"),
             (("--rate", "60", "--prompt-tokens", "1000", "--output-tokens", "300", "--replicas", "1.5"), "whole"),
-            (("--trace", __file__, "--replicas", "8"), "a trace is sized, not run on a given fleet"),
         ],
     )
     def test_bad_input_is_one_line(self, args, words):
         """Without --rate, 0 or a fraction: one error line, exit 2 (a click usage error keeps click's usage lines
-        above its one "Error:" line, as tests/test_hostile_s170.py reads them)."""
+        above its one "Error:" line, as tests/test_hostile_s170.py reads them). A trace with --replicas is run since
+        trial 15 (F8: tests/test_trial15_plan.py)."""
         r = run(*CASE, *args)
         if r.stderr.startswith("Usage:"):
             assert r.exit_code == 2 and "Traceback" not in r.output, r.output

@@ -99,6 +99,10 @@ def main() -> None:
         planner export examples/budget-review.toml -o review.xlsx
 
         planner plan --gpu H100 --model llama2-70b --context 8192
+
+    Exit codes: 0 done; 2 bad input (an unknown name, a value of the wrong kind or out of range, targets no fleet
+    meets, a GPU count the engine cannot split the model over); 1 a failure on input read (weights that do not fit
+    the GPUs given, an output that exists without --force, validate --check finding a FAIL).
     """
     from planner.io import heap
 

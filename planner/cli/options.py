@@ -12,7 +12,7 @@ from planner.api import check_parallelism
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import PlannerError
-from planner.units import parse_seconds, parse_token_count
+from planner.units import counted, parse_seconds, parse_token_count, token_count_accepted
 
 
 class TokenCount(click.ParamType):
@@ -26,14 +26,28 @@ class TokenCount(click.ParamType):
         self.minimum, self.mean, self.whole_because = minimum, mean, whole_because
 
     def convert(self, value, param, ctx) -> int | float:
+        """The count; one refusal for any count below ``minimum``, negative or zero alike ("'-3' is less than 1
+        token; give a number of tokens of 1 or more, such as 207.5, ..."), where the parser alone would call "-3"
+        no number and 0 too few."""
+        text = value.strip() if isinstance(value, str) else value
+        negative = isinstance(text, str) and text.startswith("-")
         try:
-            count = parse_token_count(value, whole=not self.mean, whole_because=self.whole_because)
+            count = parse_token_count(text[1:] if negative else text, whole=not self.mean,
+                                      whole_because=self.whole_because)  # fmt: skip
         except ValueError as exc:
+            if negative:  # "-abc": not a number either way; say so of what was typed
+                self.fail(f"{text[:40]!r} is not {token_count_accepted(not self.mean, self.minimum)}", param, ctx)
             self.fail(str(exc), param, ctx)
         if isinstance(count, float) and count.is_integer():
             count = int(count)
-        if count < self.minimum:
-            self.fail(f"{count:,} tokens; give at least {self.minimum:,}", param, ctx)
+        if negative or count < self.minimum:
+            shown = repr(text[:40]) if isinstance(text, str) else repr(value)
+            self.fail(
+                f"{shown} is less than {counted(self.minimum, 'token')}; give "
+                f"{token_count_accepted(not self.mean, self.minimum)}",
+                param,
+                ctx,
+            )
         return count
 
 

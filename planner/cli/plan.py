@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 from pathlib import Path
@@ -46,6 +47,7 @@ from planner.export.scenario import (
     choices_text,
     reported_percentile,
 )
+from planner.export.sizing import margin_target, range_margin
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import cached_tokens_per_layer_sum, padded_kv_layer_tokens
 from planner.options import SPECULATION_OPTIONS, option_doc
@@ -65,6 +67,7 @@ from planner.serving.fleet import (
     near_ttft_floor,
     one_output_token,
     replica_share,
+    within_targets,
 )
 from planner.serving.load import (
     CLIENT_COMMANDS,
@@ -480,11 +483,12 @@ class Percentile(click.ParamType):
     "--replicas",
     "fleet_replicas",
     type=Whole("replicas, a whole number of 1 or more, e.g. 9", min=1),
-    help="With --rate: run this many replicas (of --gpus, else the smallest group that holds the model) at the rate "
-    "instead of sizing a fleet: each replica's percentiles against the targets (meets or misses), each replica's "
-    "steady-state capacity (Excel CAPACITY_RPS), with targets the most each takes within them and the headroom over "
-    "the rate (the review's Latency sheet's rule), and the same rate on one replica fewer (does the fleet hold its "
-    "targets when one fails?).",
+    help="With --rate or --trace: run this many replicas (of --gpus, else the smallest group that holds the model) on "
+    "the traffic instead of sizing a fleet: each replica's percentiles against the targets (meets or misses), each "
+    "replica's steady-state capacity (Excel CAPACITY_RPS), with targets the most each takes within them and the "
+    "headroom over the rate (the review's Latency sheet's rule; a trace's: the trace replayed faster, its arrival "
+    "times divided by the multiple), and the same traffic on one replica fewer (does the fleet hold its targets when "
+    "one fails?). Not with a burst trace (no rate).",
 )
 @click.option(
     "--prompt-tokens",
@@ -512,7 +516,8 @@ class Percentile(click.ParamType):
     "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin), or JSON Lines with those "
     "keys (one object a line); also read as published: Mooncake's JSON Lines (timestamp in milliseconds, "
     "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
-    "GeneratedTokens). Each request goes to a replica as --routing deals it. Every request at one time is a burst: sized "
+    "GeneratedTokens). Rows in any order: sorted by arrival, with a note where they were not. Each request goes to a "
+    "replica as --routing deals it. Every request at one time is a burst: sized "
     "on the targets, with no rate.",
 )
 @click.option(
@@ -620,10 +625,9 @@ def plan_command(
     """
     traffic = None
     trace = None
-    if fleet_replicas is not None and rate_per_s is None:
+    if fleet_replicas is not None and rate_per_s is None and trace_path is None:
         raise InvalidInputError(
-            "--replicas runs a given fleet at a rate; give --rate (and the lengths) with it"
-            + (" instead of --trace: a trace is sized, not run on a given fleet" if trace_path is not None else "")
+            "--replicas runs a given fleet on a traffic; give --rate (and the lengths) or --trace with it"
         )
     if trace_path is not None:
         given = [n for n, v in (("--rate", rate_per_s), ("--prompt-tokens", prompt_tokens),
@@ -635,6 +639,12 @@ def plan_command(
         trace = trace_load(read(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
         rate_per_s, prompt_tokens, output_tokens = trace.rate_per_s, trace.prompt_mean_tokens, trace.output_mean_tokens
         _check_longest(f"--trace {trace_path} has", trace.longest_tokens, context)
+        if trace.is_burst and fleet_replicas is not None:
+            raise InvalidInputError(
+                f"--trace {trace_path} is a burst (its {counted(len(trace.lengths), 'request')} all arrive at the same "
+                "time), which has no rate for a given fleet's capacity and headroom; leave out --replicas to size the "
+                "fleet on the burst"
+            )
         if trace.is_burst and ttft_target is None and tpot_target is None:
             raise InvalidInputError(
                 f"--trace {trace_path} is a burst (its {counted(len(trace.lengths), 'request')} all arrive at the same "
@@ -694,11 +704,14 @@ def plan_command(
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     check: FleetCheck | None = None
+    margin: MarginCheck | None = None
+    sent_output = output_tokens
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None:  # a fixed-length run, or a trace's step tables: the means in whole tokens
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         lengths = traffic.lengths if traffic else trace.lengths if trace else None
+        sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
             raise InvalidInputError(
                 f"--tpot-target: {NO_TPOT_WITH_ONE_TOKEN}, so a TPOT target has nothing to hold; leave out "
@@ -727,7 +740,7 @@ def plan_command(
             check = check_fleet(
                 replicas[p.gpus], *load_args, fleet_replicas, percentile=float(percentile),
                 ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
-                lengths=lengths, prefix_hit_rate=hit, routing=routing,
+                lengths=lengths, prefix_hit_rate=hit, routing=routing, arrivals_s=trace.arrivals_s if trace else None,
             )  # fmt: skip
             sized = sizing_of(check)
             choice = None
@@ -738,6 +751,8 @@ def plan_command(
             p = plan(gpu, served, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
         sent = lengths or fixed_lengths(run_prompt, run_output, DEFAULT_REQUESTS)
         _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
+        # the Budget review's margin beside a fleet sized (or given) on the prediction: one more search at its slow end
+        margin = margin_check(sized, p, replicas[p.gpus], load_args, load_kwargs) if sized else None
         # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
         others = tuple(
             _other_layout(dc_replace(replicas[p.gpus], parallelism=alt.parallelism), load_args, load_kwargs)
@@ -747,7 +762,9 @@ def plan_command(
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
-        out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p) | {"prefix_hit_rate": hit}} if sized else {})
+        out = plan_as_dict(p) | (
+            {"under_load": sizing_as_dict(sized, p, sent_output) | {"prefix_hit_rate": hit}} if sized else {}
+        )
         if check is not None:  # --replicas: the given fleet, sized on nothing
             out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
             out["under_load"] |= {"sized_on": "given (--replicas)", "fleet_check": fleet_check_as_dict(check)}
@@ -766,11 +783,15 @@ def plan_command(
             ]
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges, _arrival(sized))
             out["under_load"]["held_out_ranges_notes"] = notes
+            out["under_load"]["held_out_ranges_scope"] = (
+                f"the held-out ranges {POOLED_RANGES}; {deployment_range_words(p)}"
+            )
             # a fleet is never sized past a replica's capacity (without targets it is sized on it): kept for readers
             out["under_load"]["past_capacity"] = False
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
             out["under_load"]["routing"] = routing
+            out["under_load"]["margin"] = margin_check_as_dict(margin, p.gpus) if margin is not None else None
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "method": spec.method,
@@ -796,6 +817,8 @@ def plan_command(
                 run_setup,
                 given=check is not None,
                 routing=routing,
+                sent_output=sent_output,
+                margin=margin,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -803,9 +826,14 @@ def plan_command(
         )
         if check is not None:
             if sized is None:  # past capacity at the rate: no percentile to show
-                text = f"\n\n{_rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing)}"
+                head = (
+                    trace_line(trace, p, check.replicas, routing)
+                    if trace is not None
+                    else _rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing)
+                )
+                text = f"\n\n{head}"
             text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
-        lines = held_out_range_lines(sized, ranges, _arrival(sized)) if sized else []
+        lines = held_out_range_lines(sized, ranges, _arrival(sized), deployment_range_words(p)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
@@ -881,9 +909,10 @@ def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
     targets = [f"TTFT <= {fmt_seconds(c.ttft_target_s)}"] * math.isfinite(c.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(c.tpot_target_s)}"] * math.isfinite(c.tpot_target_s)
     against = f"the targets ({q} {', '.join(targets)})" if targets else "capacity (no targets given)"
+    traffic = f"the trace's {c.rate_per_s:.3g} requests/s" if c.replayed else f"{c.rate_per_s:g} requests/s"
     lines = [
         f"  fleet given: {c.replicas:,} x {p.gpus:,} x {p.gpu.name} = {counted(c.replicas * p.gpus, 'GPU')} at "
-        f"{c.rate_per_s:g} requests/s, {c.rate_per_replica_s:.3g} each",
+        f"{traffic}, {c.rate_per_replica_s:.3g} each",
         f"  against {against}: {_verdict(c)}",
     ]
     capacity = f"  capacity per replica: {c.capacity_per_s:.3g} requests/s in steady state (Excel CAPACITY_RPS)"
@@ -891,8 +920,8 @@ def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
         capacity += f"; headroom over the rate: {_headroom_words(c)} ({c.replicas:,} x capacity / rate - 1)"
     elif math.isinf(c.headroom):
         capacity += (
-            f"; within the targets: over {c.rate_within_targets_per_replica_s:.3g} requests/s each (the targets hold "
-            f"at {LOAD_CURVE[-1]:g}x the rate); headroom over the rate: {_headroom_words(c)}"
+            f"; within the targets: over {LOAD_CURVE[-1] * c.rate_per_replica_s:.3g} requests/s each (the targets "
+            f"hold at {LOAD_CURVE[-1]:g}x the rate); headroom over the rate: {_headroom_words(c)}"
         )
     elif c.headroom <= -1:
         capacity += (
@@ -903,6 +932,8 @@ def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
             f"; within the targets: {c.rate_within_targets_per_replica_s:.3g} requests/s each; headroom over the "
             f"rate: {_headroom_words(c)} (bisected to {HEADROOM_STEP:.0%}, as the review's Latency sheet)"
         )
+    if c.replayed and not c.on_capacity:
+        capacity += "; a multiple of a trace's rate is the trace replayed that much faster (its arrival times / it)"
     lines.append(capacity)
     if c.one_lost is None:
         lines.append("  one replica lost: none left to serve the rate (one replica given)")
@@ -910,8 +941,9 @@ def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
         o = c.one_lost
         holds = "the targets still hold" if o.meets and targets else "capacity still holds" if o.meets else ""
         lines.append(
-            f"  one replica lost: {o.replicas:,} replicas at {o.rate_per_s:g} requests/s, {o.rate_per_replica_s:.3g} "
-            f"each: {_verdict(o)}"
+            f"  one replica lost: {counted(o.replicas, 'replica')} at "
+            + (f"the trace's {o.rate_per_s:.3g} requests/s, " if o.replayed else f"{o.rate_per_s:g} requests/s, ")
+            + f"{o.rate_per_replica_s:.3g} each: {_verdict(o)}"
             + (f"; {holds}" if holds else f"; {'the targets do' if targets else 'capacity does'} not hold")
             + f" (headroom {_headroom_words(o)})"
         )
@@ -932,6 +964,8 @@ def fleet_check_as_dict(c: FleetCheck) -> dict:
             None if math.isinf(c.rate_within_targets_per_replica_s) else c.rate_within_targets_per_replica_s
         ),
         "headroom": None if math.isinf(c.headroom) else c.headroom,
+        # a trace's multiples: the trace replayed that much faster (its arrival times / the multiple)
+        "headroom_by": "the trace replayed faster" if c.replayed else "the rate",
         "one_lost": fleet_check_as_dict(c.one_lost) if c.one_lost is not None else None,
     }
 
@@ -992,6 +1026,29 @@ def _few_requests(requests: int, s: Sizing, routing: str = "random") -> str:
     )
 
 
+def offered_output_tokens_per_s(s: Sizing, output_tokens: float) -> float:
+    """The output one replica is offered: its requests per second x the mean output tokens (NaN for a burst, which
+    has no rate)."""
+    return math.nan if s.is_burst else s.rate_per_replica_s * output_tokens
+
+
+def _output_words(s: Sizing, output_tokens: float) -> str:
+    """The "output per replica" figure and what it is: the whole simulated run's output tokens over its duration, as
+    ``vllm bench serve`` prints its output throughput, ramp-up and drain included, so a little under the rate offered
+    (a trial read 5,613 tokens/s against 20 requests/s x 300 tokens = 6,000 as "cannot keep up"); beside it the rate
+    offered, which the replica keeps up with (no fleet is sized, nor a given fleet's run shown, past a replica's
+    capacity). A burst's: while it drains."""
+    r = s.result
+    if s.is_burst:
+        return f"{fmt_rate(r.output_tokens_per_s)} while the burst drains (over {fmt_seconds(r.duration_s)})"
+    return (
+        f"{fmt_rate(r.output_tokens_per_s)} over the whole simulated run ({fmt_seconds(r.duration_s)}, its ramp-up "
+        f"and drain included); offered {fmt_rate(offered_output_tokens_per_s(s, output_tokens))} "
+        f"({s.rate_per_replica_s:.3g} requests/s x {_tokens(round(output_tokens, 1))} tokens), below the replica's "
+        "capacity"
+    )
+
+
 def render_sizing(
     s: Sizing,
     p: Plan,
@@ -1006,13 +1063,19 @@ def render_sizing(
     setup=None,
     given: bool = False,
     routing: str = "random",
+    sent_output: float | None = None,
+    margin: MarginCheck | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
     the groups tried, where the group was chosen among several; how many sequences a replica ran at once, from the
     simulated run's ``setup``: the engine's max_num_seqs and the KV cache, as the engine admits them). ``given``: the
-    replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict."""
+    replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict. ``sent_output``:
+    the output tokens a simulated request emits on average (fixed lengths: the mean in whole tokens), in which the
+    rate offered a replica is counted (``_output_words``); None: ``output_tokens``. ``margin``: the Budget review's
+    margin beside the replicas (``margin_lines``), where targets were given."""
     r, q = s.result, f"p{s.percentile:g}"
+    sent_output = output_tokens if sent_output is None else sent_output
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
     meet = (
@@ -1059,6 +1122,7 @@ def render_sizing(
             if s.on_capacity and not given
             else []
         ),
+        *(margin_lines(margin, s, p, given) if margin is not None else []),
         *([group_line(choice)] if choice is not None and len(choice.tried) > 1 else []),
         *(
             f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
@@ -1067,11 +1131,7 @@ def render_sizing(
                 ("TPOT p50 / p95 / p99", spread(r.tpot_s)),
                 ("ITL p50 / p95 / p99", spread(r.itl_s)),
                 ("latency p50 / p95 / p99", spread(r.e2e_s)),
-                (
-                    "output per replica",
-                    fmt_rate(r.output_tokens_per_s)
-                    + (f" while the burst drains (over {fmt_seconds(r.duration_s)})" if s.is_burst else ""),
-                ),
+                ("output per replica", _output_words(s, sent_output)),
             )
         ),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
@@ -1129,11 +1189,33 @@ def _arrival(s: Sizing) -> str:
     return BURST if s.is_burst else STEADY
 
 
-def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY) -> list[str]:
+#: What the held-out ranges under load are drawn from: one table over every deployment (``planner.accuracy.
+#: loaded_ranges``: by quantity and arrival kind only), so the same multiples for an 8B on one H100 and DeepSeek-R1 on
+#: 8 x H200 (trial 15, F4).
+POOLED_RANGES = (
+    "is pooled over every GPU, engine and model class of those runs: the same multiples for every deployment, not "
+    "specific to this one"
+)
+
+
+def deployment_range_words(p: Plan) -> str:
+    """Which line printed above is this deployment's own range, as the held-out ranges' scope names it: the Budget
+    review's margin line where it is printed (``render_plan``: the serving runs of this GPU, engine and model class),
+    else the TPOT range of the decode lines (this GPU and group, which the margin then equals)."""
+    if p.serving_margin != p.time_residuals or p.serving_margin_note != p.time_range_note:
+        return "this deployment's own is the Budget review's margin line above (this GPU, engine and model class)"
+    return "this deployment's own is the TPOT range above (this GPU and group; the Budget review's margin too)"
+
+
+def held_out_range_lines(
+    s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY, specific: str = ""
+) -> list[str]:
     """The stated range of each loaded percentile ``render_sizing`` prints, one line each: the range as multiples of
     the simulated figure, the figure's bounds, the sources and the share of held-out figures inside the range built
     without their own source (a p95 figure: p99's range, ``quantity_for``, labelled "(p99's range)"); then one line
-    per end that one source sets. None without the ranges' file."""
+    per end that one source sets. Under the heading, that the ranges are pooled over every deployment
+    (``POOLED_RANGES``) and ``specific``: which line is this deployment's own (``deployment_range_words``). None
+    without the ranges' file."""
     rows = []
     for label, field, pct in RANGED_FIGURES:
         quantity = range_quantity(field, f"p{pct}")
@@ -1149,8 +1231,10 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], 
     lines = [
         "  held-out range (measured / predicted: 10th-90th percentile over published runs under steady load from",
         "  sources planner never saw, each source alike; inside: share of those runs within the range built",
-        "  without their own source, nominal 80%; docs/accuracy.md, 'Do the ranges hold?'):",
-    ]
+        "  without their own source, nominal 80%; docs/accuracy.md, 'Do the ranges hold?')",
+        *textwrap.wrap(f"{POOLED_RANGES}" + (f"; {specific}:" if specific else ":"), 104, initial_indent="  ",
+                       subsequent_indent="  "),
+    ]  # fmt: skip
     notes = []
     for label, value, r, taken, stat in rows:
         if math.isnan(value):  # no such figure (TPOT and ITL of one output token): no range around it
@@ -1247,6 +1331,7 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") ->
         + f"\n{trace_format_line(t)}"
         + (f"\n{line}" if (line := block_hit_line(t)) else "")
         + (f"\n  warning: {hint}" if (hint := t.milliseconds_hint()) else "")
+        + (f"\n  note: {order}" if (order := t.order_note()) else "")
     )
 
 
@@ -1280,8 +1365,158 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "format": t.format.name,
         "columns": list(t.format.columns),
         "block_hit_rate": t.block_hit_rate,  # reported, not applied (``block_hit_line``)
+        "out_of_order_rows": t.out_of_order_rows,  # rows earlier than the row above them: sorted (``order_note``)
+        "note": t.order_note() or None,
         "prompt_mean_tokens": t.prompt_mean_tokens,
         "output_mean_tokens": t.output_mean_tokens,
+    }
+
+
+@dataclass(frozen=True)
+class MarginEnd:
+    """One end of the Budget review's margin (``Plan.serving_margin``: measured / predicted TPOT - 1 of published
+    serving runs of this GPU, engine and model class, 10th or 90th percentile) applied to a fleet's simulated
+    percentile TTFT and TPOT, as ``planner export`` applies it to both targets (``planner.export.sizing.
+    margin_target``): each figure x (1 + margin), and the targets it would then be past ("TTFT", "TPOT")."""
+
+    margin: float
+    ttft_s: float
+    tpot_s: float  # NaN: no TPOT (one output token)
+    past: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MarginCheck:
+    """The fleet sized (or given) on the prediction, no margin, against the Budget review's margin: its figures at
+    the margin's two ends (``MarginEnd``) and, where the slow end is past a target, the fleet ``planner export``
+    sizes there: ``fewest_replicas`` with each target / (1 + margin) (``margin_target``, export's own rule, margin
+    ``range_margin`` of the slow end), the same search plan ran (0 replicas: not sized, or none meets: ``reason``)."""
+
+    low: MarginEnd
+    high: MarginEnd
+    note: str  # where the margin comes from (``Plan.serving_margin_note``)
+    ttft_goal_s: float = math.inf  # the targets / (1 + margin) at the slow end (inf: no target)
+    tpot_goal_s: float = math.inf
+    replicas: int = 0
+    reason: str = ""
+
+    @property
+    def sized(self) -> bool:
+        """Whether the fleet at the slow end was sized (its end was past a target and the margin above 0)."""
+        return bool(self.replicas or self.reason)
+
+
+def _margin_end(s: Sizing, margin: float) -> MarginEnd:
+    """``MarginEnd`` of the sizing's percentile figures at ``margin``."""
+    q = s.percentile
+    ttft, tpot = s.result.ttft_s.at(q) * (1 + margin), s.result.tpot_s.at(q) * (1 + margin)
+    past = tuple(
+        name for name, value, target in (("TTFT", ttft, s.ttft_target_s), ("TPOT", tpot, s.tpot_target_s))
+        if math.isfinite(target) and value > target
+    )  # fmt: skip
+    return MarginEnd(margin, ttft, tpot, past)
+
+
+def margin_check(s: Sizing, p: Plan, replica, load_args: tuple, load_kwargs: dict) -> MarginCheck | None:
+    """The Budget review's margin beside a fleet plan sized (or was given) on the prediction (F3 of trial 15: plan
+    said DeepSeek-R1 on 8 x H200 "meets" p95 TPOT 50 ms at 44.3 ms, the margin line said such runs are +40% / +149%
+    slower, and ``planner export`` sized 336 GPUs). Its two ends' figures, and where the slow end is past a target
+    (with a margin above 0), the fleet sized there as export sizes it: ``fewest_replicas(replica, *load_args,
+    **load_kwargs)`` with each target / (1 + ``range_margin(high)``) (one more search). None without targets (a
+    fleet sized on capacity: the margin is a latency's)."""
+    if s.on_capacity or s.result is None:
+        return None
+    low, high = p.serving_margin
+    ends = _margin_end(s, low), _margin_end(s, high)
+    check = MarginCheck(ends[0], ends[1], p.serving_margin_note)
+    margin = range_margin(high)
+    if not ends[1].past or margin <= 0:
+        return check
+    goals = tuple(float(margin_target(t, margin)) for t in (s.ttft_target_s, s.tpot_target_s))
+    check = dc_replace(check, ttft_goal_s=goals[0], tpot_goal_s=goals[1])
+    try:
+        at = fewest_replicas(
+            replica, *load_args, **(load_kwargs | {"ttft_target_s": goals[0], "tpot_target_s": goals[1]})
+        )
+    except PlannerError as exc:
+        return dc_replace(check, reason=str(exc))
+    return dc_replace(check, replicas=at.replicas)
+
+
+def _metric_at_ends(metric: str, lo: float, hi: float, target_s: float, m: MarginCheck) -> str:
+    """One targeted figure at the margin's two ends against its target: "TPOT would be 62 ms / 110 ms against the
+    50 ms target: past it at both ends"."""
+    if hi > target_s and lo > target_s:
+        verdict = "past it at both ends"
+    elif hi > target_s:
+        verdict = f"past it at the {m.high.margin:+.0%} end"
+    else:
+        verdict = "within it at both ends"
+    return (
+        f"{metric} would be {fmt_seconds(lo)} / {fmt_seconds(hi)} against the {fmt_seconds(target_s)} target: {verdict}"
+    )
+
+
+def margin_lines(m: MarginCheck, s: Sizing, p: Plan, given: bool = False) -> list[str]:
+    """``MarginCheck`` in words, under the replica count: that the fleet is sized (or judged) on the prediction with no
+    margin; each targeted percentile figure at the Budget review's margin's two ends against its target; and where
+    the slow end passes one, the fleet ``planner export`` sizes there (docs/export.md, "Margin")."""
+    lo, hi = m.low, m.high
+    where = (
+        "its line above"
+        if p.serving_margin != p.time_residuals or p.serving_margin_note != p.time_range_note
+        else "the TPOT range above"
+    )
+    figures = [("TTFT", lo.ttft_s, hi.ttft_s, s.ttft_target_s), ("TPOT", lo.tpot_s, hi.tpot_s, s.tpot_target_s)]
+    said = [_metric_at_ends(*f, m) for f in figures if math.isfinite(f[3]) and not math.isnan(f[1])]
+    lines = [
+        f"  margin: {'judged' if given else 'sized'} on the prediction, with no margin; at the Budget review's margin "
+        f"(TPOT {lo.margin:+.0%} / {hi.margin:+.0%}, {where}; planner export applies it to both targets) "
+        f"p{s.percentile:g} " + "; ".join(said)
+    ]
+    hi_margin = f"{hi.margin:+.0%}"
+    if m.replicas:
+        more = f", against the {s.replicas:,} given" if given else ""
+        lines.append(
+            f"  at the {hi_margin} margin's end: {m.replicas:,} x {p.gpus:,} = {counted(m.replicas * p.gpus, 'GPU')}"
+            f"{more}, as planner export sizes (each target / {1 + range_margin(hi.margin):.3g}, the same search; "
+            "docs/export.md, 'Margin')"
+        )
+    elif m.reason:
+        lines.append(
+            f"  at the {hi_margin} margin's end: no fleet meets the targets as planner export sets them (each / "
+            f"{1 + range_margin(hi.margin):.3g}): {m.reason}"
+        )
+    elif not hi.past and not given:
+        lines[0] += "; so planner export's margin needs no more replicas on this group"
+    elif not hi.past and within_targets(s.result, s.percentile, s.ttft_target_s, s.tpot_target_s):
+        lines[0] += "; so the fleet given holds the targets at the margin's ends too"
+    return lines
+
+
+def margin_check_as_dict(m: MarginCheck, gpus_per_replica: int) -> dict:
+    """``MarginCheck`` for --json: the fleet sized on the prediction, no margin; each end's margin, figures (seconds;
+    null: no TPOT) and targets passed; at the slow end the targets export sizes on and its replicas (null: not sized
+    or none meets, ``reason``)."""
+
+    def end(e: MarginEnd) -> dict:
+        tpot = None if math.isnan(e.tpot_s) else e.tpot_s
+        return {"margin": e.margin, "ttft_s": e.ttft_s, "tpot_s": tpot, "past_targets": list(e.past)}
+
+    return {
+        "sized_on": "the prediction, no margin",
+        "note": m.note,
+        "low": end(m.low),
+        "high": end(m.high),
+        "at_high_end": {
+            "ttft_goal_s": m.ttft_goal_s if math.isfinite(m.ttft_goal_s) else None,
+            "tpot_goal_s": m.tpot_goal_s if math.isfinite(m.tpot_goal_s) else None,
+            "replicas": m.replicas or None,
+            "gpus": m.replicas * gpus_per_replica or None,
+            "reason": m.reason or None,
+        }
+        if m.sized
+        else None,
     }
 
 
@@ -1343,8 +1578,9 @@ def groups_as_dict(choice: GroupChoice) -> list[dict]:
     ]
 
 
-def sizing_as_dict(s: Sizing, p: Plan) -> dict:
-    """The sizing's figures for --json: seconds, requests and tokens per second."""
+def sizing_as_dict(s: Sizing, p: Plan, output_mean: float = math.nan) -> dict:
+    """The sizing's figures for --json: seconds, requests and tokens per second; the output rate the whole simulated
+    run's (``_output_words``), with the rate offered a replica (its requests/s x ``output_mean`` tokens)."""
 
     def pct(x) -> dict | None:  # None: no such figure (TPOT and ITL of one output token; JSON has no NaN)
         if math.isnan(x.p50):
@@ -1366,7 +1602,9 @@ def sizing_as_dict(s: Sizing, p: Plan) -> dict:
         "tpot_s": pct(r.tpot_s),
         "itl_s": pct(r.itl_s),
         "e2e_s": pct(r.e2e_s),
-        "output_tokens_per_s_per_replica": r.output_tokens_per_s,
+        "output_tokens_per_s_per_replica": r.output_tokens_per_s,  # the whole run's, ramp-up and drain included
+        "offered_output_tokens_per_s_per_replica": None if s.is_burst else offered_output_tokens_per_s(s, output_mean),
+        "run_duration_s": r.duration_s,
         "computed_by": "planner's serving simulation (planner.serving.load)",
     }
 

@@ -583,4 +583,4 @@ def latency_margin(workload: Workload, high: float) -> float:
     """
     if workload.latency_margin != "model-range":
         return float(workload.latency_margin)
-    return max(0.0, float(high))
+    return sizing.range_margin(high)

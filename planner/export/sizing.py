@@ -183,6 +183,13 @@ def inflight_context_tokens(
     return prompt_mean + output_mean * math.exp(s * s) / 2.0
 
 
+def range_margin(high: float) -> float:
+    """The margin a fleet is sized with from a range's upper end (measured / predicted - 1 at its 90th percentile;
+    ``latency_margin = "model-range"``, the default): that end, or 0 where it is below 0 (a prediction that runs slow
+    is never sized for faster: docs/export.md, "Margin")."""
+    return max(0.0, float(high))
+
+
 def margin_target(target: ArrayLike, margin: ArrayLike) -> np.ndarray:
     """The target the central prediction must meet so that prediction x (1 + margin) meets ``target``."""
     return _f(target) / (1.0 + _f(margin))

@@ -21,7 +21,7 @@ import numpy as np
 
 from planner.checks import _checked, _numbers, mean_tokens_or_mask
 from planner.deploy import MAX_CONTEXT_TOKENS, check_parallelism
-from planner.errors import InvalidInputError, OutOfRangeError
+from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
 from planner.serving.approx import approximate_setup_load
@@ -36,7 +36,7 @@ from planner.serving.load import (
     percentile_error,
 )
 from planner.serving.speculative import speculation_for
-from planner.units import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, UnitSlipError, parse_seconds
+from planner.units import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, UnitSlipError, counted, parse_seconds
 
 #: Concurrencies, as multiples of a replica's slots, at which ``capacity_per_s`` measures steady-state throughput:
 #: 1/8 to sqrt(2) in steps of sqrt(2). Over ``bench/load_capacity.py``'s 16 cases the capacity is within 1.6% (at
@@ -277,6 +277,88 @@ def within_targets(r: LoadResult, percentile: float, ttft_target_s: float, tpot_
     return r.ttft_s.at(percentile) <= ttft_target_s and tpot_ok
 
 
+@dataclass(frozen=True)
+class IdleMiss:
+    """A latency target that one request alone on an idle replica already misses, so that no number of replicas
+    meets it (more replicas only make each idler): the target, the percentile figure of the idle run
+    (``idle_misses``), and the replica's group ("1 x H100 SXM 80GB")."""
+
+    metric: str  # "TTFT" or "TPOT"
+    percentile: float
+    target_s: float
+    idle_s: float  # the run's percentile with every request alone
+    gpus: int | None  # GPUs a replica (None: not given)
+    gpu: str
+    varied: bool = False  # the requests' lengths differ (a dataset's or a trace's): the figure is their percentile
+
+    def _alone(self) -> str:
+        if self.varied:
+            return f"the p{self.percentile:g} {self.metric} of the requests each sent alone"
+        return f"one request's own {self.metric}"
+
+    def _head(self) -> str:
+        return f"p{self.percentile:g} {self.metric} target {ms_words(self.target_s)} is below {self._alone()}"
+
+    @property
+    def group(self) -> str:
+        return f"{self.gpus:,} x {self.gpu}" if self.gpus else f"the smallest group of {self.gpu} that holds a request"
+
+    def text(self) -> str:
+        """ "p95 TTFT target 1 ms is below one request's own TTFT on an idle replica (42.5 ms on 1 x H100 SXM 80GB):
+        no number of replicas meets it"."""
+        return (
+            f"{self._head()} on an idle replica ({ms_words(self.idle_s)} on {self.group}): no number of replicas "
+            "meets it"
+        )
+
+    @staticmethod
+    def text_of_groups(misses: list[IdleMiss]) -> str:
+        """One target's misses on several groups of one GPU, in one sentence: each group's idle figure and the lowest
+        of them, the best any fleet reaches ("... on an idle replica of every group tried (1, 2, 4 and 8 x H100 SXM
+        80GB: 42.5, 30.1, 22 and 17.3 ms): no number of replicas meets it; the lowest reachable is 17.3 ms, on 8 x
+        H100 SXM 80GB a replica")."""
+        first, best = misses[0], min(misses, key=lambda m: m.idle_s)
+        sizes = [f"{m.gpus:,}" for m in misses]
+        figures = [ms_words(m.idle_s)[:-3] for m in misses]
+        listed = ", ".join(sizes[:-1]) + f" and {sizes[-1]}"
+        values = ", ".join(figures[:-1]) + f" and {figures[-1]}"
+        return (
+            f"{first._head()} on an idle replica of every group tried ({listed} x {first.gpu}: {values} ms): no "
+            f"number of replicas meets it; the lowest reachable is {ms_words(best.idle_s)}, on {best.group} a replica"
+        )
+
+
+def idle_misses(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    percentile: float,
+    ttft_target_s: float,
+    tpot_target_s: float,
+    lengths: list[tuple[int, int]] | None = None,
+    prefix_hit_rate: float = 0.0,
+) -> tuple[IdleMiss, ...]:
+    """The targets (inf: none) that the replica misses at ``percentile`` with every request alone on it: a closed
+    loop of one request at a time (``latency_under_load(concurrency=1)``: no queue, no batch), over ``lengths``
+    (None: one request of the fixed lengths, every one alike). TTFT and TPOT only fall as replicas are added, to
+    this; a TPOT of one output token (NaN) misses nothing."""
+    if not (math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)):
+        return ()
+    idle = latency_under_load(
+        replica, prompt_tokens, output_tokens, concurrency=1, num_requests=len(lengths) if lengths else 1,
+        lengths=lengths, prefix_hit_rate=prefix_hit_rate,
+    )  # fmt: skip
+    varied = bool(lengths) and len(set(lengths)) > 1
+    gpu = str(getattr(replica.gpu, "name", replica.gpu))
+    gpus = int(replica.gpus) if replica.gpus is not None else None
+    out = []
+    for metric, target_s, figure in (("TTFT", ttft_target_s, idle.ttft_s), ("TPOT", tpot_target_s, idle.tpot_s)):
+        value = float(figure.at(percentile))
+        if math.isfinite(target_s) and value > target_s:  # NaN (no TPOT) is no miss
+            out.append(IdleMiss(metric, float(percentile), float(target_s), value, gpus, gpu, varied))
+    return tuple(out)
+
+
 def fewest_replicas(
     replica: Replica,
     prompt_tokens: float,
@@ -386,17 +468,20 @@ def fewest_replicas(
     def refuse(hi: int) -> None:
         if past(hi):
             cap = capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)  # memoized runs
-            raise OutOfRangeError(
-                f"no fleet of up to {max_replicas:,} replicas keeps up with {rate:.6g} requests/s: at "
-                f"{rate / hi:.3g} requests/s each a replica is past its capacity ({cap:.3g} requests/s, simulated "
+            raise NoFleetMeetsError(
+                f"no fleet of up to {max_replicas:,} replicas keeps up with {rate_words(rate)}: at "
+                f"{rate_words(rate / hi)} each a replica is past its capacity ({rate_words(cap)}, simulated "
                 "steady state), so its queue grows without bound"
             )
+        misses = idle_misses(
+            replica, prompt_tokens, output_tokens, percentile, ttft_target_s, tpot_target_s, lengths, prefix_hit_rate
+        )
+        if misses:  # an idle replica already misses: no number of replicas helps, and the search's end is no news
+            raise NoFleetMeetsError("; ".join(m.text() for m in misses), misses)
         r = runs.get(hi) or run_at(hi)
-        tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
-        raise OutOfRangeError(
-            f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
-            f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s ({_target(ttft_target_s, 1, 's')}), "
-            f"TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
+        raise NoFleetMeetsError(
+            f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate_words(rate / hi)} each, "
+            + _figures_against_targets(r, percentile, ttft_target_s, tpot_target_s, no_tpot)
         )
 
     hi = _doubled_then_bisected(meets, lo, hi, max_replicas, refuse)
@@ -466,12 +551,17 @@ def fewest_replicas_for_burst(
         return within_targets(run_at(k), percentile, ttft_target_s, tpot_target_s)
 
     def refuse(hi: int) -> None:
+        misses = idle_misses(
+            replica, prompt_tokens, output_tokens, percentile, ttft_target_s, tpot_target_s, lengths[:n],
+            prefix_hit_rate,
+        )  # fmt: skip
+        if misses:  # each request alone already misses: no number of replicas helps
+            raise NoFleetMeetsError("; ".join(m.text() for m in misses), misses)
         r = run_at(hi)
-        tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
-        raise OutOfRangeError(
+        raise NoFleetMeetsError(
             f"no fleet of up to {most:,} replicas meets the targets for a burst of {n:,} requests: at "
-            f"{-(-n // hi):,} requests each, p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s "
-            f"({_target(ttft_target_s, 1, 's')}), TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
+            f"{counted(-(-n // hi), 'request')} each, "
+            + _figures_against_targets(r, percentile, ttft_target_s, tpot_target_s, no_tpot)
         )
 
     hi = _doubled_then_bisected(meets, 0, 1, most, refuse)
@@ -512,6 +602,7 @@ def fewest_gpus(replicas: dict[int, Replica], *args: Any, **kwargs: Any) -> Grou
     smallest; one of at least the best total so far is not (it cannot need fewer GPUs). Raises ``OutOfRangeError``
     naming each group's reason where none meets."""
     tried: list[GroupTried] = []
+    failed: list[tuple[int, OutOfRangeError]] = []
     best: tuple[int, Sizing] | None = None
     for n in sorted(replicas):
         if best is not None and n >= best[1].replicas * best[0]:
@@ -521,15 +612,35 @@ def fewest_gpus(replicas: dict[int, Replica], *args: Any, **kwargs: Any) -> Grou
             s = fewest_replicas(replicas[n], *args, **kwargs)
         except OutOfRangeError as exc:
             tried.append(GroupTried(n, 0, str(exc)))
+            failed.append((n, exc))
             continue
         tried.append(GroupTried(n, s.replicas))
         if best is None or s.replicas * n < best[1].replicas * best[0]:
             best = (n, s)
     if best is None:
-        raise OutOfRangeError(
-            "no group of GPUs meets them: " + "; ".join(f"{t.gpus_per_replica} per replica: {t.reason}" for t in tried)
-        )
+        raise no_group_error(failed)
     return GroupChoice(best[0], best[1], tuple(tried))
+
+
+def no_group_error(failed: list[tuple[int, OutOfRangeError]]) -> OutOfRangeError:
+    """Why no group of ``failed`` ((GPUs a replica, its refusal), every group tried) meets the targets, in one
+    sentence: one group tried, its own refusal; a target that an idle replica of every group misses
+    (``IdleMiss``), that target with each group's idle figure and the lowest of them (what any fleet reaches at
+    best), as ``IdleMiss.text`` says it of one group; else each group's refusal after "no group of GPUs tried
+    meets the targets"."""
+    if len(failed) == 1:
+        return failed[0][1]
+    misses = [getattr(exc, "idle_misses", ()) for _, exc in failed]
+    common = [m.metric for m in misses[0] if all(any(o.metric == m.metric for o in others) for others in misses)]
+    if common:
+        each = [[next(m for m in ms if m.metric == metric) for ms in misses] for metric in common]
+        return NoFleetMeetsError("; ".join(IdleMiss.text_of_groups(ms) for ms in each), tuple(sum(each, [])))
+    sizes = [n for n, _ in failed]
+    groups = ", ".join(f"{n:,}" for n in sizes[:-1]) + f" and {sizes[-1]:,}"
+    return NoFleetMeetsError(
+        f"no group of GPUs tried ({groups} GPUs a replica) meets the targets: "
+        + "; ".join(f"{n:,} per replica: {exc}" for n, exc in failed)
+    )
 
 
 def sweep_within_capacity(
@@ -617,6 +728,8 @@ class FleetCheck:
     #: (``headroom_over``; without targets: within the capacity, replicas x capacity / rate - 1, as CAPACITY_RPS sizes)
     headroom: float
     one_lost: FleetCheck | None = None
+    #: A recorded traffic (``check_fleet``'s ``arrivals_s``): the headroom's multiples replay it faster, not at a rate.
+    replayed: bool = False
 
     @property
     def rate_per_replica_s(self) -> float:
@@ -658,15 +771,27 @@ def check_fleet(
     prefix_hit_rate: float = 0.0,
     lose_one: bool = True,
     routing: str = "random",
+    arrivals_s: Any = None,
 ) -> FleetCheck:
     """``replicas`` replicas taking ``rate_per_s`` (``replica_run``: the traffic's gamma gaps of ``burstiness`` dealt
     by ``routing``, at random by default), as ``fewest_replicas`` runs a count: one replica's run (None at or past its capacity,
     ``past_capacity``), each replica's capacity (``capacity_per_s``, the Excel CAPACITY_RPS) and the headroom over the
     rate: with targets, ``headroom_over`` (the review's rule; a negative one is a shortfall), without, replicas x
     capacity / rate - 1; with ``lose_one`` and more than one replica, the same on one replica fewer
-    (``FleetCheck.one_lost``: does the fleet hold its targets when one fails?)."""
+    (``FleetCheck.one_lost``: does the fleet hold its targets when one fails?).
+    ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``;
+    ``rate_per_s`` its mean rate), dealt over the replicas as ``fewest_replicas`` deals it (``replica_run``); the
+    headroom's m x the rate is the same trace replayed m times as fast (each arrival time / m: its bursts and lulls
+    kept, squeezed), and the capacity is judged at the means, as ``fewest_replicas`` judges it. A burst (every
+    arrival at one time) has no rate to take a multiple of: refused (``InvalidInputError``)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
+    arrivals = None if arrivals_s is None else np.asarray(arrivals_s, dtype=float)
+    if arrivals is not None and (not len(arrivals) or np.ptp(arrivals) == 0):
+        raise InvalidInputError(
+            "a burst (every request at the same time) has no rate, so no capacity or headroom over it to judge a "
+            "given fleet by; size the fleet on the burst instead (without a replica count)"
+        )
     k, rate = int(replicas), float(rate_per_s)
     if k < 1:
         raise InvalidInputError(f"replicas {replicas!r} is not a whole number of 1 or more")
@@ -682,6 +807,7 @@ def check_fleet(
             runs[multiple] = None if past else replica_run(
                 replica, prompt_tokens, output_tokens, at, k, burstiness=burstiness, lengths=lengths,
                 prefix_hit_rate=prefix_hit_rate, routing=routing,
+                arrivals_s=None if arrivals is None else arrivals / multiple,
             )  # fmt: skip
         return runs[multiple]
 
@@ -696,11 +822,12 @@ def check_fleet(
         one_lost = check_fleet(
             replica, prompt_tokens, output_tokens, rate, k - 1, percentile=percentile, ttft_target_s=ttft_target_s,
             tpot_target_s=tpot_target_s, burstiness=burstiness, lengths=lengths, prefix_hit_rate=prefix_hit_rate,
-            lose_one=False, routing=routing,
+            lose_one=False, routing=routing, arrivals_s=arrivals,
         )  # fmt: skip
     return FleetCheck(
-        k, rate, float(percentile), float(ttft_target_s), float(tpot_target_s), run(1.0), cap, headroom, one_lost
-    )
+        k, rate, float(percentile), float(ttft_target_s), float(tpot_target_s), run(1.0), cap, headroom, one_lost,
+        arrivals is not None,
+    )  # fmt: skip
 
 
 def load_percentile(
@@ -1011,6 +1138,44 @@ def prefix_hit_share(value: Any) -> float:
     return hit
 
 
-def _target(target_s: float, scale: float, unit: str) -> str:
-    """A target as the refusal names it: "target 0.05 s", or "no target" for one not given (inf)."""
-    return f"target {target_s * scale:g} {unit}" if math.isfinite(target_s) else "no target"
+def ms_words(seconds: float) -> str:
+    """A latency in milliseconds, the one unit a refusal gives a TTFT, a TPOT and their targets alike: 42.5 ms, 1 ms,
+    1,250 ms (3 significant figures, never in scientific notation)."""
+    v = float(seconds) * 1e3
+    if v >= 100:
+        return f"{v:,.0f} ms"
+    if v >= 0.01:
+        return f"{v:.3g} ms"
+    return f"{v:.6f}".rstrip("0").rstrip(".") + " ms"
+
+
+def rate_words(per_s: float) -> str:
+    """A rate of requests, never in scientific notation: "3.81 requests/s", "1,250 requests/s", or below one a
+    minute its gap ("one request every 7.29 hours")."""
+    if per_s >= 100:
+        return f"{per_s:,.0f} requests/s"
+    if per_s >= 1 / 60:
+        return f"{per_s:.3g} requests/s"
+    gap_s = 1 / per_s
+    return (
+        f"one request every {gap_s / 60:,.3g} minutes"
+        if gap_s < 3600
+        else f"one request every {gap_s / 3600:,.3g} hours"
+    )
+
+
+def _target(target_s: float) -> str:
+    """A target as a refusal names it: "target 50 ms", or "no target" for one not given (inf)."""
+    return f"target {ms_words(target_s)}" if math.isfinite(target_s) else "no target"
+
+
+def _figures_against_targets(
+    r: LoadResult, percentile: float, ttft_target_s: float, tpot_target_s: float, no_tpot: bool
+) -> str:
+    """A run's percentile TTFT and TPOT beside their targets, in ms: "p95 TTFT 42.5 ms (target 40 ms), TPOT 7.47 ms
+    (target 30 ms)"."""
+    tpot = "n/a (one output token)" if no_tpot else ms_words(r.tpot_s.at(percentile))
+    return (
+        f"p{percentile:g} TTFT {ms_words(r.ttft_s.at(percentile))} ({_target(ttft_target_s)}), TPOT {tpot} "
+        f"({_target(tpot_target_s)})"
+    )

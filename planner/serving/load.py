@@ -68,6 +68,7 @@ from planner.serving.simulate import (
     weighted_percentile,
 )
 from planner.serving.speculative import served_model
+from planner.units import counted
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -602,6 +603,21 @@ class TraceLoad:
     output_mean_tokens: float
     format: TraceFormat = TRACE_FORMATS[0]
     block_hit_rate: float | None = None
+    #: Rows that arrive before the row above them in the file (0: the file was in time order), and the file line of
+    #: the first of them (0: none); ``trace_load`` sorts the arrivals either way (``order_note`` says so).
+    out_of_order_rows: int = 0
+    first_out_of_order_line: int = 0
+
+    def order_note(self) -> str:
+        """Where the file's rows were not in time order: how many arrive before the row above them, the first one's
+        line, that they were sorted, and what that often means (logs of several servers concatenated); else ""."""
+        if not self.out_of_order_rows:
+            return ""
+        return (
+            f"arrivals were not in time order in {self.name} ({counted(self.out_of_order_rows, 'row')} earlier than "
+            f"the row above it, the first on line {self.first_out_of_order_line:,}): sorted by arrival; a merge of "
+            "several logs?"
+        )
 
     @property
     def span_s(self) -> float:
@@ -658,9 +674,10 @@ def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
         raise InvalidInputError(f"{name}: {len(rows):,} requests; a run is simulated with at most {MAX_PROMPTS:,}")
     blocks: list[list[int]] | None = [] if fmt.name == "Mooncake" and "hash_ids" in rows[0] else None
     unit = {"s": "seconds", "ms": "milliseconds", "datetime": "a date and time"}[fmt.arrival_unit]
-    times, lengths = [], []
+    times, lengths, lines = [], [], []
     for line, row in enumerate(rows, start=2):
         line = getattr(row, "line", None) or line  # a file's row knows its line (blank lines skipped)
+        lines.append(line)
         t = _arrival_s(row.get(fmt.arrival), fmt.arrival_unit)
         try:
             p, o = (float(str(row.get(c)).replace(",", "").strip()) for c in (fmt.prompt, fmt.output))
@@ -688,7 +705,12 @@ def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
     if blocks is not None:
         hit = repeated_block_hit_rate([p for p, _ in ordered], [blocks[i] for i in order], MOONCAKE_BLOCK_TOKENS)
     prompt_mean, output_mean = (float(np.mean([x[j] for x in ordered])) for j in (0, 1))
-    return TraceLoad(name, tuple((arrivals - arrivals[0]).tolist()), ordered, prompt_mean, output_mean, fmt, hit)
+    earlier = np.flatnonzero(np.diff(np.asarray(times)) < 0) + 1  # rows before the row above them
+    first = lines[int(earlier[0])] if len(earlier) else 0
+    return TraceLoad(
+        name, tuple((arrivals - arrivals[0]).tolist()), ordered, prompt_mean, output_mean, fmt, hit, len(earlier),
+        first,
+    )  # fmt: skip
 
 
 #: Each request's time outside the engine's steps, seconds, for every engine: the median over (engine, source) of the
