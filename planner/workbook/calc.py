@@ -755,8 +755,8 @@ def verdict_unknown(load: bool) -> str:
     """Why no scenario's targets are judged, as a formula ("" where they are): an input refused
     (``INPUT_REFUSED_MEETS``), a budget input refused (``REFUSED_MEETS``), or, with a Load sheet, its Status not
     current (``STALE_MEETS``: the simulated p95 and the rate factor the fleet rests on are for other Inputs; the
-    no-queue check at max batch is no verdict either, a queue only adds to it). Every "Meets the latency targets" cell
-    and the cheapest fleet read it first."""
+    no-queue check at max batch is no verdict either: a queue adds to TTFT, and a fleet under load runs below its max
+    batch). Every "Meets the latency targets" cell and the cheapest fleet read it first."""
     stale = f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)<>"current"' if load else "FALSE"
     return (
         f'IF({{input_refused}}=1,"{INPUT_REFUSED_MEETS}",IF({{budget_refused}}<>"","{REFUSED_MEETS}",'

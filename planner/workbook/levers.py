@@ -25,7 +25,7 @@ def _shown(ref: str, scale: str = "", void: str | None = None) -> str:
 
 def or_void(void: str | None, formula: str) -> str:
     """``formula`` (a cell's, with its "="), or the lever's words where it changes nothing or does not apply (Calc's
-    void cell ``void``: "no change", "does not apply (dense model)"; None: the Baseline, never void). Trial 13 F13: the
+    void cell ``void``: "no change", "does not apply"; None: the Baseline, never void). Trial 13 F13: the
     compare model's "no change" column said "Serves the same requests: no: another model" and repeated the
     baseline's fleet; a dense model's DP attention + EP column said "yes" and 0 requests/s beside "does not apply"."""
     if void is None:
@@ -265,7 +265,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
             if key == "sized_by":
                 formula = sized_by_formula(c.ref("rate_factor", col, absolute=True, sheet=True), load, sk == DP_EP[0])
             elif sk == DP_EP[0] and key == "rate_factor":
-                formula = _shown(c.ref(key, col, absolute=True, sheet=True))  # or_void below: not twice
+                formula = _shown(c.ref(key, col, absolute=True, sheet=True))  # its void words: or_void below
             else:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
             s.set(f"{col}{r}", or_void(void(sk), formula), fmt=fmt, style=style)
