@@ -127,7 +127,7 @@ def test_workbook_computes_it_with_parity(tmp_path, monkeypatch):
     wrong = [
         f"{p.sheet}!{p.ref} {p.scenario} {p.quantity}: sheet {wb[p.sheet][p.ref].value!r}"
         for p in spec.probes
-        if not ws.agrees(wb[p.sheet][p.ref].value, ws.expected(per[p.scenario], p.quantity), p.scale)
+        if not ws.agrees(wb[p.sheet][p.ref].value, ws.expected_probe(inputs, p, per), p.scale)
     ]
     assert not wrong, "\n".join(wrong[:20])
     ttft = api.prefill("H100 SXM 80GB", "Mixtral-8x7B", 4096, gpus=4, weight_precision="fp8", engine=engine).ttft_s

@@ -197,7 +197,7 @@ for name, inputs in cases.items():
     per = {key: {**ws.scenario_inputs(inputs, key), "rate_factor": factors[key]} for key, _, _ in SCENARIOS}
     wrong = []
     for p in spec.probes:
-        got, want = books[name][p.sheet][p.ref].value, ws.expected(per[p.scenario], p.quantity)
+        got, want = books[name][p.sheet][p.ref].value, ws.expected_probe(inputs, p, per)
         if not ws.agrees(got, want, p.scale):
             wrong.append(f"{p.sheet}!{p.ref} {p.scenario} {p.quantity}: sheet {got!r}, model {want!r}")
     calc = books[name]["Calc"]

@@ -804,7 +804,7 @@ class TestWhatAReaderSees:
         assert fmts[header["FLOPs (GFLOP)"] + "4"] == "#,##0.00,,,"
         assert fmts[header["Bytes moved (GB)"] + "4"] == "#,##0.00,,,"
         assert fmts[header["TPOT (decode step) (s)"] + "4"] == "0.000000"
-        assert ws.cells[header["Memory time (ms)"] + "4"].value.endswith("*1000")
+        assert ws.cells[header["Roofline memory time, not a TPOT term (ms)"] + "4"].value.endswith("*1000")
 
     def test_sweeps_print_one_page_wide_at_a_legible_size(self, spec):
         """One page wide like every sheet (test_every_sheet_prints_one_page_wide...): the decode workings are folded

@@ -15,12 +15,11 @@ from workbook_support import (
     NO_PEAK_LABEL,
     NONE_MEETS_LABEL,
     ONLY_WORKLOAD_MEETS_LABEL,
-    PRICE_REFUSED_LABEL,
     agrees,
     cheapest_label,
-    expected,
     expected_cheapest_label,
     expected_green,
+    expected_probe,
     green_scenarios,
     recalculate_inputs,
     require_libreoffice,
@@ -168,14 +167,22 @@ class TestNeverGreen:
     )
     def test_nothing_is_green_when_a_needed_value_is_missing(self, books, name):
         """Each of these cases lacks a value every scenario needs, or every scenario misses a target: none is green,
-        and the label says which: no fleet asked for (Inputs: "Blank: no fleet"), no price, or none meets."""
+        and the label says which: an input refused (a price of 0, a group that does not fit, a context of 0) or a
+        budget input refused (a target of 0 or text: Inputs' Error line), no fleet asked for (Inputs: "Blank: no
+        fleet"), no price, or none meets."""
+        from planner.workbook.calc import INPUT_REFUSED_MEETS, REFUSED_MEETS, UNKNOWN_SHORT
+
         _, wb = books
         assert green_scenarios(wb[name]) == set()
         said = {
+            "text-ttft-target": UNKNOWN_SHORT[REFUSED_MEETS],
+            "zero-tpot-target": UNKNOWN_SHORT[REFUSED_MEETS],
             "blank-traffic": NO_PEAK_LABEL,
             "blank-output-tokens": NO_OUTPUT_LABEL,
             "no-catalog-price": "no price for H100 NVL 94GB: give a price per GPU-hour (Inputs)",
-            "zero-price": PRICE_REFUSED_LABEL,
+            "does-not-fit": UNKNOWN_SHORT[INPUT_REFUSED_MEETS],
+            "invalid-context": UNKNOWN_SHORT[INPUT_REFUSED_MEETS],
+            "zero-price": UNKNOWN_SHORT[INPUT_REFUSED_MEETS],  # trial 13 F16: a refused input is judged nowhere
             "only-context-halved-meets": ONLY_WORKLOAD_MEETS_LABEL,
         }
         assert cheapest_label(wb[name]) == said.get(name, NONE_MEETS_LABEL)
@@ -209,7 +216,7 @@ class TestFleetParity:
             if not p.quantity.startswith("peak_fleet"):
                 continue
             got = wb[name][p.sheet][p.ref].value
-            want = expected(scenario_inputs(INPUTS[name], p.scenario), p.quantity)
+            want = expected_probe(INPUTS[name], p, {p.scenario: scenario_inputs(INPUTS[name], p.scenario)})
             if not agrees(got, want, p.scale):
                 wrong.append(f"{p.sheet}!{p.ref} {p.scenario} {p.quantity}: sheet {got!r}, model {want!r}")
         assert not wrong, "\n".join(wrong)

@@ -29,7 +29,7 @@ from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import default_catalog
 from planner.cli import main
 from planner.engines.profiles import engine_profile
-from planner.workbook.calc import DP_EP, SCENARIOS, calc_rows, scenario_col
+from planner.workbook.calc import DENSE_WORDS, DP_EP, SCENARIOS, calc_rows, scenario_col
 from planner.workbook.load_figures import dp_ep_cells, lever_changes_nothing, load_figures
 
 pytestmark = [pytest.mark.libreoffice, pytest.mark.xdist_group("test_workbook_dp_lever")]
@@ -141,8 +141,10 @@ class TestDenseBaseline:
         assert ws[f"{DP}4"].value == (
             "does not apply: Llama-2-70B is dense, no experts to spread (a MoE model's layout)"
         )
-        assert ws[f"{DP}{row['Meets the latency targets']}"].value == "does not apply (dense model)"
-        assert ws[f"{DP}{row['Max batch memory holds']}"].value in (None, "")
+        # every figure and verdict of the column says so (trial 13 F13: "yes" and 0 requests/s stood beside it)
+        assert ws[f"{DP}{row['Meets the latency targets']}"].value == DENSE_WORDS == "does not apply"
+        assert ws[f"{DP}{row['Max batch memory holds']}"].value == DENSE_WORDS
+        assert ws[f"{DP}{row['Requests/s one replica takes']}"].value == DENSE_WORDS
         assert ws[f"C{row['Cheapest fleet that meets the targets']}"].value != "DP attention + EP"
 
 

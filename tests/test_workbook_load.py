@@ -98,7 +98,10 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         assert used["Engine (Assumptions)"] == "vllm" and used["Prompt share in the prefix cache (share)"] is None
         assert used["Traffic burstiness (gamma shape)"] == 1  # Poisson (tests/test_trial10_excel.py)
         assert sheet.cells["C7"].value == '=IF(in_gpu="","",in_gpu)'
-        assert sheet.cells["D7"].value == '=IF(EXACT(""&B7,""&C7),"yes","changed")'
+        # a name in any case, as the lookups match it (trial 13 F12: tests/test_trial13_workbook.py); a number only by
+        # a number (D9: the context)
+        assert sheet.cells["D7"].value == '=IF(EXACT(UPPER(""&B7),UPPER(""&C7)),"yes","changed")'
+        assert sheet.cells["D9"].value.startswith("=IF(AND(ISNUMBER(B9)=ISNUMBER(C9),")
         assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D22,"changed")=0,"current')
         assert sheet.cells["A22"].value == ENGINE_ROW_LABEL  # the engine parameters' row (test below)
 

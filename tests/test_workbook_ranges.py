@@ -124,7 +124,9 @@ def test_the_scenarios_cover_widening_and_its_absence(recalculated):
 @pytest.mark.libreoffice
 @pytest.mark.parametrize("key", ["h100_tp4_covered", "h100_tp8_uncovered", "mi300x_deepseek_tp8"])
 def test_results_show_each_time_times_the_range(recalculated, key):
-    """Results: low / high = the time above (checked against planner.api by the parity tests) x (1 + range)."""
+    """Results: low / high = the time above (checked against planner.api by the parity tests) x (1 + range); here
+    each end is above the datasheet roofline floor, which bounds them where it binds (tests/test_trial13_workbook.py,
+    trial 13 F5)."""
     book, _, inputs = recalculated[key]
     want = _expected(key, inputs)
     rows: dict = {}

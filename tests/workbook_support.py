@@ -276,7 +276,8 @@ def with_inputs_xlsx(base: bytes, spec: WorkbookSpec, inputs: dict[str, Any]) ->
 
 
 class Error:
-    """An expected error cell: the model raised ``exc`` (or the sheet marks 'does not fit' as #N/A)."""
+    """An expected error cell: the model raised ``exc`` (or the sheet marks 'does not fit' as #N/A); or the words a
+    cell shows in place of a figure (``expected_probe``: "no change")."""
 
     def __init__(self, text: str):
         self.text = text
@@ -436,6 +437,33 @@ def expected(s: dict, quantity: str) -> float | Error:
     return Error("#N/A") if function == "peak_fleet" and math.isnan(value) else value  # no price: NO_DATA
 
 
+def lever_void(inputs: dict, key: str) -> bool:
+    """Whether Levers scenario ``key`` changes nothing against the baseline of ``inputs``
+    (``load_figures.lever_changes_nothing``, the rule Calc's no_change row restates, under the engine ``_options``
+    names); False where the baseline errs (every lever shows the error, unranked)."""
+    from planner.engines.profiles import engine_profile
+    from planner.workbook.load_figures import lever_changes_nothing
+
+    if key == "base":
+        return False
+    try:
+        return lever_changes_nothing(inputs, key, default_catalog(), engine_profile(_options(inputs).get("engine")))
+    except (PlannerError, TypeError, ValueError):
+        return False
+
+
+def expected_probe(inputs: dict, probe, per_scenario: dict) -> float | Error:
+    """What a probed cell must show for the baseline ``inputs``: ``expected`` of its scenario's inputs
+    (``per_scenario``, by key), or, in a Levers fleet row of a lever that changes nothing, its words "no change"
+    (``planner.workbook.levers.or_void``: trial 13 F13; Calc's own row keeps the figure)."""
+    from planner.workbook.calc import NO_CHANGE_WORDS
+    from planner.workbook.layout import LEVERS_SHEET
+
+    if probe.sheet == LEVERS_SHEET and probe.quantity.startswith("peak_fleet") and lever_void(inputs, probe.scenario):
+        return Error(NO_CHANGE_WORDS)
+    return expected(per_scenario[probe.scenario], probe.quantity)
+
+
 def agrees(cell: Any, want: float | Error, scale: float = 1.0, rel: float = 1e-9) -> bool:
     if isinstance(want, Error):
         return cell == want.text
@@ -503,24 +531,22 @@ def stored_rate_factors(spec: WorkbookSpec) -> dict[str, float | None]:
     return {key: spec.sheet("Calc").cells[f"{scenario_col(key)}{row}"].value for key, _, _ in SCENARIOS}
 
 
-def expected_green(inputs: dict, rate_factors: dict | None = None, simulated: bool = False) -> set[str]:
+def expected_green(
+    inputs: dict, rate_factors: dict | None = None, simulated: bool = False, stale: bool = False
+) -> set[str]:
     """The Levers headers that must be green: of the scenarios that meet the Inputs targets and whose fleet has a
     monthly cost (api.peak_fleet with the scenario's ``rate_factors``, default 1), the cheapest (all of them on a
     tie). Meeting the targets: a rate factor in a book whose Load sheet is current (``simulated``: the simulation
     found that fleet meeting them), else TPOT at max batch (api.decode_step) and TTFT (api.prefill) within them. A
     blank or text target, or an error in a value, means not met. A lever that changes the requests
     (``planner.workbook.calc.WORKLOAD_LEVERS``: Context halved, Compare model) is never green, nor one that changes
-    nothing (``load_figures.lever_changes_nothing``: weights fp8 of an fp8 model)."""
-    from planner.engines.profiles import engine_profile
+    nothing (``load_figures.lever_changes_nothing``: weights fp8 of an fp8 model). None is green where nothing is
+    judged (``verdict_unknown``: an input refused, or the book's Load sheet ``stale``)."""
     from planner.workbook.calc import SCENARIOS, WORKLOAD_LEVERS
-    from planner.workbook.load_figures import lever_changes_nothing
 
-    def no_change(key: str) -> bool:
-        try:
-            return lever_changes_nothing(inputs, key, default_catalog(), engine_profile(None))
-        except (PlannerError, TypeError, ValueError):  # the baseline errs: every lever shows the error, unranked
-            return False
-
+    if verdict_unknown(inputs, stale):
+        return set()
+    no_change = lambda key: lever_void(inputs, key)  # noqa: E731
     ok = {}
     for key, header, _ in SCENARIOS:
         meets, cost = _meets(inputs, key, rate_factors, simulated)
@@ -562,7 +588,6 @@ def green_scenarios(book: openpyxl.Workbook) -> set[str]:
 #: refused), rather than "none meets the targets" beside levers that read "yes".
 NO_PEAK_LABEL = "no peak traffic given (Inputs): no fleet asked for"
 NO_OUTPUT_LABEL = "no output tokens given (Inputs): no fleet asked for"
-PRICE_REFUSED_LABEL = "no fleet cost: the price per GPU-hour is refused (Inputs)"
 NONE_MEETS_LABEL = "none meets the targets"
 #: ... and where only a lever that changes the requests meets them (Context halved, Compare model: never ranked).
 ONLY_WORKLOAD_MEETS_LABEL = (
@@ -570,13 +595,19 @@ ONLY_WORKLOAD_MEETS_LABEL = (
 )
 
 
-def expected_cheapest_label(inputs: dict, rate_factors: dict | None = None, simulated: bool = False) -> str:
-    """The Levers' cheapest-fleet label where nothing is green: why no fleet was asked for or has a cost, in that
-    order, else "none meets the targets", or ``ONLY_WORKLOAD_MEETS_LABEL`` where a lever that changes the requests
-    meets them (it is not ranked). A price is refused as ``planner.units.rent_usd_per_gpu_hour`` refuses it; a blank
-    price with no catalog price (``api.gpu_price_per_hour`` NaN) names the GPU."""
-    from planner.units import rent_usd_per_gpu_hour
-    from planner.workbook.calc import WORKLOAD_LEVERS
+def expected_cheapest_label(
+    inputs: dict, rate_factors: dict | None = None, simulated: bool = False, stale: bool = False
+) -> str:
+    """The Levers' cheapest-fleet label where nothing is green: why nothing is judged (``verdict_unknown``), else why
+    no fleet was asked for or has a cost, in that order, else "none meets the targets", or
+    ``ONLY_WORKLOAD_MEETS_LABEL`` where a lever that changes the requests meets them (it is not ranked). A blank price
+    with no catalog price (``api.gpu_price_per_hour`` NaN) names the GPU (a price typed and refused is an input
+    refused)."""
+    from planner.workbook.calc import UNKNOWN_SHORT, WORKLOAD_LEVERS
+
+    unknown = verdict_unknown(inputs, stale)
+    if unknown:
+        return UNKNOWN_SHORT[unknown]  # the row's short words (levers.unknown_short)
 
     none_meets = (
         ONLY_WORKLOAD_MEETS_LABEL
@@ -588,17 +619,70 @@ def expected_cheapest_label(inputs: dict, rate_factors: dict | None = None, simu
         return NO_PEAK_LABEL
     if inputs.get("output_tokens", BUDGET_DEFAULTS["output_tokens"]) is None:
         return NO_OUTPUT_LABEL
-    price = inputs.get("price_per_gpu_hour")
-    if price is not None:
-        try:
-            rent_usd_per_gpu_hour(price)
-        except (TypeError, ValueError):
-            return PRICE_REFUSED_LABEL
+    if inputs.get("price_per_gpu_hour") is not None:
         return none_meets
     cat = default_catalog()
     if inputs["gpu"] in cat.gpus and math.isnan(api.gpu_price_per_hour(inputs["gpu"])):
         return f"no price for {cat.gpu(inputs['gpu']).name}: give a price per GPU-hour (Inputs)"
     return none_meets
+
+
+def refused_input(inputs: dict) -> bool:
+    """Whether the baseline's inputs are refused, as the Inputs' Error line names one (Calc's input_refused row):
+    a GPU, model or precision that is not a name the sheets list (any case, as MATCH compares; an alias is not), a
+    cell ``planner.workbook.reader`` refuses (text in a number's cell), or inputs ``planner.report.plan`` raises for
+    (a group that does not fit, a batch above the max batch, a price of 0, ...). A GPU without a catalog price is not
+    refused: ``plan`` prices nothing there."""
+    from planner.report import plan
+    from planner.workbook.reader import _convert
+
+    cat = default_catalog()
+    listed = {
+        "gpu": {g.name.lower() for g in cat.gpus},
+        "model": {m.name.lower() for m in cat.models},
+        "kv_precision": {p.name.lower() for p in cat.precisions},
+        "weight_precision": {p.name.lower() for p in cat.precisions},
+    }
+    for key, names in listed.items():
+        value = inputs.get(key)
+        if value is not None and str(value).lower() not in names:
+            return True
+    try:
+        for f in INPUT_FIELDS:
+            _convert(f, inputs.get(f.key), "Inputs")
+        plan(
+            inputs["gpu"], inputs["model"], inputs["context"], gpus=inputs.get("gpus"), batch=inputs.get("batch"),
+            kv_precision=inputs.get("kv_precision"), weight_precision=inputs.get("weight_precision"),
+            memory_utilization=inputs.get("memory_utilization"), price_per_gpu_hour=inputs.get("price_per_gpu_hour"),
+        )  # fmt: skip
+    except (PlannerError, TypeError, ValueError):
+        return True
+    return False
+
+
+def refused_budget(inputs: dict) -> bool:
+    """Whether a budget input (peak traffic, output tokens, targets, prompt share, burstiness; blank: the workbook's
+    default) is one ``planner export`` of the file refuses (``planner.workbook.reader``, Calc's budget_refused row)."""
+    from planner.workbook.reader import _convert
+
+    try:
+        for f in BUDGET_FIELDS:
+            _convert(f, inputs.get(f.key, BUDGET_DEFAULTS.get(f.key)), "Inputs")
+    except PlannerError:
+        return True
+    return False
+
+
+def verdict_unknown(inputs: dict, stale: bool = False) -> str:
+    """Why the workbook judges no scenario's targets, in its words (``planner.workbook.calc.verdict_unknown``): an
+    input refused, a budget input refused, or a Load sheet that is ``stale``; "" where it judges them."""
+    from planner.workbook.calc import INPUT_REFUSED_MEETS, REFUSED_MEETS, STALE_MEETS
+
+    if refused_input(inputs):
+        return INPUT_REFUSED_MEETS
+    if refused_budget(inputs):
+        return REFUSED_MEETS
+    return STALE_MEETS if stale else ""
 
 
 #: The Levers row naming the cheapest fleet (of the levers that serve the same requests: "Serves the same requests").

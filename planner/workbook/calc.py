@@ -46,7 +46,7 @@ COLUMNS = (*SCENARIOS, DP_EP)
 #: Calc rows the dp-ep column takes from the baseline's column: the same deployment, only the layout differs.
 DP_EP_SAME = (
     "gpu", "model", "context", "kv", "wp", "n", "E", "trained_note", "price", "rps", "out_tok", "tpot_t", "ttft_t",
-    "budget_refused",
+    "budget_refused", "input_refused", "unknown",
 )  # fmt: skip
 #: Calc rows of the dp-ep column that hold a number planner computed (``load_figures.dp_ep_cells``), not a formula.
 DP_EP_STORED = (
@@ -619,6 +619,13 @@ def calc_rows(
     for key, label, unit, fmt, tmpl in F.prefill_block():
         q = {"ttft": "ttft_s", "flop": "flop", "bytes": "bytes_moved", "intensity": "intensity_flop_per_byte"}.get(key)
         c.add(Row(f"p_{key}", label, unit, fmt, F.local(tmpl, "p"), quantity=f"prefill.{q}" if q else None))
+    c.add(S("s_floor", FLOOR_SECTION))
+    for prefix, label in (
+        ("d", "Datasheet floor of the decode step at the chosen batch"),
+        ("m", "Datasheet floor of the decode step at max batch"),
+        ("p", "Datasheet floor of the prefill (TTFT)"),
+    ):
+        c.add(Row(f"{prefix}_floor", label, "s", "0.000E+00", datasheet_floor(prefix), FLOOR_RULE))
     c.add(
         S("s_levers", "Comparing the scenarios (Levers sheet)"),
         Row(
@@ -633,6 +640,25 @@ def calc_rows(
     )
     budget_rows(c, rate_factors or {}, load)
     return c
+
+
+#: Calc's section of the datasheet roofline floors, and the rule each restates.
+FLOOR_SECTION = "Datasheet roofline floors: no run is faster (the lower bound of the Results' ranges)"
+FLOOR_RULE = (
+    "max(bytes / (GPUs x HBM bandwidth), FLOPs / (GPUs x peak)): report.Plan.decode_floor_s (MBU or MFU 100%) and "
+    "its ttft_floor_s, which planner plan's ranges never go below"
+)
+
+
+def datasheet_floor(prefix: str) -> str:
+    """The datasheet roofline floor of a Calc block (``prefix`` d, m: a decode step; p: the prefill), as a template:
+    max(bytes / (GPUs x bandwidth), FLOPs / (GPUs x peak)), the datasheet's bandwidth and peak at the weights' math
+    without the engine's efficiency factors: the time at MBU or MFU 100% (``planner.report.Plan.decode_floor_s``:
+    step x max(MBU, MFU); the prefill's ``ttft_floor_s``: its bytes and FLOPs at the decode step's bandwidth and
+    peak, the same GPU and precision). ``planner plan`` clamps both ends of each time range to it: a range from
+    another engine's residuals may not promise a run faster than the hardware allows (trial 13 F5: Gaudi 3's TPOT
+    low end was 20.5 ms where the floor is 32.1)."""
+    return f"MAX({{{prefix}_bytes}}/({{n}}*{{bw}}),{{{prefix}_flop}}/({{n}}*{{peak}}))"
 
 
 def _number_or_blank(name: str, scale: str = "") -> str:
@@ -690,12 +716,53 @@ def budget_refusal() -> str:
     return formula
 
 
+#: What a lever that changes nothing (Calc's no_change row) reads in each Levers budget row (Calc's void row).
+NO_CHANGE_WORDS = "no change"
+#: ... and the DP attention + EP lever of a dense baseline, no experts to spread (its first row says why; the words fit
+#: a Levers column on one line, where "does not apply (dense model)" printed as "t apply (dense model)").
+DENSE_WORDS = "does not apply"
+
 #: What a ranking row holds for a scenario that cannot be chosen (no cost, or it misses a target).
 NOT_RANKED = "POWER(10,300)"
 
 
 #: "Meets the latency targets" where a budget input is refused (Calc's budget_refused row; the Error line names it).
 REFUSED_MEETS = "not known: a budget input is refused (Inputs: Error line)"
+#: ... where another input is refused (Calc's input_refused row): every figure is an error, nothing is judged (trial 13
+#: F16: context typed as the text '4096' left every figure #VALUE! beside "yes (simulated p95)").
+INPUT_REFUSED_MEETS = "not known: an input is refused (Inputs: Error line)"
+#: ... where the Load sheet is stale: its simulation, and the rate factor the fleet rests on, are for other Inputs
+#: (trial 13 F11: context 4,096 -> 16,384 read "yes" and a green cheapest fleet about 10x too small).
+STALE_MEETS = "not known: the Load sheet is stale; run planner workbook refresh"
+#: Each of those in the Levers' cheapest-fleet row, its one short cell: the words before the advice.
+UNKNOWN_SHORT = {text: text.split(";")[0].split(" (")[0] for text in (INPUT_REFUSED_MEETS, REFUSED_MEETS, STALE_MEETS)}
+
+
+def input_refusal() -> str:
+    """1 where the Inputs' Error line (``inputs.why_error``) names a refused input other than a budget input (those are
+    Calc's budget_refused row), else 0. The line also says where a GPU has no catalog price and none is typed
+    (``NO_CATALOG_PRICE``): nothing typed is refused there, and the targets are judged. An error in the line itself
+    counts as a refusal."""
+    from planner.workbook.inputs import why_error_row
+    from planner.workbook.layout import INPUTS_SHEET, NO_CATALOG_PRICE
+
+    line = f"{INPUTS_SHEET}!$D${why_error_row()}"
+    kept = f'OR({line}="",{line}="Error: {NO_CATALOG_PRICE}",{line}="Error: "&{{budget_refused}})'
+    return f"IF(ISERROR({line}),1,IF({kept},0,1))"
+
+
+def verdict_unknown(load: bool) -> str:
+    """Why no scenario's targets are judged, as a formula ("" where they are): an input refused
+    (``INPUT_REFUSED_MEETS``), a budget input refused (``REFUSED_MEETS``), or, with a Load sheet, its Status not
+    current (``STALE_MEETS``: the simulated p95 and the rate factor the fleet rests on are for other Inputs; the
+    no-queue check at max batch is no verdict either: a queue adds to TTFT, and a fleet under load runs below its max
+    batch). Every "Meets the latency targets" cell and the cheapest fleet read it first."""
+    stale = f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)<>"current"' if load else "FALSE"
+    return (
+        f'IF({{input_refused}}=1,"{INPUT_REFUSED_MEETS}",IF({{budget_refused}}<>"","{REFUSED_MEETS}",'
+        f'IF({stale},"{STALE_MEETS}","")))'
+    )
+
 
 #: Calc's label of the stored queue term; ``update.refresh_load`` finds the row by it.
 RATE_FACTOR_LABEL = "Rate factor from planner's queue simulation (Load sheet; 1: none)"
@@ -710,8 +777,10 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
         rate factor     the queue term: a number planner's queue simulation computed (``rate_factors``, the Load
                         sheet's figures: the simulated fleet's requests/s per replica / the no-queue rate below),
                         stored, not a formula; blank (1, no queue) where nothing was simulated or no fleet met
-        meets           1 where the simulated fleet meets both targets at p95 and the Load sheet is current, else
-                        meets TPOT x meets TTFT
+        unknown         why nothing is judged ("" where it is): an input refused (the Inputs' Error line), a budget
+                        input refused, or the Load sheet stale (``verdict_unknown``)
+        meets           0 where unknown; 1 where the simulated fleet meets both targets at p95 (the Load sheet
+                        current), else meets TPOT x meets TTFT
         requests/s per replica   rate factor / (output tokens / throughput at max batch + TTFT of a whole-context
                         prompt): with the simulation's factor, the simulated fleet's rate, so the replicas are the
                         fewest whose simulated p95 TTFT and TPOT meet the targets (``planner export``'s rule)
@@ -721,9 +790,10 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
         green           serves the same requests (not a ``WORKLOAD_LEVERS`` one), meets both targets, has a monthly
                         cost, and no other such scenario costs less
 
-    Assumption: without a current simulation the "meets" rows judge each replica at its max batch with a prompt's
-    prefill holding it alone and no queue; the fleet's queue comes only through the rate factor, which holds for the Inputs the simulation ran on (the
-    Load sheet's Status says when they changed: the factor is then the old one, an estimate until a refresh).
+    Assumption: without a Load sheet the "meets" rows judge each replica at its max batch with a prompt's prefill
+    holding it alone and no queue. With one, the verdicts are the simulation's while its Status is current and "not
+    known" once it is stale (a no-queue "yes" at 89% of the TTFT target was read as final: trial 13 F11); the fleet
+    rows keep the old rate factor, an estimate until a refresh, their unit cells marked STALE.
     """
     from planner.export.sizing import HOURS_PER_MONTH
 
@@ -769,6 +839,24 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "planner.workbook.reader: what planner export refuses; the Inputs' Error line shows it",
         ),
         Row(
+            "input_refused",
+            "Another input refused (Inputs' Error line; 1 yes)",
+            "",
+            INT,
+            {"base": input_refusal(), "*": "{C:input_refused}"},
+            "the Error line names an input planner plan refuses (not a budget input, not a GPU without a catalog "
+            "price: nothing typed is refused there)",
+        ),
+        Row(
+            "unknown",
+            "Why the targets are not judged (blank: they are)",
+            "",
+            None,
+            {"base": verdict_unknown(load), "*": "{C:unknown}"},
+            "an input refused, a budget input refused, or the Load sheet stale (its figures are for other Inputs)",
+            wrap=4,
+        ),
+        Row(
             "tpot_ok",
             "Meets the TPOT target at max batch (1 yes, 0 no)",
             "",
@@ -809,16 +897,16 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Meets both targets (1 yes, 0 no)",
             "",
             INT,
-            'IF({budget_refused}<>"",0,IF({sim_meets}=1,1,{tpot_ok}*{ttft_ok}))',
-            "never with a budget input refused; the simulation's answer while current, else both checks at max batch "
-            "with no queue",
+            'IF({unknown}<>"",0,IF({sim_meets}=1,1,{tpot_ok}*{ttft_ok}))',
+            "never with an input refused or the Load sheet stale; the simulation's answer while current, else (no "
+            "Load sheet) both checks at max batch with no queue",
         ),
         Row(
             "meets_text",
             "Meets the latency targets",
             "",
             None,
-            f'IF({{budget_refused}}<>"","{REFUSED_MEETS}",'
+            'IF({unknown}<>"",{unknown},'
             'IF({sim_meets}=1,"yes (simulated p95)",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
             '&TEXT(ROUND({tpot_t}*1000,9),"0.0##")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT(ROUND({ttft_t}*1000,9),'
@@ -884,6 +972,14 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             {"base": 0.0, "*": NO_CHANGE},
             "load_figures.lever_changes_nothing: the same model, context, precisions used and GPU group as the "
             "baseline (weights fp8 of an fp8 model, a compare model that is the model itself)",
+        ),
+        Row(
+            "void",
+            "Levers' fleet rows read (blank: this column's figures)",
+            "",
+            None,
+            {"base": None, "*": f'IF({{no_change}}=1,"{NO_CHANGE_WORDS}","")'},
+            "a lever that changes nothing (or does not apply) says so in every budget row, not a fleet or a verdict",
         ),
         Row(
             "what",
@@ -961,16 +1057,18 @@ def _dp_ep_formulas(load: bool) -> dict[str, str]:
         else "not known: nothing simulated (no Load sheet)"
     )
     dense = '"does not apply: "&{C:model}&" is dense, no experts to spread (a MoE model\'s layout)"'
+    dense_model = "AND(ISNUMBER({C:E}),{C:E}=0)"
     return {
         "what": f'IF(ISERROR({{C:E}}),"{DP_EP[2]}",IF({{C:E}}=0,{dense},"{DP_EP[2]}"&IF({current},""," (STALE: '
         'refresh)")))',
-        "meets": 'IF({budget_refused}<>"",0,{sim_meets})',
-        "meets_text": f'IF({{budget_refused}}<>"","{REFUSED_MEETS}",IF({{sim_meets}}=1,"yes (simulated p95)",'
-        'IF(ISERROR({C:E}),{C:E},IF({C:E}=0,"does not apply (dense model)",'
+        "meets": 'IF({unknown}<>"",0,{sim_meets})',
+        "meets_text": f'IF({dense_model},"{DENSE_WORDS} (dense model)",IF({{unknown}}<>"",{{unknown}},IF({{sim_meets}}=1,'
+        '"yes (simulated p95)",IF(ISERROR({C:E}),{C:E},'
         f'IF(NOT({current}),"{stale}",IF({{dp_ep_error}}<>"","no: "&{{dp_ep_error}},'
         '"not known: not simulated (Load sheet)"))))))',
         "same_requests": "1",
         "no_change": "0",
+        "void": f'IF({dense_model},"{DENSE_WORDS}","")',
     }
 
 

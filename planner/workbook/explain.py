@@ -23,6 +23,83 @@ def kv_refused(catalog: Catalog, engine: EngineProfile) -> str:
     return words + (f", or {' or '.join(uncached)} on {engine.name}" if uncached else "")
 
 
+#: The worked example of the time rows: the workbook's opening scenario at batch 1 (``inputs.OPENING``).
+EXAMPLE = dict(gpu="H100 SXM 80GB", model="Llama-2-70B", context=4096, gpus=4)
+
+
+def _operators(engine: EngineProfile) -> str:
+    """How one operator (a GEMM, the experts' GEMMs, attention) is timed, in words, as ``formulas.operator_rows``
+    states it: its own bytes and FLOPs on the roofline at the GPU's measured kernel rates, plus the kernel floor; an
+    engine without kernel curves (``EngineProfile.kernel_curves`` False: ideal) at the datasheet's."""
+    roofline = (
+        f"max(memory, compute) + (1 - roofline overlap) x min(memory, compute), where the overlap is "
+        f"{engine.roofline_overlap:g} (this profile's; a calibration file may set another per GPU): 1 takes the longer "
+        "of the two, 0 adds them"
+    )
+    if not engine.kernel_curves:
+        return (
+            f"each operator's bytes / (GPUs x bandwidth) and FLOPs / (GPUs x peak) at the datasheet's rates "
+            f"(this profile times no kernel curves, no kernel floor): {roofline}"
+        )
+    return (
+        "each operator's own bytes and FLOPs at the GPU's measured kernel rates (Assumptions: kernel_curves TRUE; GPUs "
+        "sheet: the gemm_, attention_ and moe_ fractions of the datasheet's bandwidth and peak, from vLLM's measured "
+        f"kernels): {roofline}; plus each kernel's floor (dense GEMMs: (4 x layers + 1) x gemm_floor_s; attention: "
+        "layers x attention_floor_s)"
+    )
+
+
+def decode_words(catalog: Catalog, engine: EngineProfile) -> str:
+    """The Explain row of a decode step: what the Calc decode block evaluates (``formulas.decode_block``,
+    ``planner.model.decode``), with the opening scenario's figures at batch 1 from ``planner.api.decode_step``: the
+    operators, all-reduces and overheads that sum to TPOT, and the whole-step roofline times that do not (trial 13
+    F4: the row's max(memory, compute) + all-reduces + overheads gave 12.9 ms by hand where the workbook's TPOT is
+    17.6; it also called the overlap 1 "the fitted 0")."""
+    try:
+        d = api.decode_step(
+            EXAMPLE["gpu"], EXAMPLE["model"], EXAMPLE["context"], gpus=EXAMPLE["gpus"], batch=1, engine=engine,
+            catalog=catalog,
+        )  # fmt: skip
+        ms = lambda x: f"{float(x) * 1e3:,.2f} ms"  # noqa: E731
+        example = (
+            f" Llama 2 70B on 4 x H100 at 4,096 tokens, batch 1: operators {ms(d.kernels_s)} + all-reduces "
+            f"{ms(d.communication_s)} + overheads {ms(d.overhead_s)} = TPOT {ms(d.step_s)}, where the whole step's "
+            f"bytes / (GPUs x bandwidth x efficiency) alone are {ms(d.memory_time_s)} and its FLOPs / (GPUs x peak x "
+            f"efficiency) {ms(d.compute_time_s)}."
+        )
+    except UnknownNameError:  # a catalog without the seed entries
+        example = ""
+    return (
+        "bytes = weights read (all but the input embedding, a row lookup; MoE: the experts the batch touches, E x "
+        "(1 - (1 - k/E)^batch)) + batch x KV per sequence; FLOPs = batch x (2 x params per token + attention). TPOT "
+        "is not one roofline over those totals: the Calc sheet's decode rows time the dense GEMMs, the MoE experts' "
+        f"GEMMs and attention one by one, {_operators(engine)}. TPOT = their sum + 2 all-reduces per layer (the "
+        "measured all-reduce table where the engine reads one: AllReduce sheet) + overheads (per step + per layer x "
+        "layers + per MoE layer, and the fused-MoE floor) + the host's per-sequence time x batch (hidden behind the GPUs where the engine's loop "
+        "is asynchronous: eng_host_overlap)." + example + " Those two whole-step times (Calc's and Sweeps' "
+        '"Roofline memory time" and "Roofline compute time") are the roofline\'s terms, shown for reference: they '
+        "bound MBU and MFU and are not parts of TPOT."
+    )
+
+
+def prefill_words(catalog: Catalog, engine: EngineProfile) -> str:
+    """The Explain row of a prefill (``formulas.prefill_block``, ``planner.api.prefill``), with the opening scenario's
+    TTFT."""
+    try:
+        p = api.prefill(
+            EXAMPLE["gpu"], EXAMPLE["model"], EXAMPLE["context"], gpus=EXAMPLE["gpus"], engine=engine, catalog=catalog
+        )
+        example = f" Llama 2 70B on 4 x H100, a 4,096-token prompt: TTFT {float(p.ttft_s) * 1e3:,.0f} ms."
+    except UnknownNameError:
+        example = ""
+    return (
+        "one prompt of the context: FLOPs 2 x params per token x tokens + causal attention, the output head "
+        "(vocabulary x hidden) on the last token only (the engine computes logits where it samples); its operators "
+        "timed as a decode step's are, at the prefill's kernel rates and floors, + all-reduces + overheads + the "
+        "engine's prefill latency. Its intensity is about the prompt length: compute-bound." + example
+    )
+
+
 def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
     s = Sheet(EXPLAIN_SHEET, tab_color="7030A0")
     s.widths.update(A=34, B=110)
@@ -90,26 +167,13 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "as entered, else the smallest of 1, 2, 4, 8, 16, 32, 64 GPUs that vLLM accepts for the model (attention "
             "heads divisible by it, KV heads divisible by it or it by them) whose max batch is at least 1.",
         ),
-        (
-            "Decode step (TPOT)",
-            "bytes = weights read (MoE: the experts the batch touches, E x (1 - (1 - k/E)^batch)) + "
-            "batch x KV per sequence; FLOPs = batch x (2 x params per token + attention). With the memory time bytes / "
-            "(GPUs x bandwidth x efficiency) and the compute time FLOPs / (GPUs x peak x efficiency): TPOT = "
-            "max(memory, compute) + (1 - roofline overlap) x min(memory, compute) + 2 all-reduces per layer + "
-            f"overheads (this profile's overlap: {engine.roofline_overlap:g}; the fitted 0 says a step's kernels run one "
-            "after another, so the two add).",
-        ),
+        ("Decode step (TPOT)", decode_words(catalog, engine)),
         (
             "Throughput, MFU, MBU",
             "throughput = batch / TPOT. MFU = FLOPs / (TPOT x GPUs x peak); MBU = bytes / "
             "(TPOT x GPUs x bandwidth). At batch 1 a 70B model on H100s runs at well under 1% MFU.",
         ),
-        (
-            "Prefill (TTFT)",
-            "one prompt of the context: 2 x params per token x tokens + causal attention FLOPs, the output head "
-            "(vocabulary x hidden) on the last token only (the engine computes logits where it samples), on the "
-            "same roofline with the prefill efficiency. Its intensity is about the prompt length: compute-bound.",
-        ),
+        ("Prefill (TTFT)", prefill_words(catalog, engine)),
         ("Cost", "GPUs x price per GPU-hour / 3,600 / throughput x 1,000,000 = US$ per million output tokens."),
         (
             "Levers",
@@ -142,7 +206,9 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "is slower than modelled. MoE routing is assumed uniform. No queueing in the Results: TTFT is one prefill "
             "alone. The Levers fleet's queue term (Calc's rate factor) and the Load sheet are numbers planner's queue "
             "simulation computed (p95 within the targets: planner export's default high percentile, so a review of the "
-            "workbook sizes the same fleet; not an input), not formulas: refresh them after changing Inputs. Their "
+            "workbook sizes the same fleet; not an input), not formulas: refresh them after changing Inputs (until "
+            'then the Load sheet reads STALE, the fleet rows say so and "Meets the latency targets" and the cheapest '
+            'fleet read "not known"). Their '
             "requests arrive as the Inputs' burstiness says (the gamma shape of the gaps; 1: Poisson).",
         ),
         (

@@ -428,6 +428,15 @@ def moe_floor(tokens: str) -> str:
     return f"{{moe_layers}}*({{f_moe_floor_s}}+{{f_moe_floor_per_doubling_s}}*LOG(MIN(MAX({tokens},1),8),2))"
 
 
+#: The labels of a block's whole-step roofline rows: all its bytes / (GPUs x bandwidth x efficiency) and all its FLOPs /
+#: (GPUs x peak x efficiency), as if the step were one kernel (``DecodeStep.memory_time_s``, ``compute_time_s``). They
+#: are references beside MBU and MFU, not terms of TPOT or TTFT, which sum the operators timed one by one (the rows
+#: above them) with the all-reduces and overheads: trial 13 F4 summed Sweeps' "Memory time" by hand to 12.9 ms where
+#: the workbook's TPOT is 17.6.
+ROOFLINE_MEMORY = "Roofline memory time (reference, not a term of the time)"
+ROOFLINE_COMPUTE = "Roofline compute time (reference, not a term of the time)"
+
+
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
     """model.decode_step at ``batch`` (a key): rows (local key, label, unit, format, template with {.x} locals)."""
     b = "{" + batch + "}"
@@ -463,8 +472,8 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         ),
         *operator_rows("{.rows}", "{f_decode_flop_efficiency}", "attention", "{.kv_att}", "{.attn_att}"),
         ("sparse_t", "Sparse MLA kernel (fp8)", "s", "0.000E+00", sparse_mla_time("{.rows}")),
-        ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
-        ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
+        ("tmem", ROOFLINE_MEMORY, "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
+        ("tflop", ROOFLINE_COMPUTE, "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
         *allreduce_rows(b),
         # 0 x batch: a batch that does not fit stays an error
         ("comm", "All-reduce time", "s", "0.000E+00", tp_communication(b, f"0*{b}")),
@@ -517,8 +526,8 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         # model.prefill_step: the output head on the prompt's last token only (where the engine samples)
         ("flop", "FLOPs", "FLOP", "0.000E+00", "2*({ppt}*{context}-({context}-1)*{head})+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
-        ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
-        ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
+        ("tmem", ROOFLINE_MEMORY, "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
+        ("tflop", ROOFLINE_COMPUTE, "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
         ("sparse", "DSA latents through the fp8 sparse MLA kernel (1: yes)", "", "0", sparse_mla_applies(True)),
         (
             "attn_att",

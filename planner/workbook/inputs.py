@@ -16,6 +16,7 @@ from planner.workbook.layout import (
     LOAD_SHEET,
     LOAD_STATUS_ROW,
     MAX_BURSTINESS,
+    NO_CATALOG_PRICE,
     input_row,
 )
 from planner.workbook.spec import Name, Sheet, Validation
@@ -294,8 +295,7 @@ def why_error(c: Calc, precision_aliases: dict[str, str] | None = None) -> str:
         ),
         (
             "price",
-            'IF(in_price="","the catalog has no price for this GPU: give a price per GPU-hour","price per GPU-hour: '
-            f'give a price {RENT_ACCEPTED}")',
+            f'IF(in_price="","{NO_CATALOG_PRICE}","price per GPU-hour: give a price {RENT_ACCEPTED}")',
         ),
         (
             "d_batch",

@@ -22,6 +22,9 @@ LEVERS_SHEET = "Levers"
 LOAD_SHEET = "Load"
 #: The Load sheet's Status row (cell B of it: "current: ..." or "STALE: ..."), read by Calc and Levers.
 LOAD_STATUS_ROW = 3
+#: The Inputs' Error line where the GPU has no catalog price and none is typed: no input is refused, the cost and the
+#: fleet's money have no value (``inputs.why_error``; Calc's input_refused row tells it from a refusal).
+NO_CATALOG_PRICE = "the catalog has no price for this GPU: give a price per GPU-hour"
 CHARTS_SHEET = "Charts"
 CALC_SHEET = "Calc"
 SWEEPS_SHEET = "Sweeps"

@@ -3,8 +3,9 @@ the data-parallel attention + expert parallel lever of a MoE baseline (``calc.DP
 
 from __future__ import annotations
 
-from planner.workbook.calc import COLUMNS, DP_EP, SCENARIOS, WORKLOAD_LEVERS, Calc, scenario_col
+from planner.workbook.calc import COLUMNS, DP_EP, SCENARIOS, UNKNOWN_SHORT, WORKLOAD_LEVERS, Calc, scenario_col
 from planner.workbook.formats import GB, INT, MS, USD
+from planner.workbook.inputs import STALE_UNIT
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.load_figures import HIGH_PERCENTILE
 from planner.workbook.spec import Highlight, Probe, Sheet
@@ -15,9 +16,22 @@ def last_col() -> str:
     return scenario_col(COLUMNS[-1][0])
 
 
-def _shown(ref: str, scale: str = "") -> str:
-    """A dp-ep column cell as Levers shows it: blank where planner stored nothing (a dense baseline), not 0."""
-    return f'=IF(ISBLANK({ref}),"",{ref}{scale})'
+def _shown(ref: str, scale: str = "", void: str | None = None) -> str:
+    """A dp-ep column cell as Levers shows it: blank where planner stored nothing, not 0; with ``void`` (Calc's void
+    cell of the column), its words where the lever does not apply (a dense baseline)."""
+    shown = f'IF(ISBLANK({ref}),"",{ref}{scale})'
+    return f"={shown}" if void is None else f'=IF({void}<>"",{void},{shown})'
+
+
+def or_void(void: str | None, formula: str) -> str:
+    """``formula`` (a cell's, with its "="), or the lever's words where it changes nothing or does not apply (Calc's
+    void cell ``void``: "no change", "does not apply"; None: the Baseline, never void). Trial 13 F13: the
+    compare model's "no change" column said "Serves the same requests: no: another model" and repeated the
+    baseline's fleet; a dense model's DP attention + EP column said "yes" and 0 requests/s beside "does not apply"."""
+    if void is None:
+        return formula
+    body = formula[1:] if formula.startswith("=") else f'"{formula}"'
+    return f'=IF({void}<>"",{void},{body})'
 
 
 def sized_by_formula(rate_factor_ref: str, load: bool, dp_ep: bool = False) -> str:
@@ -29,6 +43,10 @@ def sized_by_formula(rate_factor_ref: str, load: bool, dp_ep: bool = False) -> s
     otherwise = '"not sized: planner simulated no fleet"' if dp_ep else '"no queue (not simulated: Load sheet)"'
     return f'=IF(ISNUMBER({rate_factor_ref}),"simulated p{HIGH_PERCENTILE} under load"{stale},{otherwise})'
 
+
+#: The Levers budget rows whose figures rest on the Load sheet (through Calc's stored rate factor): their unit cell
+#: reads ``inputs.STALE_UNIT`` while its Status is not current, as the Inputs' fleet rows do (``inputs.LOAD_FED``).
+LOAD_FED_ROWS = ("rate_factor", "rate_repl", "replicas", "fleet_gpus", "fleet_usd_month")
 
 #: The cheapest-fleet row where only levers that change the requests meet the targets (they are never ranked).
 ONLY_WORKLOAD_MEETS = (
@@ -89,9 +107,11 @@ def groups_note(c: Calc) -> str:
 
 
 def no_cheapest(c: Calc) -> str:
-    """Why no fleet is green, as a formula: no fleet was asked for (a blank peak traffic or output tokens: the Inputs
-    say "Blank: no fleet"), no fleet has a cost (no price for the GPU, or a price refused), else none meets the
-    targets. Every scenario runs on the baseline's GPU and price, so the baseline's column answers for all."""
+    """Why no fleet is green where the targets are judged (Calc's unknown row, read first, says why they are not: an
+    input refused, a price typed and refused among them, or the Load sheet stale), as a formula: no fleet was asked
+    for (a blank peak traffic or output tokens: the Inputs say "Blank: no fleet"), no fleet has a cost (no catalog
+    price for the GPU), else none meets the targets. Every scenario runs on the baseline's GPU and price, so the
+    baseline's column answers for all."""
 
     def base(key: str) -> str:
         return c.ref(key, scenario_col(SCENARIOS[0][0]), absolute=True, sheet=True)
@@ -108,15 +128,29 @@ def no_cheapest(c: Calc) -> str:
     return (
         'IF(in_peak_requests="","no peak traffic given (Inputs): no fleet asked for",'
         'IF(in_output_tokens="","no output tokens given (Inputs): no fleet asked for",'
-        f'IF(ISERROR({price}),IF(in_price<>"","no fleet cost: the price per GPU-hour is refused (Inputs)",'
-        f'IF(ISNUMBER({gpu_row}),"no price for "&{base("gpu")}&": give a price per GPU-hour (Inputs)",'
-        f"{none_meets})),{none_meets})))"
+        f'IF(AND(ISERROR({price}),ISNUMBER({gpu_row})),"no price for "&{base("gpu")}&": give a price per GPU-hour '
+        f'(Inputs)",{none_meets})))'
     )
+
+
+def unknown_short(unknown: str) -> str:
+    """The cheapest-fleet row's words for why nothing is judged, from Calc's unknown cell ``unknown``: the "Meets"
+    rows' words before their advice ("not known: the Load sheet is stale", ``calc.UNKNOWN_SHORT``), two lines of its
+    19-wide column (the whole sentence printed cut: "tale; run planner workbook refresh")."""
+    formula = unknown
+    for full, short in reversed(UNKNOWN_SHORT.items()):
+        formula = f'IF({unknown}="{full}","{short}",{formula})'
+    return formula
 
 
 def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     """The Levers sheet; ``load``: the workbook has a Load sheet (the "Sized by" row reads its Status)."""
     s = Sheet(LEVERS_SHEET, freeze="C4", tab_color="4472C4")
+
+    def void(sk: str) -> str | None:
+        """Calc's void cell of a lever column (None: the Baseline's, never void)."""
+        return None if sk == "base" else c.ref("void", scenario_col(sk), absolute=True, sheet=True)
+
     s.widths.update(A=40, B=12)
     s.set("A1", "Levers: each changes one thing against the baseline", style="title")
     s.note(
@@ -189,7 +223,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
             col = scenario_col(sk)
             ref = c.ref(key, col, absolute=True, sheet=True)
             if sk == DP_EP[0]:  # planner's numbers (Calc's dp-ep column), no api function restated: no probe
-                s.set(f"{col}{r}", _shown(ref, scale), fmt=fmt, style="result")
+                s.set(f"{col}{r}", _shown(ref, scale, void(sk)), fmt=fmt, style="result")
                 continue
             s.set(f"{col}{r}", f"={ref}{scale}", fmt=fmt, style="result")
             if q:
@@ -207,7 +241,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     s.set(f"A{r}", SAME_REQUESTS_LABEL, style="label")
     for sk, _, _ in COLUMNS:
         text = context_halved_formula(c) if sk == "context_half" else same_requests_text(sk)
-        s.set(f"{scenario_col(sk)}{r}", text, style="result_text")
+        s.set(f"{scenario_col(sk)}{r}", or_void(void(sk), text), style="result_text")
     s.heights[r] = 13.5 * 2 + 2  # "no: prompts 3,696 -> 1,648 (output kept)" on two lines of its column
     r += 1
     budget = [
@@ -221,6 +255,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     ]
     for label, key, fmt, unit, _ in budget:
         s.set(f"A{r}", label, style="label")
+        if load and key in LOAD_FED_ROWS:  # the figure rests on the Load sheet's rate factor: marked while it is stale
+            unit = f'=IF(LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current","{unit}","{STALE_UNIT}")'
         s.set(f"B{r}", unit, style="unit")
         q = None if key == "sized_by" else next(x for x in c.rows if x.key == key).quantity
         for sk, _, _ in COLUMNS:
@@ -229,10 +265,10 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
             if key == "sized_by":
                 formula = sized_by_formula(c.ref("rate_factor", col, absolute=True, sheet=True), load, sk == DP_EP[0])
             elif sk == DP_EP[0] and key == "rate_factor":
-                formula = _shown(c.ref(key, col, absolute=True, sheet=True))
+                formula = _shown(c.ref(key, col, absolute=True, sheet=True))  # its void words: or_void below
             else:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
-            s.set(f"{col}{r}", formula, fmt=fmt, style=style)
+            s.set(f"{col}{r}", or_void(void(sk), formula), fmt=fmt, style=style)
             if q and sk != DP_EP[0]:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
         if key == "meets_text":  # "no: TPOT not known (blank target or error), TTFT not known (...)" on five
@@ -246,14 +282,18 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         row = result_row[key]
         s.highlights.append(Highlight(f"{first}{row}:{last}{row}", f"{CALC_SHEET}!{first}${green_row}=1"))
     greens = f"{CALC_SHEET}!${first}${green_row}:${last}${green_row}"
+    # why nothing is judged (an input refused, the Load sheet stale), the "Meets" rows' first words: said here too
+    unknown = c.ref("unknown", first, absolute=True, sheet=True)
     s.set(f"A{r}", "Cheapest fleet that meets the targets", style="label")
     s.set(
         f"{first}{r}",
-        f"=IF(MAX({greens})=1,INDEX({first}3:{last}3,MATCH(1,{greens},0)),{no_cheapest(c)})",
-        style="result",
+        f"=IF(MAX({greens})=1,INDEX({first}3:{last}3,MATCH(1,{greens},0)),"
+        f'IF({unknown}<>"",{unknown_short(unknown)},{no_cheapest(c)}))',
+        style="result_text",  # wrapped: "not known: the Load sheet is stale; ..." was cut to "tale; run planner ..."
     )
-    # beside it, the groups the fleets are on (about 190 characters: two lines across the other scenario columns,
-    # as tall as the label; a row of its own pushed "Change from baseline" onto a second printed page)
+    # beside it, the groups the fleets are on (about 190 characters: two lines across the other scenario columns, as
+    # tall as the label and the "not known" answers' short words; a row of its own pushed "Change from baseline" onto
+    # a second printed page)
     s.note(f"{scenario_col(SCENARIOS[1][0])}{r}", groups_note(c), last)
     s.heights[r] = 13.5 * 2 + 2
     r += 2
@@ -272,6 +312,6 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
             change = f"={col}{src}/${first}${src}-1"
             if sk == DP_EP[0]:  # blank where planner stored nothing
                 change = f'=IF(ISNUMBER({col}{src}),{col}{src}/${first}${src}-1,"")'
-            s.set(f"{col}{r}", change, fmt="+0%;-0%;0%", style="calc")
+            s.set(f"{col}{r}", or_void(void(sk), change), fmt="+0%;-0%;0%", style="calc")
         r += 1
     return s, probes

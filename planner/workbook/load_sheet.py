@@ -94,6 +94,18 @@ def _status_formula(last_row: int, engine_row: int | None) -> str:
     )
 
 
+def same_input(used: str, now: str, kind: str) -> str:
+    """Whether an Input still matches the one the figures were computed from, as a condition over its "Used" and
+    "Inputs now" cells: a name or other text in any case, as the lookups' MATCH compares names (trial 13 F12:
+    "llama-2-70b" for "Llama-2-70B" computed every figure alike but marked the sheet STALE); a number only by a number
+    of the same value (text "4096" in a number's cell is refused by the formulas, ``refresh`` and ``export``, so the
+    figures do not hold for it: trial 13 F16). A blank is "" in both."""
+    text = f'EXACT(UPPER(""&{used}),UPPER(""&{now}))'
+    if kind == "text":
+        return text
+    return f"AND(ISNUMBER({used})=ISNUMBER({now}),{text})"
+
+
 def _inputs_block(s: Sheet, f: LoadFigures) -> int:
     """What the figures were computed from, the Inputs now, and whether each still matches; the next free row."""
     s.set("A5", "Computed from: the Inputs when these figures were computed", style="subtitle")
@@ -108,7 +120,7 @@ def _inputs_block(s: Sheet, f: LoadFigures) -> int:
         fmt = None if kind == "text" else "#,##0.###"
         s.set(f"B{r}", value, fmt=fmt, style="calc", text=kind == "text")
         s.set(f"C{r}", f'=IF({name}="","",{name})', fmt=fmt, style="calc")
-        s.set(f"D{r}", f'=IF(EXACT(""&B{r},""&C{r}),"yes","changed")', style="calc")
+        s.set(f"D{r}", f'=IF({same_input(f"B{r}", f"C{r}", kind)},"yes","changed")', style="calc")
         r += 1
     engine_row = None
     if f.engine_parameters:  # one row here; each parameter in a table at the foot of the sheet (``_engine_table``)

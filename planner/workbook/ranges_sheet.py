@@ -17,6 +17,9 @@ from planner.workbook.layout import RANGES_SHEET
 from planner.workbook.spec import Name, Sheet
 
 PCT = "+0%;-0%"
+#: The row and columns (TPOT, TTFT: ``planner.accuracy.ranges.stated_coverage``'s order) of how often such ranges held
+#: on published runs planner never saw; the Results sheet's range notes read them (``results.range_note``).
+HELD_ROW, HELD_COLUMNS = 8, "BC"
 #: What each dimension is, in words (the file's codes stay in column A: they are the lookup keys).
 DIMENSION_LABELS = {
     "gpu": "GPU",
@@ -101,11 +104,15 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.note("F7", "the file's all,* row: the range of a GPU with too few figures, before widening", "H")
     held = {c.quantity: c for c in ranges.stated_coverage()}
     if held:  # row 8, the spacer above the query block
-        s.set("A8", "How often such ranges held: " + " / ".join(held), style="label")
-        for col, c in zip("BC", held.values(), strict=False):
-            s.set(f"{col}8", c.inside / c.figures, fmt="0%", style="result")
+        s.set(f"A{HELD_ROW}", "How often such ranges held: " + " / ".join(held), style="label")
+        for col, c in zip(HELD_COLUMNS, held.values(), strict=False):
+            s.set(f"{col}{HELD_ROW}", c.inside / c.figures, fmt="0%", style="result")
         counts = ", ".join(f"{c.quantity} {c.inside} of {c.figures}" for c in held.values())
-        s.note("F8", f"held-out figures inside, nominal 80%: {counts} (catalogs/reference/range_coverage.csv)", "H")
+        s.note(
+            f"F{HELD_ROW}",
+            f"held-out figures inside, nominal 80%: {counts} (catalogs/reference/range_coverage.csv)",
+            "H",
+        )
 
     # -- widening factors and coverage (the file) --------------------------------------------------------------
     r_q = 10  # the query block: header, one row per dimension, then the region, factor and result rows

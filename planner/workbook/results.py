@@ -4,8 +4,41 @@ from __future__ import annotations
 
 from planner.workbook.calc import Calc
 from planner.workbook.formats import GB, INT, MS, MS_BEFORE_TEXT, USD
-from planner.workbook.layout import RESULTS_SHEET
+from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
 from planner.workbook.spec import Probe, Sheet
+
+#: Lines of a range row's note (``range_note``, about 350 characters) in the 90-wide column D.
+RANGE_NOTE_LINES = 5
+
+
+def range_note(quantity: str) -> str:
+    """Beside a time range on Results: what the range is, and how often such ranges held on published runs planner
+    never saw, as ``planner plan`` says it (``planner.accuracy.ranges.coverage_note``): the share inside read from
+    the Ranges sheet's cell of ``quantity`` (TPOT or TTFT: ``ranges_sheet.HELD_ROW``), so the figure stays in one
+    place, and which side most misses fall on from the same file (``stated_coverage``). Trial 13 F6: the row said the
+    ranges held "in 80%" where 59% of TPOTs and 36% of TTFTs did, 56% of TTFTs slower than the high end. A plain
+    sentence without the coverage file."""
+    from planner.accuracy.ranges import stated_coverage
+    from planner.workbook.ranges_sheet import HELD_COLUMNS, HELD_ROW
+
+    what = (
+        "10th-90th percentile of measured / predicted - 1 on held-out published figures of the nearest covered "
+        "region (nominal 80%), widened where they do not cover this GPU, GPU count or model (Ranges sheet); neither "
+        "end below the datasheet roofline floor (Calc)"
+    )
+    held = [(col, c) for col, c in zip(HELD_COLUMNS, stated_coverage(), strict=False) if c.quantity == quantity]
+    if not held:
+        return what
+    col, c = held[0]
+    misses = ""
+    if c.above > c.below:
+        misses = ", most misses slower: the high end is not an upper bound"
+    elif c.below > c.above:
+        misses = ", most misses faster than the low end"
+    return (
+        f'="{what}. On runs from sources planner never saw "&TEXT({RANGES_SHEET}!${col}${HELD_ROW},"0%")&" of '
+        f'{quantity}s lay inside such a range ({RANGES_SHEET}!{col}{HELD_ROW}){misses}"'
+    )
 
 
 def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
@@ -113,7 +146,8 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                 MS,
                 "ms",
                 MSF,
-                "bytes / achieved bandwidth + FLOPs / achieved peak (less the roofline overlap) + all-reduces + overhead",
+                "sum of the operators (dense GEMMs, MoE experts, attention), each timed on the GPU's kernel curves "
+                "(Assumptions: kernel_curves), + all-reduces + overheads + host time (Explain; Calc)",
             ),
         ),
         ("Throughput", ("d_tput", INT, "tokens/s", "", "batch / TPOT")),
@@ -143,7 +177,8 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                 MS,
                 "ms",
                 MSF,
-                "compute-bound roofline of 2 x params x tokens + causal attention; the output head on the last token only",
+                "the prompt's operators on the kernel curves at the prefill rates (FLOPs: 2 x params x tokens + causal "
+                "attention, the output head on the last token only) + all-reduces + overheads",
             ),
         ),
         (
@@ -173,17 +208,15 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     # the range's two ends sit under Value and Unit: each gets its own heading on this row
     s.set(f"B{r}", "Low", style="header")
     s.set(f"C{r}", "High", style="header")
+    floors = {"d_step": "d_floor", "m_step": "m_floor", "p_ttft": "p_floor"}
     for label, key in (("TPOT at the chosen batch", "d_step"), ("TPOT at max batch", "m_step"), ("TTFT", "p_ttft")):
         r += 1
+        floor = f"{c.ref(floors[key], 'C', absolute=True, sheet=True)}*1000"
         s.set(f"A{r}", f"{label}: low / high", style="label")
-        s.set(f"B{r}", f"=B{row_of[key]}*(1+rng_low)", fmt=MS, style="result")
-        s.set(f"C{r}", f"=B{row_of[key]}*(1+rng_high)", fmt=MS_BEFORE_TEXT, style="result")
-        s.set(
-            f"D{r}",
-            "measured / predicted - 1 lay within this range in 80% of the held-out published figures of the "
-            "nearest covered region, widened where they do not cover this GPU, GPU count or model (Ranges sheet)",
-            style="note",
-        )
+        s.set(f"B{r}", f"=MAX(B{row_of[key]}*(1+rng_low),{floor})", fmt=MS, style="result")
+        s.set(f"C{r}", f"=MAX(B{row_of[key]}*(1+rng_high),{floor})", fmt=MS_BEFORE_TEXT, style="result")
+        s.set(f"D{r}", range_note("TTFT" if key == "p_ttft" else "TPOT"), style="note")
+        s.heights[r] = 13.5 * RANGE_NOTE_LINES + 2
     r += 1
     s.set(f"A{r}", "Range widened", style="label")
     s.set(f"B{r}", "=rng_widened", style="note")

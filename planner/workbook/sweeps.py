@@ -19,8 +19,14 @@ SWEEP_DISPLAY = {"FLOP": ("GFLOP", GFLOP_NUM), "B": ("GB", GB_NUM), "s": ("s", S
 #: Decode columns a reader prints: the totals and ratios. The workings (operator times, bytes per kind, all-reduce
 #: parts) are folded (an outline group, "+" shows them), so the sheet prints one page wide at a legible size.
 SWEEP_PRINTED = ("touched", "flop", "bytes", "tput", "mfu", "mbu", "intensity", "cost")
-#: Times a reader compares beside TPOT, repeated in ms after it: (decode key, header).
-SWEEP_MS = (("tmem", "Memory time (ms)"), ("tflop", "Compute time (ms)"), ("comm", "All-reduce time (ms)"))
+#: Times a reader compares beside TPOT, repeated in ms after it: (decode key, header). The all-reduces are a term of
+#: TPOT; the whole step's roofline times are not (``formulas.ROOFLINE_MEMORY``: TPOT sums the operators, each timed on
+#: the kernel curves), and the headers say which (trial 13 F4: the roofline's 10.4 ms read as TPOT's memory part).
+SWEEP_MS = (
+    ("tmem", "Roofline memory time, not a TPOT term (ms)"),
+    ("tflop", "Roofline compute time, not a TPOT term (ms)"),
+    ("comm", "All-reduce time, a TPOT term (ms)"),
+)
 
 
 def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
