@@ -21,7 +21,7 @@ from planner.engines.architecture import CATALOG_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
-from planner.workbook.formats import BILLIONS, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
+from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
 
@@ -556,8 +556,8 @@ def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tupl
         ),
         Column("Math runs at", lambda p, r: p.math, width=8, name="prec_math"),
         Column("Math fallback", lambda p, r: p.math_fallback, width=8, name="prec_fallback"),
-        # a boolean column: LibreOffice shows some booleans of a General column as 1 / 0; this format reads TRUE / FALSE
-        Column("KV-cache format", lambda p, r: p.kv_cache, '"TRUE";"TRUE";"FALSE"', width=8, name="prec_kv_cache"),
+        # a boolean column: LibreOffice shows some booleans of a General column as 1 / 0 (formats.BOOL)
+        Column("KV-cache format", lambda p, r: p.kv_cache, BOOL, width=8, name="prec_kv_cache"),
         Column("Quantizes", lambda p, r: p.quantizes, width=12, name="prec_quantizes"),
         Column("Notes", text(lambda p, r: p.notes or None), width=40),
         Column("Source", text(lambda p, r: p.source), width=40),
