@@ -9,6 +9,7 @@ and the 14-pt title as 14 / 11 x 1.1 (writer.STYLES), the measure ``_fits`` appl
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -136,3 +137,53 @@ class TestF3SwitchesShowTrueFalse:
         for name in ("use_engine_visible_memory", "kv_group_padding", "kernel_curves", "fp8_kv_at_16_bit_rate"):
             value = re.search(rf"^{name}\s+(\S+)", assumptions, re.M).group(1)
             assert value in ("TRUE", "FALSE"), (name, value)
+
+
+def _shown_text_cells(ws, header: str):
+    """The cells of the column headed ``header`` (row 1) that hold text, and that column's width."""
+    col = next(c.column_letter for c in ws[1] if c.value == header)
+    assert not ws.column_dimensions[col].hidden, header
+    return [c for c in ws[col][1:] if isinstance(c.value, str)], ws.column_dimensions[col].width
+
+
+class TestF10PriceQuotesPrintWhole:
+    """The GPUs sheet printed "median of 2 quotes: Modal 2.50 (2026-05-07), Hyperstack 1." (A100 SXM 80GB): the Price
+    provider column was 48 wide (catalog_sheets.MAX_TEXT_WIDTH) for a 75-character text, cut at the next column."""
+
+    def test_each_quote_fits_its_column_or_wraps_on_a_row_tall_enough(self, wb):
+        ws = wb["GPUs"]
+        for header in ("Price provider", "Reserved quote (provider, date)", "Spot quote (provider, date)"):
+            cells, width = _shown_text_cells(ws, header)
+            assert cells, header
+            for c in cells:
+                if len(c.value) + 1 > width:
+                    lines = math.ceil(len(c.value) * 1.1 / width)
+                    assert c.alignment.wrap_text and ws.row_dimensions[c.row].height >= 13.5 * lines, c.coordinate
+
+    def test_the_median_quotes_print_whole(self, pages):
+        from planner.catalog import default_catalog
+
+        quotes = [g.price("on-demand").provider for g in default_catalog().gpus if g.price("on-demand")]
+        medians = [q for q in quotes if q.startswith("median of")]
+        assert len(medians) >= 5  # A100 SXM 80GB, H100 SXM, H200, B200, RTX A6000, ...
+        text = "".join(pages)
+        for q in medians:
+            assert q in text, q
+
+    def test_every_shown_catalog_text_fits_or_wraps(self, wb):
+        """The rule on every catalog table (catalog_sheets._table_sheet): a shown text column grows to its longest
+        text up to 76 characters; a longer text wraps on a row tall enough."""
+        checked = 0
+        for title in ("GPUs", "Models", "Precisions"):
+            ws = wb[title]
+            (table,) = ws.tables.values()  # its rows: the footnote below is a merged note (F7)
+            for row in ws[table.ref][1:]:
+                for c in row:
+                    width = ws.column_dimensions[c.column_letter].width
+                    if c.data_type != "s" or ws.column_dimensions[c.column_letter].hidden:
+                        continue
+                    checked += 1
+                    if len(c.value) + 1 > width:
+                        assert c.alignment.wrap_text, (title, c.coordinate)
+                        assert ws.row_dimensions[c.row].height >= 13.5 * math.ceil(len(c.value) * 1.1 / width)
+        assert checked > 300

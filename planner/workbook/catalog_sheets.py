@@ -81,8 +81,9 @@ def _quote_label(g: Gpu, kind: str) -> str | None:
 
 
 #: The widest a shown (not folded) catalog text column grows to fit its longest text, in characters; a longer text
-#: (a reserved quote's 75-character provider) is cut, as the sources are folded.
-MAX_TEXT_WIDTH = 48.0
+#: (a reserved quote's 75-character provider, two quotes and their dates) wraps in it (trial 13 F10: "Hyperstack 1."
+#: printed, the rest of the median's second quote cut at the next column).
+MAX_TEXT_WIDTH = 76.0
 
 
 def _table_sheet(
@@ -106,6 +107,11 @@ def _table_sheet(
             sheet.set(f"{letter}{r}", value, fmt=col.fmt, text=text)
             if text and not col.folded:  # a shown name is not cut by the next column ("RTX PRO 6000 Blackwell Se")
                 sheet.widths[letter] = max(sheet.widths[letter], min(len(value) + 1.0, MAX_TEXT_WIDTH))
+        if not col.folded:  # a shown text longer than the column wraps, its row as tall as it takes (writer)
+            for r in range(first, first + len(entries)):
+                cell = sheet.cells[f"{letter}{r}"]
+                if cell.text and len(cell.value) + 1.0 > sheet.widths[letter]:
+                    cell.style = "text"
         if col.folded:  # sources, notes and engine formulas: one click away, so the page prints readably
             sheet.folded.append(letter)
         if col.name:
@@ -210,14 +216,14 @@ def gpus_sheet(
             "Scale-up domain, node warning (GPUs: catalog interconnect_domain_gpus, at least one 8-GPU node)",
             lambda g, r: scale_up_gpus(g),
             INT,
-            10,
+            16,
             "gpu_scale_up",
         ),
         Column(
             "Mesh link, one of the fully connected fabric's (GB/s; 0: switched, any group gets it all)",
             lambda g, r: g.mesh_link_bytes_per_s or 0.0,
             GBS_NUM,
-            11,
+            16,
             "gpu_mesh_link",
         ),
         Column("PCIe, model (GB/s)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS_NUM, 12, "gpu_pcie_bw"),
@@ -248,14 +254,14 @@ def gpus_sheet(
             "All-reduce table's GPU: mesh link / its fabric (0: switched)",
             lambda g, r: numbers(g)["allreduce_table_link_share"],
             "0.000###",
-            10,
+            12,
             "gpu_ar_link_share",
         ),
         Column(
             "Kernel curves of another vendor: range miss (x; 1: its own vendor's)",
             lambda g, r: curves_of(g)[0],
             "0.00",
-            10,
+            14,
             "gpu_curve_miss",
         ),
         Column("Kernel curves of", text(lambda g, r: curves_of(g)[1]), width=14, name="gpu_curve_source"),

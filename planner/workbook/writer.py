@@ -58,6 +58,8 @@ STYLES = {
     # a formula's warning or error line that can be longer than its column (Inputs' "Error: 3 GPUs is not a ..."):
     # wrapped in a row tall enough, not spilling past the last column and widening the printed page
     "warn_text": dict(font=Font(bold=True, color="C00000"), alignment=Alignment(wrap_text=True, vertical="top")),
+    # a catalog text longer than its column (a GPU's two price quotes): wrapped there, not cut by the next column
+    "text": dict(alignment=Alignment(wrap_text=True, vertical="top")),
 }
 TOP = Alignment(vertical="top")
 #: Series colours in order (the Load sheet's six levers and its target use all seven).
@@ -77,7 +79,7 @@ def _row_heights(ws, s: Sheet) -> None:
     lines_of: dict[int, int] = {}
     for ref, cell in s.cells.items():
         if (
-            cell.style not in ("note", "header", "label")
+            cell.style not in ("note", "header", "label", "text")
             or not isinstance(cell.value, str)
             or cell.value.startswith("=")
         ):
