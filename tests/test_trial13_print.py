@@ -17,12 +17,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from openpyxl.utils import get_column_letter
 from workbook_support import require_libreoffice
 
 from planner.io.libreoffice import convert
 from planner.workbook.build import build_whatif
 from planner.workbook.layout import LOAD_SHEET, WORKBOOK_FILE
 from planner.workbook.load_sheet import ENGINE_ROW_LABEL, ENGINE_TABLE_TITLE
+from planner.workbook.printing import column_pages, title_columns
 from planner.workbook.writer import write_workbook
 
 #: One worker builds this module's workbook and its PDF (pyproject: --dist loadgroup).
@@ -187,3 +189,121 @@ class TestF10PriceQuotesPrintWhole:
                         assert c.alignment.wrap_text, (title, c.coordinate)
                         assert ws.row_dimensions[c.row].height >= 13.5 * math.ceil(len(c.value) * 1.1 / width)
         assert checked > 300
+
+
+#: The sheets printed over several pages wide (planner.workbook.printing.legible_print), their repeated columns.
+SPLIT = {"Ranges": "$A:$B", "Calc": "$A:$B", "GPUs": "$A:$A", "Models": "$A:$A", "AllReduce": "$A:$C"}
+
+
+def _chars(cell, per_letter: float = 1.0) -> float:
+    """The printed width of a cell's text in characters of the default font: ``per_letter`` a letter (writer.WRAPPED
+    counts 1.1 for the lines of a wrapped text), a bold one 1.1 times that, a 14-pt one 14/11 of that."""
+    size = cell.font.sz or 11
+    return len(cell.value) * (size / 11) * (1.1 if cell.font.b else 1.0) * per_letter
+
+
+class TestF7ContinuationPagesShowNoBrokenText:
+    """Continuation pages of the wide sheets printed "Ranges: how far off the baseli", "Calc: every step of the
+    capacity model, one colu", an introduction from mid-word and the GPUs footnote cut at column A's edge: text in
+    the repeated title columns ran on under the columns of the first page only, and merged notes across a column
+    break printed half lines on each page. Ranges' factor table printed the note's words around a value ("on",
+    "at TP", "-parameter models": ranges.WHERE) as two columns of cells."""
+
+    def test_the_wide_sheets_and_their_repeated_columns(self, wb):
+        split = {ws.title: ws.print_title_cols for ws in wb.worksheets if not ws.sheet_properties.pageSetUpPr.fitToPage}
+        assert split == SPLIT
+
+    def test_no_merged_cell_runs_across_a_page_or_out_of_the_title_columns(self, wb):
+        for title in SPLIT:
+            ws = wb[title]
+            titles = set(title_columns(ws))
+            page_of = {j: i for i, page in enumerate(column_pages(ws)) for j, _ in page if j not in titles}
+            for rng in ws.merged_cells.ranges:
+                cols = {j for j in range(rng.min_col, rng.max_col + 1) if j in titles or j in page_of}
+                assert cols <= titles or not cols & titles, (title, str(rng))
+                assert len({page_of[j] for j in cols - titles}) <= 1, (title, str(rng))
+
+    def test_text_in_the_title_columns_stays_within_them(self, wb):
+        """Every text in a repeated column fits the title columns from its cell on (the next ones empty), or wraps
+        within them on a row tall enough: printed whole on every page across."""
+        checked = 0
+        for title in SPLIT:
+            ws = wb[title]
+            titles = title_columns(ws)
+            merged = {(m.min_row, m.min_col): m for m in ws.merged_cells.ranges}
+            for row in ws.iter_rows(max_col=titles[-1]):
+                for c in row:
+                    if c.data_type != "s" or not c.value:
+                        continue
+                    checked += 1
+                    m = merged.get((c.row, c.column))
+                    last = m.max_col if m else c.column
+                    if not c.alignment.wrap_text:  # may run on into the empty title columns beside it
+                        last = max(
+                            [last] + [j for j in titles if j > last and all(ws.cell(c.row, k).value is None
+                                                                           for k in range(c.column + 1, j + 1))]
+                        )  # fmt: skip
+                    width = sum(ws.column_dimensions[get_column_letter(j)].width for j in range(c.column, last + 1))
+                    if c.alignment.wrap_text:
+                        lines = math.ceil(_chars(c, 1.1) / width)
+                        line = 13.5 * (c.font.sz or 11) / 11
+                        assert lines == 1 or ws.row_dimensions[c.row].height >= line * lines, (title, c.coordinate)
+                    else:
+                        assert _chars(c) <= width, (title, c.coordinate, c.value)
+        assert checked > 500
+
+    def test_the_titles_and_introductions_print_whole(self, pages):
+        titles = {
+            "Ranges": "Ranges: how far off the baseline's time predictions",
+            "Calc": "Calc: every step of the model",
+            "AllReduce": "AllReduce: vLLM's measured",
+        }
+        for name, text in titles.items():
+            on = [p for p in pages if p.lstrip().startswith(name + ":")]
+            # two pages across; Calc and AllReduce repeat their title rows down, Ranges' factors page has none
+            assert len(on) >= (2 if name == "Ranges" else 4), name
+            assert all(text in p.splitlines()[0] for p in on), name
+        footnote = [p for p in pages if "Memory in GB (1 GB" in p]
+        assert footnote and all("(1 GB = 1e9 B; cells hold exact bytes)" in p for p in footnote)
+
+    def test_no_ranges_cell_holds_a_note_fragment(self, wb, spec):
+        from planner.accuracy import ranges
+
+        fragments = {x for pair in ranges.WHERE.values() for x in pair if x}
+        cells = {c.value for row in wb["Ranges"].iter_rows() for c in row if c.data_type == "s"}
+        assert fragments and not fragments & cells
+        # the words are in the Not covered formulas instead: "no held-out figures at TP "&B12&""
+        formulas = [
+            c.value for ref, c in spec.sheet("Ranges").cells.items() if ref[0] == "F" and "held-out" in str(c.value)
+        ]
+        assert any('"at TP "' in f for f in formulas)
+
+
+class TestF8LookupKeyHasItsRow:
+    """Ranges!C11, "gpu|H100 SXM 80GB" in the 13-wide Lookup key column, wrapped onto C12's "tp|4"."""
+
+    def test_the_key_fits_or_its_row_is_tall_enough_for_the_longest_gpu(self, wb):
+        from planner.catalog import default_catalog
+
+        ws = wb["Ranges"]
+        r = next(c.row for c in ws["A"] if c.value == "gpu")  # the query's GPU row, above the factor table's
+        longest = max((g.name for g in default_catalog().gpus), key=len)  # RTX PRO 6000 Blackwell Server Edition
+        key_lines = math.ceil(len("gpu|" + longest) * 1.1 / ws.column_dimensions["C"].width)
+        name_lines = math.ceil(len(longest) * 1.1 / ws.column_dimensions["B"].width)
+        assert ws.row_dimensions[r].height >= 13.5 * max(key_lines, name_lines)
+        assert len("gpu|H100 SXM 80GB") * 1.1 <= ws.column_dimensions["C"].width  # the baseline's on one line
+
+    def test_the_baselines_key_prints_on_one_line(self, pages):
+        assert any(re.search(r"H100 SXM 80GB\s+gpu\|H100 SXM 80GB\s+15", p) for p in pages)
+
+
+class TestF9CoverageSourcesBesideTheirValue:
+    """The Coverage table's second page repeated only column A (Dimension): "gpu / gpu / gpu" beside source lists."""
+
+    def test_dimension_and_value_repeat(self, wb):
+        assert wb["Ranges"].print_title_cols == "$A:$B"
+
+    def test_the_sources_page_names_each_gpu(self, pages):
+        sources = [p for p in pages if "Sources" in p and "Coverage: held-out figures per region" in p]
+        assert sources
+        assert any(re.search(r"^gpu\s+H100 SXM 80GB\s+\S*trtllm", p, re.M) for p in sources)

@@ -118,7 +118,9 @@ def _table_sheet(
             names.append(Name(col.name, f"{title}!${letter}${first}:${letter}${last}"))
     end = get_column_letter(len(columns))
     sheet.tables.append(Table(table_name, f"A1:{end}{last}"))
-    sheet.note(f"A{last + 2}", note, "H")
+    # from column B: printed over several pages wide, column A repeats on each and a note from A printed its first
+    # words cut at A's edge on every page after the first (trial 13 F7)
+    sheet.note(f"B{last + 2}", note, "H")
     return sheet, names
 
 
