@@ -307,3 +307,83 @@ class TestF9CoverageSourcesBesideTheirValue:
         sources = [p for p in pages if "Sources" in p and "Coverage: held-out figures per region" in p]
         assert sources
         assert any(re.search(r"^gpu\s+H100 SXM 80GB\s+\S*trtllm", p, re.M) for p in sources)
+
+
+@pytest.fixture(scope="module")
+def recalculated(spec, tmp_path_factory):
+    """The workbook recalculated in LibreOffice as shipped, and with Compare with model blank (a GQA model's sibling:
+    itself)."""
+    from workbook_support import recalculate_many, with_inputs
+
+    require_libreoffice()
+    books = {"shipped": spec, "no_compare": with_inputs(spec, {"compare_model": None})}
+    return recalculate_many(books, tmp_path_factory.mktemp("trial13-values"))
+
+
+def _charts(wb) -> dict:
+    return {c.title.tx.rich.p[0].r[0].t: c for c in wb["Charts"]._charts}
+
+
+def _inputs_value(book, label: str):
+    ws = book["Inputs"]
+    return next(r[1].value for r in ws.iter_rows(max_col=2) if r[0].value == label)
+
+
+class TestF17BatchChartsReachTheMaxBatch:
+    """ "TPOT vs batch" and "Throughput vs batch" stopped at batch 64 (the Sweeps rows are powers of two; 128 does not
+    fit) while the Inputs quote TPOT and throughput at max batch 117; the roofline legend said "batch 1 .. 1,024";
+    with no compare model the context chart drew the model twice under one name."""
+
+    def test_the_batch_charts_read_the_sweep_and_its_max_batch_row(self, wb, spec):
+        from planner.workbook.sweeps import BATCH_SWEEP
+
+        last = 4 + len(BATCH_SWEEP)  # rows 4 .. 14 the sweep, 15 the max batch
+        sweeps = spec.sheet("Sweeps")
+        assert sweeps.cells[f"A{last}"].value == "=Calc!$C$" + str(_calc_row(spec, "served_batch"))
+        for title in ("TPOT vs batch", "Throughput vs batch"):
+            chart = _charts(wb)[title]
+            (series,) = chart.series
+            assert series.xVal.numRef.f.replace("'", "") == f"Sweeps!$B$4:$B${last}", title
+            assert re.fullmatch(rf"Sweeps!\$[A-Z]+\$4:\$[A-Z]+\${last}", series.yVal.numRef.f.replace("'", ""))
+            assert chart.display_blanks == "span", title  # the line runs on over the #N/A rows to the max batch
+
+    def test_the_charted_max_batch_is_the_inputs_operating_point(self, recalculated):
+        book = recalculated["shipped"]
+        ws = book["Sweeps"]
+        header = {c.value: c for c in next(r for r in ws.iter_rows() if r[0].value == "Batch")}
+        row = next(r for r in ws.iter_rows() if r[0].value == 117)  # the Inputs' max batch, served (vLLM's 1,024)
+        assert _inputs_value(book, "Max batch memory holds") == 117
+        tpot_col = list(header).index("TPOT (ms)")
+        tput_col = list(header).index("Throughput (tokens/s)")
+        assert row[1].value == 117  # charted: not a batch of the sweep
+        # the Inputs' "TPOT at max batch" (ms) and "Throughput at max batch", the trial's 35.17 ms and 3,327 tokens/s
+        assert row[tpot_col].value == pytest.approx(_inputs_value(book, "TPOT at max batch"), rel=1e-9)
+        assert row[tput_col].value == pytest.approx(_inputs_value(book, "Throughput at max batch"), rel=1e-9)
+
+    def test_the_roofline_legend_names_the_batches_plotted(self, wb, recalculated):
+        chart = _charts(wb)["Roofline (log-log): decode and prefill"]
+        ref = chart.series[1].tx.strRef.f.replace("'", "")
+        assert ref.startswith("Sweeps!")
+        assert recalculated["shipped"]["Sweeps"][ref.split("!")[1].replace("$", "")].value == (
+            "Decode, batch 1 .. 117 (achieved)"
+        )
+
+    def test_no_compare_model_draws_one_line(self, wb, recalculated):
+        chart = _charts(wb)["Max batch vs context: model and compare model"]
+        title_ref = chart.series[1].tx.strRef.f.replace("'", "").split("!")[1].replace("$", "")
+        values_ref = chart.series[1].val.numRef.f.replace("'", "").split("!")[1].replace("$", "")
+        first, last = values_ref.split(":")
+        col = "".join(ch for ch in first if ch.isalpha())
+        rows = range(int(first[len(col) :]), int(last[len(col) :]) + 1)
+        shipped, alone = recalculated["shipped"]["Sweeps"], recalculated["no_compare"]["Sweeps"]
+        assert shipped[title_ref].value == "LLaMA-65B (fp16 KV)"  # the shipped compare model, drawn
+        assert [shipped[f"{col}{r}"].value for r in rows][:3] == [61, 30, 15]
+        assert alone[title_ref].value == "(no compare model: the compare model is the model)"
+        assert all(alone[f"{col}{r}"].value == "#N/A" for r in rows)
+
+
+def _calc_row(spec, key: str) -> int:
+    """Calc's row of ``key`` (its label's row, as the Sweeps formulas refer to it)."""
+    from planner.workbook.calc import calc_rows
+
+    return calc_rows(lever_kv="fp8", lever_weights="fp8").row_of[key]

@@ -68,6 +68,8 @@ class Chart:
     categories: bool = False  # a line chart over evenly spaced x categories (an axis of doublings, 1K .. 128K)
     width_cm: float = 16.0
     height_cm: float = 9.0
+    #: a line runs on across #N/A points (a batch sweep's rows past max batch, then its max-batch row)
+    span_gaps: bool = False
 
 
 @dataclass(frozen=True)

@@ -247,6 +247,8 @@ def _chart(ch: Chart) -> ScatterChart | LineChart:
     chart.y_axis.title = ch.y_title
     chart.width, chart.height = ch.width_cm, ch.height_cm
     chart.legend.position = "b"
+    if ch.span_gaps:
+        chart.display_blanks = "span"
     for axis, log in ((chart.x_axis, ch.x_log), (chart.y_axis, ch.y_log)):
         axis.delete = False
         axis.number_format = "#,##0.##"
