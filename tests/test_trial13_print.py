@@ -387,3 +387,75 @@ def _calc_row(spec, key: str) -> int:
     from planner.workbook.calc import calc_rows
 
     return calc_rows(lever_kv="fp8", lever_weights="fp8").row_of[key]
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory) -> Path:
+    """``planner addin example`` as a user runs it."""
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    path = tmp_path_factory.mktemp("trial13-example") / "functions-example.xlsx"
+    result = CliRunner().invoke(main, ["addin", "example", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+class TestF14EachScenarioRowIsOneDeployment:
+    """The example's Scenarios called MAX_BATCH without gpus (the smallest group for one sequence, 2 x H100) beside
+    TPOT, throughput and cost on MIN_GPUS's group (4): "Max batch 3" beside "Batch 8", and `planner plan` refused
+    the row without --gpus. Every figure of a row is now on the one GPU count the row shows."""
+
+    def test_every_function_gets_the_rows_gpu_count(self, example):
+        wb = openpyxl.load_workbook(example)
+        ws = wb["Scenarios"]
+        header = [c.value for c in ws[1]]
+        gpus = get_column_letter(header.index("GPUs (fewest for the batch)") + 1)
+        formulas = {h: ws.cell(2, j + 1).value.text for j, h in enumerate(header) if j >= 4}
+        assert formulas["GPUs (fewest for the batch)"].startswith("=MIN_GPUS(")
+        for h, f in formulas.items():
+            if h != "GPUs (fewest for the batch)":
+                assert f.endswith(f",{gpus}2:{gpus}7)"), (h, f)  # MAX_BATCH's gpus too
+
+    def test_the_rows_are_what_planner_plan_gives_for_that_count(self, example):
+        """The stored results of each row against `planner plan --gpu G --model M --context C --batch B --gpus N
+        --json`: max batch, TPOT, throughput and cost (the trial: H100 / llama2-70b / 8,192 / batch 8 on 4 GPUs,
+        max batch 58, 19.7367 ms, 405.34 tokens/s, $8.48)."""
+        import json
+
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        ws = openpyxl.load_workbook(example, data_only=True)["Scenarios"]
+        rows = [r for r in ws.iter_rows(min_row=2, max_row=7, values_only=True)]
+        assert len(rows) == 6
+        for gpu, model, context, batch, n, max_batch, tpot_ms, tput, cost in rows:
+            assert max_batch >= batch, (gpu, model)  # the row's batch fits the row's GPUs
+            args = ["--gpu", gpu, "--model", model, "--context", f"{context:.0f}", "--batch", f"{batch:.0f}"]
+            out = CliRunner().invoke(main, ["plan", *args, "--gpus", f"{n:.0f}", "--json"])
+            assert out.exit_code == 0, out.output
+            plan = json.loads(out.output)
+            assert plan["gpus"] == n and plan["max_batch"] == max_batch, (gpu, model, plan["max_batch"])
+            assert plan["tpot_s"] * 1e3 == pytest.approx(tpot_ms, rel=1e-9)
+            assert plan["throughput_tokens_per_s"] == pytest.approx(tput, rel=1e-9)
+            assert plan["cost_per_million_output_tokens_usd"] == pytest.approx(cost, rel=1e-9)
+        h100 = rows[1]
+        assert h100[:6] == ("H100", "llama2-70b", 8192, 8, 4, 58)
+
+
+class TestF15ReadMeFirstSaysWhereTheFunctionsRun:
+    """In LibreOffice the example showed stored values in some cells and #NAME? in others, and its Read me (the last
+    sheet) named only the xlwings routes."""
+
+    def test_read_me_is_the_first_sheet_and_opens(self, example):
+        wb = openpyxl.load_workbook(example)
+        assert wb.sheetnames[0] == "Read me" and wb.active.title == "Read me"
+
+    def test_it_says_libreoffice_shows_name_and_where_to_read_the_values(self, example):
+        text = " ".join(c.value for (c,) in openpyxl.load_workbook(example)["Read me"].iter_rows() if c.value)
+        assert "only in Excel with planner's xlwings add-in" in text
+        assert "LibreOffice cannot run these functions" in text and "#NAME?" in text
+        assert "workbooks/capacity-what-if.xlsx" in text
+        assert 'Column "Python gave"' in text and "values planner computed" in text
