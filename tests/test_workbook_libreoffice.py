@@ -592,7 +592,7 @@ class TestRenderedPages:
         # (planner.workbook.printing): Calc over 18 (two across, nine down: its operator block, one row per kernel,
         # the budget fleet, linear-attention, sparse-attention and mesh-share rows), Models over 15 (five across,
         # three down), GPUs over six (six across), AllReduce over four (the measured table: two across, two down),
-        # Ranges over four (two across; its coverage table: a page break of its own). Fit to one page wide they took
+        # Ranges over four (two across; its factors and coverage: a page break of their own). Fit to one page wide they took
         # 6, 1, 1, 2 and 2 pages, at 2.2-5.5 pt.
         assert len(sheets) <= len(pages) <= len(sheets) + 52
         boxes = _word_box_heights(pdf)

@@ -122,6 +122,8 @@ class Sheet:
     #: columns repeated on every page across ("A:B") where the sheet prints over several pages wide; None: the frozen
     #: columns, else column A (``writer``, ``printing.legible_print``)
     print_title_cols: str | None = None
+    #: rows repeated at the top of every printed page ("3:4"); None: the frozen rows (``writer``)
+    print_title_rows: str | None = None
 
     def note(self, ref: str, text: str, last_col: str = "D") -> Cell:
         """A wrapped note from ``ref`` across to ``last_col`` (merged)."""

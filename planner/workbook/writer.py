@@ -148,8 +148,10 @@ def _merges_on_their_pages(ws) -> None:
         if isinstance(first.value, str) and not first.value.startswith("="):
             width = sum(ws.column_dimensions[get_column_letter(j)].width or 9 for j in keep)
             height = text_height(first.value, "note", width)
-            if height and height > (ws.row_dimensions[row].height or 0):
-                ws.row_dimensions[row].height = height
+            rows = range(row, rng.max_row + 1)  # a merge down several rows: their heights together
+            have = sum(ws.row_dimensions[r].height or 15 for r in rows)
+            if height and height > have:
+                ws.row_dimensions[rng.max_row].height = (ws.row_dimensions[rng.max_row].height or 15) + height - have
 
 
 def _quote_ref(ref: str) -> tuple[str, str]:
@@ -228,6 +230,8 @@ def write_sheet(ws, s: Sheet) -> None:
             ws.print_title_cols = f"A:{get_column_letter(column_index_from_string(col) - 1)}"
     if s.print_title_cols:
         ws.print_title_cols = s.print_title_cols
+    if s.print_title_rows:
+        ws.print_title_rows = s.print_title_rows
     legible_print(ws)  # a sheet too wide for one page at 8 pt prints over several, its title columns on each
     _merges_on_their_pages(ws)
 
