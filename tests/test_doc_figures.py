@@ -755,12 +755,12 @@ class TestExcelDoc:
         assert n == last - first + 1
 
     def test_example_workbook_sheets(self):
-        """'It has four sheets': Functions, Scenarios, Catalog, Read me (the shipped workbooks/functions-example.xlsx)."""
+        """'It has four sheets': Read me first, Functions, Scenarios, Catalog (the shipped workbooks/functions-example.xlsx)."""
         import openpyxl
 
         (n,) = stated(self.DOC, r"--force`\. It has (\w+) sheets:")
         wb = openpyxl.load_workbook(ROOT / "workbooks" / "functions-example.xlsx", read_only=True)
-        assert n == len(wb.sheetnames) and wb.sheetnames == ["Functions", "Scenarios", "Catalog", "Read me"]
+        assert n == len(wb.sheetnames) and wb.sheetnames == ["Read me", "Functions", "Scenarios", "Catalog"]
         wb.close()
 
     def test_error_example_and_bench_rows(self):

@@ -225,7 +225,8 @@ class TestStatedCoverage:
 
     def test_the_workbooks_ranges_sheet_states_it(self):
         """The what-if workbook's Ranges sheet says how often such ranges held, beside the range it computes: the
-        file's shares, TPOT then TTFT (row 8), and the counts in its note."""
+        file's shares, TPOT then TTFT (row 8), and the counts in its note (G8, the Source or meaning column printed
+        beside the repeated Setting and Value: tests/test_trial13_print.py)."""
         from planner.accuracy.ranges import stated_coverage
         from planner.workbook.build import build_whatif
         from planner.workbook.layout import RANGES_SHEET
@@ -234,4 +235,4 @@ class TestStatedCoverage:
         tpot, ttft = stated_coverage()
         assert sheet.cells["A8"].value == "How often such ranges held: TPOT / TTFT"
         assert [sheet.cells[c].value for c in ("B8", "C8")] == [tpot.inside / tpot.figures, ttft.inside / ttft.figures]
-        assert f"TPOT {tpot.inside} of {tpot.figures}, TTFT {ttft.inside} of {ttft.figures}" in sheet.cells["F8"].value
+        assert f"TPOT {tpot.inside} of {tpot.figures}, TTFT {ttft.inside} of {ttft.figures}" in sheet.cells["G8"].value

@@ -598,7 +598,7 @@ class TestRenderedPages:
         # the budget fleet, linear-attention, sparse-attention and mesh-share rows, the datasheet floors of the ranges
         # and why the targets are not judged: trial 13 F5, F11, F16), Models over 15 (five across,
         # three down), GPUs over six (six across), AllReduce over four (the measured table: two across, two down),
-        # Ranges over four (two across; its coverage table: a page break of its own). Fit to one page wide they took
+        # Ranges over four (two across; its factors and coverage: a page break of their own). Fit to one page wide they took
         # 6, 1, 1, 2 and 2 pages, at 2.2-5.5 pt.
         assert len(sheets) <= len(pages) <= len(sheets) + 54
         boxes = _word_box_heights(pdf)

@@ -133,40 +133,46 @@ def example_cells() -> dict:
     batch = [[float(b)] for *_, b in scen]
     n = len(scen)
     last = n + 1
+    # one deployment a row: the fewest GPUs that hold the batch (MIN_GPUS), and every figure on that many, the max
+    # batch too (trial 13 F14: MAX_BATCH without gpus gave the smallest group for one sequence, "Max batch 3" beside
+    # "Batch 8" on 4 GPUs); as `planner plan --gpu G --model M --context C --batch B --gpus N` gives them
     header = [
         "GPU",
         "Model",
         "Context (tokens)",
         "Batch",
-        "Max batch",
-        "Min GPUs",
+        GPUS_HEADER,
+        "Max batch on those GPUs",
         "TPOT (ms)",
         "Throughput (tok/s)",
         "$ / 1M tokens",
     ]
     scenario_rows = [header] + [[g, m, c, b, None, None, None, None, None] for g, m, c, b in scen]
     arrays = {
-        f"E2:E{last}": f"MAX_BATCH(A2:A{last},B2:B{last},C2:C{last})",
-        f"F2:F{last}": f"MIN_GPUS(A2:A{last},B2:B{last},C2:C{last},D2:D{last})",
-        f"G2:G{last}": f"TPOT(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,F2:F{last})",
-        f"H2:H{last}": f"THROUGHPUT(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,F2:F{last})",
-        f"I2:I{last}": f"COST_PER_MTOK(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,,F2:F{last})",
+        f"E2:E{last}": f"MIN_GPUS(A2:A{last},B2:B{last},C2:C{last},D2:D{last})",
+        f"F2:F{last}": f"MAX_BATCH(A2:A{last},B2:B{last},C2:C{last},,E2:E{last})",
+        f"G2:G{last}": f"TPOT(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,E2:E{last})",
+        f"H2:H{last}": f"THROUGHPUT(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,E2:E{last})",
+        f"I2:I{last}": f"COST_PER_MTOK(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,,E2:E{last})",
     }
     expected = {
-        "Max batch": xf.MAX_BATCH(gpus, models, ctx),
-        "Min GPUs": (mg := xf.MIN_GPUS(gpus, models, ctx, batch)),
+        GPUS_HEADER: (mg := xf.MIN_GPUS(gpus, models, ctx, batch)),
+        "Max batch on those GPUs": xf.MAX_BATCH(gpus, models, ctx, None, mg),
         "TPOT (ms)": xf.TPOT(gpus, models, ctx, batch, None, mg),
         "Throughput (tok/s)": xf.THROUGHPUT(gpus, models, ctx, batch, None, mg),
         "$ / 1M tokens": xf.COST_PER_MTOK(gpus, models, ctx, batch, None, None, mg),
     }
     check_rows = [["Python gave (when this file was made)"] + list(expected)]
     for i in range(n):
-        check_rows.append([f"{scen[i][0]} / {scen[i][1]}"] + [expected[k][i][0] for k in expected])
+        g, m, c, b = scen[i]
+        check_rows.append([f"{g} / {m} / {c:,} tokens / batch {b}"] + [expected[k][i][0] for k in expected])
     scenario_values = {
         f"{col}{2 + i}": expected[k][i][0] for col, k in zip("EFGHI", expected, strict=True) for i in range(n)
     }
     lists = {"A": xf.PLANNER_GPUS(), "B": xf.PLANNER_MODELS(), "C": xf.PLANNER_PRECISIONS()}
     return {
+        # first: the sheet a file opens on when it opens on the first (LibreOffice), saying where the cells compute
+        "Read me": {"rows": [[line] for line in README_SHEET.splitlines()], "arrays": {}, "values": {}},
         "Functions": {"rows": functions_rows, "arrays": {}, "values": functions_values},
         "Scenarios": {"rows": scenario_rows, "arrays": arrays, "below": check_rows, "values": scenario_values},
         "Catalog": {
@@ -178,16 +184,25 @@ def example_cells() -> dict:
             },
             "values": {f"{col}{2 + i}": row[0] for col, names in lists.items() for i, row in enumerate(names)},
         },
-        "Read me": {"rows": [[line] for line in README_SHEET.splitlines()], "arrays": {}, "values": {}},
     }
 
 
+#: The Scenarios sheet's GPU count: the fewest that hold the row's batch, on which every figure of the row is.
+GPUS_HEADER = "GPUs (fewest for the batch)"
+
 README_SHEET = """planner Excel functions: example workbook
-These cells call planner's functions; they compute only where the functions are installed:
+The cells of the other sheets call planner's functions. They compute only in Excel with planner's xlwings add-in:
 - Windows, classic xlwings UDFs: `planner addin install`, then save this file as .xlsm and click Import Functions.
 - xlwings Lite (Windows, Mac, web): `planner addin lite DIR`, paste main.py and requirements.txt into the Lite editor.
-Without them Excel shows #NAME?. After installing, press Ctrl+Alt+F9 to recalculate everything.
-Column "Python gave" holds what the same functions returned in Python when the file was made.
+After installing, press Ctrl+Alt+F9 to recalculate everything.
+Without the add-in, Excel shows #NAME? in every such cell once it recalculates.
+LibreOffice cannot run these functions: it shows the values stored when the file was made in some cells and #NAME?
+in others (the error examples, the Scenarios and Catalog sheets). In LibreOffice use the what-if workbook
+(workbooks/capacity-what-if.xlsx, `planner workbook`), whose formulas are plain spreadsheet formulas.
+Column "Python gave" (and the Scenarios sheet's table below its formulas) holds the values planner computed when the
+file was made: read those where a cell shows #NAME?.
+Each Scenarios row is one deployment: the fewest GPUs that hold its batch, and every figure on that many GPUs
+(`planner plan --gpu GPU --model MODEL --context C --batch B --gpus N` gives the same).
 Range formulas on the Scenarios sheet are array formulas over whole columns: one call per column.
 Units: bytes (1 GB = 1e9 B), ms, tokens/s, US dollars; see docs/excel.md."""
 
@@ -237,8 +252,8 @@ UNIT_FORMATS = {
     "requests/s (simulated)": "#,##0.00",
     "Context (tokens)": "#,##0",
     "Batch": "#,##0",
-    "Max batch": "#,##0",
-    "Min GPUs": "#,##0",
+    "Max batch on those GPUs": "#,##0",
+    GPUS_HEADER: "#,##0",
     "TPOT (ms)": "#,##0.00",
     "Throughput (tok/s)": "#,##0.0",
     "$ / 1M tokens": '"$"#,##0.00',

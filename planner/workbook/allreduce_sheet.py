@@ -28,23 +28,19 @@ FIRST_ROW = 5
 def allreduce_sheet() -> tuple[Sheet, list[Name]]:
     """The sheet and its defined names, from the shipped table (microseconds rounded as shipped)."""
     table = read_allreduce_table()
-    s = Sheet(ALLREDUCE_SHEET, freeze=f"D{FIRST_ROW}", catalog=True, tab_color="7F7F7F")
-    s.set("A1", "AllReduce: vLLM's measured all-reduce time (microseconds) per GPU, group size and message size",
-          style="title")  # fmt: skip
-    s.note(
-        "A2",
-        f"catalogs/reference/{TABLE_FILE_NAME}: aiconfigurator 0.12.0's measured vLLM bf16 all-reduce (Apache-2.0, "
-        f"NVIDIA), custom all-reduce below its size limit and NCCL above; catalogs/reference/{PUBLISHED_FILE_NAME}: "
-        "published rows of GPUs it has not measured (MI300X: RCCL all_reduce_perf at 8 GPUs, AMD ROCm blog "
-        "2025-03-02; RCCL at 2 and 4 GPUs without graphs, QuickReduce's README 2025-03-16, 32 KiB - 64 MiB, "
-        "extended beyond by the rules below and read inside graphs too). Calc looks a step's all-reduce up here: "
-        "log time linear in log2(bytes) and in log2(GPUs) between measured points, the smallest size's time below "
-        "it, the last segment's bytes per second beyond 512 MiB; a GPU without a block borrows its nearest "
-        "architecture's at bytes x that fabric's bandwidth / its own; blank: not measured (the latency + bandwidth "
-        "form stands).",
-        "Z",
+    # the header rows (sizes, their log2) on every printed page; the title and its line once, on the first page across
+    s = Sheet(
+        ALLREDUCE_SHEET,
+        freeze=f"D{FIRST_ROW}",
+        catalog=True,
+        tab_color="7F7F7F",
+        print_title_rows=f"3:{HEADER_ROW}",
     )
-    s.heights[2] = 45
+    # printed over two pages wide, A:C on each: the title wraps in A:C and the introduction starts at D (its merge ends
+    # at the first page's last column: writer), so no page shows a sentence cut at C's edge (trial 13 F7)
+    s.heading("A1", "AllReduce: vLLM's measured all-reduce times", "C")
+    s.note("D2", "Microseconds per GPU, group size (rows) and message size (columns); the sources and how Calc reads "
+           "the table: below it.", "Z")  # fmt: skip
     last_col = get_column_letter(FIRST_SIZE_COL + len(table.log2_bytes) - 1)
     s.set("A3", "GPU", style="header")
     s.set("B3", "CUDA graph", style="header")
@@ -79,6 +75,23 @@ def allreduce_sheet() -> tuple[Sheet, list[Name]]:
     s.set(f"A{last + 3}", "The size below it (B)", style="header")
     s.set(f"B{last + 3}", below, fmt="#,##0")
     s.widths["B"] = max(s.widths["B"], len(f"{top:,}") + 2)  # the sizes printed whole, never ###
+    # below the table beside the sizes (not in the rows repeated on every page, and frozen on screen, where it took
+    # 9 lines across the first page), on the table's last page
+    s.merges.append(f"D{last + 2}:{last_col}{last + 3}")
+    s.set(
+        f"D{last + 2}",
+        f"catalogs/reference/{TABLE_FILE_NAME}: aiconfigurator 0.12.0's measured vLLM bf16 all-reduce (Apache-2.0, "
+        f"NVIDIA), custom all-reduce below its size limit and NCCL above; catalogs/reference/{PUBLISHED_FILE_NAME}: "
+        "published rows of GPUs it has not measured (MI300X: RCCL all_reduce_perf at 8 GPUs, AMD ROCm blog "
+        "2025-03-02; RCCL at 2 and 4 GPUs without graphs, QuickReduce's README 2025-03-16, 32 KiB - 64 MiB, "
+        "extended beyond by the rules below and read inside graphs too). Calc looks a step's all-reduce up here: "
+        "log time linear in log2(bytes) and in log2(GPUs) between measured points, the smallest size's time below "
+        "it, the last segment's bytes per second beyond 512 MiB; a GPU without a block borrows its nearest "
+        "architecture's at bytes x that fabric's bandwidth / its own; blank: not measured (the latency + bandwidth "
+        "form stands).",
+        style="note",
+    )
+    s.heights[last + 2] = s.heights[last + 3] = 4.5 * 13.5 + 2  # the note's 9 lines over the two rows
     first_col = get_column_letter(FIRST_SIZE_COL)
     sheet = ALLREDUCE_SHEET
     names = [

@@ -11,6 +11,7 @@ from typing import Any
 from planner.accuracy.calibration import Calibration
 from planner.api import PEAK_KEYS
 from planner.engines.profiles import EngineProfile
+from planner.workbook.formats import BOOL
 from planner.workbook.layout import ASSUMPTIONS_SHEET
 from planner.workbook.spec import Name, Sheet
 
@@ -80,14 +81,17 @@ ENGINE_FIELD_HELP = {
     "max_num_batched_tokens_xlarge_gpu": ("tokens", "profiling tokens on the largest GPUs"),
     "max_num_seqs_xlarge_gpu": ("sequences", "sampler sequences on the largest GPUs"),
     "block_size": ("tokens", "KV cache is allocated in blocks of this many tokens"),
-    "kv_heads_any_split": ("", "TRUE: KV heads need not divide the group (TensorRT-LLM: ceil(KV heads / GPUs) each)"),
+    "kv_heads_any_split": (
+        "TRUE/FALSE",
+        "TRUE: KV heads need not divide the group (TensorRT-LLM: ceil(KV heads / GPUs) each)",
+    ),
     "memory_fraction_rule": (
         "",
         "a rule that sets the default utilization per GPU and group (SGLang's mem_fraction_static); the workbook "
         "uses memory_utilization",
     ),
     "kv_group_padding": (
-        "",
+        "TRUE/FALSE",
         "TRUE: layers paged in equal-size groups padded with empty layers, a sliding group one block over its "
         "window (vLLM's hybrid KV cache manager)",
     ),
@@ -166,7 +170,10 @@ ENGINE_FIELD_HELP = {
 
 def number_format(field: str, unit: str) -> str | None:
     """One format per unit: bytes and counts as whole numbers with separators, per-unit byte coefficients and
-    seconds with fixed decimals (no scientific notation), fractions with two to four decimals."""
+    seconds with fixed decimals (no scientific notation), fractions with two to four decimals, switches TRUE / FALSE
+    (``formats.BOOL``: LibreOffice showed six of the eight as 1 / 0)."""
+    if unit == "TRUE/FALSE":
+        return BOOL
     if unit == "B":
         return "0.000" if "_bytes_per_" in field else "#,##0"
     if unit in ("tokens", "sequences", "heads", "elements"):

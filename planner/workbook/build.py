@@ -116,7 +116,7 @@ def build_whatif(
     sweeps, p4, where = sweeps_sheet(c)
     charts = charts_sheet(where)
     assumptions, n2 = assumptions_sheet(eng, cal)
-    ranges, n4 = ranges_sheet(c, eng)
+    ranges, n4 = ranges_sheet(c, eng, [g.name for g in gpu_list])
     catalog_sheets, n3 = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
     marker = f"{MARKER_KIND}/{FORMAT_VERSION}"
     names = names + n2 + n4 + n3 + [Name(MARKER_NAME, f'"{marker}"', hidden=True)]

@@ -1076,13 +1076,15 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(CALC_SHEET, freeze="C4", tab_color="595959")
     how, checked = (get_column_letter(FIRST_SCENARIO_COL + len(COLUMNS) + i) for i in (0, 1))
     s.widths.update({"A": 44, "B": 10, how: 34, checked: 40})
-    s.set("A1", "Calc: every step of the capacity model, one column per scenario", style="title")
+    # printed over two pages wide, Quantity and Stored in (A:B) on each: the title and the sections' headings wrap in
+    # A:B, the introduction starts at the first scenario's column (its merge ends at the first page's last column:
+    # writer), so no page shows a sentence cut at B's edge (trial 13 F7)
+    s.heading("A1", "Calc: every step of the model", "B")
     s.note(
-        "A2",
-        "Each row restates one formula of planner.model / planner.api; the parity tests check each row that names "
-        "a function (last column) against it in LibreOffice. Errors: #N/A unknown name or no "
-        "price, #VALUE! input of the wrong kind, #NUM! number out of range or does not fit. Column B: the unit of the "
-        "stored value.",
+        "C2",
+        "Each row restates a formula of planner.model / planner.api (last column: the function the parity tests "
+        "check it against). #N/A: unknown name or no price; #VALUE!: input of the wrong kind; #NUM!: out of range "
+        "or does not fit.",
         checked,
     )
     s.set("A3", "Quantity", style="header")
@@ -1099,9 +1101,10 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s.folded.append(scenario_col(DP_EP[0]))
     for row in c.rows:
         r = c.row_of[row.key]
-        s.set(f"A{r}", row.label, style="subtitle" if row.section else "label")
         if row.section:
+            s.heading(f"A{r}", row.label, "B", style="subtitle")
             continue
+        s.set(f"A{r}", row.label, style="label")
         s.set(f"B{r}", row.unit, style="unit")
         if row.how:
             s.set(f"{how}{r}", row.how, style="note")

@@ -21,7 +21,7 @@ from planner.engines.architecture import CATALOG_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
-from planner.workbook.formats import BILLIONS, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
+from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
 
@@ -81,8 +81,9 @@ def _quote_label(g: Gpu, kind: str) -> str | None:
 
 
 #: The widest a shown (not folded) catalog text column grows to fit its longest text, in characters; a longer text
-#: (a reserved quote's 75-character provider) is cut, as the sources are folded.
-MAX_TEXT_WIDTH = 48.0
+#: (a reserved quote's 75-character provider, two quotes and their dates) wraps in it (trial 13 F10: "Hyperstack 1."
+#: printed, the rest of the median's second quote cut at the next column).
+MAX_TEXT_WIDTH = 76.0
 
 
 def _table_sheet(
@@ -106,13 +107,20 @@ def _table_sheet(
             sheet.set(f"{letter}{r}", value, fmt=col.fmt, text=text)
             if text and not col.folded:  # a shown name is not cut by the next column ("RTX PRO 6000 Blackwell Se")
                 sheet.widths[letter] = max(sheet.widths[letter], min(len(value) + 1.0, MAX_TEXT_WIDTH))
+        if not col.folded:  # a shown text longer than the column wraps, its row as tall as it takes (writer)
+            for r in range(first, first + len(entries)):
+                cell = sheet.cells[f"{letter}{r}"]
+                if cell.text and len(cell.value) + 1.0 > sheet.widths[letter]:
+                    cell.style = "text"
         if col.folded:  # sources, notes and engine formulas: one click away, so the page prints readably
             sheet.folded.append(letter)
         if col.name:
             names.append(Name(col.name, f"{title}!${letter}${first}:${letter}${last}"))
     end = get_column_letter(len(columns))
     sheet.tables.append(Table(table_name, f"A1:{end}{last}"))
-    sheet.note(f"A{last + 2}", note, "H")
+    # from column B: printed over several pages wide, column A repeats on each and a note from A printed its first
+    # words cut at A's edge on every page after the first (trial 13 F7)
+    sheet.note(f"B{last + 2}", note, "H")
     return sheet, names
 
 
@@ -210,14 +218,14 @@ def gpus_sheet(
             "Scale-up domain, node warning (GPUs: catalog interconnect_domain_gpus, at least one 8-GPU node)",
             lambda g, r: scale_up_gpus(g),
             INT,
-            10,
+            16,
             "gpu_scale_up",
         ),
         Column(
             "Mesh link, one of the fully connected fabric's (GB/s; 0: switched, any group gets it all)",
             lambda g, r: g.mesh_link_bytes_per_s or 0.0,
             GBS_NUM,
-            11,
+            16,
             "gpu_mesh_link",
         ),
         Column("PCIe, model (GB/s)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS_NUM, 12, "gpu_pcie_bw"),
@@ -248,14 +256,14 @@ def gpus_sheet(
             "All-reduce table's GPU: mesh link / its fabric (0: switched)",
             lambda g, r: numbers(g)["allreduce_table_link_share"],
             "0.000###",
-            10,
+            12,
             "gpu_ar_link_share",
         ),
         Column(
             "Kernel curves of another vendor: range miss (x; 1: its own vendor's)",
             lambda g, r: curves_of(g)[0],
             "0.00",
-            10,
+            14,
             "gpu_curve_miss",
         ),
         Column("Kernel curves of", text(lambda g, r: curves_of(g)[1]), width=14, name="gpu_curve_source"),
@@ -556,8 +564,8 @@ def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tupl
         ),
         Column("Math runs at", lambda p, r: p.math, width=8, name="prec_math"),
         Column("Math fallback", lambda p, r: p.math_fallback, width=8, name="prec_fallback"),
-        # a boolean column: LibreOffice shows some booleans of a General column as 1 / 0; this format reads TRUE / FALSE
-        Column("KV-cache format", lambda p, r: p.kv_cache, '"TRUE";"TRUE";"FALSE"', width=8, name="prec_kv_cache"),
+        # a boolean column: LibreOffice shows some booleans of a General column as 1 / 0 (formats.BOOL)
+        Column("KV-cache format", lambda p, r: p.kv_cache, BOOL, width=8, name="prec_kv_cache"),
         Column("Quantizes", lambda p, r: p.quantizes, width=12, name="prec_quantizes"),
         Column("Notes", text(lambda p, r: p.notes or None), width=40),
         Column("Source", text(lambda p, r: p.source), width=40),

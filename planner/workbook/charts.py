@@ -17,6 +17,7 @@ def charts_sheet(w: dict) -> Sheet:
     c0, c1a, c1b = w["ctx"]
     r0, r1 = w["roof"]
     rp = w["prefill"]
+    cc = w["compare_col"]
     s.charts.append(
         Chart(
             "Roofline (log-log): decode and prefill",
@@ -26,7 +27,7 @@ def charts_sheet(w: dict) -> Sheet:
             (
                 Series("Roof: min(peak, bandwidth x intensity)", f"{S}!$A${r0}:$A${r1}", f"{S}!$B${r0}:$B${r1}"),
                 Series(
-                    "Decode, batch 1 .. 1,024 (achieved)",
+                    f"={S}!{w['decode_label']}",
                     f"{S}!${w['intensity']}${b0}:${w['intensity']}${b1}",
                     f"{S}!${w['ach']}${b0}:${w['ach']}${b1}",
                 ),
@@ -34,6 +35,7 @@ def charts_sheet(w: dict) -> Sheet:
             ),
             x_log=True,
             y_log=True,
+            span_gaps=True,  # the sweep's rows past max batch are #N/A, its max-batch row last
         )
     )
     s.charts.append(
@@ -44,7 +46,8 @@ def charts_sheet(w: dict) -> Sheet:
             "Max batch memory holds (sequences, log)",
             (
                 Series(f"={S}!$B${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$B${c1a}:$B${c1b}"),
-                Series(f"={S}!$C${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$C${c1a}:$C${c1b}"),
+                # the compare model's column for the chart: #N/A where it is the model itself (one line, not two)
+                Series(f"={S}!${cc}${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!${cc}${c1a}:${cc}${c1b}"),
             ),
             y_log=True,  # a GQA model's batch is about 8x an MHA model's: on a linear axis the MHA line lies flat
             categories=True,  # contexts double: evenly spaced, the axis ends at the last context swept
@@ -55,7 +58,9 @@ def charts_sheet(w: dict) -> Sheet:
         ("Throughput", "K22", "Throughput (tokens/s)", "tput"),
     ):
         series = Series(what, f"{S}!$B${b0}:$B${b1}", f"{S}!${w[key]}${b0}:${w[key]}${b1}")
-        s.charts.append(Chart(f"{what} vs batch", anchor, "Batch (sequences, log)", axis, (series,), x_log=True))
+        s.charts.append(
+            Chart(f"{what} vs batch", anchor, "Batch (sequences, log)", axis, (series,), x_log=True, span_gaps=True)
+        )
     s.widths.update({col: 9 for col in "ABCDEFGHIJKLMNOPQRS"})
     s.note(
         "A41",

@@ -17,3 +17,7 @@ SECONDS_NUM = "0.000000"  # seconds to the microsecond, fixed point: no scientif
 # The ranking cost: US$ like the fleet cost beside it; its 10^300 placeholder (misses a target, or no cost) reads
 # "not ranked" instead of a 301-digit number.
 NOT_RANKED_USD = '[>=1E+299]"not ranked";"$"#,##0.00'
+# A TRUE / FALSE cell: LibreOffice shows a boolean of a General cell as 1 / 0 where "TRUE" does not fit beside a
+# filled next cell (bold input cells on Assumptions with a Unit beside them), TRUE / FALSE where it overflows into an
+# empty one; this format reads TRUE / FALSE in both (nonzero TRUE, 0 FALSE), as Excel shows a boolean.
+BOOL = '"TRUE";"TRUE";"FALSE"'

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from planner import __version__
 from planner.workbook.calc import SCENARIOS, scenario_col
-from planner.workbook.formats import INT
+from planner.workbook.formats import BOOL, INT
 from planner.workbook.layout import (
     BUDGET_FIELDS,
     COMPARE_FIELD,
@@ -133,29 +133,48 @@ def _inputs_block(s: Sheet, f: LoadFigures) -> int:
     return r + 1
 
 
+#: Engine parameters on one printed page at most: a page of the Load sheet (fit to width, landscape) holds about 36
+#: rows in Excel and 46 in LibreOffice; the table's 50 ran 4 rows onto a page of their own with no header (trial 13
+#: F2). Longer, it is split into even parts, each on its own page under the subtitle and header.
+ENGINE_ROWS_PER_PAGE = 30
+ENGINE_TABLE_TITLE = "Engine parameters the figures were simulated with (Assumptions sheet)"
+
+
 def _engine_table(s: Sheet, f: LoadFigures, r: int) -> None:
     """Each engine parameter the runs used (``LoadFigures.engine_parameters``), the Assumptions cell now and whether
     it still matches, from row ``r``; the Computed-from block's engine row sums them up (a memory utilization
-    edited from 0.9 to 0.5 leaves fewer sequences than the simulated batch limit: the figures are stale)."""
+    edited from 0.9 to 0.5 leaves fewer sequences than the simulated batch limit: the figures are stale). In parts of
+    at most ``ENGINE_ROWS_PER_PAGE`` rows, a page each, each under the subtitle and the header."""
     row = next(int(ref[1:]) for ref, c in s.cells.items() if ref[0] == "A" and c.value == ENGINE_ROW_LABEL)
-    s.set(f"A{r}", "Engine parameters the figures were simulated with (Assumptions sheet)", style="subtitle")
-    r += 1
-    for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Used", "Assumptions now", "Matches"), strict=True):
-        s.set(f"{col}{r}", h, style="header")
-    first = r + 1
-    for field, item, value in f.engine_parameters:
+    params = list(f.engine_parameters)
+    parts = -(-len(params) // ENGINE_ROWS_PER_PAGE)
+    size = -(-len(params) // parts)
+    first = None
+    for i, (field, item, value) in enumerate(params):
+        if i % size == 0:  # a part begins: on a new page after the first, under the subtitle and header again
+            if i:
+                s.page_breaks.append(r)
+                r += 1
+            s.set(f"A{r}", ENGINE_TABLE_TITLE + (" (continued)" if i else ""), style="subtitle")
+            r += 1
+            heads = ("Parameter (defined name eng_...)", "Used", "Assumptions now", "Matches")
+            for col, h in zip("ABCD", heads, strict=True):
+                s.set(f"{col}{r}", h, style="header")
         r += 1
+        first = first or r
         name = f"eng_{field}" if item is None else f"INDEX(eng_{field},{item})"
         s.set(f"A{r}", field if item is None else f"{field} ({item})", style="label")
-        fmt = "General" if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        fmt = BOOL if isinstance(value, bool) else "General" if isinstance(value, (int, float)) else None
         s.set(f"B{r}", value, fmt=fmt, style="calc", text=isinstance(value, str))
         s.set(f"C{r}", f'=IF({name}="","",{name})', fmt=fmt, style="calc")
         same = f'IF(AND(ISNUMBER(B{r}),ISNUMBER(C{r})),B{r}=C{r},EXACT(""&B{r},""&C{r}))'
         s.set(f"D{r}", f'=IF({same},"yes","changed")', style="calc")
-    changed = f'COUNTIF(D{first}:D{r},"changed")'
-    s.set(f"B{row}", f"{r - first + 1} values, rows {first}-{r}", style="calc", text=True)
-    s.set(f"C{row}", f'=IF({changed}=0,"as used",{changed}&" changed (rows {first}-{r})")', style="calc")
+    changed = f'COUNTIF(D{first}:D{r},"changed")'  # a repeated header's "Matches" is not "changed"
+    # wrapped in the 14-wide Used column, not cut at its left edge (trial 13 F1: "ues, rows 130-179")
+    s.set(f"B{row}", f"{len(params)} values, rows {first}-{r}", style="calc_text", text=True)
+    s.set(f"C{row}", f'=IF({changed}=0,"as used",{changed}&" changed (rows {first}-{r})")', style="calc_text")
     s.set(f"D{row}", f'=IF({changed}=0,"yes","changed")', style="calc")
+    s.heights[row] = 2 * 13.5 + 2
 
 
 def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:

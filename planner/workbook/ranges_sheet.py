@@ -48,25 +48,43 @@ def _shift(x: str, miss: str, low: bool) -> str:
     return f"IF({miss}>1,{f'INT({p})' if low else f'-INT(-{p})'}/100,{x})"
 
 
-def _merged_note(s: Sheet, cell: str, formula: str) -> None:
-    """A note in ``cell`` (e.g. "F12") merged across to column H: the notes are longer than one column."""
+def _merged_note(s: Sheet, cell: str, formula: str, last_col: str = "H") -> None:
+    """A note in ``cell`` (e.g. "G12") merged across to ``last_col``: the notes are longer than one column."""
     s.set(cell, formula, style="note")
-    s.merges.append(f"{cell}:H{cell.lstrip('ABCDEFG')}")
+    s.merges.append(f"{cell}:{last_col}{cell.lstrip('ABCDEFG')}")
 
 
-def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
-    s = Sheet(RANGES_SHEET, tab_color="C00000")
-    s.widths.update(A=34, B=18, C=13, D=11, E=11, F=44, G=44, H=52)
-    s.set("A1", "Ranges: how far off the baseline's time predictions may be", style="title")
+#: Printed over two pages wide (planner.workbook.printing), Dimension and Value (A:B) on both: A..F on the first, G:H
+#: on the second (the settings' sources, the query's notes, the coverage's sources). No text runs across the break or
+#: out of A:B (trial 13 F7, F9): the title wraps in A:B, the introduction and the Widened and Note answers sit in
+#: C:F. The settings and the query on one page, the file's factors and coverage on the next.
+TITLE_COLS = "A:B"
+WIDTHS = dict(A=40, B=24, C=20, D=11, E=11, F=40, G=40, H=42)
+
+
+def _line_height(texts: list[str], width: float) -> float | None:
+    """A row's height for the longest of ``texts`` wrapped in ``width`` characters; None: one line fits."""
+    lines = max((-(-len(t) * 1.1 // width) for t in texts), default=1)
+    return 13.5 * lines + 2 if lines > 1 else None
+
+
+def ranges_sheet(
+    c: Calc, engine: EngineProfile, gpu_names: list[str] | tuple[str, ...] = ()
+) -> tuple[Sheet, list[Name]]:
+    """The sheet and its defined names; ``gpu_names``: the GPUs the Inputs offer, whose longest name (and lookup key)
+    the query's GPU row is made tall enough for."""
+    s = Sheet(RANGES_SHEET, tab_color="C00000", print_title_cols=TITLE_COLS)
+    s.widths.update(WIDTHS)
+    s.heading("A1", "Ranges: how far off the baseline's time predictions may be", "B")
     s.note(
-        "A2",
+        "C2",
         "The 10th-90th percentile of measured / predicted - 1 over published figures the time fit did not see "
         "(leave-one-source-out), for the nearest covered region: the GPU's own when it has enough figures, else "
         "all GPUs'. Every dimension of the query the figures do not cover (a GPU, TP size, engine, MoE / dense or "
         "size class with too few) widens it by that dimension's factor, measured by holding a whole value out, "
         "and the note names it. A calibration file's range (GPUs sheet) replaces all of this. Same rule and "
         "figures as planner plan and planner export (planner.accuracy.ranges; docs/accuracy.md, Ranges).",
-        "H",
+        "F",
     )
     names: list[Name] = []
     regions = ranges.load_regions()
@@ -81,44 +99,42 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.set("D3", "", style="header")
     s.set("E3", "", style="header")
     for col in "FGH":
-        s.set(f"{col}3", "Source or meaning" if col == "F" else "", style="header")
-    s.set("A4", "Held-out residuals file", style="label")
-    s.set("B4", "catalogs/reference/heldout_residuals.csv", text=True)
-    s.note(
-        "F4",
+        s.set(f"{col}3", "Source or meaning" if col == "G" else "", style="header")
+    s.set("A4", "Held-out residuals file (catalogs/reference/)", style="label")
+    s.set("B4", "heldout_residuals.csv", text=True)  # within B, repeated on the second page
+    _merged_note(
+        s,
+        "G4",
         "written by python bench/loso.py --write-residuals (planner.accuracy.holdout.residual_table) from the published "
         "rows of catalogs/reference/; tests/test_holdout.py re-derives it",
-        "H",
     )
     s.set("A5", "Covered: at least this many figures", style="label")
     s.set("B5", ranges.MIN_ROWS, style="result")
-    s.note("F5", "planner.accuracy.ranges.MIN_ROWS", "H")
+    _merged_note(s, "G5", "planner.accuracy.ranges.MIN_ROWS")
     s.set("A6", "Engine, as the figures name it", style="label")
     s.set("B6", ranges.query_values("", engine=engine.name)["engine"], style="result", text=True)
-    s.note("F6", f"the {engine.name} profile (Assumptions); vLLM's profiles share its time factors", "H")
+    _merged_note(s, "G6", f"the {engine.name} profile (Assumptions); vLLM's profiles share its time factors")
     s.set("A7", "All GPUs: low / high / figures", style="label")
     all_low, all_high, all_rows = (every.low, every.high, every.rows) if every else (*DEFAULT_RESIDUALS, 0)
     s.set("B7", all_low, fmt=PCT, style="result")
     s.set("C7", all_high, fmt=PCT, style="result")
     s.set("D7", all_rows, style="result")
-    s.note("F7", "the file's all,* row: the range of a GPU with too few figures, before widening", "H")
+    _merged_note(s, "G7", "the file's all,* row: the range of a GPU with too few figures, before widening")
     held = {c.quantity: c for c in ranges.stated_coverage()}
     if held:  # row 8, the spacer above the query block
         s.set(f"A{HELD_ROW}", "How often such ranges held: " + " / ".join(held), style="label")
         for col, c in zip(HELD_COLUMNS, held.values(), strict=False):
             s.set(f"{col}{HELD_ROW}", c.inside / c.figures, fmt="0%", style="result")
         counts = ", ".join(f"{c.quantity} {c.inside} of {c.figures}" for c in held.values())
-        s.note(
-            f"F{HELD_ROW}",
-            f"held-out figures inside, nominal 80%: {counts} (catalogs/reference/range_coverage.csv)",
-            "H",
+        _merged_note(
+            s, f"G{HELD_ROW}", f"held-out figures inside, nominal 80%: {counts} (catalogs/reference/range_coverage.csv)"
         )
 
     # -- widening factors and coverage (the file) --------------------------------------------------------------
     r_q = 10  # the query block: header, one row per dimension, then the region, factor and result rows
     r_fac = r_q + len(ranges.DIMENSIONS) + 14
-    s.set(f"A{r_fac - 1}", "Widening factor per dimension (a whole value held out)", style="subtitle")
-    heads = ("Dimension", "Factor", "Held-out low", "high", "figures", "Meaning", "Note: before value", "after")
+    s.heading(f"A{r_fac - 1}", "Widening factor per dimension (a whole value held out)", "B", style="subtitle")
+    heads = ("Dimension", "Factor", "Held-out low", "high", "figures", "Meaning", "", "")
     for col, h in zip("ABCDEFGH", heads, strict=True):
         s.set(f"{col}{r_fac}", h, style="header")
     factor_row = {}
@@ -133,11 +149,8 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
             s.set(f"D{r}", held.high, fmt=PCT)
             s.set(f"E{r}", held.rows)
         s.set(f"F{r}", DIMENSION_LABELS[dim], style="note")
-        before, after = ranges.WHERE[dim]
-        s.set(f"G{r}", before, text=True)
-        s.set(f"H{r}", after, text=True)
     r_cov = r_fac + len(ranges.DIMENSIONS) + 3
-    s.page_breaks.append(r_cov - 2)  # the coverage table, reference data that grows with the file, on a page of its own
+    s.page_breaks.append(r_fac - 2)  # the file's factors and coverage, reference data that grows, on pages of their own
     s.set(f"A{r_cov - 1}", "Coverage: held-out figures per region", style="subtitle")
     heads = ("Dimension", "Value", "Figures", "Low (10th)", "High (90th)", "Lookup key", "Sources", "")
     for col, h in zip("ABCDEFGH", heads, strict=True):
@@ -175,6 +188,9 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
         r, f = r_q + i, factor_row[dim]
         q[dim] = r
         w = f"$B${f}"
+        # the note's words around the value (ranges.WHERE: "on " GPU, "at TP " size), in the formula: as cells of
+        # the factor table they printed as a column of fragments ("on", "at TP", "-parameter models"; trial 13 F7)
+        before, after = (_text(x) for x in ranges.WHERE[dim])
         match = f"MATCH(C{r},rng_keys,0)"
         s.set(f"A{r}", dim, style="label")
         s.set(f"B{r}", value_of[dim], style="label")
@@ -183,7 +199,7 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
         s.set(f"E{r}", f"=IF(AND(D{r}<$B$5,{w}>1),{w},1)", fmt="0.00", style="calc")
         s.set(
             f"F{r}",
-            f'=IF(D{r}>=$B$5,"",IF(D{r}>0,"only "&D{r},"no")&" held-out figures "&$G${f}&B{r}&$H${f})',
+            f'=IF(D{r}>=$B$5,"",IF(D{r}>0,"only "&D{r},"no")&" held-out figures "&{before}&B{r}&{after})',
             style="note",
         )
         s.set(f"G{r}", f'=IF(AND(F{r}<>"",{w}>1),", "&F{r}&" (x"&TEXT({w},"0.00")&")","")', style="note")
@@ -193,17 +209,24 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
             f'&TEXT({w},"0.00")&")","")',
             style="note",
         )
+    # the GPU's name (B) and its lookup key (C, "gpu|H100 SXM 80GB") wrap on a row tall enough for the longest
+    # (trial 13 F8: the key's second line printed over the next row's)
+    tall = [_line_height([g], WIDTHS["B"]) or 0 for g in gpu_names]
+    tall += [_line_height([f"gpu|{g}"], WIDTHS["C"]) or 0 for g in gpu_names]
+    if max(tall, default=0):
+        s.heights[q["gpu"]] = max(tall)
     first, end = r_q + 1, r_q + len(ranges.DIMENSIONS)
     gaps = "&".join(f"G{r}" for r in range(first, end + 1))
     flats = "&".join(f"H{r}" for r in range(first, end + 1))
     g_rows, g_key = f"D{q['gpu']}", f"MATCH(C{q['gpu']},rng_keys,0)"
     r = end + 2
+    # the region rows' notes in G:H, the second page's columns beside the repeated A:B (their values in B:C)
     s.set(f"A{r}", "Region: low / high", style="label")
     if every is None:  # no residuals file: the fit's own residuals, as planner.accuracy.ranges falls back to
         fallback = ranges.region_residuals("", DEFAULT_RESIDUALS)
         s.set(f"B{r}", fallback.low, fmt=PCT, style="result")
         s.set(f"C{r}", fallback.high, fmt=PCT, style="result")
-        s.set(f"F{r}", fallback.note, style="note", text=True)
+        s.set(f"G{r}", fallback.note, style="note", text=True)
     else:
         s.set(f"B{r}", f"=IF({g_rows}>=$B$5,INDEX(rng_lows,{g_key}),$B$7)", fmt=PCT, style="result")
         s.set(f"C{r}", f"=IF({g_rows}>=$B$5,INDEX(rng_highs,{g_key}),$C$7)", fmt=PCT, style="result")
@@ -214,24 +237,21 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
         every_note = (
             '"all GPUs\' held-out residuals ("&TEXT($B$7,"+0%;-0%")&" / "&TEXT($C$7,"+0%;-0%")&", "&$D$7&" figures)"'
         )
-        s.set(f"F{r}", f"=IF({g_rows}>=$B$5,{own},{every_note})&{flats}", style="note")
-    s.merges.append(f"F{r}:H{r}")
-    s.set(f"E{r}", "note:", style="unit")
+        s.set(f"G{r}", f"=IF({g_rows}>=$B$5,{own},{every_note})&{flats}", style="note")
+    s.merges.append(f"G{r}:H{r}")
     region = r
     r += 1
     s.set(f"A{r}", "Widening factor (product)", style="label")
     s.set(f"B{r}", f"=PRODUCT(E{first}:E{end})", fmt="0.00", style="result")
-    s.set(f"E{r}", "widened:", style="unit")
-    _merged_note(s, f"F{r}", f'=IF({gaps}="","","x"&TEXT(B{r},"0.00")&": "&MID({gaps},3,1000))')
+    _merged_note(s, f"G{r}", f'=IF({gaps}="","","x"&TEXT(B{r},"0.00")&": "&MID({gaps},3,1000))')
     factor = r
     r += 1
     miss = f"INDEX(gpu_curve_miss,{gpu_row})"
     s.set(f"A{r}", "Kernel curves of another vendor: miss (x)", style="label")
     s.set(f"B{r}", f"={miss}", fmt="0.00", style="result")
-    s.set(f"E{r}", "widened:", style="unit")
     _merged_note(
         s,
-        f"F{r}",
+        f"G{r}",
         f'=IF(B{r}>1,"kernel curves of "&INDEX(gpu_curve_source,{gpu_row})&" stand in on "&B{q["gpu"]}&" (x"'
         f'&TEXT(B{r},"0.00")&" either way: the borrowed GEMM rate\'s miss on a published matmul figure; published "'
         f'&"GEMM, memory and all-reduce figures replace them where they exist)","")',
@@ -239,8 +259,10 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     curves = r
     r += 1
     s.set(f"A{r}", "Widened, all", style="label")
-    _merged_note(s, f"F{r}", f'=IF(AND(F{factor}<>"",F{curves}<>""),F{factor}&"; "&F{curves},F{factor}&F{curves})')
+    _merged_note(s, f"G{r}", f'=IF(AND(G{factor}<>"",G{curves}<>""),G{factor}&"; "&G{curves},G{factor}&G{curves})')
     all_widened = r
+    for row in range(region, r + 1):  # two lines of G:H: a GPU's sources, a borrowed curve's sentence
+        s.heights[row] = 2 * 13.5 + 2
     r += 1
     s.set(f"A{r}", "Before the curves' miss: low / high", style="label")
     s.set(f"B{r}", f"={_widen(f'B{region}', f'B{factor}')}", fmt=PCT, style="calc")
@@ -258,18 +280,21 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.set(f"C{r}", f"=IF({calibrated},C{cal},{_shift(f'C{pre}', f'B{curves}', low=False)})", fmt=PCT, style="result")
     names += [Name("rng_low", f"{RANGES_SHEET}!$B${r}"), Name("rng_high", f"{RANGES_SHEET}!$C${r}")]
     r += 1
+    # the answers in C:F, on the first page beside their labels, out of the repeated B
     s.set(f"A{r}", "Widened", style="label")
-    _merged_note(s, f"B{r}", f'=IF(OR({calibrated},F{all_widened}=""),"no",F{all_widened})')
-    names.append(Name("rng_widened", f"{RANGES_SHEET}!$B${r}"))
+    _merged_note(s, f"C{r}", f'=IF(OR({calibrated},G{all_widened}=""),"no",G{all_widened})', "F")
+    s.heights[r] = 2 * 13.5 + 2
+    names.append(Name("rng_widened", f"{RANGES_SHEET}!$C${r}"))
     r += 1
     s.set(f"A{r}", "Note", style="label")
     _merged_note(
         s,
-        f"B{r}",
-        f'=IF({calibrated},INDEX(gpu_cal_range_note,{gpu_row}),F{region}&IF(F{all_widened}="","","; widened "'
-        f"&F{all_widened}))",
+        f"C{r}",
+        f'=IF({calibrated},INDEX(gpu_cal_range_note,{gpu_row}),G{region}&IF(G{all_widened}="","","; widened "'
+        f"&G{all_widened}))",
+        "F",
     )
-    s.heights[r] = 44
-    names.append(Name("rng_note", f"{RANGES_SHEET}!$B${r}"))
+    s.heights[r] = 3 * 13.5 + 2
+    names.append(Name("rng_note", f"{RANGES_SHEET}!$C${r}"))
     assert r == r_fac - 3, "the query block's rows and the factor table's place disagree"
     return s, names

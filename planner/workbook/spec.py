@@ -12,7 +12,9 @@ from typing import Any, Literal
 #: Named cell styles the writer knows (fills, fonts, borders): see ``writer.STYLES``.
 Style = Literal[
     "title",
+    "title_wrap",
     "subtitle",
+    "subtitle_wrap",
     "header",
     "label",
     "input",
@@ -66,6 +68,8 @@ class Chart:
     categories: bool = False  # a line chart over evenly spaced x categories (an axis of doublings, 1K .. 128K)
     width_cm: float = 16.0
     height_cm: float = 9.0
+    #: a line runs on across #N/A points (a batch sweep's rows past max batch, then its max-batch row)
+    span_gaps: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,12 +119,26 @@ class Sheet:
     protect: bool = True  # sheet protection without a password; "input" cells stay editable
     #: the printed page's top and bottom margins, inches (None: the spreadsheet's, 1 in); the width and its scale stay
     top_bottom_margin_in: float | None = None
+    #: columns repeated on every page across ("A:B") where the sheet prints over several pages wide; None: the frozen
+    #: columns, else column A (``writer``, ``printing.legible_print``)
+    print_title_cols: str | None = None
+    #: rows repeated at the top of every printed page ("3:4"); None: the frozen rows (``writer``)
+    print_title_rows: str | None = None
 
     def note(self, ref: str, text: str, last_col: str = "D") -> Cell:
         """A wrapped note from ``ref`` across to ``last_col`` (merged)."""
         row = "".join(ch for ch in ref if ch.isdigit())
         self.merges.append(f"{ref}:{last_col}{row}")
         return self.set(ref, text, style="note")
+
+    def heading(self, ref: str, text: str, last_col: str, style: Style = "title") -> Cell:
+        """A title or subtitle from ``ref`` across to ``last_col`` (merged), wrapped there: on a sheet printed over
+        several pages wide, a heading in the repeated columns kept within them prints whole on every page (one
+        overflowing them printed "Ranges: how far off the baseli" on the pages after the first; trial 13 F7)."""
+        row = "".join(ch for ch in ref if ch.isdigit())
+        if ref != f"{last_col}{row}":
+            self.merges.append(f"{ref}:{last_col}{row}")
+        return self.set(ref, text, style="title_wrap" if style == "title" else "subtitle_wrap")
 
     def set(
         self,

@@ -11,6 +11,10 @@ from planner.workbook.layout import SWEEPS_SHEET
 from planner.workbook.spec import Probe, Sheet
 
 BATCH_SWEEP = tuple(2**i for i in range(11))  # 1 .. 1024
+#: The row after the sweep: the max batch the engine serves (Calc's served_batch, the Inputs' "at max batch"), so the
+#: batch charts reach the operating point the Inputs quote (trial 13 F17: they stopped at 64 for a max batch of 117).
+#: Plotted where it is not a batch of the sweep already.
+MAX_BATCH_FORMAT = '#,##0" (max)"'
 CONTEXT_SWEEP = tuple(2**i for i in range(10, 18))  # 1,024 .. 131,072
 ROOF_INTENSITIES = (0.25, None, 20000.0)  # None: the ridge point
 #: Unit of a Calc decode row -> (unit the Sweeps header names, number format): FLOP in GFLOP, bytes in GB (SI),
@@ -61,10 +65,15 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     for j in range(1, 5 + len(block) + len(SWEEP_MS)):
         s.widths[get_column_letter(j)] = 12
     first = 4
-    for i, b in enumerate(BATCH_SWEEP):
+    swept = f"$A${first}:$A${first + len(BATCH_SWEEP) - 1}"
+    for i, b in enumerate((*BATCH_SWEEP, "max")):
         r = first + i
-        s.set(f"A{r}", b, fmt=INT)
-        s.set(f"B{r}", f"=IF(A{r}>{baseline('max_batch')},NA(),A{r})", fmt=INT)
+        if b == "max":
+            s.set(f"A{r}", f"={baseline('served_batch')}", fmt=MAX_BATCH_FORMAT)
+            s.set(f"B{r}", f"=IF(OR(A{r}>{baseline('max_batch')},COUNTIF({swept},A{r})>0),NA(),A{r})", fmt=INT)
+        else:
+            s.set(f"A{r}", b, fmt=INT)
+            s.set(f"B{r}", f"=IF(A{r}>{baseline('max_batch')},NA(),A{r})", fmt=INT)
 
         def resolve(k, r=r):
             if k in col_of:
@@ -87,8 +96,9 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             ("tput", "throughput_tokens_per_s"),
             ("intensity", "intensity_flop_per_byte"),
         ):
-            probes.append(Probe(SWEEPS_SHEET, f"{col_of['s_' + key]}{r}", "base", f"decode_step.{q}@batch={b}"))
-    batch_rows = (first, first + len(BATCH_SWEEP) - 1)
+            if b != "max":  # #N/A where the max batch is a batch of the sweep (tests/test_trial13_print.py)
+                probes.append(Probe(SWEEPS_SHEET, f"{col_of['s_' + key]}{r}", "base", f"decode_step.{q}@batch={b}"))
+    batch_rows = (first, first + len(BATCH_SWEEP))  # the sweep and the max batch
     del keys
     # max batch against context, baseline model and the compare model, each on the baseline's GPU count
     r0 = batch_rows[1] + 3
@@ -97,6 +107,16 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     comp = scenario_col("compare")
     s.set(f"B{r0}", f'={baseline("model")}&" ("&{baseline("kv")}&" KV)"', style="header")
     s.set(f"C{r0}", f'={c.ref("model", comp, True, True)}&" ("&{c.ref("kv", comp, True, True)}&" KV)"', style="header")
+    # the chart's compare series: C where the compare model differs, none where it is the model itself (blank
+    # Compare with model on a GQA model: its own sibling), which drew the model's line twice under one name
+    same = f"$B${r0}=$C${r0}"
+    # in a printed column: a chart leaves out a hidden column's cells (the decode workings' folded ones)
+    chart_col = next(get_column_letter(j) for j in range(4, 60) if get_column_letter(j) not in s.folded)
+    s.set(
+        f"{chart_col}{r0}",
+        f'=IF({same},"(no compare model: the compare model is the model)",$C${r0})',
+        style="header",
+    )
     for i, ctx in enumerate(CONTEXT_SWEEP):
         r = r0 + 1 + i
         s.set(f"A{r}", ctx, fmt=INT)
@@ -115,6 +135,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             probes.append(
                 Probe(SWEEPS_SHEET, f"{col}{r}", "base" if sc == base else "compare", f"max_batch@context={ctx}")
             )
+        s.set(f"{chart_col}{r}", f"=IF({same},NA(),C{r})", fmt=INT)
     ctx_rows = (r0 + 1, r0 + len(CONTEXT_SWEEP))
     # roofline of the chosen GPU at the weight precision
     r1 = ctx_rows[1] + 3
@@ -130,6 +151,12 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             fmt="#,##0.0",
         )
     roof_rows = (r1 + 1, r1 + len(ROOF_INTENSITIES))
+    # the roofline chart's decode series, named by the batches it plots (those that fit, up to the max batch)
+    s.set(f"C{r1}", "Decode points (chart legend)", style="header")
+    largest = f"MAX(LOOKUP({baseline('max_batch')},{swept}),$A${batch_rows[1]})"
+    s.set(
+        f"C{r1 + 1}", f'=IFERROR("Decode, batch 1 .. "&TEXT({largest},"#,##0")&" (achieved)","Decode (no batch fits)")'
+    )
     rp = roof_rows[1] + 2
     s.set(f"A{rp - 1}", "Prefill intensity (FLOP/B)", style="header")
     s.set(f"B{rp - 1}", "Prefill achieved TFLOP/s per GPU", style="header")
@@ -145,6 +172,8 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
         roof=roof_rows,
         prefill=rp,
         tpot=tpot_col,
+        decode_label=f"$C${r1 + 1}",
+        compare_col=chart_col,
         ach=ach_col,
         intensity=col_of["s_intensity"],
         tput=col_of["s_tput"],

@@ -32,6 +32,13 @@ _thin = Side(style="thin", color="BFBFBF")
 STYLES = {
     "title": dict(font=Font(bold=True, size=14, color="1F3864")),
     "subtitle": dict(font=Font(bold=True, size=11, color="1F3864")),
+    # a heading kept within the columns repeated on every page across (Sheet.heading): wrapped there
+    "title_wrap": dict(
+        font=Font(bold=True, size=14, color="1F3864"), alignment=Alignment(wrap_text=True, vertical="top")
+    ),
+    "subtitle_wrap": dict(
+        font=Font(bold=True, size=11, color="1F3864"), alignment=Alignment(wrap_text=True, vertical="top")
+    ),
     "header": dict(
         font=Font(bold=True, color="FFFFFF"),
         fill=PatternFill("solid", fgColor="1F3864"),
@@ -58,12 +65,32 @@ STYLES = {
     # a formula's warning or error line that can be longer than its column (Inputs' "Error: 3 GPUs is not a ..."):
     # wrapped in a row tall enough, not spilling past the last column and widening the printed page
     "warn_text": dict(font=Font(bold=True, color="C00000"), alignment=Alignment(wrap_text=True, vertical="top")),
+    # a catalog text longer than its column (a GPU's two price quotes): wrapped there, not cut by the next column
+    "text": dict(alignment=Alignment(wrap_text=True, vertical="top")),
 }
 TOP = Alignment(vertical="top")
 #: Series colours in order (the Load sheet's six levers and its target use all seven).
 PALETTE = ("1F77B4", "D62728", "2CA02C", "FF7F0E", "9467BD", "8C564B", "7F7F7F")
 BEST_FILL = PatternFill("solid", fgColor="C6EFCE", bgColor="C6EFCE")
 BEST_FONT = Font(bold=True, color="006100")
+
+
+#: Wrapped styles whose rows are made tall enough: (characters of width a letter takes, points a line).
+WRAPPED = {
+    "note": (1.1, 13.5),
+    "header": (1.1, 13.5),
+    "label": (1.1, 13.5),
+    "text": (1.1, 13.5),
+    "title_wrap": (1.1 * 14 / 11 * 1.1, 18.5),  # 14-pt bold
+    "subtitle_wrap": (1.1 * 1.1, 14.5),  # 11-pt bold
+}
+
+
+def text_height(text: str, style: str, width: float) -> float | None:
+    """Points a row needs for ``text`` wrapped in ``width`` characters in ``style`` (``WRAPPED``); None: one line."""
+    per_char, line = WRAPPED[style]
+    lines = -(-len(text) * per_char // max(width, 1))
+    return line * lines + 2 if lines > 1 else None
 
 
 def _row_heights(ws, s: Sheet) -> None:
@@ -74,25 +101,57 @@ def _row_heights(ws, s: Sheet) -> None:
     for rng in s.merges:
         c0, r0, c1, _ = range_boundaries(rng)
         span[f"{get_column_letter(c0)}{r0}"] = range(c0, c1 + 1)
-    lines_of: dict[int, int] = {}
+    height_of: dict[int, float] = {}
     for ref, cell in s.cells.items():
-        if (
-            cell.style not in ("note", "header", "label")
-            or not isinstance(cell.value, str)
-            or cell.value.startswith("=")
-        ):
+        if cell.style not in WRAPPED or not isinstance(cell.value, str) or cell.value.startswith("="):
             continue
         col = "".join(ch for ch in ref if ch.isalpha())
         row = int(ref[len(col) :])
         cols = span.get(ref, [column_index_from_string(col)])
         width = sum(s.widths.get(get_column_letter(c), 9) for c in cols)
-        lines = -(-len(cell.value) * 1.1 // max(width, 1))
-        lines_of[row] = max(lines_of.get(row, 1), int(lines))
-    for row, lines in lines_of.items():
-        if lines > 1:
-            ws.row_dimensions[row].height = 13.5 * lines + 2
+        height = text_height(cell.value, cell.style, width)
+        if height:
+            height_of[row] = max(height_of.get(row, 0), height)
+    for row, height in height_of.items():
+        ws.row_dimensions[row].height = height
     for row, height in s.heights.items():
         ws.row_dimensions[row].height = max(height, ws.row_dimensions[row].height or 0)
+
+
+def _merges_on_their_pages(ws) -> None:
+    """On a sheet printed over several pages wide, a merged note that ran across a column break ends at the last
+    column of its first cell's page (a title column's: the last title column), its row as tall as its text then
+    needs: a note merged across two pages printed the halves of its lines on different pages, and its start
+    under the repeated title columns on every later one (trial 13 F7)."""
+    from planner.workbook.printing import column_pages, title_columns
+
+    if ws.sheet_properties.pageSetUpPr.fitToPage:
+        return
+    titles = title_columns(ws)
+    page_of = {j: i for i, page in enumerate(column_pages(ws)) for j, _ in page if j not in titles}
+    for rng in list(ws.merged_cells.ranges):
+        if rng.min_col not in titles and rng.min_col not in page_of:
+            continue  # a hidden first cell
+        home = "titles" if rng.min_col in titles else page_of[rng.min_col]
+        keep = [rng.min_col]
+        for j in range(rng.min_col + 1, rng.max_col + 1):  # up to the first column printed elsewhere
+            at = "titles" if j in titles else page_of.get(j)  # None: hidden, printed nowhere
+            if at is not None and at != home:
+                break
+            if at is not None:
+                keep.append(j)
+        if keep[-1] == rng.max_col:
+            continue
+        first, row = ws.cell(rng.min_row, rng.min_col), rng.min_row
+        ws.unmerge_cells(str(rng))
+        ws.merge_cells(start_row=row, start_column=rng.min_col, end_row=rng.max_row, end_column=keep[-1])
+        if isinstance(first.value, str) and not first.value.startswith("="):
+            width = sum(ws.column_dimensions[get_column_letter(j)].width or 9 for j in keep)
+            height = text_height(first.value, "note", width)
+            rows = range(row, rng.max_row + 1)  # a merge down several rows: their heights together
+            have = sum(ws.row_dimensions[r].height or 15 for r in rows)
+            if height and height > have:
+                ws.row_dimensions[rng.max_row].height = (ws.row_dimensions[rng.max_row].height or 15) + height - have
 
 
 def _quote_ref(ref: str) -> tuple[str, str]:
@@ -169,7 +228,12 @@ def write_sheet(ws, s: Sheet) -> None:
             ws.print_title_rows = f"1:{row - 1}"
         if col != "A":
             ws.print_title_cols = f"A:{get_column_letter(column_index_from_string(col) - 1)}"
+    if s.print_title_cols:
+        ws.print_title_cols = s.print_title_cols
+    if s.print_title_rows:
+        ws.print_title_rows = s.print_title_rows
     legible_print(ws)  # a sheet too wide for one page at 8 pt prints over several, its title columns on each
+    _merges_on_their_pages(ws)
 
 
 def protection() -> SheetProtection:
@@ -187,6 +251,8 @@ def _chart(ch: Chart) -> ScatterChart | LineChart:
     chart.y_axis.title = ch.y_title
     chart.width, chart.height = ch.width_cm, ch.height_cm
     chart.legend.position = "b"
+    if ch.span_gaps:
+        chart.display_blanks = "span"
     for axis, log in ((chart.x_axis, ch.x_log), (chart.y_axis, ch.y_log)):
         axis.delete = False
         axis.number_format = "#,##0.##"
