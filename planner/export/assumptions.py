@@ -7,7 +7,7 @@ full text (a catalog ``source`` can run to a paragraph) for a writer that has ro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
@@ -308,19 +308,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "tokens",
             "mean prompt + mean output x exp(s^2) / 2: the contexts in flight (docs/export.md)",
         ),
-        Assumption(
-            "Sequences in flight per replica (batch)",
-            "the batch (its KV fits) that lets a replica take the most requests/s",
-            "",
-            rules,
-        ),
-        Assumption(
-            "Prompts and decode share a replica",
-            "taking x requests/s, a replica spends x x prompt time of each second on prompts",
-            "",
-            "continuous batching; " + rules,
-        ),
-        Assumption("Replicas", "ceil(peak rate / requests per second a replica takes) + spares", "", rules),
+        *_method_rows(scenario, results, rules),
         Assumption(
             "Owned GPU per month",
             f"capex {amortization_rule(scenario.finance)} + IT power x PUE x $/kWh x 730 h + colocation",
@@ -334,6 +322,68 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         Assumption("Not included", _not_included(scenario), "", ""),
     ]
     return tuple(rows)
+
+
+def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
+    """How each option's batch and replicas were found, as the review sized them (a trial: the sheet stated the
+    closed form's TPOT-best batch and ceil(peak / rate) where the fleet was sized on simulated percentiles). Sized on
+    simulated percentiles (``evaluate._cheapest_under_load``, ``evaluate._simulated``): each replica runs at most what
+    memory holds at the high-percentile lengths (``Candidate.slots``), and the serving replicas are the fewest whose
+    simulated TTFT and TPOT at that percentile meet the targets less the margin
+    (``planner.serving.fleet.fewest_replicas``); the group is the one whose fleet costs least. By Little's law
+    (``sizing = "littles-law"``, or an option the simulation could not size, which its warning names): the closed
+    form's batch and rate (``evaluate._best_batch``, ``sizing.size``). Either way: spares added, GPUs rounded up to
+    whole nodes (``sizing.gpus_to_buy``)."""
+    w = scenario.workload
+    q = f"p{w.high_percentile:g}"
+    nodes = "spares added; GPUs = replicas x GPUs per replica, rounded up to whole nodes (instances when rented)"
+    closed = [
+        Assumption(
+            "Sequences in flight per replica (batch), by Little's law",
+            "the batch (its KV cache fits at the high-percentile lengths) that lets a replica take the most requests/s",
+            "",
+            rules,
+        ),
+        Assumption(
+            "Prompts and decode share a replica, by Little's law",
+            "taking x requests/s, a replica spends x x prompt time of each second on prompts",
+            "",
+            "continuous batching; " + rules,
+        ),
+        Assumption(
+            "Replicas, by Little's law", f"ceil(peak rate / requests per second a replica takes); {nodes}", "", rules
+        ),  # fmt: skip
+    ]
+    if w.sizing != "simulated":
+        return [replace(a, what=a.what.removesuffix(", by Little's law")) for a in closed]
+    where = "planner.export.evaluate with planner.serving (docs/export.md, How an option is sized, step 5)"
+    simulated = [
+        Assumption(
+            "Sequences in flight per replica (batch)",
+            f"at most what memory holds when every sequence may reach the {q} prompt + {q} output "
+            f"({w.sizing_context_tokens:,} tokens), within the engine's max_num_seqs: the simulated engine's "
+            "max_num_seqs; the traffic sets how many are in flight",
+            "",
+            where,
+        ),
+        Assumption(
+            "Replicas",
+            f"the fewest serving replicas whose simulated {q} TTFT and {q} TPOT at the planned peak (the traffic "
+            "routed at random over them; the engine's scheduler simulated step by step) meet the targets less "
+            f"the margin; {nodes}",
+            "",
+            where,
+        ),
+        Assumption(
+            "GPUs per replica",
+            f"each tensor-parallel group whose model fits and that meets the targets for one {q} prompt alone and "
+            "one sequence decoding is sized as above; the group whose fleet costs least a month is kept",
+            "",
+            where,
+        ),
+    ]
+    fell_back = any(r.meets and r.under_load is None for r in results)  # its warning: "sized by Little's law"
+    return simulated + (closed if fell_back else [])
 
 
 def _draft(option, catalog) -> str:
