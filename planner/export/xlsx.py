@@ -49,6 +49,7 @@ from planner.export.tables import (
     planned_peak,
     select,
     sensitivity_table,
+    serving_headroom_text,
     shows_slow_end,
     sweep_table,
     tco_table,
@@ -194,7 +195,7 @@ def _summary(book: _Book) -> None:
         ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
         ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
         ("Utilization at average load", float(f.utilization_average), "pct"),
-        ("Headroom at peak", float(f.headroom_peak), "pct"),
+        *_headroom_figures(rec),
         ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
         (
             f"TPOT at peak: pessimistic (+{rec.pessimistic_high:.0%})",
@@ -290,6 +291,31 @@ def _held_out_figures(rec) -> list[tuple[str, object, str]]:
     ]
 
 
+def _headroom_figures(rec) -> list[tuple[str, object, str]]:
+    """The recommended option's headroom at the planned peak as key-figure rows, each saying what it is (a trial: the
+    Glossary called the Latency sheet's figure larger where it read "under 2%" against Summary's 10%): sized on
+    simulated percentiles, the share of the deployed replicas' capacity left (its spares and whole nodes), then what
+    the serving replicas alone take (``tables.serving_headroom_text``, the Latency sheet's); by Little's law, the
+    share of batch slots free."""
+    f = rec.fleet
+    if rec.under_load is None:
+        return [("Headroom at peak (batch slots free)", float(f.headroom_peak), "pct")]
+    spares = rec.option.spare_replicas
+    rows = [
+        (
+            f"Headroom at peak ({counted(spares, 'spare replica')} and whole nodes)"
+            if spares
+            else "Headroom at peak (whole nodes)",
+            float(f.headroom_peak),
+            "pct",
+        )
+    ]
+    if rec.load_curve is not None:
+        without = f"without the {'spare' if spares == 1 else 'spares'}" if spares else "serving replicas"
+        rows.append((f"Headroom at peak {without} (Latency sheet)", serving_headroom_text(rec.load_curve), "text"))
+    return rows
+
+
 #: The key figures' label of the recommended option's fleet at the held-out ranges' slow end.
 SLOW_END_FIGURE = "Held-out slow end (shown, not applied)"
 
@@ -346,8 +372,7 @@ def _reading_notes(review: Review) -> list[str]:
         f"Details: GPU, model, precisions, price, pessimistic TPOT, TPOT of a decode step alone (the full batch, "
         f"every sequence at p{w.high_percentile:g} length: memory's worst case, no prompts in the step; on another "
         "basis than TPOT at peak, the simulated percentile at the peak's traffic and mean lengths, so it can read "
-        "lower), cost per input token, headroom = share of batch "
-        "slots free at the planned peak (negative: requests wait for a slot there, a wait the simulated TTFT includes); "
+        f"lower), cost per input token, headroom at peak ({_headroom_words(review)}); "
         f"the -/+ columns size each option again at traffic {x:.0%} below and above.",
         f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
@@ -358,6 +383,22 @@ def _reading_notes(review: Review) -> list[str]:
         "the scenario's cost of capital, residual value, commitment. Demand cases: low, base and high traffic. "
         "Glossary: the terms used.",
     ]
+
+
+def _headroom_words(review: Review) -> str:
+    """What the review's "Headroom (peak)" figures are, on the basis they were sized on (``sizing.size``): sized on
+    simulated percentiles, the share of what the deployed replicas carry within the targets left at the planned peak
+    (their spares and whole nodes); by Little's law, the share of batch slots free there. One definition, the
+    Glossary's (a trial: this note gave Little's law's where the numbers were 1 - 9/10)."""
+    slots = "the share of batch slots free at the planned peak, by Little's law (negative: requests wait for a slot)"
+    if review.scenario.workload.sizing != "simulated":
+        return slots
+    fell_back = any(r.meets and r.under_load is None for r in review.results)  # its warning: "sized by Little's law"
+    return (
+        "the share of what the deployed replicas carry within the targets left at the planned peak: the spare "
+        "replicas and whole nodes; the Latency sheet's headroom is the serving replicas' alone"
+        + (f"; an option sized by Little's law: {slots}" if fell_back else "")
+    )
 
 
 def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
@@ -611,7 +652,8 @@ def _latency(book: _Book) -> None:
         f"and rounds to whole nodes) while traffic changes (simulated at the mean lengths, arrivals of "
         f"burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak ({planned:,.3g} requests/s) "
         f"and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. Headroom: "
-        "the extra traffic the fleet takes with both figures within their goals (the targets less the margin)."
+        "the extra traffic the serving replicas take, spares not used, with both figures within their goals (the targets less "
+        "the margin); Summary's headroom at peak is the spares' and whole nodes'."
     )
     top = LATENCY_TABLE_ROW + 1 + len(heads.rows) + 1
     ws.merge_cells(start_row=top, start_column=1, end_row=top + 3, end_column=13)

@@ -1,0 +1,157 @@
+"""A fourteenth user trial's wording and layout findings on `planner export` (a CFO's finance partner signing off the
+README's budget review, examples/budget-review.toml; /tmp/trial14/findings.md F3, F4, F7, F8, F11, F12, F14, F15,
+F16): each check reads the words the review writes and compares them with the numbers the same review computed, so
+that words and numbers cannot drift apart again. A class per finding."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import openpyxl
+import pytest
+from test_export import review_of, write_scenario
+
+from planner.export import render
+from planner.export.glossary import GLOSSARY
+from planner.export.tables import serving_headroom_text
+from planner.serving.fleet import HEADROOM_STEP
+
+#: One worker builds the README example's review once (conftest.readme_example_review): the group of its other readers.
+pytestmark = pytest.mark.xdist_group("test_export_review")
+
+ROOT = Path(__file__).parents[1]
+DOC = ROOT / "docs" / "export.md"
+
+
+def _doc() -> str:
+    """docs/export.md with its line breaks and indents folded to single spaces."""
+    return " ".join(DOC.read_text(encoding="utf-8").split())
+
+
+@pytest.fixture(scope="module")
+def book(readme_example_review) -> openpyxl.Workbook:
+    """The README example's review as the xlsx a reader opens."""
+    return openpyxl.load_workbook(io.BytesIO(render(readme_example_review, "xlsx")))
+
+
+@pytest.fixture(scope="module")
+def hand_review(tmp_path_factory):
+    """test_export's hand-computed review: sized by Little's law (``sizing = "littles-law"``)."""
+    return review_of(write_scenario(tmp_path_factory.mktemp("hand")))
+
+
+def _key_figures(ws) -> dict[str, object]:
+    """Summary's key figures: label (column A) -> value (column B), from the heading to the first empty row."""
+    out, started = {}, False
+    for a, b in ws.iter_rows(min_row=9, max_col=2, values_only=True):
+        if a == "Key figures (recommended option)":
+            started = True
+            continue
+        if started and a is None:
+            break
+        if started:
+            out[a] = b
+    return out
+
+
+def _glossary(term: str) -> str:
+    return dict(GLOSSARY)[term]
+
+
+def _assumption(review, what: str):
+    return next(a for a in review.assumptions if a.what == what)
+
+
+class TestF3HeadroomWordsFollowTheNumbers:
+    """The Glossary and docs/export.md step 8 called the Latency sheet's headroom "larger" than Summary's; in the
+    README example it reads "under 2%" against Summary's 10% (the trial's pages 1 and 20)."""
+
+    def test_the_example_is_the_case_the_old_words_got_wrong(self, readme_example_review):
+        """Summary's headroom is 1 - 9 serving / 10 deployed replicas = 10% (the trial's recomputation: the one N+1
+        spare); the serving replicas alone take less than the bisection's step (2%) more: the Latency sheet's."""
+        rec = readme_example_review.recommended
+        assert (rec.under_load.replicas, int(rec.fleet.replicas), rec.option.spare_replicas) == (9, 10, 1)
+        assert float(rec.fleet.headroom_peak) == pytest.approx(1 - 9 / 10)
+        assert rec.load_curve.headroom < HEADROOM_STEP < float(rec.fleet.headroom_peak)
+        assert serving_headroom_text(rec.load_curve) == "under 2%"
+
+    def test_the_glossary_says_what_each_figure_is_and_claims_no_order(self):
+        text = _glossary("Headroom (peak)")
+        assert "larger:" not in text and "either can be the larger" in text
+        assert "spare replicas and the rounding up to whole nodes" in text
+        assert "serving replicas alone (spares not used)" in text
+
+    def test_summary_gives_both_figures_each_named(self, book, readme_example_review):
+        """Summary's key figures: the 10% named as the spare's and whole nodes', and beside it the Latency sheet's
+        figure for the serving replicas without the spare."""
+        figures = _key_figures(book["Summary"])
+        rec = readme_example_review.recommended
+        assert figures["Headroom at peak (1 spare replica and whole nodes)"] == pytest.approx(0.1)
+        assert figures["Headroom at peak without the spare (Latency sheet)"] == "under 2%"
+        latency = [row for row in book["Latency"].iter_rows(values_only=True) if row[0] == rec.option.name]
+        assert latency and "under 2%" in latency[0]  # the same words as the Latency table's column
+
+    def test_the_docs_step_claims_no_order_and_states_the_examples_figures(self, readme_example_review):
+        rec = readme_example_review.recommended
+        doc = _doc()
+        assert "another, larger figure" not in doc
+        said = (
+            f"either can be the larger (the README's example: {float(rec.fleet.headroom_peak):.0%}, its one spare of "
+            f'{int(rec.fleet.replicas)} replicas, against the serving replicas\' "{serving_headroom_text(rec.load_curve)}")'
+        )
+        assert said in doc, said
+
+
+class TestF11OneDefinitionOfHeadroom:
+    """Summary's "How to read" defined headroom as Little's law's share of batch slots free where the numbers are
+    1 - serving / deployed replicas (the Glossary's)."""
+
+    def _details_note(self, ws) -> str:
+        return next(v for (v,) in ws.iter_rows(min_col=1, max_col=1, values_only=True) if str(v).startswith("Details:"))
+
+    def test_the_reading_note_gives_the_definition_that_made_the_numbers(self, book):
+        note = self._details_note(book["Summary"])
+        assert "batch slots" not in note
+        assert "the share of what the deployed replicas carry within the targets left at the planned peak" in note
+        assert "the spare replicas and whole nodes" in note
+
+    def test_a_review_sized_by_littles_law_keeps_the_batch_slots(self, hand_review):
+        """By Little's law the figure is the share of batch slots free (``sizing.headroom``), and the note says so."""
+        ws = openpyxl.load_workbook(io.BytesIO(render(hand_review, "xlsx")))["Summary"]
+        assert "the share of batch slots free at the planned peak, by Little's law" in self._details_note(ws)
+        assert "Headroom at peak (batch slots free)" in _key_figures(ws)
+
+
+class TestF4AssumptionsStateTheSizingUsed:
+    """Assumptions stated the closed form's TPOT-best batch and ceil(peak / rate per replica) + spares, where the
+    README example is sized on simulated p95 percentiles with max_num_seqs set to what memory holds."""
+
+    def test_the_batch_row_is_what_memory_holds(self, readme_example_review):
+        review = readme_example_review
+        rec, w = review.recommended, review.scenario.workload
+        row = _assumption(review, "Sequences in flight per replica (batch)")
+        assert "lets a replica take the most requests/s" not in row.value
+        assert f"memory holds when every sequence may reach the p95 prompt + p95 output ({w.sizing_context_tokens:,}" in row.value
+        assert w.sizing_context_tokens == 3000 + 1200  # examples/budget-review.toml's p95 prompt + p95 output
+        # the batch the recommendation states is that one: memory's, not the closed form's TPOT-best batch
+        assert rec.batch_per_replica == rec.candidate.slots == 107
+        assert "each running at most 107 sequences" in review.reason or "up to 107 sequences" in review.reason
+
+    def test_the_replicas_row_is_the_simulated_search_and_whole_nodes(self, readme_example_review):
+        review = readme_example_review
+        rec = review.recommended
+        row = _assumption(review, "Replicas")
+        assert "ceil(peak rate" not in row.value
+        assert "fewest serving replicas whose simulated p95 TTFT and p95 TPOT at the planned peak" in row.value
+        assert "rounded up to whole nodes" in row.value
+        # 9 serving replicas + 1 spare = 10 of 4 GPUs = 40, five whole 8-GPU nodes: the review's own numbers
+        assert (rec.under_load.replicas + rec.option.spare_replicas) * int(rec.replica.gpus) == rec.gpus == 5 * 8
+        assert not any("by Little's law" in a.what for a in review.assumptions)
+
+    def test_a_review_sized_by_littles_law_states_the_closed_form(self, hand_review):
+        row = _assumption(hand_review, "Replicas")
+        assert row.value.startswith("ceil(peak rate / requests per second a replica takes)")
+        assert "whole nodes" in row.value
+        assert "lets a replica take the most requests/s" in _assumption(hand_review, "Sequences in flight per replica (batch)").value
