@@ -155,3 +155,103 @@ class TestF4AssumptionsStateTheSizingUsed:
         assert row.value.startswith("ceil(peak rate / requests per second a replica takes)")
         assert "whole nodes" in row.value
         assert "lets a replica take the most requests/s" in _assumption(hand_review, "Sequences in flight per replica (batch)").value
+
+
+class TestF7TheRiskWordsMeetTheHeldOutRange:
+    """The Risk sentence ("+0% margin, -8% / -1% on 80% of 7 dense-model runs") stood beside a held-out TPOT range
+    past the 50 ms target and a slow end of +80%, reconciled only at the end of Summary's second page."""
+
+    def _sentence(self, review) -> str:
+        said = re.search(r"What to budget: [^.]*(?:\.\d[^.]*)*\.", review.reason)
+        assert said, review.reason
+        return said[0]
+
+    def test_one_sentence_in_the_recommendation_ties_them(self, readme_example_review, book):
+        review = readme_example_review
+        rec = review.recommended
+        said = self._sentence(review)
+        # in the recommendation paragraph (Summary's A7), before the runner-up
+        assert review.reason.index(said) < review.reason.index("The next option")
+        assert said in book["Summary"]["A7"].value
+        # how few runs the +0% margin rests on, and from which sources: the margin's own note (serving_margin)
+        assert rec.margin == 0 and rec.time_range_note.startswith("from 7 dense-model runs on H100 SXM 80GB + vLLM")
+        assert (
+            "the +0% margin rests on 7 dense-model runs on H100 SXM 80GB + vLLM from 2 sources "
+            "(gpustack-performance-lab, sglang-v0.3.0-vs-vllm-v0.6.0)" in said
+        )
+        # the held-out ranges as Summary's key figures show them (the trial's 30.8 - 59.4 ms, 0.79 - 15.70 s)
+        figures = _key_figures(book["Summary"])
+        tpot = figures["TPOT at peak: held-out range (published runs / simulated)"]
+        ttft = figures["TTFT at peak: held-out range (published runs / simulated)"]
+        assert (tpot, ttft) == ("30.8 - 59.4 ms", "0.79 - 15.70 s")
+        assert f"TPOT at peak at {tpot} (target 50 ms) and p95 TTFT at {ttft} (target 1.50 s)" in said
+        # the slow end: 72 GPUs, $99,118 a month, +80% against the plan's $55,066 (the trial's figures)
+        s = rec.slow_end
+        assert (s.gpus, round(s.monthly_usd), round(rec.monthly_usd)) == (72, 99118, 55066)
+        assert "the fleet is 72 GPUs, $99,118 a month (+80%)" in said
+        # what to budget: the plan if one replica at its planned load (60 / 9 = 6.67 requests/s) confirms
+        assert rec.under_load.rate_per_replica_s == pytest.approx(60 / 9)
+        assert (
+            "budget the plan's $55,066 a month if one replica tested at its planned load (6.67 requests/s) meets the "
+            "targets, otherwise up to $99,118 a month." in said
+        )
+
+    def test_a_review_sized_by_littles_law_has_no_range_to_tie(self, hand_review):
+        assert "What to budget" not in hand_review.reason
+
+
+class TestF8BuyAgainstRentSaysWhatItLeavesOut:
+    """Buy vs rent left out on-premises operating costs, and cost of capital defaults to 0, unsaid where the purchase
+    was recommended."""
+
+    def test_the_recommendation_says_what_is_left_out_and_which_way_it_leans(self, readme_example_review):
+        review = readme_example_review
+        assert review.recommended.money.pricing == "purchase" and review.scenario.finance.cost_of_capital == 0
+        said = (
+            "Buying is compared with renting on hardware, power and colocation alone: on-premises operating costs "
+            "(maintenance and support contracts, operations staff, spares, insurance, installation) are left out, and "
+            "the capital is free (finance.cost_of_capital 0: set your treasury's rate); each would add to buying's "
+            "cost alone (a rent includes the provider's own), so they favour renting"
+        )
+        assert said in review.reason
+
+    def test_not_included_lists_them(self, readme_example_review):
+        row = _assumption(readme_example_review, "Not included")
+        for cost in ("maintenance and support contracts", "operations staff", "spares", "insurance", "installation"):
+            assert cost in row.value
+        assert "they favour renting" in row.value and "interest (cost_of_capital 0)" in row.value
+
+    def test_a_rented_recommendation_does_not_say_it(self, hand_review):
+        """test_export's hand review recommends renting (11 GPUs at $16,060 against 16 bought at $22,026)."""
+        assert hand_review.recommended.money.pricing == "cloud"
+        assert "Buying is compared with renting" not in hand_review.reason
+
+
+class TestF12LeversSayWhyTpotRises:
+    """Levers "Shorter context" and "KV cache bf16 -> fp8" showed $0 and TPOT +7.2 ms / +5.1 ms with no reason."""
+
+    @pytest.mark.parametrize("name", ["Shorter context", "KV-cache quantization"])
+    def test_the_note_gives_the_reason_from_the_levers_own_run(self, readme_example_review, name):
+        review = readme_example_review
+        base = review.baseline
+        lever = next(x for x in review.levers if x.name == name)
+        r, b = lever.result.under_load, base.under_load
+        # the numbers behind the reason: the room the lever makes (memory holds more) goes to fewer serving replicas
+        # (8 against 9), each taking more of the 60 requests/s peak, and more sequences in each step
+        assert lever.result.batch_per_replica > base.batch_per_replica == 107
+        assert (r.replicas, b.replicas) == (8, 9)
+        assert r.result.peak_running > b.result.peak_running == 107
+        assert float(lever.result.fleet.tpot_peak_s) > float(base.fleet.tpot_peak_s)
+        assert (
+            f": the targets still met, 8 serving replicas (baseline 9) each take 7.5 requests/s (6.67) and run up to "
+            f"{r.result.peak_running} sequences at once (107), so each decode step carries more sequences and takes "
+            "longer" in lever.note
+        )
+        # the fleet does not shrink: 8 + 1 spare = 9 replicas of 4 = 36 GPUs, in whole 8-GPU instances 40 (the H100
+        # quote's instance, catalogs/gpus.toml instance_gpus 8), the baseline's 40
+        assert lever.saving_usd_per_month == 0 and lever.result.gpus == base.gpus == 40
+        assert (
+            "same GPU count: 8 serving + 1 spare = 9 replicas of 4 GPUs (36 GPUs) rounded up to whole 8-GPU "
+            "instances: 40 GPUs, 10 replicas of 4 (baseline 10 of 4)" in lever.note
+        )
+        assert "prompt processing (rate x TTFT)" not in lever.note  # Little's law's reason: not what sized it

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.export import sizing
-from planner.export.ownership import Sourced, amortization_rule
+from planner.export.ownership import ON_PREMISES_LEFT_OUT, Sourced, amortization_rule
 from planner.export.scenario import Scenario
 from planner.serving.speculative import speculation_for
 from planner.units import counted
@@ -398,9 +398,16 @@ def _draft(option, catalog) -> str:
 
 def _not_included(scenario: Scenario) -> str:
     """What no figure of the review includes: interest and residual value only where [finance] leaves them at 0 (the
-    monthly costs and the Ownership sheet apply them where it sets them)."""
+    monthly costs and the Ownership sheet apply them where it sets them); where an option buys, the on-premises
+    operating costs (``ON_PREMISES_LEFT_OUT``) and that they favour renting."""
     fin = scenario.finance
     left = ["storage", "staff", "software licences"]
     left += [] if fin.cost_of_capital else ["interest (cost_of_capital 0)"]
     left += [] if fin.residual_value_share else ["residual value (residual_value_share 0)"]
-    return ", ".join([*left, "discounts"])
+    text = ", ".join([*left, "discounts"])
+    if any(o.pricing == "purchase" for o in scenario.option):
+        text += (
+            f"; for bought GPUs, on-premises operating costs: {ON_PREMISES_LEFT_OUT} (a rent includes the provider's "
+            "own, so each would add to buying's cost alone: they favour renting)"
+        )
+    return text
