@@ -133,7 +133,10 @@ class TestF4AssumptionsStateTheSizingUsed:
         rec, w = review.recommended, review.scenario.workload
         row = _assumption(review, "Sequences in flight per replica (batch)")
         assert "lets a replica take the most requests/s" not in row.value
-        assert f"memory holds when every sequence may reach the p95 prompt + p95 output ({w.sizing_context_tokens:,}" in row.value
+        assert (
+            f"memory holds when every sequence may reach the p95 prompt + p95 output ({w.sizing_context_tokens:,}"
+            in row.value
+        )
         assert w.sizing_context_tokens == 3000 + 1200  # examples/budget-review.toml's p95 prompt + p95 output
         # the batch the recommendation states is that one: memory's, not the closed form's TPOT-best batch
         assert rec.batch_per_replica == rec.candidate.slots == 107
@@ -154,7 +157,10 @@ class TestF4AssumptionsStateTheSizingUsed:
         row = _assumption(hand_review, "Replicas")
         assert row.value.startswith("ceil(peak rate / requests per second a replica takes)")
         assert "whole nodes" in row.value
-        assert "lets a replica take the most requests/s" in _assumption(hand_review, "Sequences in flight per replica (batch)").value
+        assert (
+            "lets a replica take the most requests/s"
+            in _assumption(hand_review, "Sequences in flight per replica (batch)").value
+        )
 
 
 class TestF7TheRiskWordsMeetTheHeldOutRange:
@@ -255,3 +261,59 @@ class TestF12LeversSayWhyTpotRises:
             "instances: 40 GPUs, 10 replicas of 4 (baseline 10 of 4)" in lever.note
         )
         assert "prompt processing (rate x TTFT)" not in lever.note  # Little's law's reason: not what sized it
+
+
+class TestF14NumbersAreRefusedInPlannersWords:
+    """The scenario reader said some numeric refusals in pydantic's words ("Input should be greater than 0", no upper
+    bound; "Input should be a valid number") and others in planner's ("must be above 0 and at most 10,000 US$ per
+    GPU-hour"); `finance.horizon_months = "3 years"` had no line number; a negative growth said ">= 0" only."""
+
+    EXAMPLE_TEXT = (ROOT / "examples" / "budget-review.toml").read_text(encoding="utf-8")
+
+    def _refused(self, tmp_path, old: str, new: str) -> tuple[str, int]:
+        """The one line `planner export` refuses the example with ``old`` replaced by ``new``, and the line of the
+        file the new text is on."""
+        from cli_support import one_line, run
+
+        assert old in self.EXAMPLE_TEXT
+        text = self.EXAMPLE_TEXT.replace(old, new, 1)
+        path = tmp_path / "s.toml"
+        path.write_text(text, encoding="utf-8")
+        said = one_line(run("export", str(path), "-o", str(tmp_path / "r.xlsx")), 2)
+        assert "Input should" not in said, said
+        return said, text[: text.index(new)].count("\n") + 1
+
+    def test_a_negative_purchase_price_states_both_bounds(self, tmp_path):
+        """purchase_usd: Field(gt=0, le=1e8) in planner/export/scenario.py."""
+        said, line = self._refused(tmp_path, 'pricing = "purchase"  ', 'purchase_usd = -30000\npricing = "purchase"  ')
+        assert "purchase_usd: must be above 0 and at most 100,000,000 (price of one GPU" in said, said
+        assert said.endswith(f"; got -30000 (line {line})"), said
+
+    def test_a_price_with_a_currency_sign_gets_the_rents_bound_and_the_number_to_write(self, tmp_path):
+        """The rent's bound is planner.units.RENT_ACCEPTED, the words of a rent of 0."""
+        said, line = self._refused(
+            tmp_path, 'pricing = "cloud"  ', 'cloud_usd_per_gpu_hour = "$2.50"\npricing = "cloud"  '
+        )
+        assert (
+            "cloud_usd_per_gpu_hour: must be a number above 0 and at most 10,000 US$ per GPU-hour (rent per GPU-hour "
+            "(default: the catalog's)); got '$2.50'; write 2.5 (no currency sign or unit)"
+        ) in said, said
+        assert said.endswith(f"(line {line})")
+
+    def test_a_horizon_in_words_is_named_by_its_line_and_given_in_months(self, tmp_path):
+        """finance.horizon_months: a whole number of months, 1 to MAX_MONTHS (1,200); 3 years = 36 months."""
+        said, line = self._refused(tmp_path, "horizon_months = 36 ", 'horizon_months = "3 years" ')
+        assert "finance.horizon_months: must be a whole number from 1 to 1,200 (months the cost of ownership" in said
+        assert said.endswith(f"; got '3 years'; write 36 (months) (line {line})"), said
+
+    def test_a_zero_write_off_is_a_whole_number_from_one(self, tmp_path):
+        said, _ = self._refused(tmp_path, "amortization_months = 36", "amortization_months = 0")
+        assert "defaults.amortization_months: must be a whole number from 1 to 1,200" in said, said
+
+    def test_a_decline_is_said_not_to_be_modelled(self, tmp_path):
+        said, line = self._refused(tmp_path, "growth_over_horizon = 0.5 ", "growth_over_horizon = -0.3 ")
+        assert "workload.growth_over_horizon: must be at least 0 and at most 1,000" in said, said
+        assert said.endswith(
+            "; got -0.3; a traffic decline is not modelled; give the lower traffic itself as today's peak and "
+            f"average, with growth 0 (line {line})"
+        ), said
