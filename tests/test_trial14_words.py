@@ -88,8 +88,8 @@ class TestF3HeadroomWordsFollowTheNumbers:
         figure for the serving replicas without the spare."""
         figures = _key_figures(book["Summary"])
         rec = readme_example_review.recommended
-        assert figures["Headroom at peak (1 spare replica and whole nodes)"] == pytest.approx(0.1)
-        assert figures["Headroom at peak without the spare (Latency sheet)"] == "under 2%"
+        assert figures["Headroom at peak: spares, whole nodes"] == pytest.approx(0.1)
+        assert figures["Headroom without the spare (Latency)"] == "under 2%"
         latency = [row for row in book["Latency"].iter_rows(values_only=True) if row[0] == rec.option.name]
         assert latency and "under 2%" in latency[0]  # the same words as the Latency table's column
 
@@ -134,8 +134,8 @@ class TestF4AssumptionsStateTheSizingUsed:
         row = _assumption(review, "Sequences in flight per replica (batch)")
         assert "lets a replica take the most requests/s" not in row.value
         assert (
-            f"memory holds when every sequence may reach the p95 prompt + p95 output ({w.sizing_context_tokens:,}"
-            in row.value
+            f"what memory holds when every sequence may reach the p95 prompt + p95 output ({w.sizing_context_tokens:,} "
+            "tokens), within the engine's limit: the simulated replica's max_num_seqs" in row.value
         )
         assert w.sizing_context_tokens == 3000 + 1200  # examples/budget-review.toml's p95 prompt + p95 output
         # the batch the recommendation states is that one: memory's, not the closed form's TPOT-best batch
@@ -332,3 +332,151 @@ class TestF16TheDocsQuoteTheReviewsRange:
             f"for the README's example the TPOT range, {shown} at {simulated:.1f} ms simulated, reaches past the 50 ms"
         )
         assert (shown, f"{simulated:.1f}") == ("30.8 - 59.4 ms", "37.6") and said in _doc(), said
+
+
+class TestF15PrintLayout:
+    """The xlsx printed (LibreOffice's PDF of it, as the trial made it): Summary's Sensitivity header alone at the foot
+    of page 1; the Latency charts' titles run into their legends; on "GPUs needed against peak traffic" one option
+    hidden under another and the x axis past the data; Options over three mostly empty pages; "Monthly at -" /
+    "20%"; Assumptions' price sources cut with "..."; a bare date after a median's quotes in "Price from"."""
+
+    def test_a_block_that_would_split_starts_the_next_page(self):
+        """keep_together: rows of 14.5 pt (LO_ROW_PT) on a 494.5-pt body (BODY_PT) at 100%: 34 rows fill 493 pt.
+        Six rows from row 30 would end at 507 pt, past 95% of the page: a break after row 29. From row 10 they fit;
+        from row 3 they fit too, and rows from row 32 that would split are kept only when the page before stays a
+        quarter full (row 32 starts at 449 pt: it does)."""
+        from openpyxl import Workbook
+
+        from planner.export.print_layout import BODY_PT, LO_ROW_PT, keep_together
+
+        assert (LO_ROW_PT, round(BODY_PT, 1)) == (14.5, 494.5)
+
+        def sheet():
+            ws = Workbook().active
+            ws.column_dimensions["A"].width = 100  # 700 pt at LibreOffice's 7 pt a character: printed at 100%
+            for r in range(1, 60):
+                ws.cell(row=r, column=1, value=r)
+            return ws
+
+        ws = sheet()
+        assert keep_together(ws, 30, 35) and [b.id for b in ws.row_breaks.brk] == [29]
+        ws = sheet()
+        assert not keep_together(ws, 10, 15) and not ws.row_breaks.brk
+        ws = sheet()  # a block as tall as most of a page, from near the top: a break would leave a near-empty page
+        for r in range(3, 40):
+            ws.row_dimensions[r].height = 14.5
+        assert not keep_together(ws, 3, 36) and not ws.row_breaks.brk
+
+    def test_summarys_sensitivity_table_starts_page_two_with_its_rows(self, book):
+        ws = book["Summary"]
+        label = next(r for r in range(1, ws.max_row + 1) if ws.cell(row=r, column=1).value == "Sensitivity (snapshot)")
+        assert ws.cell(row=label - 1, column=1).value is None  # the blank row above goes with it
+        assert [b.id for b in ws.row_breaks.brk] == [label - 2]
+
+    def test_the_latency_legends_sit_under_the_titles(self, book):
+        for chart in book["Latency"]._charts:
+            layout = chart.legend.layout.manualLayout
+            assert layout.y >= 0.15 and layout.y + layout.h <= 1.0
+
+    def test_the_x_axes_end_at_the_last_traffic_charted(self, book, readme_example_review):
+        """Chart data's traffic: 0.25x to 3x the planned peak of 60 requests/s (evaluate.SWEEP), so 15 to 180."""
+        xs = [row[0] for row in book["Chart data"].iter_rows(min_row=2, max_col=1, values_only=True) if row[0]]
+        assert max(xs) == pytest.approx(3 * 60)
+        for chart in book["Charts"]._charts:
+            assert (chart.x_axis.scaling.min, chart.x_axis.scaling.max) == (0, pytest.approx(max(xs)))
+
+    def test_an_option_on_top_of_another_is_ringed_and_named(self, book):
+        """H100, rented needs the GPUs H100, bought does at every traffic level (both 40 at the planned peak, the
+        same 4-GPU replicas in 8-GPU units): its markers larger and hollow, and the note says so."""
+        from planner.export.xlsx import coincident
+
+        gpus = next(c for c in book["Charts"]._charts if "GPUs" in c.title.tx.rich.p[0].r[0].t)
+        named = {s.tx.v: s for s in gpus.series}
+        ringed, under = named["H100, rented"], named["H100, bought"]
+        assert ringed.marker.size == under.marker.size + 5 and ringed.marker.spPr.noFill
+        note = book["Charts"]["A37"].value
+        assert "H100, rented needs the same GPUs as H100, bought at every traffic level" in note
+        assert coincident([[1, 2], [3, 4], [1, 2.0], [3, 4]]) == {2: 0, 3: 1}
+        assert coincident([[1, 2], [1, 3]]) == {}
+
+    def test_options_print_on_as_few_pages_wide_as_its_columns_allow(self, book):
+        """Options at 8 pt (73%): 24 columns, Rank and Option repeated on each page. At the widths it had (319
+        characters) it printed 3 pages wide; narrowed as far as its values allow it needs 2, which it now takes."""
+        from openpyxl.utils import get_column_letter
+
+        from planner.export.xlsx import (
+            MIN_PRINT_SCALE_PCT,
+            PAGE_WIDTH_USED,
+            _narrowest,
+            pages_wide,
+        )
+
+        ws = book["Options"]
+        assert ws.page_setup.scale == MIN_PRINT_SCALE_PCT and ws.print_title_cols == "$A:$B"
+        page_pt = (11.69 - 0.8) * 72 / (MIN_PRINT_SCALE_PCT / 100) * PAGE_WIDTH_USED
+        widths = [ws.column_dimensions[get_column_letter(j)].width for j in range(1, ws.max_column + 1)]
+        # how far each column may narrow (_narrowest; one already narrower keeps its width)
+        lows = [min(w, _narrowest(ws, j)) for j, w in enumerate(widths, start=1)]
+        assert pages_wide(widths, widths[:2], page_pt) == pages_wide(lows, lows[:2], page_pt) == 2
+        assert sum(widths) < 319  # the widths it printed 3 pages wide at (the trial's PDF, pages 3-5)
+
+    def test_no_header_breaks_after_a_minus(self, book):
+        """Details' "Monthly at -20%" wrapped after its hyphen; the minus sign (U+2212) keeps to its number."""
+        header = [c.value for c in book["Details"][1]]
+        assert "Monthly at \u221220%" in header and "GPUs at \u221220% traffic" in header
+        for name in book.sheetnames:
+            assert not [h for h in book[name][1] if isinstance(h.value, str) and re.search(r"(^|\s)-\d", h.value)], name
+
+    def test_assumptions_give_each_price_its_quotes_and_dates(self, readme_example_review):
+        """H100 on-demand: the median of Lambda 2.99 (2026-05-18) and Hyperstack 3.20 (2026-08-26), $3.095 (the
+        trial's recomputation); the quotes in the row's "what", which wraps, the linked label short and whole."""
+        row = _assumption(
+            readme_example_review,
+            "H100, rented: on-demand price per GPU-hour (median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack "
+            "3.20 (2026-08-26))",
+        )
+        assert row.value == pytest.approx((2.99 + 3.20) / 2)
+        assert row.label == "catalog on-demand price" and row.url.startswith("https://")
+        assert not any(a.label.endswith("…") for a in readme_example_review.assumptions if "price" in a.what)
+
+    def test_a_medians_price_from_ends_with_its_quotes(self, book, readme_example_review):
+        """'..., Hyperstack 3.20 (2026-08-26), 2026-05-18': the oldest quote's date, unlabelled, after the list."""
+        from planner.export.ownership import quote_text
+
+        rented = next(r for r in readme_example_review.results if r.option.name == "H100, rented")
+        said = "median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26)"
+        assert quote_text(rented.money) == said
+        bought = readme_example_review.recommended
+        assert quote_text(bought.money) == f"{bought.money.price_provider}, {bought.money.price_date}"  # one quote
+        for sheet in ("Ownership", "Like for like"):
+            cells = [c.value for row in book[sheet].iter_rows() for c in row if isinstance(c.value, str)]
+            medians = [v for v in cells if v.startswith("median of ")]
+            assert medians and all(v.endswith(")") for v in medians), (sheet, medians)
+        assert f"runner-up: {said})" in readme_example_review.reason
+
+    @pytest.mark.libreoffice
+    def test_printed_the_sensitivity_table_keeps_its_header_and_options_takes_two_pages(
+        self, tmp_path, readme_example_review
+    ):
+        """The xlsx converted by LibreOffice as the trial did: "Sensitivity (snapshot)", its header and rows on one
+        page; Options' heading on 2 pages (3 before)."""
+        import shutil
+        import subprocess
+
+        from workbook_support import require_libreoffice
+
+        from planner.io.libreoffice import convert
+
+        require_libreoffice()
+        if shutil.which("pdftotext") is None:
+            pytest.skip("poppler-utils (pdftotext) not installed")
+        src = tmp_path / "review.xlsx"
+        src.write_bytes(render(readme_example_review, "xlsx"))
+        pdf = convert(src, "pdf", tmp_path / "pdf")[0]
+        text = subprocess.run(
+            ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+        ).stdout
+        pages = text.split("\f")
+        at = [i for i, p in enumerate(pages) if "Sensitivity (snapshot)" in p]
+        assert len(at) == 1 and all(w in pages[at[0]] for w in ("Cheapest option there", "as planned", "+20%"))
+        assert sum("Options, ranked by monthly cost (yellow: edit; blue: live)" in p for p in pages) == 2

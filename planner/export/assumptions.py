@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.export import sizing
-from planner.export.ownership import ON_PREMISES_LEFT_OUT, Sourced, amortization_rule
+from planner.export.ownership import ON_PREMISES_LEFT_OUT, Money, Sourced, amortization_rule, quote_text
 from planner.export.scenario import Scenario
 from planner.serving.speculative import speculation_for
 from planner.units import counted
@@ -62,6 +62,19 @@ def short_label(text: str) -> str:
 def sourced(what: str, value: float | str, unit: str, source: str) -> Assumption:
     """A row whose source is a catalog text: label and link taken from it."""
     return Assumption(what, value, unit, short_label(source), first_url(source), source)
+
+
+def _priced(what: str, value: float, money: Money) -> Assumption:
+    """A price row: which quotes it is, with their amounts and dates, in its "what" ("H100, rented: on-demand price per
+    GPU-hour (median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26))"), which wraps, and a short
+    label linking to the catalog's source (a trial: the label, cut at ``LABEL_CHARS``, lost the quotes and dates to
+    "..."; a linked cell does not wrap in LibreOffice, so the quotes cannot go there whole)."""
+    if money.quote is None:  # the scenario's own price
+        return sourced(what, value, "US$", money.price_source)
+    label = f"catalog {money.price_kind} price"
+    return Assumption(
+        f"{what} ({quote_text(money)})", value, "US$", label, first_url(money.price_source), money.price_source
+    )
 
 
 def _given(what: str, x: Sourced, unit: str) -> Assumption:
@@ -172,7 +185,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         o, money = r.option, r.money
         if money.pricing == "purchase":
             rows += [
-                sourced(f"{o.name}: GPU purchase price", money.purchase_usd, "US$", money.price_source),
+                _priced(f"{o.name}: GPU purchase price", money.purchase_usd, money),
                 _given(f"{o.name}: host server per node", money.host_server_usd, "US$"),
                 _given(f"{o.name}: network per node", money.networking_usd, "US$"),
                 _given(f"{o.name}: host power per node", money.host_power_w, "W"),
@@ -184,12 +197,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             ]
         else:
             rows += [
-                sourced(
-                    f"{o.name}: {money.price_kind} price per GPU-hour",
-                    money.cloud_usd_per_gpu_hour,
-                    "US$",
-                    money.price_source,
-                ),
+                _priced(f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money),
                 Assumption(
                     f"{o.name}: rented in instances of",
                     money.node_size,
@@ -360,9 +368,9 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
     simulated = [
         Assumption(
             "Sequences in flight per replica (batch)",
-            f"at most what memory holds when every sequence may reach the {q} prompt + {q} output "
-            f"({w.sizing_context_tokens:,} tokens), within the engine's max_num_seqs: the simulated engine's "
-            "max_num_seqs; the traffic sets how many are in flight",
+            f"what memory holds when every sequence may reach the {q} prompt + {q} output "
+            f"({w.sizing_context_tokens:,} tokens), within the engine's limit: the simulated replica's max_num_seqs "
+            "(the traffic sets how many run at once, up to it)",
             "",
             where,
         ),

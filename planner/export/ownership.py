@@ -168,6 +168,15 @@ def residual_left_out(option: Option, finance: Finance) -> str:
     )
 
 
+def quote_text(money: Money) -> str:
+    """Who quotes the price and when, for a "Price from" cell: "Lambda, 2026-05-18"; a median's quotes each carry
+    their date ("median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26)"), so no bare date
+    follows them (a trial: the oldest quote's date stood after the list, unlabelled); the provider alone where the
+    price has no date (the scenario's own)."""
+    dated = money.price_date and not money.price_provider.startswith("median of ")
+    return f"{money.price_provider}, {money.price_date}" if dated else money.price_provider
+
+
 def price_kind(option: Option) -> str:
     """The kind of price an option pays: "purchase" when bought; else its price_kind (default on-demand)."""
     return "purchase" if option.pricing == "purchase" else (option.price_kind or "on-demand")

@@ -6,7 +6,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from planner.export.ownership import ON_PREMISES_LEFT_OUT, capital_terms
+from planner.export.ownership import ON_PREMISES_LEFT_OUT, capital_terms, quote_text
 from planner.units import counted
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def differences(a: Result, b: Result) -> list[str]:
 
     def quote(r: Result) -> str:
         m = r.money
-        return f"{m.price_provider}, {m.price_date}" if m.price_date else m.price_provider or "scenario file"
+        return quote_text(m) or "scenario file"
 
     pairs = (
         ("GPU", a.gpu.name, b.gpu.name),

@@ -86,8 +86,8 @@ def options_table(review: Review) -> Table:
         Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
         Column("Utilization (average)", "pct", "utilization_average"),
         Column("Headroom (peak)", "pct", "headroom_peak"),
-        Column(f"GPUs at -{pct} traffic", "int", "gpus_low"),
-        Column(f"Monthly at -{pct}", "usd", "monthly_usd_low"),
+        Column(f"GPUs at {MINUS}{pct} traffic", "int", "gpus_low"),
+        Column(f"Monthly at {MINUS}{pct}", "usd", "monthly_usd_low"),
         Column(f"GPUs at +{pct} traffic", "int", "gpus_high"),
         Column(f"Monthly at +{pct}", "usd", "monthly_usd_high"),
         *slow_end_columns(review),
@@ -548,6 +548,10 @@ def select(table: Table, keys: tuple[str, ...]) -> Table:
     idx = [where[k] for k in keys]
     return Table(tuple(table.columns[i] for i in idx), tuple(tuple(row[i] for i in idx) for row in table.rows))
 
+
+#: The minus sign of a header's "-20%": a hyphen lets a wrapped header break after it ("Monthly at -" / "20%", a
+#: trial's printed Details); U+2212 binds to the number that follows it (Unicode line breaking: PR x NU).
+MINUS = "\u2212"
 
 #: The options table's first columns in every view (xlsx, Markdown): which option, how it is paid, whether it
 #: meets the targets, and its GPUs.
