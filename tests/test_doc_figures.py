@@ -197,6 +197,46 @@ class TestExportDoc:
         assert high == w["prompt_tokens_high"] + w["output_tokens_high"]
         assert stated(self.DOC, r"p95 prompt \+ p95 output; ([\d,]+) tokens in the example") == (high,)
 
+    @pytest.mark.xdist_group("test_export_review")  # the README review, built once by that group's worker
+    def test_held_out_tpot_range_example(self, readme_example_review):
+        """'for the README's example the TPOT range, 30.8 - 59.4 ms at 37.6 ms simulated': the recommended option's
+        simulated p95 TPOT at peak and its held-out range (planner.export.held_out), as Summary shows them (a trial:
+        the docs said 30.9 - 58.8 ms at 37.7 ms)."""
+        from planner.accuracy.loaded_ranges import load_loaded_ranges
+        from planner.export import held_out
+
+        low, high, simulated = stated(
+            self.DOC, r"for the README's example the TPOT range, ([\d.]+) - ([\d.]+) ms at ([\d.]+) ms simulated"
+        )
+        rec = readme_example_review.recommended
+        tpot_ms = float(rec.fleet.tpot_peak_s) * 1e3
+        shown = held_out.range_text(tpot_ms, held_out.range_for(load_loaded_ranges(), "tpot", 95), "ms")
+        assert (f"{low} - {high} ms", simulated) == (shown, f"{tpot_ms:.1f}")
+
+    def test_held_out_ratios_and_coverage(self):
+        """'TTFT 0.79x to 15.66x against p50's 0.76x to 4.05x; TPOT 0.82x to 1.58x against 0.79x to 1.35x', p99's
+        15.66x for =LOADED_RANGE and 'p99 TTFT 89%, p99 TPOT 78%': catalogs/reference/loaded_residuals.csv's steady
+        rows (1 + low, 1 + high, inside_left_out), read with the csv module."""
+        import csv
+
+        with open(ROOT / "catalogs" / "reference" / "loaded_residuals.csv", newline="", encoding="utf-8") as f:
+            rows = {r["quantity"]: r for r in csv.DictReader(f) if r["arrival"] == "steady"}
+        said = stated(
+            self.DOC,
+            r"wider at the slow end \(TTFT ([\d.]+)x to ([\d.]+)x against p50's ([\d.]+)x to ([\d.]+)x; TPOT "
+            r"([\d.]+)x to ([\d.]+)x against ([\d.]+)x to ([\d.]+)x\)",
+        )
+        table = [
+            f"{1 + float(rows[q][end]):.2f}"
+            for q in ("ttft_p99", "ttft_p50", "tpot_p99", "tpot_p50")
+            for end in ("low", "high")
+        ]
+        assert list(said) == table
+        assert stated(self.DOC, r'`=LOADED_RANGE\("TTFT",95,"high"\)` \(p99\'s ([\d.]+)x\)') == (table[1],)
+        assert stated(self.DOC, r"p99 TTFT (\d+)%, p99 TPOT (\d+)%\)") == tuple(
+            round(100 * float(rows[q]["inside_left_out"])) for q in ("ttft_p99", "tpot_p99")
+        )
+
     def test_normal_quantile_and_lognormal_cap(self):
         """'1.645 at p95' and 'h / m > exp(z^2 / 2) = 3.87 at p95': beyond it the spread is capped at z."""
         from statistics import NormalDist

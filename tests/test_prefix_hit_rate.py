@@ -48,8 +48,8 @@ class TestScenarioField:
     @pytest.mark.parametrize(
         ("workload", "message"),
         [
-            ({"prefix_hit_rate": 1.0}, "workload.prefix_hit_rate: Input should be less than 1"),
-            ({"prefix_hit_rate": -0.1}, "workload.prefix_hit_rate: Input should be greater than or equal to 0"),
+            ({"prefix_hit_rate": 1.0}, "workload.prefix_hit_rate: must be at least 0 and below 1"),
+            ({"prefix_hit_rate": -0.1}, "workload.prefix_hit_rate: must be at least 0 and below 1"),
             (
                 {"dataset": "sonnet", "prefix_hit_rate": 0.5},
                 "dataset 'sonnet' sets prefix_hit_rate from its shared prefix of 200 tokens; leave it out",

@@ -7,12 +7,12 @@ full text (a catalog ``source`` can run to a paragraph) for a writer that has ro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.export import sizing
-from planner.export.ownership import Sourced, amortization_rule
+from planner.export.ownership import ON_PREMISES_LEFT_OUT, Money, Sourced, amortization_rule, quote_text
 from planner.export.scenario import Scenario
 from planner.serving.speculative import speculation_for
 from planner.units import counted
@@ -62,6 +62,19 @@ def short_label(text: str) -> str:
 def sourced(what: str, value: float | str, unit: str, source: str) -> Assumption:
     """A row whose source is a catalog text: label and link taken from it."""
     return Assumption(what, value, unit, short_label(source), first_url(source), source)
+
+
+def _priced(what: str, value: float, money: Money) -> Assumption:
+    """A price row: which quotes it is, with their amounts and dates, in its "what" ("H100, rented: on-demand price per
+    GPU-hour (median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26))"), which wraps, and a short
+    label linking to the catalog's source (a trial: the label, cut at ``LABEL_CHARS``, lost the quotes and dates to
+    "..."; a linked cell does not wrap in LibreOffice, so the quotes cannot go there whole)."""
+    if money.quote is None:  # the scenario's own price
+        return sourced(what, value, "US$", money.price_source)
+    label = f"catalog {money.price_kind} price"
+    return Assumption(
+        f"{what} ({quote_text(money)})", value, "US$", label, first_url(money.price_source), money.price_source
+    )
 
 
 def _given(what: str, x: Sourced, unit: str) -> Assumption:
@@ -172,7 +185,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         o, money = r.option, r.money
         if money.pricing == "purchase":
             rows += [
-                sourced(f"{o.name}: GPU purchase price", money.purchase_usd, "US$", money.price_source),
+                _priced(f"{o.name}: GPU purchase price", money.purchase_usd, money),
                 _given(f"{o.name}: host server per node", money.host_server_usd, "US$"),
                 _given(f"{o.name}: network per node", money.networking_usd, "US$"),
                 _given(f"{o.name}: host power per node", money.host_power_w, "W"),
@@ -184,12 +197,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             ]
         else:
             rows += [
-                sourced(
-                    f"{o.name}: {money.price_kind} price per GPU-hour",
-                    money.cloud_usd_per_gpu_hour,
-                    "US$",
-                    money.price_source,
-                ),
+                _priced(f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money),
                 Assumption(
                     f"{o.name}: rented in instances of",
                     money.node_size,
@@ -308,19 +316,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "tokens",
             "mean prompt + mean output x exp(s^2) / 2: the contexts in flight (docs/export.md)",
         ),
-        Assumption(
-            "Sequences in flight per replica (batch)",
-            "the batch (its KV fits) that lets a replica take the most requests/s",
-            "",
-            rules,
-        ),
-        Assumption(
-            "Prompts and decode share a replica",
-            "taking x requests/s, a replica spends x x prompt time of each second on prompts",
-            "",
-            "continuous batching; " + rules,
-        ),
-        Assumption("Replicas", "ceil(peak rate / requests per second a replica takes) + spares", "", rules),
+        *_method_rows(scenario, results, rules),
         Assumption(
             "Owned GPU per month",
             f"capex {amortization_rule(scenario.finance)} + IT power x PUE x $/kWh x 730 h + colocation",
@@ -336,6 +332,68 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
     return tuple(rows)
 
 
+def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
+    """How each option's batch and replicas were found, as the review sized them (a trial: the sheet stated the
+    closed form's TPOT-best batch and ceil(peak / rate) where the fleet was sized on simulated percentiles). Sized on
+    simulated percentiles (``evaluate._cheapest_under_load``, ``evaluate._simulated``): each replica runs at most what
+    memory holds at the high-percentile lengths (``Candidate.slots``), and the serving replicas are the fewest whose
+    simulated TTFT and TPOT at that percentile meet the targets less the margin
+    (``planner.serving.fleet.fewest_replicas``); the group is the one whose fleet costs least. By Little's law
+    (``sizing = "littles-law"``, or an option the simulation could not size, which its warning names): the closed
+    form's batch and rate (``evaluate._best_batch``, ``sizing.size``). Either way: spares added, GPUs rounded up to
+    whole nodes (``sizing.gpus_to_buy``)."""
+    w = scenario.workload
+    q = f"p{w.high_percentile:g}"
+    nodes = "spares added; GPUs = replicas x GPUs per replica, rounded up to whole nodes (instances when rented)"
+    closed = [
+        Assumption(
+            "Sequences in flight per replica (batch), by Little's law",
+            "the batch (its KV cache fits at the high-percentile lengths) that lets a replica take the most requests/s",
+            "",
+            rules,
+        ),
+        Assumption(
+            "Prompts and decode share a replica, by Little's law",
+            "taking x requests/s, a replica spends x x prompt time of each second on prompts",
+            "",
+            "continuous batching; " + rules,
+        ),
+        Assumption(
+            "Replicas, by Little's law", f"ceil(peak rate / requests per second a replica takes); {nodes}", "", rules
+        ),  # fmt: skip
+    ]
+    if w.sizing != "simulated":
+        return [replace(a, what=a.what.removesuffix(", by Little's law")) for a in closed]
+    where = "planner.export.evaluate with planner.serving (docs/export.md, How an option is sized, step 5)"
+    simulated = [
+        Assumption(
+            "Sequences in flight per replica (batch)",
+            f"what memory holds when every sequence may reach the {q} prompt + {q} output "
+            f"({w.sizing_context_tokens:,} tokens), within the engine's limit: the simulated replica's max_num_seqs "
+            "(the traffic sets how many run at once, up to it)",
+            "",
+            where,
+        ),
+        Assumption(
+            "Replicas",
+            f"the fewest serving replicas whose simulated {q} TTFT and {q} TPOT at the planned peak (the traffic "
+            "routed at random over them; the engine's scheduler simulated step by step) meet the targets less "
+            f"the margin; {nodes}",
+            "",
+            where,
+        ),
+        Assumption(
+            "GPUs per replica",
+            f"each tensor-parallel group whose model fits and that meets the targets for one {q} prompt alone and "
+            "one sequence decoding is sized as above; the group whose fleet costs least a month is kept",
+            "",
+            where,
+        ),
+    ]
+    fell_back = any(r.meets and r.under_load is None for r in results)  # its warning: "sized by Little's law"
+    return simulated + (closed if fell_back else [])
+
+
 def _draft(option, catalog) -> str:
     """The draft an option speculates with, in words (``SpeculativeDecoding.draft``): its speculative_method, else
     the checkpoint's MTP layers where it ships them, else an EAGLE-3 head."""
@@ -348,9 +406,16 @@ def _draft(option, catalog) -> str:
 
 def _not_included(scenario: Scenario) -> str:
     """What no figure of the review includes: interest and residual value only where [finance] leaves them at 0 (the
-    monthly costs and the Ownership sheet apply them where it sets them)."""
+    monthly costs and the Ownership sheet apply them where it sets them); where an option buys, the on-premises
+    operating costs (``ON_PREMISES_LEFT_OUT``) and that they favour renting."""
     fin = scenario.finance
     left = ["storage", "staff", "software licences"]
     left += [] if fin.cost_of_capital else ["interest (cost_of_capital 0)"]
     left += [] if fin.residual_value_share else ["residual value (residual_value_share 0)"]
-    return ", ".join([*left, "discounts"])
+    text = ", ".join([*left, "discounts"])
+    if any(o.pricing == "purchase" for o in scenario.option):
+        text += (
+            f"; for bought GPUs, on-premises operating costs: {ON_PREMISES_LEFT_OUT} (a rent includes the provider's "
+            "own, so each would add to buying's cost alone: they favour renting)"
+        )
+    return text

@@ -41,9 +41,11 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ),
     (
         "Headroom (peak)",
-        "The share of that capacity left at the planned peak: spare replicas and whole nodes. The latency view's "
-        "headroom over the planned peak is larger: how much more traffic the serving replicas take before a p95 "
-        "target is missed.",
+        "The share of that capacity left at the planned peak, 1 - planned peak / what the deployed replicas carry: "
+        "the spare replicas and the rounding up to whole nodes (by Little's law: the share of batch slots free). "
+        "Another figure than the Latency sheet's headroom over the planned peak, the extra traffic the serving "
+        "replicas alone (spares not used) take before a simulated p95 misses its target; either can be the "
+        "larger.",
     ),
     (
         "TPOT, decode step alone",

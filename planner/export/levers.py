@@ -28,16 +28,55 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
             f"batch of {counted(res.batch_per_replica, 'sequence', ',.0f')} in flight per replica of "
             f"{counted(int(res.replica.gpus), 'GPU', ',.0f')} (baseline {base.batch_per_replica}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
         )
+        note += _slower_because(base, res) if dt > 0 else ""
         if res.gpus == base.gpus:
             note += (
-                f"; same GPU count: {counted(int(res.fleet.replicas), 'replica', ',.0f')} of {int(res.replica.gpus)} "
-                f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})"
+                f"; same GPU count: {_whole_units(res)}{counted(int(res.fleet.replicas), 'replica', ',.0f')} of "
+                f"{int(res.replica.gpus)} (baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})"
             )
-            if bool(res.fleet.prompt_bound):
+            if bool(res.fleet.prompt_bound) and res.under_load is None:  # Little's law's reason, not the simulation's
                 note += "; prompt processing (rate x TTFT), not batch room, sets the replica count"
     elif not res.meets:
         note = f"does not meet the targets: {res.shortfall}"
     return Lever(name, change, res, saving, note)
+
+
+def _slower_because(base: Result, res: Result) -> str:
+    """Why a lever's TPOT at peak is longer than the baseline's, both sized on simulated percentiles (a trial: "Shorter
+    context" and "KV cache bf16 -> fp8" showed +7.2 ms and +5.1 ms with no reason): the simulation spent the room the
+    lever made on fewer serving replicas, each taking more of the peak, and on more sequences in each decode step,
+    which takes longer (``Sizing.replicas``, ``rate_per_replica_s``, the simulated run's ``peak_running``). "" where
+    neither was sized on simulated percentiles or neither happened."""
+    b, r = base.under_load, res.under_load
+    if b is None or r is None or b.is_burst or r.is_burst:
+        return ""
+    why = []
+    if r.replicas < b.replicas:
+        why.append(
+            f"{r.replicas} serving replicas (baseline {b.replicas}) each take {r.rate_per_replica_s:.3g} requests/s "
+            f"({b.rate_per_replica_s:.3g})"
+        )
+    if r.result.peak_running > b.result.peak_running:
+        why.append(f"run up to {r.result.peak_running:,} sequences at once ({b.result.peak_running:,})")
+    if not why:
+        return ""
+    return f": the targets still met, {' and '.join(why)}, so each decode step carries more sequences and takes longer"
+
+
+def _whole_units(res: Result) -> str:
+    """Why a lever that needs fewer replicas keeps the GPU count: its replicas and spares, rounded up to whole nodes
+    (bought) or instances (rented) of ``Money.node_size`` GPUs (``sizing.gpus_to_buy``), hold as many GPUs as the
+    baseline's; "" where no rounding adds GPUs."""
+    need, group, node = int(res.fleet.replicas_needed), int(res.replica.gpus), int(res.money.node_size)
+    if need * group >= res.gpus:
+        return ""
+    unit = "nodes" if res.money.pricing == "purchase" else "instances"
+    spares = res.option.spare_replicas
+    serving = f"{need - spares} serving + {spares} spare = " if spares else ""
+    return (
+        f"{serving}{counted(need, 'replica', ',.0f')} of {group} GPUs ({need * group:,} GPUs) rounded up to whole "
+        f"{node}-GPU {unit}: {int(res.gpus):,} GPUs, "
+    )
 
 
 def _sized_unlike(base: Result, res: Result) -> str:

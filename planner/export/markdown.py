@@ -173,9 +173,10 @@ def render_markdown(review: Review) -> str:
         out += [
             "## Latency under load",
             "",
-            f"Each option's planned fleet, its replicas fixed, simulated at the planned peak; headroom: how much more "
-            f"traffic than the planned peak it takes with p{q:g} TTFT and TPOT within their goals (the targets less "
-            "the model's margin). The xlsx charts p50 and p" + f"{q:g} from a quarter to twice the peak.",
+            f"Each option's serving replicas (its planned fleet without the spares), fixed, simulated at the planned "
+            f"peak; headroom: how much more traffic than the planned peak they take with p{q:g} TTFT and TPOT within "
+            "their goals (the targets less the model's margin), not the options table's headroom at peak (the spares' "
+            "and whole nodes'). The xlsx charts p50 and p" + f"{q:g} from a quarter to twice the peak.",
             "",
             md_table(headroom_table(review)),
             "",

@@ -11,7 +11,7 @@ import math
 from planner.catalog.resolve import experts_words
 from planner.engines.profiles import IDEAL
 from planner.export.outlook import GridRow, stale_text
-from planner.export.ownership import cost_of_capital_words
+from planner.export.ownership import cost_of_capital_words, quote_text
 from planner.export.reason import usd
 from planner.export.records import Review
 from planner.export.tables import Column, Table
@@ -156,7 +156,7 @@ def ownership_table(review: Review) -> Table:
             continue
         ow = oo.ownership
         m = r.money
-        src = f"{m.price_provider}, {m.price_date}" if m.price_date else m.price_provider
+        src = quote_text(m)
         stale = stale_text(r, review.date)
         rows.append(
             (

@@ -22,6 +22,7 @@ from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
 from planner.export.evaluate import evaluate, fleet_at
+from planner.export.ownership import quote_text
 from planner.export.quality import model_switch, quality_notes
 from planner.export.records import Case, GridRow, OptionOutlook, Outlook, Ownership, Result
 from planner.export.scenario import Option, Scenario
@@ -191,7 +192,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                 except PlannerError as exc:
                     rows.append(GridRow(gpu_name, kind, weights, None, None, str(exc)))
                     continue
-                note = f"{res.money.price_provider}, {res.money.price_date}" if res.money.price_date else ""
+                note = quote_text(res.money) if res.money.price_date else ""
                 if res.meets:
                     rows.append(GridRow(gpu_name, kind, weights, res, ownership(scenario, res), note))
                 else:

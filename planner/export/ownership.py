@@ -28,6 +28,9 @@ from planner.export import sizing
 from planner.export.scenario import Finance, Option
 
 OWNERSHIP_FILE = Path("costs") / "ownership.toml"
+#: The running costs of bought GPUs that no figure of the review includes (a trial: buy vs rent left them out without
+#: saying so). A rent includes the provider's own, so each would add to buying's cost alone: they favour renting.
+ON_PREMISES_LEFT_OUT = "maintenance and support contracts, operations staff, spares, insurance, installation"
 
 
 class Figure(BaseModel):
@@ -163,6 +166,15 @@ def residual_left_out(option: Option, finance: Finance) -> str:
         f"end ({finance.horizon_months} months), not when the {option.amortization_months}-month amortization ends, "
         "so the monthly cost and the ranking leave it out; the Ownership sheet counts it"
     )
+
+
+def quote_text(money: Money) -> str:
+    """Who quotes the price and when, for a "Price from" cell: "Lambda, 2026-05-18"; a median's quotes each carry
+    their date ("median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26)"), so no bare date
+    follows them (a trial: the oldest quote's date stood after the list, unlabelled); the provider alone where the
+    price has no date (the scenario's own)."""
+    dated = money.price_date and not money.price_provider.startswith("median of ")
+    return f"{money.price_provider}, {money.price_date}" if dated else money.price_provider
 
 
 def price_kind(option: Option) -> str:

@@ -227,4 +227,40 @@ def break_pages(ws: Worksheet) -> int:
     return len(starts)
 
 
-__all__ = ["MAX_TURNED_OPTIONS", "SHEET", "TURNED", "break_pages", "options_compared", "print_scale"]
+#: LibreOffice's height of a row without a set height, and a page's whole body height (A4 landscape less 0.7 in top
+#: and bottom margins), in the sheet's points at 100%: the README review's Summary (2026-12, LibreOffice 7.4) printed
+#: rows 1-35 on page 1 and not row 36, which 14.2-14.7 pt rows on the 494.5-pt body do; ``break_pages``' 15 pt and
+#: 95% of the body (``PAGE_BODY_PT``) put its page break three rows early.
+LO_ROW_PT = 14.5
+BODY_PT = 595.3 - 2 * 0.7 * 72
+#: ``keep_together`` keeps rows together that would fill more than this share of the page they start on (rounding
+#: between the estimate and the printer), and adds no break that would leave that page less full than its share below.
+FIT_SHARE = 0.95
+MIN_PAGE_BEFORE_BREAK = 0.25
+
+
+def keep_together(ws: Worksheet, first: int, last: int) -> bool:
+    """Start a new page at row ``first`` where rows ``first`` to ``last`` (a heading, a table's header and its rows)
+    would otherwise be split across two pages by the printer (a trial: Summary's Sensitivity header was the last line
+    of page 1, its rows on page 2). Where the printer breaks is estimated from the row heights at the fit scale
+    (``print_scale``; ``LO_ROW_PT`` a row without a set height, ``BODY_PT`` a page); the break is added where the rows
+    may not fit (``FIT_SHARE``) and the page before keeps at least ``MIN_PAGE_BEFORE_BREAK`` of its height. Returns
+    whether it was added."""
+    room = BODY_PT / print_scale(ws)
+    manual = {b.id for b in ws.row_breaks.brk}
+    height = {r: ws.row_dimensions[r].height or LO_ROW_PT for r in range(1, last + 1)}
+    used = 0.0
+    for r in range(1, first):
+        if (used and used + height[r] > room) or (r - 1) in manual:
+            used = 0.0
+        used += height[r]
+    block = sum(height[r] for r in range(first, last + 1))
+    if used + block > FIT_SHARE * room and used >= MIN_PAGE_BEFORE_BREAK * room:
+        ws.row_breaks.append(Break(id=first - 1))
+        return True
+    return False
+
+
+__all__ = [
+    "MAX_TURNED_OPTIONS", "SHEET", "TURNED", "break_pages", "keep_together", "options_compared", "print_scale",
+]  # fmt: skip

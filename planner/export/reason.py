@@ -6,7 +6,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from planner.export.ownership import capital_terms
+from planner.export.ownership import ON_PREMISES_LEFT_OUT, capital_terms, quote_text
 from planner.units import counted
 
 if TYPE_CHECKING:
@@ -72,6 +72,86 @@ def risk(scenario: Scenario, rec: Result) -> str:
     return text
 
 
+def margin_sources(note: str) -> tuple[str, list[str]]:
+    """What a sizing range (``Result.time_range_note``) rests on and the sources it names: ("7 dense-model runs on
+    H100 SXM 80GB + vLLM", ["gpustack-performance-lab", "sglang-v0.3.0-vs-vllm-v0.6.0"]) for the README example's
+    H100 note; ("", []) for a note of another form (a calibration file's)."""
+    hit = re.match(r"from (.+?) \(held-out TPOT at steady load; sources: ([^)]*)\)", note or "")
+    if hit is None:
+        hit = re.match(r"held-out residuals of (.+? published figures on [^(;]+?) \(sources: ([^)]*)\)", note or "")
+    return (hit[1], hit[2].split()) if hit else ("", [])
+
+
+def budget_sentence(scenario: Scenario, rec: Result) -> str:
+    """One sentence of the recommendation that ties its risk wording to what the held-out ranges under load say (a
+    trial: "+0% margin, -8% / -1%" stood beside a TPOT range past the target and a slow end of +80%, which only the
+    end of Summary's second page reconciled): how few runs the margin rests on and from which sources, the simulated
+    TPOT and TTFT at peak as published runs from sources planner never saw put them (``held_out.range_text``), the
+    fleet at the slow end of those ranges (``Result.slow_end``), and what to budget: the plan's cost if one replica
+    measured at its planned load meets the targets, otherwise up to the slow end's. "" without a slow end (an option
+    not sized on simulated percentiles, or no ranges table)."""
+    from planner.accuracy.loaded_ranges import load_loaded_ranges
+    from planner.export import held_out
+
+    s, sim, w = rec.slow_end, rec.under_load, scenario.workload
+    if s is None or sim is None:
+        return ""
+    runs, sources = margin_sources(rec.time_range_note)
+    rests = (
+        f"the +{rec.margin:.0%} margin rests on {runs} from {counted(len(sources), 'source')} ({', '.join(sources)}); "
+        if w.latency_margin == "model-range" and runs
+        else ""
+    )
+    ranges, q = load_loaded_ranges(), sim.percentile
+    tpot_ms, ttft_s = float(rec.fleet.tpot_peak_s) * 1e3, sim.result.ttft_s.at(q)
+    tpot = held_out.range_text(tpot_ms, held_out.range_for(ranges, "tpot", q), "ms")
+    ttft = held_out.range_text(ttft_s, held_out.range_for(ranges, "ttft", q), "s")
+    put = [
+        f"{what} at {text} (target {target})"
+        for what, text, target in (
+            ("TPOT at peak", tpot, f"{w.tpot_target_s * 1e3:g} ms"),
+            (f"p{q:g} TTFT", ttft, f"{w.ttft_target_s:.2f} s"),
+        )
+        if text
+    ]
+    ranged = f"published runs under load from sources planner never saw put {' and '.join(put)}, and " if put else ""
+    plan = usd(rec.monthly_usd)
+    test = (
+        f"one replica tested at its planned load ({sim.rate_per_replica_s:.3g} requests/s)"
+        if not sim.is_burst and math.isfinite(sim.rate_per_replica_s)
+        else "one replica tested at its planned load"
+    )
+    if s.meets:
+        at_end = (
+            f"at the slow end of those ranges the fleet is {counted(s.gpus, 'GPU', ',.0f')}, {usd(s.monthly_usd)} a "
+            f"month ({s.monthly_usd / rec.monthly_usd - 1:+.0%})"
+        )
+        then = f"otherwise up to {usd(s.monthly_usd)} a month"
+    else:
+        at_end = "at the slow end of those ranges no fleet of this option meets the targets"
+        then = "otherwise the targets cannot be promised on this option at any fleet size: measure before committing"
+    text = f"{rests}{ranged}{at_end}: budget the plan's {plan} a month if {test} meets the targets, {then}."
+    return "What to budget: " + text
+
+
+def buy_against_rent(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
+    """Where a bought option is recommended over rented ones that meet the targets: what the comparison leaves out
+    (``ON_PREMISES_LEFT_OUT``, and the cost of capital where [finance] leaves it at 0) and which way that leans (a
+    trial: buying beat renting by $35k a month with maintenance and staff left out, unsaid). "" otherwise."""
+    if rec.money.pricing != "purchase" or not any(x.meets and x.money.pricing != "purchase" for x in ranked):
+        return ""
+    capital = (
+        ""
+        if scenario.finance.cost_of_capital
+        else ", and the capital is free (finance.cost_of_capital 0: set your treasury's rate)"
+    )
+    return (
+        f"Buying is compared with renting on hardware, power and colocation alone: on-premises operating costs "
+        f"({ON_PREMISES_LEFT_OUT}) are left out{capital}; each would add to buying's cost alone (a rent includes the "
+        "provider's own), so they favour renting: price them before booking the purchase."
+    )
+
+
 def differences(a: Result, b: Result) -> list[str]:
     """Every way option ``a`` differs from option ``b`` that changes what is bought or what it answers: 'weights fp8
     (b: bf16)'. Compared: GPU, model, weight and KV precision, engine, price kind, price source and date, group
@@ -82,7 +162,7 @@ def differences(a: Result, b: Result) -> list[str]:
 
     def quote(r: Result) -> str:
         m = r.money
-        return f"{m.price_provider}, {m.price_date}" if m.price_date else m.price_provider or "scenario file"
+        return quote_text(m) or "scenario file"
 
     pairs = (
         ("GPU", a.gpu.name, b.gpu.name),
@@ -133,12 +213,16 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         f"a batch of up to {counted(rec.batch_per_replica, 'sequence', ',.0f')} in flight per replica, for {cost}. "
         f"{risk(scenario, rec)}"
     )
+    if budget := budget_sentence(scenario, rec):
+        text += f" {budget}"
     others = [x for x in ranked if x.meets and x is not rec]
     if others:
         nxt = others[0]
         text += f" The next option, {nxt.option.name}, costs {usd(nxt.monthly_usd - rec.monthly_usd)} a month more"
         diff = differences(rec, nxt)
         text += f"; the two differ in {counted(len(diff), 'way')}: {'; '.join(diff)}." if diff else "."
+    if left_out := buy_against_rent(scenario, rec, ranked):
+        text += f" {left_out}"
     failing = [x for x in ranked if not x.meets]
     if failing:
         text += f" {counted(len(failing), 'option')} cannot meet the targets."

@@ -76,7 +76,7 @@ def node_usd_field(description: str) -> Any:
 
 def _not_bool(value: Any) -> Any:
     if isinstance(value, bool):
-        raise ValueError("Input should be a number, not true or false")
+        raise ValueError("must be a number, not true or false")
     return value
 
 
@@ -701,6 +701,69 @@ def _field_model(loc: tuple) -> type[BaseModel] | None:
     return tables.get(top, Scenario)
 
 
+#: pydantic's error kinds for a number out of its field's bounds, and for a value that is not a number of the field's
+#: kind: both said in planner's words with the field's bounds (``_number_accepted``; a trial: "Input should be
+#: greater than 0" with no upper bound beside the rent's "must be above 0 and at most 10,000 US$ per GPU-hour").
+_BOUND_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+_NOT_A_NUMBER_ERRORS = frozenset({"float_type", "float_parsing", "int_type", "int_parsing", "int_from_float",
+                                  "finite_number"})  # fmt: skip
+#: What a growth below 0 is told: the review plans growth, not a decline.
+NO_DECLINE = (
+    "a traffic decline is not modelled; give the lower traffic itself as today's peak and average, with growth 0"
+)
+
+
+def _bound(x: float) -> str:
+    """A bound as the messages write it: 1e8 -> "100,000,000", 0.5 -> "0.5"."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def _number_accepted(owner: type[BaseModel], field: str) -> tuple[str, str] | None:
+    """(kind, range) a numeric field takes, from its declared bounds: ("a whole number", "from 1 to 1,200") for a
+    horizon, ("a number", "above 0 and at most 100,000,000") for a purchase price; the rent's own words
+    (``planner.units.RENT_ACCEPTED``) for ``cloud_usd_per_gpu_hour``. None for a field that is not a number."""
+    from typing import get_args
+
+    from planner.units import RENT_ACCEPTED
+
+    info = owner.model_fields.get(field)
+    if info is None:
+        return None
+    if field == "cloud_usd_per_gpu_hour":
+        return "a number", RENT_ACCEPTED
+    args = get_args(info.annotation) or (info.annotation,)
+    flat = {a for x in args for a in (get_args(x)[:1] or (x,))}  # Annotated[float, ...] -> float
+    if not flat & {int, float}:
+        return None
+    whole = int in flat and float not in flat
+    limits = {k: getattr(m, k) for m in info.metadata for k in ("gt", "ge", "lt", "le") if hasattr(m, k)}
+    if whole and ("gt" in limits or "ge" in limits):
+        low = limits["gt"] + 1 if "gt" in limits else limits["ge"]
+        high = limits.get("le", limits["lt"] - 1 if "lt" in limits else None)
+        return (
+            "a whole number",
+            f"from {_bound(low)} to {_bound(high)}" if high is not None else f"{_bound(low)} or more",
+        )
+    words = {"gt": "above", "ge": "at least", "lt": "below", "le": "at most"}
+    return "a number", " and ".join(f"{words[k]} {_bound(v)}" for k, v in limits.items()) or "(any finite number)"
+
+
+def _number_way_out(got: Any, field: str) -> str:
+    """For text given where a number is wanted, the number to write where one can be read from it: "$2.50" -> "write
+    2.5 (no currency sign or unit)"; "3 years" for a field in months -> "write 36 (months)". "" otherwise."""
+    if not isinstance(got, str):
+        return ""
+    hit = re.fullmatch(r"\s*(?:US)?\$?\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([A-Za-z$/-]*)\s*", got)
+    if hit is None:
+        return ""
+    number, unit = float(hit.group(1).replace(",", "")), hit.group(2).lower()
+    if field.endswith("_months") and unit in ("year", "years", "yr", "yrs", "y"):
+        return f"; write {number * 12:g} (months)"
+    if field.endswith("_months") and unit in ("month", "months", "mo"):
+        return f"; write {number:g} (months)"
+    return f"; write {number:g} (no currency sign or unit)" if unit in ("", "usd", "$", "us$", "dollars") else ""
+
+
 def _message(err: dict, raw_options: list) -> str:
     loc = tuple(err.get("loc", ()))
     kind = err.get("type", "")
@@ -741,12 +804,21 @@ def _message(err: dict, raw_options: list) -> str:
             text += '; renting by the hour is pricing = "cloud"'
         elif said in ("buy", "bought", "own", "owned", "capex", "purchased"):
             text += '; buying is pricing = "purchase"'
+    accepted = _number_accepted(owner, field) if owner and field else None
+    tail = ""  # after what was given: the way out
+    if accepted is not None and kind in _BOUND_ERRORS:
+        text = f"must be {accepted[1]}" if accepted[0] == "a number" else f"must be {' '.join(accepted)}"
+        if field == "growth_over_horizon" and isinstance(got, int | float) and got < 0:
+            tail = f"; {NO_DECLINE}"
+    elif accepted is not None and kind in _NOT_A_NUMBER_ERRORS:
+        text, tail = f"must be {' '.join(accepted)}", _number_way_out(got, field)
     what = _accepted(owner, field) if owner and field else ""
     show_got = kind not in ("value_error",) and not isinstance(got, dict)
     return (
         f"{where + ': ' if where else ''}{text}"
         + (f" ({what})" if what else "")
         + (f"; got {toml_repr(got)}" if show_got else "")
+        + tail
     )
 
 
@@ -829,7 +901,7 @@ def field_line(text: str, loc: tuple) -> int | None:
     """The line (from 1) of scenario ``text`` that sets the field at ``loc`` (pydantic's location:
     ``("workload", "tpot_target_s")``, ``("option", 1, "gpu")``, ``("title",)``); the line of its table's
     header when the table does not set it (a missing field); None when neither is found."""
-    tables = ("workload", "defaults", "option", "levers")
+    tables = ("workload", "defaults", "option", "levers", "finance")
     table = loc[0] if loc and loc[0] in tables else None
     index = loc[1] if table == "option" and len(loc) > 1 and isinstance(loc[1], int) else 0
     key = next((str(x) for x in reversed(loc) if isinstance(x, str) and x != table), None)

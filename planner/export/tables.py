@@ -86,8 +86,8 @@ def options_table(review: Review) -> Table:
         Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
         Column("Utilization (average)", "pct", "utilization_average"),
         Column("Headroom (peak)", "pct", "headroom_peak"),
-        Column(f"GPUs at -{pct} traffic", "int", "gpus_low"),
-        Column(f"Monthly at -{pct}", "usd", "monthly_usd_low"),
+        Column(f"GPUs at {MINUS}{pct} traffic", "int", "gpus_low"),
+        Column(f"Monthly at {MINUS}{pct}", "usd", "monthly_usd_low"),
         Column(f"GPUs at +{pct} traffic", "int", "gpus_high"),
         Column(f"Monthly at +{pct}", "usd", "monthly_usd_high"),
         *slow_end_columns(review),
@@ -487,6 +487,17 @@ def latency_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange] 
     return Table(tuple(cols), tuple(rows))
 
 
+def serving_headroom_text(curve) -> str:
+    """The Latency sheet's headroom (``LoadCurve.headroom``: the extra traffic the serving replicas alone, spares
+    not used, take before a simulated percentile misses its goal) in words: "under 2%" below the bisection's step,
+    "over 100%" past the curve's end, else "+5%"."""
+    if math.isinf(curve.headroom):
+        return "over 100%"
+    if curve.headroom < HEADROOM_STEP:
+        return f"under {HEADROOM_STEP:.0%}"
+    return f"+{curve.headroom:.0%}"
+
+
 def headroom_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange] | None = None) -> Table:
     """Per option with a curve: its planned replicas, the simulated high-percentile TTFT and TPOT at the planned
     peak against their goals, and the headroom (``LoadCurve.headroom``: more traffic it takes within the goals).
@@ -509,12 +520,7 @@ def headroom_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]
     rows = []
     for r in shown:
         c, sim = r.load_curve, r.under_load
-        if math.isinf(c.headroom):
-            h = "over 100%"
-        elif c.headroom < HEADROOM_STEP:
-            h = f"under {HEADROOM_STEP:.0%}"
-        else:
-            h = f"{c.headroom:.0%}"
+        h = serving_headroom_text(c)
         ttft, tpot = sim.result.ttft_s.at(c.percentile), sim.result.tpot_s.at(c.percentile) * 1e3
         ttft_range, tpot_range = (), ()
         if ranged:
@@ -530,7 +536,7 @@ def headroom_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]
                 tpot,
                 *tpot_range,
                 c.tpot_goal_s * 1e3,
-                f"+{h}" if h[0].isdigit() else h,
+                h,
             )
         )
     return Table(cols, tuple(rows))
@@ -542,6 +548,10 @@ def select(table: Table, keys: tuple[str, ...]) -> Table:
     idx = [where[k] for k in keys]
     return Table(tuple(table.columns[i] for i in idx), tuple(tuple(row[i] for i in idx) for row in table.rows))
 
+
+#: The minus sign of a header's "-20%": a hyphen lets a wrapped header break after it ("Monthly at -" / "20%", a
+#: trial's printed Details); U+2212 binds to the number that follows it (Unicode line breaking: PR x NU).
+MINUS = "\u2212"
 
 #: The options table's first columns in every view (xlsx, Markdown): which option, how it is paid, whether it
 #: meets the targets, and its GPUs.
