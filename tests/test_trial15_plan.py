@@ -301,16 +301,24 @@ pricing = "cloud"
 """
 
 
+@pytest.fixture(scope="module")
+def ds():
+    """F3's command: text and --json (a module fixture: the newest pytest refuses a class one on an instance)."""
+    import json
+
+    return plan_text(*DS, *DS_LOAD), json.loads(plan_text(*DS, *DS_LOAD, "--json"))
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    """F8's trace: 1,200 requests at 40 requests/s: on 2 x (1 x H100) replicas 20 each, below one replica's 24.6
+    (F7)."""
+    return _poisson_trace(tmp_path_factory.mktemp("f8") / "t40.csv", 40.0, 1200)
+
+
 class TestF3PlanSaysItsFleetIsSizedWithoutTheMargin:
     """F3: `plan --rate` sized DeepSeek-R1 dp-ep on 8 x H200 at 1 replica, "meets" p95 TPOT 50 ms (44.3 ms), while its
     own Budget review's margin line said such runs are +40% / +149% slower and `planner export` sized 336 GPUs."""
-
-    @pytest.fixture(scope="class")
-    def ds(self):
-        """The trial's command: text and --json."""
-        import json
-
-        return plan_text(*DS, *DS_LOAD), json.loads(plan_text(*DS, *DS_LOAD, "--json"))
 
     def test_the_margin_line_sits_under_the_replicas_with_the_figures_at_both_ends(self, ds):
         """The margin is the plan's own (``Plan.serving_margin``: +40% / +149%, README's figures for this
@@ -403,11 +411,6 @@ class TestF8ReplicasOnATrace:
     ``--routing`` deals it when sizing (``replica_run``), with the `--rate --replicas` verdict lines."""
 
     TARGETS = ("--ttft-target", "0.5", "--tpot-target", "30ms")
-
-    @pytest.fixture(scope="class")
-    def trace(self, tmp_path_factory):
-        """1,200 requests at 40 requests/s: on 2 x (1 x H100) replicas 20 each, below one replica's 24.6 (F7)."""
-        return _poisson_trace(tmp_path_factory.mktemp("f8") / "t40.csv", 40.0, 1200)
 
     def test_the_verdict_lines_are_printed_as_for_a_rate(self, trace):
         """fleet given, against the targets, capacity per replica and one replica lost, each with the trace's own
