@@ -101,8 +101,9 @@ def _money_sections(review: Review) -> list[str]:
         "",
         f"## Ownership over {fin.horizon_months} months",
         "",
-        f"Traffic grows linearly to the planned peak over {w.horizon_months} months, then stays; the fleet is sized "
-        "each quarter for that quarter's last month (bought GPUs are kept). Full fleet: the planned-peak fleet "
+        f"Traffic grows linearly to the planned peak over {w.horizon_months} months, then stays; each quarter's fleet "
+        f"is the planned fleet {money.SCALED}, at that quarter's last month (bought GPUs are kept). Full fleet: the "
+        "planned-peak fleet "
         f"from month 1. Cost of capital {fin.cost_of_capital:.1%} a year, residual value "
         f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario). Without margin: the option sized so "
         "that the central prediction, not the pessimistic one, meets the targets.",
@@ -111,9 +112,13 @@ def _money_sections(review: Review) -> list[str]:
         "",
         "## Demand cases",
         "",
+        f"Each option {money.SIZED_AFRESH}; the total ramps to that fleet quarter by quarter.",
+        "",
         md_table(money.cases_table(review)),
         "",
         "## Fleet by quarter",
+        "",
+        md_text(money.quarters_heading(review)) + ".",
         "",
         md_table(money.phasing_table(review)),
         "",

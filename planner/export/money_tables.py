@@ -202,11 +202,39 @@ def cases_table(review: Review) -> Table:
     return Table(cols, tuple(rows))
 
 
+#: How the review's other traffic levels are sized, in words, where they are shown: the demand cases and the -/+
+#: sensitivity afresh (``evaluate.sized_again``), the quarters and the charts' sweep scaled (``evaluate.fleet_at``).
+SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas searched again, as the plan is)"
+SCALED = "scaled from the planned fleet (same group and requests/s per replica), not sized again"
+
+
+def quarter_label(q: int, horizon_months: int) -> str:
+    """A quarter's column header: "Q1: months 1 to 3", months counted from the plan's first month (Q5: months 13 to 15,
+    in year 2; a short last quarter: "Q4: month 10"). "to", not a hyphen: a header wraps after a hyphen ("28-" / "30")."""
+    first, last = 3 * q - 2, min(3 * q, horizon_months)
+    return f"Q{q}: month {first}" if first == last else f"Q{q}: months {first} to {last}"
+
+
+def quarters_heading(review: Review) -> str:
+    """Fleet by quarter's heading (a printed page header: about 100 characters, or it runs into the title): what a
+    quarter is, what the fleet is (bought: GPUs owned so far), and the traffic it follows."""
+    w = review.scenario.workload
+    return (
+        "GPUs by quarter from the plan's month 1 (not fiscal): the planned fleet scaled; traffic flat after month "
+        f"{w.horizon_months}"
+    )
+
+
 def phasing_table(review: Review) -> Table:
-    """Per meeting option, the fleet each quarter of the horizon (owned: GPUs bought so far)."""
+    """Per meeting option, the fleet each quarter of the horizon (owned: GPUs bought so far), each quarter headed by
+    its months (``quarter_label``)."""
     outs = [o for o in (review.outlook.of(r.option.name) for r in review.results) if o is not None]
     n = max(len(o.ownership.gpus_by_quarter) for o in outs)
-    cols = (Column("Option", "text", "option"), *[Column(f"Q{q + 1}", "int", f"q{q + 1}") for q in range(n)])
+    h = review.scenario.finance.horizon_months
+    cols = (
+        Column("Option", "text", "option"),
+        *[Column(quarter_label(q + 1, h), "int", f"q{q + 1}") for q in range(n)],
+    )
     rows = tuple((o.name, *o.ownership.gpus_by_quarter) for o in outs)
     return Table(cols, rows)
 

@@ -7,7 +7,11 @@ Built once per review from its sized options (``planner.export.review``); the ru
     margin price    each option sized again with no latency margin: the GPUs and dollars the margin adds
     ownership       the fleet phased by quarter over [finance] horizon_months (default 36), owned or rented;
                     year-1 cash, total, present value at the cost of capital, residual value, the commitment
-    demand cases    the planned peak x (1 - traffic_change), x 1 and x stress_multiplier (default 2)
+    demand cases    the planned peak x (1 - traffic_change), x 1 and x stress_multiplier (default 2), each option
+                    sized afresh there (``Result.sized_at``)
+
+The quarter-by-quarter fleet is the sized one scaled to each quarter's peak (``evaluate.fleet_at``: same group and
+requests/s per replica), not sized again each quarter.
 """
 
 from __future__ import annotations
@@ -43,7 +47,10 @@ def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
 
 
 def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownership:
-    """The option's cash over the horizon with its fleet sized quarter by quarter (traffic x ``scale``)."""
+    """The option's cash over the horizon with its fleet quarter by quarter (traffic x ``scale``): each quarter's
+    fleet is ``result``'s planned fleet scaled to that quarter's peak (``fleet_at``: its group and requests/s per
+    replica, not sized again), so ``result`` is the option sized at traffic x ``scale`` (``Result.sized_at``) for a
+    demand case; the full-size months are that fleet."""
     fin, w = scenario.finance, scenario.workload
     h = fin.horizon_months
     ends = finance.quarter_end_months(h)
@@ -82,12 +89,20 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
 
 
 def demand_cases(scenario: Scenario, result: Result) -> tuple[Case, ...]:
-    """Low (1 - traffic_change), base and stress (x stress_multiplier) demand: GPUs, monthly cost, horizon total."""
+    """Low (1 - traffic_change), base and stress (x stress_multiplier) demand: GPUs, monthly cost, horizon total.
+    Each case's fleet is the option sized afresh at that traffic (``Result.sized_at``, the plan's own code: trial 14
+    found the stress case scaled from the plan, 66 H200 GPUs where a fresh review sizes 64); its total ramps to that
+    fleet quarter by quarter (``ownership``). An option not sized afresh (``Result.again`` empty: not the review's
+    own) has its planned fleet scaled (``fleet_at``)."""
     x, stress = scenario.traffic_change, scenario.finance.stress_multiplier
     out = []
     for name, mult in ((f"low (-{x:.0%})", 1 - x), ("base", 1.0), (f"high (x{stress:g})", stress)):
-        f = fleet_at(result, scenario.workload, mult)
-        out.append(Case(name, mult, int(f.gpus), float(f.monthly_usd), ownership(scenario, result, mult).total_usd))
+        sized = result if mult == 1.0 else result.sized_at(mult)
+        if sized is None:
+            f, total = fleet_at(result, scenario.workload, mult), ownership(scenario, result, mult).total_usd
+        else:
+            f, total = sized.fleet, ownership(scenario, sized, mult).total_usd
+        out.append(Case(name, mult, int(f.gpus), float(f.monthly_usd), total))
     return tuple(out)
 
 

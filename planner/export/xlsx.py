@@ -348,7 +348,7 @@ def _reading_notes(review: Review) -> list[str]:
         "basis than TPOT at peak, the simulated percentile at the peak's traffic and mean lengths, so it can read "
         "lower), cost per input token, headroom = share of batch "
         "slots free at the planned peak (negative: requests wait for a slot there, a wait the simulated TTFT includes); "
-        f"the -/+ columns size each option again at traffic {x:.0%} below and above.",
+        f"the -/+ columns are each option {money.SIZED_AFRESH}, {x:.0%} below and above the planned peak.",
         f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
         "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
