@@ -146,6 +146,36 @@ def _own_quote(base: Option, kind: str) -> bool:
     )
 
 
+def _payer(in_order: list[Result], gpu: str, model: str, kind: str, weights: str) -> Result | None:
+    """The option whose price a grid row pays: the option of this GPU, model, price kind and weights (the row is
+    that configuration: one price for it in the workbook, the option's own quote or the catalog's), else the first
+    option on this GPU that gives its own quote of this kind (borrowed: a quote for the GPU, whatever its weights);
+    None: the catalog's."""
+    same = next(
+        (
+            r
+            for r in in_order
+            if r.gpu.name == gpu
+            and r.model.name == model
+            and r.money.price_kind == kind
+            and r.weight_precision == weights
+        ),
+        None,
+    )
+    return same or next((r for r in in_order if r.gpu.name == gpu and _own_quote(r.option, kind)), None)
+
+
+def _price_from(res: Result, payer: Result, weights: str) -> str:
+    """A grid row's "Price from": the catalog quote's provider and date, or "scenario file: <option>" for a
+    scenario's own quote, saying where it is borrowed from an option of other weights (``_payer``)."""
+    m = res.money
+    if m.quote is not None:
+        return f"{m.price_provider}, {m.price_date}" if m.price_date else m.price_provider
+    if payer.weight_precision == weights:
+        return f"scenario file: {payer.option.name}"
+    return f"scenario file: the quote of {payer.option.name} (given with {payer.weight_precision} weights)"
+
+
 def grid_kinds(scenario: Scenario) -> tuple[str, ...]:
     """The price kinds the grid tries: [finance] grid_price_kinds, plus spot when an option pays spot."""
     kinds = list(scenario.finance.grid_price_kinds)
@@ -160,9 +190,12 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
 
     Each GPU's row takes everything else (KV precision, engine, spares, group sizes, layout) from the scenario's
     first option on that GPU with that model, else its first option on that GPU (the model replaced: another model
-    on the same GPUs is no like for like); its price from the scenario's own quote of that kind on that GPU where an
-    option gives one, else the catalog's. A kind without a catalog quote for the GPU (or the option's own) gets a
-    row that says so.
+    on the same GPUs is no like for like). Its price (``_payer``): that of the option of this GPU, model, price kind
+    and weights where there is one, so one configuration has one price in the workbook (trial 14: a $2.00 quote given
+    for bf16 priced the fp8 row at $46,720 a month beside that option's $72,299 at the catalog's rate); else the
+    scenario's own quote of that kind on that GPU where an option gives one (borrowed, and the row says whose); else
+    the catalog's. A kind without a catalog quote for the GPU (or the option's own) gets a row that says so. Every
+    priced row names its price's source (``_price_from``).
     """
     model = results[0].model
     order = {o.name: i for i, o in enumerate(scenario.option)}
@@ -177,8 +210,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
         for weights in precisions:
             for kind in grid_kinds(scenario):
                 label = f"{gpu_name}, {kind}, {weights} weights"
-                # a kind the scenario quotes itself on this GPU is priced with that quote (its first option's)
-                own = next((r for r in in_order if r.gpu.name == gpu_name and _own_quote(r.option, kind)), first)
+                own = _payer(in_order, gpu_name, model.name, kind, weights) or first
                 if first.gpu.price(kind) is None and not _own_quote(own.option, kind):
                     rows.append(GridRow(gpu_name, kind, weights, None, None, f"no {kind} price in the catalog"))
                     continue
@@ -195,6 +227,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                             "purchase_usd",
                             "cloud_usd_per_gpu_hour",
                             "node_size",
+                            "price_basis",
                         )
                     }  # fmt: skip
                 )
@@ -206,7 +239,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                 except PlannerError as exc:
                     rows.append(GridRow(gpu_name, kind, weights, None, None, str(exc)))
                     continue
-                note = f"{res.money.price_provider}, {res.money.price_date}" if res.money.price_date else ""
+                note = _price_from(res, own, weights)
                 if res.meets:
                     rows.append(GridRow(gpu_name, kind, weights, res, ownership(scenario, res), note))
                 else:
