@@ -10,7 +10,7 @@ import math
 
 from planner.catalog.resolve import experts_words
 from planner.engines.profiles import IDEAL
-from planner.export.outlook import GridRow, stale_text
+from planner.export.outlook import RESERVED_PHASING, GridRow, reserved_terms, stale_text
 from planner.export.ownership import cost_of_capital_words
 from planner.export.reason import usd
 from planner.export.records import Review
@@ -81,12 +81,18 @@ def grid_table(review: Review) -> Table:
                     g.ownership.year1_cash_usd,
                     g.ownership.total_usd,
                     g.note,
-                    "; ".join(x for x in (stale, _grid_role(g, review)) if x),
+                    "; ".join(x for x in (stale, _grid_role(g, review), _reserved_note(g)) if x),
                 )
             )
         else:
             rows.append((None, g.gpu, g.price_kind, g.weight_precision, None, None, None, None, None, None, "", g.note))
     return Table(cols, tuple(rows))
+
+
+def _reserved_note(g: GridRow) -> str:
+    """A reserved row's terms (``outlook.reserved_terms``) and what its cash assumes (``outlook.RESERVED_PHASING``)."""
+    terms = reserved_terms(g.result)
+    return f"reserved: {terms}; {RESERVED_PHASING}" if terms else ""
 
 
 def _grid_role(g: GridRow, review: Review) -> str:
@@ -114,16 +120,39 @@ def grid_line(review: Review) -> str:
     models = {r.model.name for r in review.results}
     serving = f" serving {rec.model.name}" if len(models) > 1 else ""  # the recommendation's model, on every GPU
     text = (
-        f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): the cheapest is "
-        f"{best.result.gpu.name}, {best.price_kind}, {best.result.weight_precision} weights{experts_words(best.result.weight_precision, best.result.expert_precision)}, {counted(best.result.gpus, 'GPU', ',.0f')} at "
+        f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): by monthly "
+        f"cost at the planned peak the cheapest is {_row_words(best)}, {counted(best.result.gpus, 'GPU', ',.0f')} at "
         f"{usd(best.result.monthly_usd)} a month"
     )
     diff = differences(best.result, rec)
     if not diff:
-        return text + ", the recommendation itself."
+        text += ", the recommendation itself."
+    else:
+        text += (
+            f"; against the recommendation it differs in: {'; '.join(diff)}".replace("runner-up", "recommended") + "."
+        )
+    return text + _lowest_total_words(review, meeting)
+
+
+def _row_words(g: GridRow) -> str:
+    """ "H100 SXM 80GB, purchase, fp8 weights": a grid row's configuration."""
+    r = g.result
+    return f"{r.gpu.name}, {g.price_kind}, {r.weight_precision} weights{experts_words(r.weight_precision, r.expert_precision)}"
+
+
+def _lowest_total_words(review: Review, meeting: list[GridRow]) -> str:
+    """Where another row than the cheapest a month has the lowest total over the horizon (phased cash less the
+    residual value), a sentence naming it, so that "cheapest" is not read as cheapest on that basis too (trial 14: a
+    reserved row's 3-year total under the named cheapest's); "" otherwise."""
+    best = meeting[0]
+    low = min(meeting, key=lambda g: g.ownership.total_usd)
+    if low is best or not low.ownership.total_usd < best.ownership.total_usd:
+        return ""
+    terms = reserved_terms(low.result)
     return (
-        text
-        + f"; against the recommendation it differs in: {'; '.join(diff)}".replace("runner-up", "recommended")
+        f" Over {_years(review.scenario.finance.horizon_months)} (cash phased by quarter, less residual value) the "
+        f"lowest total is {_row_words(low)}: {usd(low.ownership.total_usd)} against {usd(best.ownership.total_usd)}"
+        + (f" (reserved: {terms}; {RESERVED_PHASING})" if terms else "")
         + "."
     )
 

@@ -34,13 +34,32 @@ from planner.units import counted
 # -- ownership ------------------------------------------------------------------------------------------
 
 
+#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled.
+RESERVED_PHASING = "cash phased as if billed monthly, not committed for a term"
+
+
+def reserved_terms(result: Result) -> str:
+    """What a reserved price is, in words, for the grid and the Assumptions sheet: "a 'from' rate, term set per
+    contract" where its quote says so (Hyperstack's rate card: catalogs/gpus.toml), else "term as its quote states";
+    "" for another kind or the scenario's own price."""
+    q = result.money.quote
+    if result.money.price_kind != "reserved" or q is None:
+        return ""
+    if "'from' rate" in q.source:
+        return "a 'from' rate, term set per contract"
+    return "term as its quote states (Assumptions)"
+
+
 def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
     """What signing for this price kind commits to: capex for bought GPUs, a contract term for reserved ones."""
     kind = result.money.price_kind
     if kind == "purchase":
         return f"committed: ${capex_usd:,.0f} of hardware ({counted(owned_gpus, 'GPU', ',.0f')}) paid when bought, not refundable"
     if kind == "reserved":
-        return "committed: a reserved contract; the term and volume are set per contract (see the price source)"
+        return (
+            "committed: a reserved contract; the term and volume are set per contract (see the price source); "
+            f"{RESERVED_PHASING}"
+        )
     if kind == "spot":
         return "not committed; spot capacity can be reclaimed by the provider at any time"
     return "not committed: billed by the hour"

@@ -150,6 +150,7 @@ def build_review(
     if progress:
         progress("levers")
     warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings))
+    outlook = build_outlook(scenario, tuple(ranked), catalog)
     return Review(
         scenario,
         source,
@@ -161,7 +162,7 @@ def build_review(
         lv,
         SWEEP,
         reason(scenario, rec, ranked),
-        assumptions(scenario, results, catalog, date, workload_source),
+        assumptions(scenario, results, catalog, date, workload_source) + grid_prices(results, outlook.grid),
         warnings,
-        build_outlook(scenario, tuple(ranked), catalog),
+        outlook,
     )
