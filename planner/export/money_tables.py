@@ -30,6 +30,17 @@ def _years(months: int) -> str:
     return "1 year" if months == 12 else f"{months // 12} years"
 
 
+def year1_label(horizon_months: int) -> str:
+    """The first year's cash as a header: "Year-1 cash", or "Cash, 7 months" where the horizon is shorter than a
+    year (its cash covers the horizon's months only; trial 14 found a 7-month horizon's cash headed "Year-1 cash")."""
+    return "Year-1 cash" if horizon_months >= 12 else f"Cash, {horizon_months} months"
+
+
+def year1_phrase(horizon_months: int) -> str:
+    """``year1_label`` in a sentence: "year-1 cash", "cash over the 7 months"."""
+    return "year-1 cash" if horizon_months >= 12 else f"cash over the {horizon_months} months"
+
+
 def horizon_words(review: Review) -> str:
     """ "3 years", and which key sets it where a reader may take another for it: a scenario that sets [workload]
     horizon_months (the traffic's growth) and not [finance] horizon_months (the cost's, 36 by default) read the
@@ -56,7 +67,7 @@ def grid_table(review: Review) -> Table:
         ("GPUs per replica", "int", "gpus_per_replica"),
         ("$ per GPU-month", "usd", "usd_per_gpu_month"),
         ("Monthly cost", "usd", "monthly_usd"),
-        ("Year-1 cash", "usd", "year1_cash_usd"),
+        (year1_label(h), "usd", "year1_cash_usd"),
         (f"Total, {_years(h)}", "usd", "total_usd"),
         ("Price from", "text", "price_from"),
         ("Note", "text", "note"),
@@ -169,8 +180,8 @@ def ownership_table(review: Review) -> Table:
         ("GPUs without margin", "int", "gpus_without_margin"),
         ("Monthly without margin", "usd", "monthly_usd_without_margin"),
         ("Margin's price per month", "usd", "margin_usd_per_month"),
-        ("Year-1 cash, phased", "usd", "year1_cash_usd"),
-        ("Year-1 cash, full fleet", "usd", "year1_cash_full_usd"),
+        (f"{year1_label(fin.horizon_months)}, phased", "usd", "year1_cash_usd"),
+        (f"{year1_label(fin.horizon_months)}, full fleet", "usd", "year1_cash_full_usd"),
         (f"Total, {h}, phased", "usd", "total_usd"),
         (f"Total, {h}, full fleet", "usd", "total_full_usd"),
         (f"Present value at {fin.cost_of_capital:.1%}", "usd", "present_value_usd"),
@@ -372,8 +383,8 @@ def horizon_line(review: Review) -> str:
     high = oo.cases[-1]
     pv = f", {usd(ow.present_value_usd)} at {cost_of_capital_words(fin.cost_of_capital)}" if fin.cost_of_capital else ""
     return (
-        f"Over {horizon_words(review)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
-        f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
+        f"Over {horizon_words(review)}: {year1_phrase(fin.horizon_months)} {usd(ow.year1_cash_usd)} with the "
+        f"fleet added by quarter ({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
         f"{ow.commitment}. At {high.name} demand: {counted(high.gpus, 'GPU', ',.0f')}, {usd(high.monthly_usd)} a month."
     )
 
