@@ -144,6 +144,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "scenario (workload.latency_margin)",
         )
     )
+    rows += horizon_rows(scenario)
     for r in _first_per(results, lambda r: r.gpu.name):
         g = r.gpu
         rows += [
