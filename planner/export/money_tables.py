@@ -133,7 +133,7 @@ def grid_line(review: Review) -> str:
     text = (
         f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): by monthly "
         f"cost at the planned peak the cheapest is {_row_words(best)}, {counted(best.result.gpus, 'GPU', ',.0f')} at "
-        f"{usd(best.result.monthly_usd)} a month"
+        f"{usd(best.result.monthly_usd)} a month{_reserved_words(best)}"
     )
     diff = differences(best.result, rec)
     if not diff:
@@ -159,13 +159,18 @@ def _lowest_total_words(review: Review, meeting: list[GridRow]) -> str:
     low = min(meeting, key=lambda g: g.ownership.total_usd)
     if low is best or not low.ownership.total_usd < best.ownership.total_usd:
         return ""
-    terms = reserved_terms(low.result)
     return (
         f" Over {_years(review.scenario.finance.horizon_months)} (cash phased by quarter, less residual value) the "
         f"lowest total is {_row_words(low)}: {usd(low.ownership.total_usd)} against {usd(best.ownership.total_usd)}"
-        + (f" (reserved: {terms}; {RESERVED_PHASING})" if terms else "")
-        + "."
+        f"{_reserved_words(low)}."
     )
+
+
+def _reserved_words(g: GridRow) -> str:
+    """ " (reserved: a 'from' rate, term set per contract; cash phased as if billed monthly, ...)" after a reserved
+    row named in a sentence; "" for another kind."""
+    terms = reserved_terms(g.result)
+    return f" (reserved: {terms}; {RESERVED_PHASING})" if terms else ""
 
 
 def ownership_table(review: Review) -> Table:
