@@ -95,7 +95,9 @@ def _money_sections(review: Review) -> list[str]:
         "## Like for like",
         "",
         "Every GPU of the scenario x price kind x weight precision, sized and costed the same way; ranked by monthly "
-        "cost. Price from: the catalog quote's provider and date (stale: older than a year on the review's date).",
+        "cost at the planned peak. A row of an option's GPU, price kind and weights pays that option's price. Price "
+        "from: the catalog quote's provider and date (stale: older than a year on the review's date), or \"scenario "
+        'file" and the option whose quote it is.',
         "",
         md_table(money.grid_table(review)),
         "",
