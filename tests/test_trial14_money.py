@@ -221,7 +221,10 @@ class TestF6KeyFiguresGiveTheCash:
     def test_a_line_says_which_figure_each_budget_books(self, readme_book):
         ws = readme_book["Summary"]
         line = next(c.value for c in ws["A"] if str(c.value).startswith("Which to budget"))
-        assert "the cash budget books the year-1 cash" in line and "the P&L books the total per year" in line
+        assert line == (
+            "Which to budget: the cash budget books the year-1 cash (capex paid when bought), the P&L the total per "
+            "year (capex amortized over 36 months)."
+        )
 
     def test_renting_says_rent_is_cash_and_expense_alike(self, tmp_path):
         """HAND's recommendation rents (11 H100 at $2.00/GPU-hour): both budgets book its year-1 cash."""
@@ -231,7 +234,7 @@ class TestF6KeyFiguresGiveTheCash:
         figures = summary_figures(openpyxl.load_workbook(path))
         assert figures["Year-1 cash (fleet added by quarter)"] == pytest.approx(12 * 11 * 2.0 * HOURS)
         line = next(k for k in figures if str(k).startswith("Which to budget"))
-        assert "rent is cash and expense alike" in line and line.endswith("Not committed: billed by the hour.")
+        assert line == "Which to budget: rent is cash and expense alike; both budgets book the year-1 cash."
 
 
 class TestF9ReservedRows:

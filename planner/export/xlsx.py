@@ -306,26 +306,24 @@ def _budget_figures(review: Review) -> list[tuple[str, object, str]]:
 
 
 def _which_to_budget(review: Review) -> list[tuple[str, object, str]]:
-    """The key figures' last line: which of ``_budget_figures`` the cash budget and the P&L book, and what signing
-    commits to (a note across both columns, under the figures: a tall row beside the targets would split them)."""
+    """The key figures' last line: which of ``_budget_figures`` the cash budget and the P&L book (a note across both
+    columns, under the figures: a tall row beside the targets would split them; two lines at most: a few lines more
+    tipped the README example's Summary past two pages and LibreOffice printed it at 7.8 pt, under 8). What signing
+    commits to is said under "Margin, years" (``money_tables.horizon_line``)."""
     rec, fin = review.recommended, review.scenario.finance
     oo = review.outlook.of(rec.option.name) if review.outlook is not None else None
     if oo is None:
         return []
     owned = rec.money.pricing == "purchase"
-    phrase, commit = money.year1_phrase(fin.horizon_months), oo.ownership.commitment
+    phrase = money.year1_phrase(fin.horizon_months)
     if owned:
         which = (
-            f"Which to budget: the cash budget books the {phrase} (capex paid when bought); the P&L books the "
-            f"total per year (capex amortized {capital_terms(rec.option, fin)}: the planned fleet's, a little less in "
-            "year 1 as the fleet is added)."
+            f"Which to budget: the cash budget books the {phrase} (capex paid when bought), the P&L the total per year "
+            f"(capex amortized {capital_terms(rec.option, fin)})."
         )
     else:
-        which = (
-            f"Which to budget: rent is cash and expense alike, so both budgets book the {phrase}; the total per "
-            "year is the planned fleet for a whole year."
-        )
-    return [(f"{which} {commit[0].upper()}{commit[1:]}.", None, "note")]
+        which = f"Which to budget: rent is cash and expense alike; both budgets book the {phrase}."
+    return [(which, None, "note")]
 
 
 def _held_out_figures(rec) -> list[tuple[str, object, str]]:
