@@ -391,7 +391,7 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
     """The review's time and demand assumptions (trial 14 F10 found them only in docs/export.md): traffic flat after
     the growth horizon, the ownership horizon (another key of the same name), what a quarter is, how the quarters'
     fleets and the other traffic levels are sized, the stress case and the grid's price kinds."""
-    from planner.export.money_tables import SCALED, SIZED_AFRESH
+    from planner.export.money_tables import SIZED_AFRESH
 
     w, fin = scenario.workload, scenario.finance
     growth = "[workload] horizon_months / default 12"
@@ -414,7 +414,8 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
         ),
         Assumption(
             "Each quarter's fleet",
-            f"the planned fleet {SCALED}, at the peak of the quarter's last month",
+            "the planned fleet scaled to the peak of the quarter's last month (same group and requests/s per "
+            "replica), not sized again",
             "",
             "planner.export.evaluate.fleet_at",
         ),

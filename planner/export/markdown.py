@@ -104,8 +104,8 @@ def _money_sections(review: Review) -> list[str]:
         f"## Ownership over {fin.horizon_months} months",
         "",
         f"Traffic grows linearly to the planned peak over {w.horizon_months} months, then stays; each quarter's fleet "
-        f"is the planned fleet {money.SCALED}, at that quarter's last month (bought GPUs are kept). Full fleet: the "
-        "planned-peak fleet "
+        "is the planned fleet scaled to the peak of that quarter's last month (same group and requests/s per "
+        "replica, not sized again; bought GPUs are kept). Full fleet: the planned-peak fleet "
         f"from month 1. Cost of capital {fin.cost_of_capital:.1%} a year, residual value "
         f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario). Without margin: the option sized so "
         "that the central prediction, not the pessimistic one, meets the targets.",

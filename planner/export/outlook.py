@@ -47,7 +47,7 @@ def reserved_terms(result: Result) -> str:
         return ""
     if "'from' rate" in q.source:
         return "a 'from' rate, term set per contract"
-    return "term as its quote states (Assumptions)"
+    return "term as its quote states"
 
 
 def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
