@@ -220,10 +220,10 @@ class TestF6KeyFiguresGiveTheCash:
 
     def test_a_line_says_which_figure_each_budget_books(self, readme_book):
         ws = readme_book["Summary"]
-        line = next(c.value for c in ws["A"] if str(c.value).startswith("Which to budget"))
+        line = next(c.value for c in ws["A"] if str(c.value).startswith("Budget request: "))
         assert line == (
-            "Which to budget: the cash budget books the year-1 cash (capex paid when bought), the P&L the total per "
-            "year (capex amortized over 36 months)."
+            "Budget request: for cash, the year-1 cash (capex paid when bought); for the P&L, the total per year (capex "
+            "amortized over 36 months)."
         )
 
     def test_renting_says_rent_is_cash_and_expense_alike(self, tmp_path):
@@ -233,8 +233,8 @@ class TestF6KeyFiguresGiveTheCash:
         path.write_bytes(render(review, "xlsx"))
         figures = summary_figures(openpyxl.load_workbook(path))
         assert figures["Year-1 cash (fleet added by quarter)"] == pytest.approx(12 * 11 * 2.0 * HOURS)
-        line = next(k for k in figures if str(k).startswith("Which to budget"))
-        assert line == "Which to budget: rent is cash and expense alike; both budgets book the year-1 cash."
+        line = next(k for k in figures if str(k).startswith("Budget request: "))
+        assert line == "Budget request: rent is cash and expense alike; for cash and the P&L, the year-1 cash."
 
 
 class TestF9ReservedRows:

@@ -219,7 +219,7 @@ def _summary(book: _Book) -> None:
         *_held_out_figures(rec),
         *_slow_end_figures(rec),
         ("Margin sized with", rec.margin, "pct"),
-        *_which_to_budget(review),
+        *_budget_request(review),
     ]
     targets = [
         ("Targets and traffic", None, "text"),
@@ -292,7 +292,7 @@ def _budget_figures(review: Review) -> list[tuple[str, object, str]]:
     """The recommended option's two budget figures and which is which (trial 14 F6: the key figures led with the
     amortized total per year, $660,789 in the README example, and left its $1,608,572 of year-1 cash to a sentence):
     the total per year (the P&L's: capex amortized), the cash over the first year (capex when paid, the fleet added by
-    quarter: Ownership); ``_which_to_budget`` names them."""
+    quarter: Ownership); ``_budget_request`` names them."""
     rec, fin = review.recommended, review.scenario.finance
     oo = review.outlook.of(rec.option.name) if review.outlook is not None else None
     owned = rec.money.pricing == "purchase"
@@ -305,7 +305,7 @@ def _budget_figures(review: Review) -> list[tuple[str, object, str]]:
     return rows
 
 
-def _which_to_budget(review: Review) -> list[tuple[str, object, str]]:
+def _budget_request(review: Review) -> list[tuple[str, object, str]]:
     """The key figures' last line: which of ``_budget_figures`` the cash budget and the P&L book (a note across both
     columns, under the figures: a tall row beside the targets would split them; two lines at most: a few lines more
     tipped the README example's Summary past two pages and LibreOffice printed it at 7.8 pt, under 8). What signing
@@ -318,11 +318,11 @@ def _which_to_budget(review: Review) -> list[tuple[str, object, str]]:
     phrase = money.year1_phrase(fin.horizon_months)
     if owned:
         which = (
-            f"Which to budget: the cash budget books the {phrase} (capex paid when bought), the P&L the total per year "
-            f"(capex amortized {capital_terms(rec.option, fin)})."
+            f"Budget request: for cash, the {phrase} (capex paid when bought); for the P&L, the total per year (capex "
+            f"amortized {capital_terms(rec.option, fin)})."
         )
     else:
-        which = f"Which to budget: rent is cash and expense alike; both budgets book the {phrase}."
+        which = f"Budget request: rent is cash and expense alike; for cash and the P&L, the {phrase}."
     return [(which, None, "note")]
 
 
