@@ -21,7 +21,7 @@ from planner.catalog import default_catalog
 from planner.export import build_review, render, sizing
 from planner.export import finance as fin
 from planner.export import money_tables as money
-from planner.export.evaluate import fleet_at
+from planner.export.evaluate import at_traffic, evaluate
 from planner.export.money_tables import cases_table, grid_table, ownership_table
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
 
@@ -331,12 +331,14 @@ class TestOwnership:
 
 class TestDemandCases:
     def test_low_base_and_twice_the_planned_peak(self, example):
-        """Cases: traffic -20%, as planned and x2; the x2 fleet is the option sized again at twice the peak."""
+        """Cases: traffic -20%, as planned and x2; the x2 fleet is the option sized afresh at twice the peak
+        (``evaluate``, as the plan: trial 14), not the planned fleet scaled (``fleet_at``)."""
         r = by_name(example, FP8)
         low, base, high = example.outlook.of(FP8).cases
         assert [c.multiplier for c in (low, base, high)] == [0.8, 1.0, 2.0]
         assert base.gpus == r.gpus and base.monthly_usd == pytest.approx(r.monthly_usd)
-        assert high.gpus == int(fleet_at(r, example.scenario.workload, 2.0).gpus) > r.gpus > low.gpus
+        twice = evaluate(r.option, at_traffic(example.scenario.workload, 2.0), default_catalog(), 0.2)
+        assert high.gpus == twice.gpus > r.gpus > low.gpus
         assert high.monthly_usd == pytest.approx(high.gpus * H100_RENT_MONTH)
 
     def test_each_case_names_its_cheapest_option(self, example):

@@ -157,6 +157,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "scenario (workload.latency_margin)",
         )
     )
+    rows += horizon_rows(scenario)
     for r in _first_per(results, lambda r: r.gpu.name):
         g = r.gpu
         rows += [
@@ -419,3 +420,81 @@ def _not_included(scenario: Scenario) -> str:
             "own, so each would add to buying's cost alone: they favour renting)"
         )
     return text
+
+
+def grid_prices(results, grid) -> tuple[Assumption, ...]:
+    """A row for each price the like-for-like grid pays (``planner.export.outlook.like_for_like``) that no option of
+    the review pays (those are listed with their option): GPU, price kind, the rate or purchase price, its source;
+    a reserved one says what it is (``outlook.reserved_terms``: Hyperstack's are 'from' rates whose term is set per
+    contract; trial 14 found the grid's reserved prices listed nowhere)."""
+    from planner.export.outlook import reserved_terms
+
+    paid = {(r.gpu.name, r.money.price_kind, _price_of(r.money)) for r in results if r.money is not None}
+    rows: dict[tuple, Assumption] = {}
+    for g in grid:
+        r = g.result
+        if r is None:
+            continue
+        key = (r.gpu.name, r.money.price_kind, _price_of(r.money))
+        if key in paid or key in rows:
+            continue
+        m = r.money
+        terms = reserved_terms(r)
+        what = f"Like for like: {r.gpu.name}, {m.price_kind} price" + (
+            " per GPU" if m.pricing == "purchase" else " per GPU-hour"
+        )
+        rows[key] = sourced(what + (f" ({terms})" if terms else ""), key[2], "US$", m.price_source)
+    return tuple(rows.values())
+
+
+def _price_of(money) -> float:
+    """The price a ``Money`` pays: the GPU's purchase price when bought, else its rate per GPU-hour."""
+    return float(money.purchase_usd if money.pricing == "purchase" else money.cloud_usd_per_gpu_hour)
+
+
+def horizon_rows(scenario: Scenario) -> list[Assumption]:
+    """The review's time and demand assumptions (trial 14 F10 found them only in docs/export.md): traffic flat after
+    the growth horizon, the ownership horizon (another key of the same name), what a quarter is, how the quarters'
+    fleets and the other traffic levels are sized, the stress case and the grid's price kinds."""
+    from planner.export.money_tables import SIZED_AFRESH
+
+    w, fin = scenario.workload, scenario.finance
+    growth = "[workload] horizon_months / default 12"
+    owned = "[finance] horizon_months / default 36 (not [workload] horizon_months, the months traffic grows over)"
+    return [
+        Assumption(
+            f"Traffic after the growth horizon (month {w.horizon_months})",
+            "flat at the planned peak: no growth in later months",
+            "",
+            f"{growth}; planner.export.finance.traffic_share_of_plan (docs/export.md)",
+        ),
+        Assumption(
+            "Cost-of-ownership horizon (Ownership, Like for like, Demand cases)", fin.horizon_months, "months", owned
+        ),
+        Assumption(
+            "Quarters (Fleet by quarter, the phased cash)",
+            "Q1 = months 1-3 counted from the plan's first month; not fiscal or calendar quarters",
+            "",
+            "planner.export.finance.quarter_end_months",
+        ),
+        Assumption(
+            "Each quarter's fleet",
+            "the planned fleet scaled to the peak of the quarter's last month (same group and requests/s per "
+            "replica), not sized again",
+            "",
+            "planner.export.evaluate.fleet_at",
+        ),
+        Assumption(
+            f"High demand case (stress): planned peak x this; with the -/+ {scenario.traffic_change:.0%} "
+            f"sensitivity, each option {SIZED_AFRESH}",
+            fin.stress_multiplier,
+            "x",
+            "[finance] stress_multiplier / default 2; planner.export.evaluate.sized_again",
+        ),
+        Assumption(
+            "Like for like: price kinds tried",
+            ", ".join(fin.grid_price_kinds),
+            "",
+            "[finance] grid_price_kinds / default purchase, reserved, on-demand (spot added when an option pays it)",
+        ),
+    ]

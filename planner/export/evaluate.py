@@ -333,9 +333,35 @@ def fleet_on_goals(
 
 
 def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
-    """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
+    """The option's planned fleet scaled to the planned peak x ``change`` (an array scales to several at once): the
+    kept group and its requests/s per replica (the simulated rate that met the targets, or Little's law's) unchanged,
+    replicas = ceil(traffic / that rate) + spares, rounded to whole nodes. Not sized again: a fresh sizing at that
+    traffic (``sized_again``) may keep another group or run each replica at another rate (trial 14: H200 at twice
+    the example's peak, 66 GPUs scaled against 64 sized again). The charts' sweep and the quarter-by-quarter ramp
+    use it; say so where they are shown."""
     workload = workload.at_request_lengths()
     return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load)
+
+
+def at_traffic(workload: Workload, change: float) -> Workload:
+    """The workload with today's peak and average traffic (requests/s, or requests in flight) x ``change``: the
+    planned peak, after growth, is then x ``change`` too."""
+    fields = (
+        ("peak_requests_per_s", "average_requests_per_s")
+        if workload.by_rate
+        else ("peak_concurrent_requests", "average_concurrent_requests")
+    )
+    return workload.model_copy(update={f: getattr(workload, f) * change for f in fields})
+
+
+def sized_again(
+    result: Result, workload: Workload, catalog: Catalog, change: float, traffic_change: float, finance: Finance | None
+) -> Result:
+    """The option sized afresh for the planned peak x ``change``: ``evaluate`` on the workload at that traffic
+    (``at_traffic``), the same code as the plan's, so every tensor-parallel group is tried and the replicas are
+    searched again (``planner.serving.fleet.fewest_replicas`` where the review sizes on simulated percentiles), not
+    the planned fleet scaled (``fleet_at``). Its own ``low``, ``high`` and ``sweep`` are scaled from it: unused."""
+    return evaluate(result.option, at_traffic(workload, change), catalog, traffic_change, finance=finance)
 
 
 def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:

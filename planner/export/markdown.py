@@ -95,14 +95,17 @@ def _money_sections(review: Review) -> list[str]:
         "## Like for like",
         "",
         "Every GPU of the scenario x price kind x weight precision, sized and costed the same way; ranked by monthly "
-        "cost. Price from: the catalog quote's provider and date (stale: older than a year on the review's date).",
+        "cost at the planned peak. A row of an option's GPU, price kind and weights pays that option's price. Price "
+        "from: the catalog quote's provider and date (stale: older than a year on the review's date), or \"scenario "
+        'file" and the option whose quote it is.',
         "",
         md_table(money.grid_table(review)),
         "",
         f"## Ownership over {fin.horizon_months} months",
         "",
-        f"Traffic grows linearly to the planned peak over {w.horizon_months} months, then stays; the fleet is sized "
-        "each quarter for that quarter's last month (bought GPUs are kept). Full fleet: the planned-peak fleet "
+        f"Traffic grows linearly to the planned peak over {w.horizon_months} months, then stays; each quarter's fleet "
+        "is the planned fleet scaled to the peak of that quarter's last month (same group and requests/s per "
+        "replica, not sized again; bought GPUs are kept). Full fleet: the planned-peak fleet "
         f"from month 1. Cost of capital {fin.cost_of_capital:.1%} a year, residual value "
         f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario). Without margin: the option sized so "
         "that the central prediction, not the pessimistic one, meets the targets.",
@@ -111,9 +114,13 @@ def _money_sections(review: Review) -> list[str]:
         "",
         "## Demand cases",
         "",
+        f"Each option {money.SIZED_AFRESH}; the total ramps to that fleet quarter by quarter.",
+        "",
         md_table(money.cases_table(review)),
         "",
         "## Fleet by quarter",
+        "",
+        md_text(money.quarters_heading(review)) + ".",
         "",
         md_table(money.phasing_table(review)),
         "",

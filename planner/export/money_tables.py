@@ -10,7 +10,7 @@ import math
 
 from planner.catalog.resolve import experts_words
 from planner.engines.profiles import IDEAL
-from planner.export.outlook import GridRow, stale_text
+from planner.export.outlook import RESERVED_PHASING, GridRow, reserved_terms, stale_text
 from planner.export.ownership import cost_of_capital_words, quote_text
 from planner.export.reason import usd
 from planner.export.records import Review
@@ -28,6 +28,17 @@ def _years(months: int) -> str:
     if months % 12:
         return f"{months} months"
     return "1 year" if months == 12 else f"{months // 12} years"
+
+
+def year1_label(horizon_months: int) -> str:
+    """The first year's cash as a header: "Year-1 cash", or "Cash, 7 months" where the horizon is shorter than a
+    year (its cash covers the horizon's months only; trial 14 found a 7-month horizon's cash headed "Year-1 cash")."""
+    return "Year-1 cash" if horizon_months >= 12 else f"Cash, {horizon_months} months"
+
+
+def year1_phrase(horizon_months: int) -> str:
+    """``year1_label`` in a sentence: "year-1 cash", "cash over the 7 months"."""
+    return "year-1 cash" if horizon_months >= 12 else f"cash over the {horizon_months} months"
 
 
 def horizon_words(review: Review) -> str:
@@ -56,7 +67,7 @@ def grid_table(review: Review) -> Table:
         ("GPUs per replica", "int", "gpus_per_replica"),
         ("$ per GPU-month", "usd", "usd_per_gpu_month"),
         ("Monthly cost", "usd", "monthly_usd"),
-        ("Year-1 cash", "usd", "year1_cash_usd"),
+        (year1_label(h), "usd", "year1_cash_usd"),
         (f"Total, {_years(h)}", "usd", "total_usd"),
         ("Price from", "text", "price_from"),
         ("Note", "text", "note"),
@@ -81,12 +92,18 @@ def grid_table(review: Review) -> Table:
                     g.ownership.year1_cash_usd,
                     g.ownership.total_usd,
                     g.note,
-                    "; ".join(x for x in (stale, _grid_role(g, review)) if x),
+                    "; ".join(x for x in (stale, _grid_role(g, review), _reserved_note(g)) if x),
                 )
             )
         else:
             rows.append((None, g.gpu, g.price_kind, g.weight_precision, None, None, None, None, None, None, "", g.note))
     return Table(cols, tuple(rows))
+
+
+def _reserved_note(g: GridRow) -> str:
+    """A reserved row's terms (``outlook.reserved_terms``) and what its cash assumes (``outlook.RESERVED_PHASING``)."""
+    terms = reserved_terms(g.result)
+    return f"reserved: {terms}; {RESERVED_PHASING}" if terms else ""
 
 
 def _grid_role(g: GridRow, review: Review) -> str:
@@ -114,18 +131,46 @@ def grid_line(review: Review) -> str:
     models = {r.model.name for r in review.results}
     serving = f" serving {rec.model.name}" if len(models) > 1 else ""  # the recommendation's model, on every GPU
     text = (
-        f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): the cheapest is "
-        f"{best.result.gpu.name}, {best.price_kind}, {best.result.weight_precision} weights{experts_words(best.result.weight_precision, best.result.expert_precision)}, {counted(best.result.gpus, 'GPU', ',.0f')} at "
-        f"{usd(best.result.monthly_usd)} a month"
+        f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): by monthly "
+        f"cost at the planned peak the cheapest is {_row_words(best)}, {counted(best.result.gpus, 'GPU', ',.0f')} at "
+        f"{usd(best.result.monthly_usd)} a month{_reserved_words(best)}"
     )
     diff = differences(best.result, rec)
     if not diff:
-        return text + ", the recommendation itself."
+        text += ", the recommendation itself."
+    else:
+        text += (
+            f"; against the recommendation it differs in: {'; '.join(diff)}".replace("runner-up", "recommended") + "."
+        )
+    return text + _lowest_total_words(review, meeting)
+
+
+def _row_words(g: GridRow) -> str:
+    """ "H100 SXM 80GB, purchase, fp8 weights": a grid row's configuration."""
+    r = g.result
+    return f"{r.gpu.name}, {g.price_kind}, {r.weight_precision} weights{experts_words(r.weight_precision, r.expert_precision)}"
+
+
+def _lowest_total_words(review: Review, meeting: list[GridRow]) -> str:
+    """Where another row than the cheapest a month has the lowest total over the horizon (phased cash less the
+    residual value), a sentence naming it, so that "cheapest" is not read as cheapest on that basis too (trial 14: a
+    reserved row's 3-year total under the named cheapest's); "" otherwise."""
+    best = meeting[0]
+    low = min(meeting, key=lambda g: g.ownership.total_usd)
+    if low is best or not low.ownership.total_usd < best.ownership.total_usd:
+        return ""
     return (
-        text
-        + f"; against the recommendation it differs in: {'; '.join(diff)}".replace("runner-up", "recommended")
-        + "."
+        f" Over {_years(review.scenario.finance.horizon_months)} (cash phased by quarter, less residual value) the "
+        f"lowest total is {_row_words(low)}: {usd(low.ownership.total_usd)} against {usd(best.ownership.total_usd)}"
+        f"{_reserved_words(low)}."
     )
+
+
+def _reserved_words(g: GridRow) -> str:
+    """ " (reserved: a 'from' rate, term set per contract; cash phased as if billed monthly, ...)" after a reserved
+    row named in a sentence; "" for another kind."""
+    terms = reserved_terms(g.result)
+    return f" (reserved: {terms}; {RESERVED_PHASING})" if terms else ""
 
 
 def ownership_table(review: Review) -> Table:
@@ -140,8 +185,8 @@ def ownership_table(review: Review) -> Table:
         ("GPUs without margin", "int", "gpus_without_margin"),
         ("Monthly without margin", "usd", "monthly_usd_without_margin"),
         ("Margin's price per month", "usd", "margin_usd_per_month"),
-        ("Year-1 cash, phased", "usd", "year1_cash_usd"),
-        ("Year-1 cash, full fleet", "usd", "year1_cash_full_usd"),
+        (f"{year1_label(fin.horizon_months)}, phased", "usd", "year1_cash_usd"),
+        (f"{year1_label(fin.horizon_months)}, full fleet", "usd", "year1_cash_full_usd"),
         (f"Total, {h}, phased", "usd", "total_usd"),
         (f"Total, {h}, full fleet", "usd", "total_full_usd"),
         (f"Present value at {fin.cost_of_capital:.1%}", "usd", "present_value_usd"),
@@ -202,11 +247,39 @@ def cases_table(review: Review) -> Table:
     return Table(cols, tuple(rows))
 
 
+#: How the review's other traffic levels are sized, in words, where they are shown: the demand cases and the -/+
+#: sensitivity afresh (``evaluate.sized_again``), the quarters and the charts' sweep scaled (``evaluate.fleet_at``).
+SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas searched again, as the plan is)"
+SCALED = "scaled from the planned fleet (same group and requests/s per replica), not sized again"
+
+
+def quarter_label(q: int, horizon_months: int) -> str:
+    """A quarter's column header: "Q1: months 1 to 3", months counted from the plan's first month (Q5: months 13 to 15,
+    in year 2; a short last quarter: "Q4: month 10"). "to", not a hyphen: a header wraps after a hyphen ("28-" / "30")."""
+    first, last = 3 * q - 2, min(3 * q, horizon_months)
+    return f"Q{q}: month {first}" if first == last else f"Q{q}: months {first} to {last}"
+
+
+def quarters_heading(review: Review) -> str:
+    """Fleet by quarter's heading (a printed page header: about 100 characters, or it runs into the title): what a
+    quarter is, what the fleet is (bought: GPUs owned so far), and the traffic it follows."""
+    w = review.scenario.workload
+    return (
+        "GPUs by quarter from the plan's month 1 (not fiscal): the planned fleet scaled; traffic flat after month "
+        f"{w.horizon_months}"
+    )
+
+
 def phasing_table(review: Review) -> Table:
-    """Per meeting option, the fleet each quarter of the horizon (owned: GPUs bought so far)."""
+    """Per meeting option, the fleet each quarter of the horizon (owned: GPUs bought so far), each quarter headed by
+    its months (``quarter_label``)."""
     outs = [o for o in (review.outlook.of(r.option.name) for r in review.results) if o is not None]
     n = max(len(o.ownership.gpus_by_quarter) for o in outs)
-    cols = (Column("Option", "text", "option"), *[Column(f"Q{q + 1}", "int", f"q{q + 1}") for q in range(n)])
+    h = review.scenario.finance.horizon_months
+    cols = (
+        Column("Option", "text", "option"),
+        *[Column(quarter_label(q + 1, h), "int", f"q{q + 1}") for q in range(n)],
+    )
     rows = tuple((o.name, *o.ownership.gpus_by_quarter) for o in outs)
     return Table(cols, rows)
 
@@ -315,8 +388,8 @@ def horizon_line(review: Review) -> str:
     high = oo.cases[-1]
     pv = f", {usd(ow.present_value_usd)} at {cost_of_capital_words(fin.cost_of_capital)}" if fin.cost_of_capital else ""
     return (
-        f"Over {horizon_words(review)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
-        f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
+        f"Over {horizon_words(review)}: {year1_phrase(fin.horizon_months)} {usd(ow.year1_cash_usd)} with the "
+        f"fleet added by quarter ({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
         f"{ow.commitment}. At {high.name} demand: {counted(high.gpus, 'GPU', ',.0f')}, {usd(high.monthly_usd)} a month."
     )
 

@@ -7,7 +7,11 @@ Built once per review from its sized options (``planner.export.review``); the ru
     margin price    each option sized again with no latency margin: the GPUs and dollars the margin adds
     ownership       the fleet phased by quarter over [finance] horizon_months (default 36), owned or rented;
                     year-1 cash, total, present value at the cost of capital, residual value, the commitment
-    demand cases    the planned peak x (1 - traffic_change), x 1 and x stress_multiplier (default 2)
+    demand cases    the planned peak x (1 - traffic_change), x 1 and x stress_multiplier (default 2), each option
+                    sized afresh there (``Result.sized_at``)
+
+The quarter-by-quarter fleet is the sized one scaled to each quarter's peak (``evaluate.fleet_at``: same group and
+requests/s per replica), not sized again each quarter.
 """
 
 from __future__ import annotations
@@ -31,20 +35,42 @@ from planner.units import counted
 # -- ownership ------------------------------------------------------------------------------------------
 
 
+#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled.
+RESERVED_PHASING = "cash phased as if billed monthly, not committed for a term"
+
+
+def reserved_terms(result: Result) -> str:
+    """What a reserved price is, in words, for the grid and the Assumptions sheet: "a 'from' rate, term set per
+    contract" where its quote says so (Hyperstack's rate card: catalogs/gpus.toml), else "term as its quote states";
+    "" for another kind or the scenario's own price."""
+    q = result.money.quote
+    if result.money.price_kind != "reserved" or q is None:
+        return ""
+    if "'from' rate" in q.source:
+        return "a 'from' rate, term set per contract"
+    return "term as its quote states"
+
+
 def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
     """What signing for this price kind commits to: capex for bought GPUs, a contract term for reserved ones."""
     kind = result.money.price_kind
     if kind == "purchase":
         return f"committed: ${capex_usd:,.0f} of hardware ({counted(owned_gpus, 'GPU', ',.0f')}) paid when bought, not refundable"
     if kind == "reserved":
-        return "committed: a reserved contract; the term and volume are set per contract (see the price source)"
+        return (
+            "committed: a reserved contract; the term and volume are set per contract (see the price source); "
+            f"{RESERVED_PHASING}"
+        )
     if kind == "spot":
         return "not committed; spot capacity can be reclaimed by the provider at any time"
     return "not committed: billed by the hour"
 
 
 def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownership:
-    """The option's cash over the horizon with its fleet sized quarter by quarter (traffic x ``scale``)."""
+    """The option's cash over the horizon with its fleet quarter by quarter (traffic x ``scale``): each quarter's
+    fleet is ``result``'s planned fleet scaled to that quarter's peak (``fleet_at``: its group and requests/s per
+    replica, not sized again), so ``result`` is the option sized at traffic x ``scale`` (``Result.sized_at``) for a
+    demand case; the full-size months are that fleet."""
     fin, w = scenario.finance, scenario.workload
     h = fin.horizon_months
     ends = finance.quarter_end_months(h)
@@ -83,12 +109,20 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
 
 
 def demand_cases(scenario: Scenario, result: Result) -> tuple[Case, ...]:
-    """Low (1 - traffic_change), base and stress (x stress_multiplier) demand: GPUs, monthly cost, horizon total."""
+    """Low (1 - traffic_change), base and stress (x stress_multiplier) demand: GPUs, monthly cost, horizon total.
+    Each case's fleet is the option sized afresh at that traffic (``Result.sized_at``, the plan's own code: trial 14
+    found the stress case scaled from the plan, 66 H200 GPUs where a fresh review sizes 64); its total ramps to that
+    fleet quarter by quarter (``ownership``). An option not sized afresh (``Result.again`` empty: not the review's
+    own) has its planned fleet scaled (``fleet_at``)."""
     x, stress = scenario.traffic_change, scenario.finance.stress_multiplier
     out = []
     for name, mult in ((f"low (-{x:.0%})", 1 - x), ("base", 1.0), (f"high (x{stress:g})", stress)):
-        f = fleet_at(result, scenario.workload, mult)
-        out.append(Case(name, mult, int(f.gpus), float(f.monthly_usd), ownership(scenario, result, mult).total_usd))
+        sized = result if mult == 1.0 else result.sized_at(mult)
+        if sized is None:
+            f, total = fleet_at(result, scenario.workload, mult), ownership(scenario, result, mult).total_usd
+        else:
+            f, total = sized.fleet, ownership(scenario, sized, mult).total_usd
+        out.append(Case(name, mult, int(f.gpus), float(f.monthly_usd), total))
     return tuple(out)
 
 
@@ -132,6 +166,36 @@ def _own_quote(base: Option, kind: str) -> bool:
     )
 
 
+def _payer(in_order: list[Result], gpu: str, model: str, kind: str, weights: str) -> Result | None:
+    """The option whose price a grid row pays: the option of this GPU, model, price kind and weights (the row is
+    that configuration: one price for it in the workbook, the option's own quote or the catalog's), else the first
+    option on this GPU that gives its own quote of this kind (borrowed: a quote for the GPU, whatever its weights);
+    None: the catalog's."""
+    same = next(
+        (
+            r
+            for r in in_order
+            if r.gpu.name == gpu
+            and r.model.name == model
+            and r.money.price_kind == kind
+            and r.weight_precision == weights
+        ),
+        None,
+    )
+    return same or next((r for r in in_order if r.gpu.name == gpu and _own_quote(r.option, kind)), None)
+
+
+def _price_from(res: Result, payer: Result, weights: str) -> str:
+    """A grid row's "Price from": the catalog quote's provider and date, or "scenario file: <option>" for a
+    scenario's own quote, saying where it is borrowed from an option of other weights (``_payer``)."""
+    m = res.money
+    if m.quote is not None:
+        return quote_text(m)
+    if payer.weight_precision == weights:
+        return f"scenario file: {payer.option.name}"
+    return f"scenario file: the quote of {payer.option.name} (given with {payer.weight_precision} weights)"
+
+
 def grid_kinds(scenario: Scenario) -> tuple[str, ...]:
     """The price kinds the grid tries: [finance] grid_price_kinds, plus spot when an option pays spot."""
     kinds = list(scenario.finance.grid_price_kinds)
@@ -146,9 +210,12 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
 
     Each GPU's row takes everything else (KV precision, engine, spares, group sizes, layout) from the scenario's
     first option on that GPU with that model, else its first option on that GPU (the model replaced: another model
-    on the same GPUs is no like for like); its price from the scenario's own quote of that kind on that GPU where an
-    option gives one, else the catalog's. A kind without a catalog quote for the GPU (or the option's own) gets a
-    row that says so.
+    on the same GPUs is no like for like). Its price (``_payer``): that of the option of this GPU, model, price kind
+    and weights where there is one, so one configuration has one price in the workbook (trial 14: a $2.00 quote given
+    for bf16 priced the fp8 row at $46,720 a month beside that option's $72,299 at the catalog's rate); else the
+    scenario's own quote of that kind on that GPU where an option gives one (borrowed, and the row says whose); else
+    the catalog's. A kind without a catalog quote for the GPU (or the option's own) gets a row that says so. Every
+    priced row names its price's source (``_price_from``).
     """
     model = results[0].model
     order = {o.name: i for i, o in enumerate(scenario.option)}
@@ -163,8 +230,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
         for weights in precisions:
             for kind in grid_kinds(scenario):
                 label = f"{gpu_name}, {kind}, {weights} weights"
-                # a kind the scenario quotes itself on this GPU is priced with that quote (its first option's)
-                own = next((r for r in in_order if r.gpu.name == gpu_name and _own_quote(r.option, kind)), first)
+                own = _payer(in_order, gpu_name, model.name, kind, weights) or first
                 if first.gpu.price(kind) is None and not _own_quote(own.option, kind):
                     rows.append(GridRow(gpu_name, kind, weights, None, None, f"no {kind} price in the catalog"))
                     continue
@@ -181,6 +247,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                             "purchase_usd",
                             "cloud_usd_per_gpu_hour",
                             "node_size",
+                            "price_basis",
                         )
                     }  # fmt: skip
                 )
@@ -192,7 +259,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                 except PlannerError as exc:
                     rows.append(GridRow(gpu_name, kind, weights, None, None, str(exc)))
                     continue
-                note = quote_text(res.money) if res.money.price_date else ""
+                note = _price_from(res, own, weights)
                 if res.meets:
                     rows.append(GridRow(gpu_name, kind, weights, res, ownership(scenario, res), note))
                 else:

@@ -142,10 +142,18 @@ class Result:
     slow_end_full_range: SlowEnd | None = None
     #: the calibration file in effect and what it does to this GPU and engine (None: no calibration file)
     calibration: CalibrationUse | None = None
+    #: (multiplier of the planned peak, the option sized afresh there): the sensitivity's -/+ traffic_change and the
+    #: stress case, by the plan's own code (``planner.export.evaluate.sized_again``); the review's own meeting
+    #: options only (``planner.export.review``), whose ``low`` and ``high`` are these fleets
+    again: tuple[tuple[float, Result], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def meets(self) -> bool:
         return self.fleet is not None
+
+    def sized_at(self, multiplier: float) -> Result | None:
+        """The option sized afresh at the planned peak x ``multiplier`` (``again``); None where it was not."""
+        return next((r for m, r in self.again if math.isclose(m, multiplier)), None)
 
     @property
     def weights_label(self) -> str:

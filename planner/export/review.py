@@ -6,14 +6,15 @@ sensitivity. The writers only lay out a ``Review`` (``planner.export.records``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace as dc_replace
 
 from planner import __version__
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
 from planner.errors import PlannerError
-from planner.export.assumptions import assumptions
-from planner.export.evaluate import SWEEP, evaluate
+from planner.export.assumptions import assumptions, grid_prices
+from planner.export.evaluate import SWEEP, evaluate, sized_again
 from planner.export.levers import levers
 from planner.export.outlook import build_outlook
 from planner.export.reason import reason
@@ -33,6 +34,39 @@ class TargetNotMetError(PlannerError):
 
 
 # -- the whole review -----------------------------------------------------------------------------------
+
+
+def with_sized_again(result: Result, scenario: Scenario, catalog: Catalog) -> Result:
+    """The option with its sensitivity (planned peak x (1 - traffic_change) and x (1 + traffic_change)) and its stress
+    case (x stress_multiplier) sized afresh by the plan's own code (``evaluate.sized_again``: every group tried, the
+    replicas searched again), not scaled from the planned fleet: ``low`` and ``high`` are those fleets, ``again`` the
+    sized options (the demand cases read it). Where a fresh sizing meets no target (it cannot where the plan does:
+    the replica's checks do not depend on the traffic), the scaled fleet stays, with a warning saying so."""
+    if not result.meets:
+        return result
+    x, stress = scenario.traffic_change, scenario.finance.stress_multiplier
+    again = []
+    warnings = list(result.warnings)
+    for mult in dict.fromkeys((1 - x, 1 + x, stress)):
+        r = sized_again(result, scenario.workload, catalog, mult, x, scenario.finance)
+        if not r.meets:
+            warnings.append(
+                f"{result.option.name}: at {mult:g} x the planned peak no fleet was sized afresh ({r.shortfall}); "
+                "the figures there are the planned fleet scaled"
+            )
+            continue
+        if r.under_load_refused and not result.under_load_refused:
+            warnings.append(f"{result.option.name}: at {mult:g} x the planned peak, sized by Little's law; under load "
+                            f"{r.under_load_refused}")  # fmt: skip
+        again.append((mult, r))
+    found = dict(again)
+    return dc_replace(
+        result,
+        low=found[1 - x].fleet if 1 - x in found else result.low,
+        high=found[1 + x].fleet if 1 + x in found else result.high,
+        again=tuple(again),
+        warnings=tuple(warnings),
+    )
 
 
 def _impossible(scenario: Scenario, results: list[Result], source: str) -> TargetNotMetError:
@@ -88,7 +122,8 @@ def build_review(
         result = evaluate(
             o, scenario.workload, catalog, scenario.traffic_change, load_curves=True, finance=scenario.finance
         )
-        results.append(with_slow_end(result, scenario.workload, catalog, ranges))
+        result = with_sized_again(with_slow_end(result, scenario.workload, catalog, ranges), scenario, catalog)
+        results.append(result)
         if progress:
             progress(o.name)
     if not any(r.meets for r in results):
@@ -115,6 +150,7 @@ def build_review(
     if progress:
         progress("levers")
     warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings))
+    outlook = build_outlook(scenario, tuple(ranked), catalog)
     return Review(
         scenario,
         source,
@@ -126,7 +162,7 @@ def build_review(
         lv,
         SWEEP,
         reason(scenario, rec, ranked),
-        assumptions(scenario, results, catalog, date, workload_source),
+        assumptions(scenario, results, catalog, date, workload_source) + grid_prices(results, outlook.grid),
         warnings,
-        build_outlook(scenario, tuple(ranked), catalog),
+        outlook,
     )

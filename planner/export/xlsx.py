@@ -98,6 +98,17 @@ SERIES_STYLES = (
 GROWN = "Average after growth: the basis below"
 
 
+#: Said in the printed heading of every sheet whose figures do not follow the yellow prices on Options (trial 14 F5:
+#: an edited price changed Options and Summary's live box, and five sheets kept the old figures without saying so).
+SNAPSHOT = "snapshot: the yellow prices on Options do not change it"
+
+
+def snapshot(heading: str) -> str:
+    """A sheet's heading marked as a snapshot (``SNAPSHOT``). A printed page header: at about 100 characters in all a
+    narrow sheet's (printed at 100%) runs into the title on its left."""
+    return f"{heading} ({SNAPSHOT})"
+
+
 def footer_text(review: Review) -> str:
     """Every printed page's footer: the planner version, the review date and the scenario file."""
     return f"planner {review.version}, review of {review.date}, from {review.source}"
@@ -187,7 +198,11 @@ def _summary(book: _Book) -> None:
         ("GPU type", rec.gpu.name, "text"),
         ("Replicas x GPUs per replica", f"{int(f.replicas)} x {int(rec.replica.gpus)}", "text"),
         ("Price kind", m.price_kind, "text"),
-        ("Capex up front (GPUs, hosts, network)", m.capex_usd_per_gpu * n if owned else 0.0, "usd"),
+        (
+            "Capex committed (not refundable)" if owned else "Capex up front (GPUs, hosts, network)",
+            m.capex_usd_per_gpu * n if owned else 0.0,
+            "usd",
+        ),  # fmt: skip
         (
             f"Capex per month ({capital_terms(rec.option, review.scenario.finance)})" if owned else "Capex per month",
             m.capital_usd_per_gpu_month * n,
@@ -196,7 +211,7 @@ def _summary(book: _Book) -> None:
         ("Opex per month (power, colocation or rent)", m.opex_usd_per_gpu_month * n, "usd"),
         ("Opex per year", m.opex_usd_per_gpu_month * n * 12, "usd"),
         ("Total per month", rec.monthly_usd, "usd"),
-        ("Total per year", rec.monthly_usd * 12, "usd"),
+        *_budget_figures(review),
         *grown,
         ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
         ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
@@ -211,6 +226,7 @@ def _summary(book: _Book) -> None:
         *_held_out_figures(rec),
         *_slow_end_figures(rec),
         ("Margin sized with", rec.margin, "pct"),
+        *_budget_request(review),
     ]
     targets = [
         ("Targets and traffic", None, "text"),
@@ -281,6 +297,44 @@ def _summary(book: _Book) -> None:
         r += len(lines) + 2
 
 
+def _budget_figures(review: Review) -> list[tuple[str, object, str]]:
+    """The recommended option's two budget figures and which is which (trial 14 F6: the key figures led with the
+    amortized total per year, $660,789 in the README example, and left its $1,608,572 of year-1 cash to a sentence):
+    the total per year (the P&L's: capex amortized), the cash over the first year (capex when paid, the fleet added by
+    quarter: Ownership); ``_budget_request`` names them."""
+    rec, fin = review.recommended, review.scenario.finance
+    oo = review.outlook.of(rec.option.name) if review.outlook is not None else None
+    owned = rec.money.pricing == "purchase"
+    per_year = "Total per year (P&L, capex amortized)" if owned else "Total per year"
+    rows: list[tuple[str, object, str]] = [(per_year, rec.monthly_usd * 12, "usd")]
+    if oo is None:
+        return rows
+    label = money.year1_label(fin.horizon_months)
+    rows.append((f"{label} (fleet added by quarter)", oo.ownership.year1_cash_usd, "usd"))
+    return rows
+
+
+def _budget_request(review: Review) -> list[tuple[str, object, str]]:
+    """The key figures' last line: which of ``_budget_figures`` the cash budget and the P&L book (a note across both
+    columns, under the figures: a tall row beside the targets would split them; two lines at most: a few lines more
+    tipped the README example's Summary past two pages and LibreOffice printed it at 7.8 pt, under 8). What signing
+    commits to is said under "Margin, years" (``money_tables.horizon_line``)."""
+    rec, fin = review.recommended, review.scenario.finance
+    oo = review.outlook.of(rec.option.name) if review.outlook is not None else None
+    if oo is None:
+        return []
+    owned = rec.money.pricing == "purchase"
+    phrase = money.year1_phrase(fin.horizon_months)
+    if owned:
+        which = (
+            f"Budget request: for cash, the {phrase} (capex paid when bought); for the P&L, the total per year (capex "
+            f"amortized {capital_terms(rec.option, fin)})."
+        )
+    else:
+        which = f"Budget request: rent is cash and expense alike; for cash and the P&L, the {phrase}."
+    return [(which, None, "note")]
+
+
 def _held_out_figures(rec) -> list[tuple[str, object, str]]:
     """The recommended option's simulated high-percentile TPOT and TTFT at the peak, each with its held-out range
     (``planner.export.held_out``), as key-figure rows; none when the fleet was not sized on simulated percentiles.
@@ -346,6 +400,14 @@ def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
     for label, value, kind in figures:
         a = ws.cell(row=r, column=col)
         put_text(a, label)
+        if kind == "note":  # a sentence across the label and value columns, wrapped
+            ws.merge_cells(start_row=r, start_column=col, end_row=r, end_column=col + 1)
+            a.font = NOTE_FONT
+            a.alignment = Alignment(wrap_text=True, vertical="top")
+            width = sum(ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in (col, col + 1))
+            ws.row_dimensions[r].height = LINE_PT * wrapped_lines(label, width * 0.9) + 3  # italic runs wider
+            r += 1
+            continue
         if value is None:
             a.font = Font(bold=True, size=12)
             r += 1
@@ -368,7 +430,8 @@ def _reading_notes(review: Review) -> list[str]:
         "Options: every option, ranked by monthly cost; the rank is the snapshot's, Live rank follows the yellow "
         "$ per GPU-month cells (monthly cost = GPUs x $ per GPU-month, annual = monthly x 12). Green: recommended. "
         "Grey: cannot meet the targets (why: Note). Price kind says which price each row pays: rows of different "
-        "kinds (purchase, on-demand, spot, reserved) are ranked together only as stated there."
+        "kinds (purchase, on-demand, spot, reserved) are ranked together only as stated there. "
+        f"{_yellow_words(review)}"
         + (
             " Held-out slow end: the GPUs and monthly cost each option would take if real latency sat at the slow end "
             "of the held-out ranges (shown, not applied: see the note on simulated latency above)."
@@ -382,7 +445,7 @@ def _reading_notes(review: Review) -> list[str]:
         f"every sequence at p{w.high_percentile:g} length: memory's worst case, no prompts in the step; on another "
         "basis than TPOT at peak, the simulated percentile at the peak's traffic and mean lengths, so it can read "
         f"lower), cost per input token, headroom at peak ({_headroom_words(review)}); "
-        f"the -/+ columns size each option again at traffic {x:.0%} below and above.",
+        f"the -/+ columns are each option {money.SIZED_AFRESH}, {x:.0%} below and above the planned peak.",
         f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
         "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
@@ -408,6 +471,23 @@ def _headroom_words(review: Review) -> str:
         "replicas and whole nodes; the Latency sheet's headroom is the serving replicas' alone"
         + (f"; an option sized by Little's law: {slots}" if fell_back else "")
     )
+
+
+def _yellow_words(review: Review) -> str:
+    """What the yellow cells change and what they are (trial 14 F5): only Options and the LIVE box follow them, the
+    other sheets are snapshots (their printed headings say so); a bought option's cell is a blended figure."""
+    text = (
+        "Only Options and the LIVE box above follow an edited yellow cell: Costs, Details, Like for like, Ownership, "
+        "Demand cases, Levers, Charts and Assumptions are snapshots computed when the workbook was written (their "
+        "printed headings say so)."
+    )
+    if any(r.meets and r.money.pricing == "purchase" for r in review.results):
+        text += (
+            " A bought option's yellow cell is a blended figure per GPU-month (capex amortized, plus power and "
+            "colocation: Costs), not the GPU's purchase price: for another purchase price set purchase_usd in the "
+            "scenario and export again."
+        )
+    return text
 
 
 def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
@@ -517,11 +597,11 @@ def _options(book: _Book) -> None:
                     ws.cell(row=i, column=j).fill = fill
     ws.freeze_panes = "C2"
 
-    ws = book.sheet("Costs", "Total cost of ownership of the options that meet the targets")
+    ws = book.sheet("Costs", snapshot("Total cost of ownership of the options that meet the targets"))
     _write_table(ws, tco_table(review), 1, {"option": 24, "price_kind": 11})
     ws.freeze_panes = "B2"
 
-    ws = book.sheet("Details", "Details of each option (same order as Options)")
+    ws = book.sheet("Details", snapshot("Details of each option (same order as Options)"))
     widths = {"option": 24, "gpu": 16, "model": 16, "precisions": 11, "pricing": 26}
     _write_table(ws, select(full, DETAIL_KEYS), 1, widths)
     ws.freeze_panes = "B2"
@@ -536,14 +616,16 @@ def _money(book: _Book) -> None:
     """Like for like, Ownership, Demand cases, Fleet by quarter: each a table from A1 (``money_tables``)."""
     review = book.review
     for title, heading, table, widths in (
-        ("Like for like", "Every GPU x price kind x weight precision, ranked by monthly cost", money.grid_table(review),
+        ("Like for like", snapshot("Every GPU x price kind x weight precision, ranked by monthly cost"),
+         money.grid_table(review),
          {"gpu": 16, "price_kind": 11, "weights": 9, "price_from": 30, "note": 40}),
-        ("Ownership", "The margin's price, year-1 cash, the horizon's total, commitments", money.ownership_table(review),
+        ("Ownership", snapshot(f"The margin's price, {money.year1_phrase(review.scenario.finance.horizon_months)}, "
+         "the horizon's total, commitments"), money.ownership_table(review),
          {"option": 24, "price_kind": 11, "commitment": 34, "price_from": 30}),
-        ("Demand cases", "Low, base and high demand for each option", money.cases_table(review),
-         {"option": 24, "case": 14, "cheapest": 24}),
-        ("Fleet by quarter", "GPUs each quarter (bought: GPUs owned so far)", money.phasing_table(review),
-         {"option": 24}),
+        ("Demand cases", snapshot("Demand cases, each option sized afresh"),
+         money.cases_table(review), {"option": 24, "case": 14, "cheapest": 24}),
+        ("Fleet by quarter", money.quarters_heading(review), money.phasing_table(review),
+         {"option": 24, **{f"q{q}": 14 for q in range(1, 100)}}),
     ):  # fmt: skip
         ws = book.sheet(title, heading)
         _write_table(ws, table, 1, {**MONEY_WIDTHS, **widths})
@@ -567,13 +649,13 @@ def _glossary(book: _Book) -> None:
 
 
 def _levers(book: _Book) -> None:
-    ws = book.sheet("Levers", f"Levers against the baseline ({book.review.baseline.option.name})")
+    ws = book.sheet("Levers", snapshot(f"Levers against the baseline ({book.review.baseline.option.name})"))
     _write_table(ws, levers_table(book.review), 1, {"lever": 20, "change": 40, "effect": 50, "gpus": 8})
 
 
 def _charts(book: _Book) -> None:
     review = book.review
-    data = book.sheet("Chart data", "Data of the charts: each option sized again at each traffic level")
+    data = book.sheet("Chart data", snapshot("Planned fleets scaled to each traffic"))
     table = sweep_table(review)
     _write_table(data, table, 1)
     data.column_dimensions["A"].width = 16
@@ -582,9 +664,13 @@ def _charts(book: _Book) -> None:
     names = [r.option.name for r in charted(review)]
     planned, _ = planned_peak(review)
 
-    ws = book.sheet("Charts", "Monthly cost and GPUs against peak traffic", None)
+    ws = book.sheet("Charts", snapshot("Monthly cost and GPUs against peak traffic"), None)
     left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
-    note = f"Dotted grey line: the planned peak ({planned:,.3g}). Each option is sized again at each traffic level."
+    note = (
+        f"Dotted grey line: the planned peak ({planned:,.3g}). Each option's fleet at each traffic level is "
+        f"{money.SCALED}: Demand cases and the -/+ columns on Details are {money.SIZED_AFRESH} and can differ by a "
+        "replica or a group."
+    )
     note += coincident_note(table, names, n_opt)
     if left_out:
         note += f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
@@ -849,7 +935,7 @@ def _series_name(name: str) -> str:
 
 
 def _assumptions(book: _Book) -> None:
-    ws = book.sheet("Assumptions", "Assumptions: every number used and its source")
+    ws = book.sheet("Assumptions", snapshot("Assumptions: every number used and its source"))
     header_row(ws, 1, ["What", "Value", "Unit", "Source (link)"])
     for i, a in enumerate(book.review.assumptions, start=2):
         put_text(ws.cell(row=i, column=1), a.what)
