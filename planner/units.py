@@ -68,6 +68,32 @@ def fmt_seconds(s: float) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
+def ms_words(seconds: float) -> str:
+    """A latency in milliseconds, the one unit a refusal gives a TTFT, a TPOT and their targets alike: 42.5 ms, 1 ms,
+    1,250 ms (3 significant figures, never in scientific notation)."""
+    v = float(seconds) * 1e3
+    if v >= 100:
+        return f"{v:,.0f} ms"
+    if v >= 0.01:
+        return f"{v:.3g} ms"
+    return f"{v:.6f}".rstrip("0").rstrip(".") + " ms"
+
+
+def rate_words(per_s: float) -> str:
+    """A rate of requests, never in scientific notation: "3.81 requests/s", "1,250 requests/s", or below one a
+    minute its gap ("one request every 7.29 hours")."""
+    if per_s >= 100:
+        return f"{per_s:,.0f} requests/s"
+    if per_s >= 1 / 60:
+        return f"{per_s:.3g} requests/s"
+    gap_s = 1 / per_s
+    return (
+        f"one request every {gap_s / 60:,.3g} minutes"
+        if gap_s < 3600
+        else f"one request every {gap_s / 3600:,.3g} hours"
+    )
+
+
 def fmt_rate(tokens_per_s: float) -> str:
     return f"{tokens_per_s:,.0f} tokens/s" if tokens_per_s >= 100 else f"{tokens_per_s:.3g} tokens/s"
 

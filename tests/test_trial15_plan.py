@@ -257,7 +257,7 @@ class TestF6TargetsNoFleetMeets:
     def test_rates_and_times_are_never_in_scientific_notation(self):
         """The trial's 3.81e-05 requests/s is 10 / 262,144: one request every 1 / 3.81e-05 s = 26,214 s = 7.28
         hours; 1e6 requests/s is written in full; ms to 3 significant figures, grouped from 100 ms."""
-        from planner.serving.fleet import ms_words, rate_words
+        from planner.units import ms_words, rate_words
 
         assert rate_words(10 / 262_144) == "one request every 7.28 hours"
         assert rate_words(1 / 120) == "one request every 2 minutes"

@@ -36,7 +36,15 @@ from planner.serving.load import (
     percentile_error,
 )
 from planner.serving.speculative import speculation_for
-from planner.units import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, UnitSlipError, counted, parse_seconds
+from planner.units import (
+    BARE_TPOT_MAX_S,
+    BARE_TTFT_MAX_S,
+    UnitSlipError,
+    counted,
+    ms_words,
+    parse_seconds,
+    rate_words,
+)
 
 #: Concurrencies, as multiples of a replica's slots, at which ``capacity_per_s`` measures steady-state throughput:
 #: 1/8 to sqrt(2) in steps of sqrt(2). Over ``bench/load_capacity.py``'s 16 cases the capacity is within 1.6% (at
@@ -1136,32 +1144,6 @@ def prefix_hit_share(value: Any) -> float:
             f"prefix_hit_rate {value!r} is not a share of each prompt cached; use 0 or more and below 1, e.g. 0.25"
         )
     return hit
-
-
-def ms_words(seconds: float) -> str:
-    """A latency in milliseconds, the one unit a refusal gives a TTFT, a TPOT and their targets alike: 42.5 ms, 1 ms,
-    1,250 ms (3 significant figures, never in scientific notation)."""
-    v = float(seconds) * 1e3
-    if v >= 100:
-        return f"{v:,.0f} ms"
-    if v >= 0.01:
-        return f"{v:.3g} ms"
-    return f"{v:.6f}".rstrip("0").rstrip(".") + " ms"
-
-
-def rate_words(per_s: float) -> str:
-    """A rate of requests, never in scientific notation: "3.81 requests/s", "1,250 requests/s", or below one a
-    minute its gap ("one request every 7.29 hours")."""
-    if per_s >= 100:
-        return f"{per_s:,.0f} requests/s"
-    if per_s >= 1 / 60:
-        return f"{per_s:.3g} requests/s"
-    gap_s = 1 / per_s
-    return (
-        f"one request every {gap_s / 60:,.3g} minutes"
-        if gap_s < 3600
-        else f"one request every {gap_s / 3600:,.3g} hours"
-    )
 
 
 def _target(target_s: float) -> str:
