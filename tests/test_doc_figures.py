@@ -439,14 +439,14 @@ class TestExportDoc:
         assert (e4, k8) == (parse_token_count("1e4"), parse_token_count("8k"))
 
     def test_print_scale_and_charts(self):
-        """'11-pt text at 8 pt or more prints at 73%'; 'the charts at 0.25x to 3x the planned peak (the cheapest five
+        """'11-pt text at 8 pt or more prints at 73%'; 'The charts (0.25x to 3x the planned peak, the cheapest five
         options within 3x the recommended cost)'; Latency 'from 0.25x to 2x ... bisected to 2%', '3x the target'."""
         from planner.export import evaluate, tables, xlsx
 
         base, smallest, scale = stated(self.DOC, r"with its (\d+)-pt text at (\d+) pt or more prints at (\d+)%")
         assert (base, smallest, scale) == (xlsx.BASE_FONT_PT, xlsx.MIN_PRINT_PT, math.ceil(smallest / base * 100))
         low, high, five, cost = stated(
-            self.DOC, r"the charts at ([\d.]+)x to (\d+)x the planned peak \(the cheapest (\w+) options within (\d+)x"
+            self.DOC, r"The charts \(([\d.]+)x to (\d+)x the planned peak, the cheapest (\w+) options within (\d+)x"
         )
         assert (float(low), high) == (evaluate.SWEEP[0], evaluate.SWEEP[-1])
         assert (five, cost) == (tables.CHART_MAX_OPTIONS, tables.CHART_COST_LIMIT)
