@@ -20,6 +20,7 @@ from planner.catalog import default_catalog
 from planner.export import build_review, render
 from planner.export import money_tables as money
 from planner.export.evaluate import evaluate, fleet_at
+from planner.export.ownership import SCALED, SIZED_AFRESH
 from planner.export.scenario import parse_scenario
 
 #: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup): the worker that builds
@@ -72,19 +73,20 @@ def summary_figures(book) -> dict:
     return {ws.cell(row=r, column=1).value: ws.cell(row=r, column=2).value for r in range(1, ws.max_row + 1)}
 
 
+@pytest.fixture(scope="module")
+def h200():
+    """The example's workload with its H200 option alone, simulated (the sizing the trial read)."""
+    data = example_data()
+    data = {**data, "option": [o for o in data["option"] if o["name"] == "H200, rented"]}
+    data.pop("baseline")
+    return data, review_from(data, littles_law=False)
+
+
 class TestF1OtherTrafficIsSizedAfresh:
     """F1: the demand cases, the -/+20% columns, the charts and Fleet by quarter scaled the plan's fleet linearly
     (``evaluate.fleet_at``) yet were said to be "sized again"; at x2 demand H200 66 GPUs where a fresh review at the
     same peak sizes 64. The stress case and the -/+ columns are now sized afresh by the plan's code; the charts and
     the quarters, still scaled, say so."""
-
-    @pytest.fixture(scope="class")
-    def h200(self):
-        """The example's workload with its H200 option alone, simulated (the sizing the trial read)."""
-        data = example_data()
-        data = {**data, "option": [o for o in data["option"] if o["name"] == "H200, rented"]}
-        data.pop("baseline")
-        return data, review_from(data, littles_law=False)
 
     def fresh(self, data: dict, change: float):
         """The option as a fresh review sizes it with today's traffic x ``change`` (the trial's v/traffic.toml: 80 / 32
@@ -120,10 +122,16 @@ class TestF1OtherTrafficIsSizedAfresh:
         headings = {ws.title: ws.oddHeader.right.text for ws in example_book.worksheets}
         assert "scaled" in headings["Chart data"] and "scaled" in headings["Fleet by quarter"]
         note = example_book["Charts"]["A37"].value
-        assert money.SCALED in note and "sized again at each traffic level" not in note
+        assert SCALED in note and "sized again at each traffic level" not in note
         assert "sized afresh" in headings["Demand cases"]
         how = " ".join(str(c.value) for row in example_book["Summary"].iter_rows() for c in row if c.value)
-        assert f"the -/+ columns are each option {money.SIZED_AFRESH}" in how
+        assert f"the -/+ columns are each option {SIZED_AFRESH}" in how
+
+
+@pytest.fixture(scope="module")
+def priced():
+    data = with_option(example_data(), "H100, rented", cloud_usd_per_gpu_hour=2.0)
+    return review_from(with_option(data, "H100, bought", purchase_usd=35000))
 
 
 class TestF2OneConfigurationOnePrice:
@@ -131,11 +139,6 @@ class TestF2OneConfigurationOnePrice:
     ($46,720 a month) beside the option "H100, rented, FP8 weights" at the catalog's $3.095 ($72,299), and the grid's
     Price from was empty for the scenario's quotes. Trial scenario v/price.toml: the example + that quote and
     purchase_usd = 35000 on "H100, bought"."""
-
-    @pytest.fixture(scope="class")
-    def priced(self):
-        data = with_option(example_data(), "H100, rented", cloud_usd_per_gpu_hour=2.0)
-        return review_from(with_option(data, "H100, bought", purchase_usd=35000))
 
     def rows(self, review) -> dict:
         table = money.grid_table(review)
@@ -198,15 +201,16 @@ class TestF5SnapshotsSayTheyAre:
         assert bought == pytest.approx(H100_CAPEX / 36 + H100_OPEX_MONTH)
 
 
+@pytest.fixture(scope="module")
+def readme_book(readme_example_review, tmp_path_factory):
+    path = tmp_path_factory.mktemp("t14") / "readme.xlsx"
+    path.write_bytes(render(readme_example_review, "xlsx"))
+    return openpyxl.load_workbook(path)
+
+
 class TestF6KeyFiguresGiveTheCash:
     """F6: the key figures led with the amortized "Total per year" ($660,789) while year-1 cash ($1,608,572) and the
     $1,435,350 of capex committed were in prose only (the README example, simulated: 40 H100 bought, 32 in Q1)."""
-
-    @pytest.fixture(scope="class")
-    def readme_book(self, readme_example_review, tmp_path_factory):
-        path = tmp_path_factory.mktemp("t14") / "readme.xlsx"
-        path.write_bytes(render(readme_example_review, "xlsx"))
-        return openpyxl.load_workbook(path)
 
     def test_year1_cash_and_capex_committed_are_key_figures(self, readme_example_review, readme_book):
         """Trial: capex 40 x $30,000 + 5 nodes x ($32,010 + $15,060) = $1,435,350; year-1 cash = 32 x $35,883.75 +
@@ -334,14 +338,15 @@ class TestF10HorizonsAndQuarters:
         assert (data["workload"]["horizon_months"], data["finance"]["horizon_months"]) == (12, 36)
 
 
+@pytest.fixture(scope="module")
+def seven(tmp_path_factory):
+    text = HAND + "[finance]\nhorizon_months = 7\n"
+    return review_of(write_scenario(tmp_path_factory.mktemp("h7"), text))
+
+
 class TestF13ShortHorizonCash:
     """F13: [finance] horizon_months = 7 headed its 7-month cash "Year-1 cash" (Ownership, Like for like) while the
     CLI said "Over 7 months"."""
-
-    @pytest.fixture(scope="class")
-    def seven(self, tmp_path_factory):
-        text = HAND + "[finance]\nhorizon_months = 7\n"
-        return review_of(write_scenario(tmp_path_factory.mktemp("h7"), text))
 
     def test_the_cash_is_headed_by_the_horizon(self, seven):
         own = [c.header for c in money.ownership_table(seven).columns]

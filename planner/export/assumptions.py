@@ -12,7 +12,15 @@ from dataclasses import dataclass, replace
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.export import sizing
-from planner.export.ownership import ON_PREMISES_LEFT_OUT, Money, Sourced, amortization_rule, quote_text
+from planner.export.ownership import (
+    ON_PREMISES_LEFT_OUT,
+    SIZED_AFRESH,
+    Money,
+    Sourced,
+    amortization_rule,
+    quote_text,
+    reserved_terms,
+)
 from planner.export.scenario import Scenario
 from planner.serving.speculative import speculation_for
 from planner.units import counted
@@ -425,10 +433,8 @@ def _not_included(scenario: Scenario) -> str:
 def grid_prices(results, grid) -> tuple[Assumption, ...]:
     """A row for each price the like-for-like grid pays (``planner.export.outlook.like_for_like``) that no option of
     the review pays (those are listed with their option): GPU, price kind, the rate or purchase price, its source;
-    a reserved one says what it is (``outlook.reserved_terms``: Hyperstack's are 'from' rates whose term is set per
+    a reserved one says what it is (``ownership.reserved_terms``: Hyperstack's are 'from' rates whose term is set per
     contract; trial 14 found the grid's reserved prices listed nowhere)."""
-    from planner.export.outlook import reserved_terms
-
     paid = {(r.gpu.name, r.money.price_kind, _price_of(r.money)) for r in results if r.money is not None}
     rows: dict[tuple, Assumption] = {}
     for g in grid:
@@ -456,8 +462,6 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
     """The review's time and demand assumptions (trial 14 F10 found them only in docs/export.md): traffic flat after
     the growth horizon, the ownership horizon (another key of the same name), what a quarter is, how the quarters'
     fleets and the other traffic levels are sized, the stress case and the grid's price kinds."""
-    from planner.export.money_tables import SIZED_AFRESH
-
     w, fin = scenario.workload, scenario.finance
     growth = "[workload] horizon_months / default 12"
     owned = "[finance] horizon_months / default 36 (not [workload] horizon_months, the months traffic grows over)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from planner.export import money_tables as money
 from planner.export import slow_end
 from planner.export.glossary import GLOSSARY
-from planner.export.ownership import amortization_rule
+from planner.export.ownership import SIZED_AFRESH, amortization_rule
 from planner.export.records import Review
 from planner.export.tables import (
     LEAD_KEYS,
@@ -114,7 +114,7 @@ def _money_sections(review: Review) -> list[str]:
         "",
         "## Demand cases",
         "",
-        f"Each option {money.SIZED_AFRESH}; the total ramps to that fleet quarter by quarter.",
+        f"Each option {SIZED_AFRESH}; the total ramps to that fleet quarter by quarter.",
         "",
         md_table(money.cases_table(review)),
         "",

@@ -10,8 +10,13 @@ import math
 
 from planner.catalog.resolve import experts_words
 from planner.engines.profiles import IDEAL
-from planner.export.outlook import RESERVED_PHASING, GridRow, reserved_terms, stale_text
-from planner.export.ownership import cost_of_capital_words, quote_text
+from planner.export.outlook import GridRow, stale_text
+from planner.export.ownership import (
+    RESERVED_PHASING,
+    cost_of_capital_words,
+    quote_text,
+    reserved_terms,
+)
 from planner.export.reason import usd
 from planner.export.records import Review
 from planner.export.tables import Column, Table
@@ -101,7 +106,7 @@ def grid_table(review: Review) -> Table:
 
 
 def _reserved_note(g: GridRow) -> str:
-    """A reserved row's terms (``outlook.reserved_terms``) and what its cash assumes (``outlook.RESERVED_PHASING``)."""
+    """A reserved row's terms (``ownership.reserved_terms``) and what its cash assumes (``ownership.RESERVED_PHASING``)."""
     terms = reserved_terms(g.result)
     return f"reserved: {terms}; {RESERVED_PHASING}" if terms else ""
 
@@ -245,12 +250,6 @@ def cases_table(review: Review) -> Table:
             cheapest = min(outs, key=lambda x: x.cases[k].monthly_usd)
             rows.append((o.name, c.name, c.multiplier, c.gpus, c.monthly_usd, c.total_usd, cheapest.name))
     return Table(cols, tuple(rows))
-
-
-#: How the review's other traffic levels are sized, in words, where they are shown: the demand cases and the -/+
-#: sensitivity afresh (``evaluate.sized_again``), the quarters and the charts' sweep scaled (``evaluate.fleet_at``).
-SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas searched again, as the plan is)"
-SCALED = "scaled from the planned fleet (same group and requests/s per replica), not sized again"
 
 
 def quarter_label(q: int, horizon_months: int) -> str:

@@ -26,29 +26,13 @@ from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
 from planner.export.evaluate import evaluate, fleet_at
-from planner.export.ownership import quote_text
+from planner.export.ownership import RESERVED_PHASING, quote_text
 from planner.export.quality import model_switch, quality_notes
 from planner.export.records import Case, GridRow, OptionOutlook, Outlook, Ownership, Result
 from planner.export.scenario import Option, Scenario
 from planner.units import counted
 
 # -- ownership ------------------------------------------------------------------------------------------
-
-
-#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled.
-RESERVED_PHASING = "cash phased as if billed monthly, not committed for a term"
-
-
-def reserved_terms(result: Result) -> str:
-    """What a reserved price is, in words, for the grid and the Assumptions sheet: "a 'from' rate, term set per
-    contract" where its quote says so (Hyperstack's rate card: catalogs/gpus.toml), else "term as its quote states";
-    "" for another kind or the scenario's own price."""
-    q = result.money.quote
-    if result.money.price_kind != "reserved" or q is None:
-        return ""
-    if "'from' rate" in q.source:
-        return "a 'from' rate, term set per contract"
-    return "term as its quote states"
 
 
 def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:

@@ -19,6 +19,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -175,6 +176,28 @@ def quote_text(money: Money) -> str:
     price has no date (the scenario's own)."""
     dated = money.price_date and not money.price_provider.startswith("median of ")
     return f"{money.price_provider}, {money.price_date}" if dated else money.price_provider
+
+
+#: How the review's other traffic levels are sized, in words, where they are shown: the demand cases and the -/+
+#: sensitivity afresh (``evaluate.sized_again``), the quarters and the charts' sweep scaled (``evaluate.fleet_at``).
+SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas searched again, as the plan is)"
+SCALED = "scaled from the planned fleet (same group and requests/s per replica), not sized again"
+
+
+#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled.
+RESERVED_PHASING = "cash phased as if billed monthly, not committed for a term"
+
+
+def reserved_terms(result: Any) -> str:
+    """What a reserved price is, in words, for the grid and the Assumptions sheet: "a 'from' rate, term set per
+    contract" where its quote says so (Hyperstack's rate card: catalogs/gpus.toml), else "term as its quote states";
+    "" for another kind or the scenario's own price."""
+    q = result.money.quote
+    if result.money.price_kind != "reserved" or q is None:
+        return ""
+    if "'from' rate" in q.source:
+        return "a 'from' rate, term set per contract"
+    return "term as its quote states"
 
 
 def price_kind(option: Option) -> str:

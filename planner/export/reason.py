@@ -98,7 +98,7 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         return ""
     runs, sources = margin_sources(rec.time_range_note)
     rests = (
-        f"the +{rec.margin:.0%} margin rests on {runs} from {counted(len(sources), 'source')} ({', '.join(sources)}); "
+        f"the +{rec.margin:.0%} margin rests on those {runs.split(' on ')[0]} ({', '.join(sources)}); "
         if w.latency_margin == "model-range" and runs
         else ""
     )
@@ -147,8 +147,8 @@ def buy_against_rent(scenario: Scenario, rec: Result, ranked: list[Result]) -> s
     )
     return (
         f"Buying is compared with renting on hardware, power and colocation alone: on-premises operating costs "
-        f"({ON_PREMISES_LEFT_OUT}) are left out{capital}; each would add to buying's cost alone (a rent includes the "
-        "provider's own), so they favour renting: price them before booking the purchase."
+        f"({ON_PREMISES_LEFT_OUT}) are left out{capital}; they would add to buying alone (a rent includes the "
+        "provider's), so they favour renting: price them before booking."
     )
 
 

@@ -28,7 +28,7 @@ from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.export import held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
-from planner.export.ownership import amortization_rule, capital_terms
+from planner.export.ownership import SCALED, SIZED_AFRESH, amortization_rule, capital_terms
 from planner.export.print_layout import keep_together
 from planner.export.records import Review
 from planner.export.tables import (
@@ -245,7 +245,7 @@ def _summary(book: _Book) -> None:
     ]
     r = _figures(ws, figures, 9, 1)
     for row in range(9, r):  # the held-out range's labels are longer than the column: wrapped, the row grown
-        if any(t in str(ws.cell(row=row, column=1).value) for t in (held_out.LABEL, SLOW_END_FIGURE)):
+        if any(t in str(ws.cell(row=row, column=1).value) for t in (held_out.SHORT_LABEL, SLOW_END_FIGURE)):
             ws.cell(row=row, column=1).alignment = WRAP
             fit_row(ws, row)
     _live_box(book, ws, 9)
@@ -347,9 +347,10 @@ def _held_out_figures(rec) -> list[tuple[str, object, str]]:
     tpot_range = held_out.range_text(tpot_ms, held_out.range_for(ranges, "tpot", q), "ms")
     ttft_range = held_out.range_text(ttft_s, held_out.range_for(ranges, "ttft", q), "s")
     return [
-        *([(f"TPOT at peak: {held_out.LABEL}", tpot_range, "text")] if tpot_range else []),
+        # the short label: one line in column A (the note on simulated latency says what the range is)
+        *([(f"TPOT at peak: {held_out.SHORT_LABEL}", tpot_range, "text")] if tpot_range else []),
         (f"TTFT at peak: simulated p{q:g}", ttft_s, "s"),
-        *([(f"TTFT at peak: {held_out.LABEL}", ttft_range, "text")] if ttft_range else []),
+        *([(f"TTFT at peak: {held_out.SHORT_LABEL}", ttft_range, "text")] if ttft_range else []),
     ]
 
 
@@ -379,8 +380,9 @@ def _headroom_figures(rec) -> list[tuple[str, object, str]]:
     return rows
 
 
-#: The key figures' label of the recommended option's fleet at the held-out ranges' slow end.
-SLOW_END_FIGURE = "Held-out slow end (shown, not applied)"
+#: The key figures' label of the recommended option's fleet at the held-out ranges' slow end (each row's label one
+#: line in column A: two-line labels tipped the README example's Summary under 8 pt in print).
+SLOW_END_FIGURE = "Held-out slow end"
 
 
 def _slow_end_figures(rec) -> list[tuple[str, object, str]]:
@@ -390,8 +392,11 @@ def _slow_end_figures(rec) -> list[tuple[str, object, str]]:
     if s is None:
         return []
     if not s.meets:
-        return [(f"{SLOW_END_FIGURE}: GPUs", s.shortfall, "text")]
-    return [(f"{SLOW_END_FIGURE}: GPUs", s.gpus, "int"), (f"{SLOW_END_FIGURE}: total per month", s.monthly_usd, "usd")]
+        return [(f"{SLOW_END_FIGURE}: GPUs (not applied)", s.shortfall, "text")]
+    return [
+        (f"{SLOW_END_FIGURE}: GPUs (not applied)", s.gpus, "int"),
+        (f"{SLOW_END_FIGURE}: monthly (not applied)", s.monthly_usd, "usd"),
+    ]
 
 
 def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
@@ -445,7 +450,7 @@ def _reading_notes(review: Review) -> list[str]:
         f"every sequence at p{w.high_percentile:g} length: memory's worst case, no prompts in the step; on another "
         "basis than TPOT at peak, the simulated percentile at the peak's traffic and mean lengths, so it can read "
         f"lower), cost per input token, headroom at peak ({_headroom_words(review)}); "
-        f"the -/+ columns are each option {money.SIZED_AFRESH}, {x:.0%} below and above the planned peak.",
+        f"the -/+ columns are each option {SIZED_AFRESH}, {x:.0%} below and above the planned peak.",
         f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
         "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
@@ -668,7 +673,7 @@ def _charts(book: _Book) -> None:
     left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
     note = (
         f"Dotted grey line: the planned peak ({planned:,.3g}). Each option's fleet at each traffic level is "
-        f"{money.SCALED}: Demand cases and the -/+ columns on Details are {money.SIZED_AFRESH} and can differ by a "
+        f"{SCALED}: Demand cases and the -/+ columns on Details are {SIZED_AFRESH} and can differ by a "
         "replica or a group."
     )
     note += coincident_note(table, names, n_opt)

@@ -743,8 +743,7 @@ def input_refusal() -> str:
     Calc's budget_refused row), else 0. The line also says where a GPU has no catalog price and none is typed
     (``NO_CATALOG_PRICE``): nothing typed is refused there, and the targets are judged. An error in the line itself
     counts as a refusal."""
-    from planner.workbook.inputs import why_error_row
-    from planner.workbook.layout import INPUTS_SHEET, NO_CATALOG_PRICE
+    from planner.workbook.layout import INPUTS_SHEET, NO_CATALOG_PRICE, why_error_row
 
     line = f"{INPUTS_SHEET}!$D${why_error_row()}"
     kept = f'OR({line}="",{line}="Error: {NO_CATALOG_PRICE}",{line}="Error: "&{{budget_refused}})'

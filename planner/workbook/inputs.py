@@ -6,18 +6,21 @@ from __future__ import annotations
 from planner.catalog import Catalog
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED
 from planner.workbook.calc import Calc
-from planner.workbook.formats import INT, MS, USD
+from planner.workbook.formats import INT
 from planner.workbook.layout import (
     BUDGET_DEFAULTS,
     BUDGET_FIELDS,
     COMPARE_FIELD,
+    GLANCE,
     INPUT_FIELDS,
     INPUTS_SHEET,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
     MAX_BURSTINESS,
     NO_CATALOG_PRICE,
+    glance_row,
     input_row,
+    why_error_row,
 )
 from planner.workbook.spec import Name, Sheet, Validation
 
@@ -76,22 +79,6 @@ NUMBER_CHECKS = {
 INPUT_FORMATS = {
     "count": INT, "fraction": "0.00", "share": "0.00", "shape": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
 }  # fmt: skip
-
-#: The "At a glance" rows: (label, the Calc key, number format, unit).
-GLANCE = (
-    ("GPUs in the group", "n", INT, "GPUs"),
-    ("Max batch memory holds", "max_batch", INT, "sequences"),
-    ("Max batch the engine serves", "served_batch", INT, "sequences"),
-    ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
-    ("TPOT at max batch", "m_step", MS, "ms per token"),
-    ("Throughput at max batch", "m_tput", INT, "tokens/s"),
-    ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
-    # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
-    # formula there stops a unit overflowing into it
-    ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),
-    ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
-    ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
-)
 
 
 #: Lines of the wrapped formula answers on Inputs (a formula's text is not measured when written): "no: TPOT not known
@@ -231,17 +218,6 @@ def fleet_group_note(c: Calc) -> str:
         '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
         f'and may need fewer GPUs; type a GPU count to size another group",""))&{MARGIN_NOTE}'
     )
-
-
-def glance_row() -> int:
-    """The first row of the "At a glance" block: two rows below the last input."""
-    return input_row(BUDGET_FIELDS[-1].key) + 2
-
-
-def why_error_row() -> int:
-    """The row of the baseline's Error line (``why_error``): the one below the "At a glance" block, so no unit
-    beside a result is cut short by it (a formula showing "" still stops a long unit overflowing into column D)."""
-    return glance_row() + len(GLANCE) + 1
 
 
 def why_error(c: Calc, precision_aliases: dict[str, str] | None = None) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from planner.workbook.formats import INT, MS, USD
+
 #: The marker: a hidden defined name (and a custom document property) holding this text + the format version.
 MARKER_NAME = "planner_workbook"
 MARKER_KIND = "capacity-what-if"
@@ -222,3 +224,31 @@ BUDGET_DEFAULTS = {
 def input_row(key: str) -> int:
     keys = [f.key for f in INPUT_FIELDS] + [COMPARE_FIELD.key] + [f.key for f in BUDGET_FIELDS]
     return FIRST_INPUT_ROW + keys.index(key)
+
+
+#: The "At a glance" rows: (label, the Calc key, number format, unit).
+GLANCE = (
+    ("GPUs in the group", "n", INT, "GPUs"),
+    ("Max batch memory holds", "max_batch", INT, "sequences"),
+    ("Max batch the engine serves", "served_batch", INT, "sequences"),
+    ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
+    ("TPOT at max batch", "m_step", MS, "ms per token"),
+    ("Throughput at max batch", "m_tput", INT, "tokens/s"),
+    ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
+    # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
+    # formula there stops a unit overflowing into it
+    ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),
+    ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
+    ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
+)
+
+
+def glance_row() -> int:
+    """The first row of the "At a glance" block: two rows below the last input."""
+    return input_row(BUDGET_FIELDS[-1].key) + 2
+
+
+def why_error_row() -> int:
+    """The row of the baseline's Error line (``why_error``): the one below the "At a glance" block, so no unit
+    beside a result is cut short by it (a formula showing "" still stops a long unit overflowing into column D)."""
+    return glance_row() + len(GLANCE) + 1
