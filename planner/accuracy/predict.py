@@ -130,6 +130,27 @@ STARTUP_COLUMNS = (
     "weight_dtype, quantization, engine_version, profile, max_concurrency_x)"
 )
 
+#: The figures a start-up CSV's row states, as vLLM's log prints them, and the memory table compares.
+STARTUP_FIGURE_COLUMNS = ("available_kv_cache_memory_gib", "gpu_kv_cache_tokens", "max_concurrency_x")
+#: Every column of a start-up CSV that ``load_startup_rows`` reads (with ``_weight_precision``, ``_startup_profile``
+#: and ``pipeline_stages``). A column outside it and ``STARTUP_KEPT_COLUMNS`` is not read: ``planner.accuracy.unread``
+#: names it (a misspelt ``available_kv_cache_memory_gibb`` left its row with no figure, without a word).
+STARTUP_READ_COLUMNS = frozenset({
+    "record_id", "source", "gpu", "model", "tensor_parallel_size", "num_gpus", "pipeline_parallel_size",
+    "max_model_len", "block_size", "gpu_memory_utilization", "weight_dtype", "quantization", "kv_cache_dtype",
+    "engine_version", "profile", *STARTUP_FIGURE_COLUMNS,
+})  # fmt: skip
+#: Columns of the shipped start-up files (``vllm_startup_*.csv``, ``startup_memory_public.csv``) that the reader
+#: leaves unread on purpose: the source's words (``notes``, ``quote``, ``source_group``), the engine's name (a
+#: start-up file is vLLM's), settings the prediction takes from the engine's profile, and the log's other figures
+#: (weights, activation peak, blocks), which the memory table does not compare. Not read, and not unknown.
+STARTUP_KEPT_COLUMNS = frozenset({
+    "engine", "source_group", "notes", "quote", "data_parallel_size", "enforce_eager", "enable_prefix_caching",
+    "max_num_batched_tokens", "max_concurrency_tokens_per_request", "total_gpu_memory_reported",
+    "total_gpu_memory_reported_gib", "model_weights_memory", "model_weights_memory_gib", "activation_peak_gib",
+    "non_torch_gib", "cuda_graph_gib", "num_gpu_blocks", "num_cpu_blocks",
+})  # fmt: skip
+
 
 def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
     """Rows of a vLLM start-up CSV (default: every ``vllm_startup_*.csv`` shipped), in file order."""
@@ -147,9 +168,7 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
         for i, r in enumerate(raw, 1):
             rid = r.get("record_id") or f"row{i}"
             problem, tp, pp, mml, block, util = "", 1, 1, None, None, 0.9
-            figures = dict.fromkeys(
-                ("available_kv_cache_memory_gib", "gpu_kv_cache_tokens", "max_concurrency_x"), math.nan
-            )
+            figures = dict.fromkeys(STARTUP_FIGURE_COLUMNS, math.nan)
             try:
                 tp = whole_number(r.get("tensor_parallel_size") or r.get("num_gpus"), "tensor_parallel_size", 1) or 1
                 mml = whole_number(stated(r.get("max_model_len")), "max_model_len", tokens=True)

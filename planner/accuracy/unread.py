@@ -1,4 +1,5 @@
-"""Columns of a decode CSV and keys of a benchmark client's result that ``planner validate`` does not read.
+"""Columns of a decode or start-up CSV and keys of a benchmark client's result that ``planner validate`` (and
+``planner calibrate``) does not read.
 
 A column the reader does not know is dropped from every row; when it was a misspelt figure (``ttft_p99ms`` for
 ``ttft_p99_ms``) the figure leaves the table, and a FAIL can turn into a PASS (trial 15 F2). Each such column or key
@@ -11,6 +12,11 @@ What is known, and so never named here:
 - a decode CSV's columns: ``published.DECODE_READ_COLUMNS`` (read), ``published.DECODE_KEPT_COLUMNS`` (the shipped
   files' columns left unread on purpose: ``quote``, ``num_gpus`` ...) and ``published.OTHER_STATISTIC_COLUMN``
   (ttft_p95_ms: a known statistic, not compared, named in validate's own note);
+- a start-up (``validate --memory``) CSV's columns: ``predict.STARTUP_READ_COLUMNS`` (read) and
+  ``predict.STARTUP_KEPT_COLUMNS`` (the shipped files' columns left unread on purpose: ``notes``, ``quote``, the
+  log's other figures ...); an unknown one is ``judged`` where it is a read column's misspelling or names a figure
+  the memory table compares (``STARTUP_FIGURE_WORDS``: "kv", "concurrency"), and is then named with the figure
+  column it shares the most words with where no read column is alike;
 - a result file's keys: only keys that look like a figure (``looks_like_figure``) are considered, since the clients
   write many that are legitimately not read (``date``, ``tokenizer_id``, ``duration``, ``--metadata`` pairs); of
   those, the read ones (``serving_results.FIGURE_KEYS``) and the known unread ones
@@ -25,12 +31,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from planner.accuracy.predict import STARTUP_FIGURE_COLUMNS, STARTUP_KEPT_COLUMNS, STARTUP_READ_COLUMNS
 from planner.accuracy.published import DECODE_KEPT_COLUMNS, DECODE_READ_COLUMNS, OTHER_STATISTIC_COLUMN
 from planner.accuracy.serving_results import FIGURE_KEYS, KNOWN_STATISTIC_KEY, KNOWN_UNREAD_FIGURE_KEYS
 
 #: The words of a name that holds a latency or a throughput (matched whole, between underscores or other
 #: punctuation, with a plural "s": "ttfts"), as the clients and the decode columns name them.
 FIGURE_WORDS = frozenset({"ttft", "tpot", "itl", "e2el", "e2e", "latency", "throughput"})
+#: The words of a start-up CSV's column that names a figure the memory table compares: vLLM's log lines "Available
+#: KV cache memory", "GPU KV cache size" and "Maximum concurrency" (``kv_cache_gib``, ``kv_tokens``, ``concurrency``).
+STARTUP_FIGURE_WORDS = frozenset({"kv", "concurrency"})
 
 #: How alike (``difflib.SequenceMatcher.ratio``, case ignored) a name must be to a read one to be taken as its
 #: misspelling: ttft_p99ms / ttft_p99_ms 0.95, ttft_medain_ms / ttft_median_ms 0.93, tpot_p99 / tpot_p99_ms 0.84,
@@ -54,25 +64,37 @@ class Unread:
         return f"unknown {what} {self.name!r} in {where}, not read{hint}"
 
 
-def refusal(unread: Iterable[Unread], what: str, where: str) -> str:
-    """The one line ``validate --check`` refuses a file with, naming its ``judged`` unread columns (or keys):
-    "runs.csv: unknown column 'ttft_p99ms' (did you mean ttft_p99_ms?): --check would judge the file without it; ..."
+def refusal(
+    unread: Iterable[Unread],
+    what: str,
+    where: str,
+    without: str = "--check would judge the file",
+    reader: str = "validate",
+) -> str:
+    """The one line a file is refused with, naming its ``judged`` unread columns (or keys) and what would have gone on
+    ``without`` them (validate --check's verdict; calibrate's fit: ``without``, ``reader``): "runs.csv: unknown column
+    'ttft_p99ms' (did you mean ttft_p99_ms?): --check would judge the file without it; ..."
     """
     judged = [u for u in unread if u.judged]
     names = ", ".join(f"{u.name!r}" + (f" (did you mean {u.closest}?)" if u.closest else "") for u in judged)
     many = len(judged) > 1
     return (
-        f"{where}: unknown {what}{'s' if many else ''} {names}: --check would judge the file without "
-        f"{'them' if many else 'it'}; rename {'each' if many else 'it'} to a {what} validate reads, or remove "
+        f"{where}: unknown {what}{'s' if many else ''} {names}: {without} without "
+        f"{'them' if many else 'it'}; rename {'each' if many else 'it'} to a {what} {reader} reads, or remove "
         f"{'them' if many else 'it'}"
     )
 
 
-def looks_like_figure(name: str) -> bool:
-    """Whether a column or key names a latency or throughput figure: one of its words (split at anything but a letter
-    or digit) is a ``FIGURE_WORDS`` word, or its plural ("medain_ttft_ms", "tpot_p99", "ttfts"; not "title")."""
-    words = re.split(r"[^a-z0-9]+", name.lower())
-    return any(w in FIGURE_WORDS or (w.endswith("s") and w[:-1] in FIGURE_WORDS) for w in words)
+def looks_like_figure(name: str, figure_words: frozenset[str] = FIGURE_WORDS) -> bool:
+    """Whether a column or key names a figure: one of its words (split at anything but a letter or digit) is one of
+    ``figure_words`` (latency and throughput words unless given), or its plural ("medain_ttft_ms", "tpot_p99",
+    "ttfts"; not "title")."""
+    words = _words(name)
+    return any(w in figure_words or (w.endswith("s") and w[:-1] in figure_words) for w in words)
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
 
 
 def closest(name: str, read: Iterable[str]) -> str:
@@ -87,12 +109,49 @@ def unknown_columns(header: Iterable[str]) -> list[Unread]:
     in file order; each ``judged`` when it looks like a figure or like a read column's misspelling. A blank column
     name (a trailing comma) is no column."""
     out = []
-    for column in dict.fromkeys(str(c) for c in header if c is not None and str(c).strip()):
+    for column in _named(header):
         if column in DECODE_READ_COLUMNS or column in DECODE_KEPT_COLUMNS or OTHER_STATISTIC_COLUMN.fullmatch(column):
             continue
         near = closest(column, DECODE_READ_COLUMNS)
         out.append(Unread(column, near, judged=bool(near) or looks_like_figure(column)))
     return out
+
+
+def unknown_startup_columns(header: Iterable[str]) -> list[Unread]:
+    """The columns of a start-up CSV's ``header`` (``validate --memory``) that its reader does not read and does not
+    know, in file order: each named with the read column it most looks like, else, where it names a compared figure
+    (``STARTUP_FIGURE_WORDS``), the figure column it shares the most words with (``kv_cache_gibb``:
+    available_kv_cache_memory_gib); ``judged`` in either case. A blank column name is no column."""
+    out = []
+    for column in _named(header):
+        if column in STARTUP_READ_COLUMNS or column in STARTUP_KEPT_COLUMNS:
+            continue
+        near = closest(column, STARTUP_READ_COLUMNS)
+        figure = looks_like_figure(column, STARTUP_FIGURE_WORDS)
+        if not near and figure:
+            near = most_words_shared(column, STARTUP_FIGURE_COLUMNS)
+        out.append(Unread(column, near, judged=bool(near) or figure))
+    return out
+
+
+def most_words_shared(name: str, columns: Iterable[str]) -> str:
+    """The one of ``columns`` that has the most words alike (``MISSPELLING_RATIO``: gibb / gib) to ``name``'s; ""
+    where none shares a word or two share the most."""
+    words = _words(name)
+
+    def shared(column: str) -> int:
+        theirs = _words(column)
+        return sum(any(difflib.SequenceMatcher(None, w, t).ratio() >= MISSPELLING_RATIO for t in theirs) for w in words)
+
+    counts = sorted(((shared(c), c) for c in columns), reverse=True)
+    if not counts or counts[0][0] == 0 or (len(counts) > 1 and counts[1][0] == counts[0][0]):
+        return ""
+    return counts[0][1]
+
+
+def _named(header: Iterable[str]) -> list[str]:
+    """A header's column names as written, once each, blanks (a trailing comma) left out."""
+    return list(dict.fromkeys(str(c) for c in header if c is not None and str(c).strip()))
 
 
 def unknown_result_keys(results: Iterable[dict[str, Any]]) -> list[Unread]:

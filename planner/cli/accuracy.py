@@ -46,7 +46,7 @@ from planner.accuracy.releases import (
 )
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
-from planner.accuracy.unread import Unread, refusal, unknown_columns, unknown_result_keys
+from planner.accuracy.unread import Unread, refusal, unknown_columns, unknown_result_keys, unknown_startup_columns
 from planner.accuracy.validation import (
     LIMITS,
     MEMORY_TOLERANCE,
@@ -218,8 +218,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 @click.option(
     "--check",
     is_flag=True,
-    help="Exit 1 when a table misses its limits; a --decode file with a column (or result key) that looks like a "
-    "figure or a misspelt column and is not read is refused (exit 2).",
+    help="Exit 1 when a table misses its limits; a --decode or --memory file with a column (or result key) that "
+    "looks like a figure or a misspelt column and is not read is refused (exit 2).",
 )
 @catalog_option
 def validate_command(
@@ -278,6 +278,7 @@ def _validated_tables(
                     tables.append((replace(t, title=f"{t.title} ({extra.name}: informative)"), False))
         else:
             _not_json(memory_file, STARTUP_COLUMNS)
+            _name_unread_columns(memory_file, check, unknown_startup_columns)
             with reading(memory_file, "a vLLM start-up CSV with a number in every max_model_len"):
                 rows = load_startup_rows(memory_file)
             _some_rows(memory_file, rows, STARTUP_COLUMNS)
@@ -381,14 +382,43 @@ def _name_unread(unread: list[Unread], what: str, path: Path, check: bool) -> No
         echo(f"warning: {u.warning(what, str(path))}", err=True)
 
 
-def _name_unread_columns(path: Path, check: bool) -> None:
-    """``_name_unread`` for the columns of a decode CSV (``planner.accuracy.unread.unknown_columns``); a file that
-    cannot be read is left to the reader's own message."""
+def _name_unread_columns(path: Path, check: bool, unknown=unknown_columns) -> None:
+    """``_name_unread`` for the columns of a decode CSV (``planner.accuracy.unread.unknown_columns``; a start-up CSV's
+    with ``unknown_startup_columns``); a file that cannot be read is left to the reader's own message."""
+    _name_unread(_unread_columns(path, unknown), "column", path, check)
+
+
+def _unread_columns(path: Path, unknown=unknown_columns) -> list[Unread]:
+    """The columns of the CSV ``path`` that ``unknown`` finds not read (none where it cannot be read: the reader's own
+    message says why)."""
     try:
         rows = read_csv_rows(path)
     except PlannerError:
-        return
-    _name_unread(unknown_columns(rows[0] if rows else {}), "column", path, check)
+        return []
+    return unknown(rows[0] if rows else {})
+
+
+def _unread_in_measurements(path: Path) -> tuple[list[Unread], str]:
+    """What of a measurements file ``calibrate`` does not read, and what those are ("column" or "key"): a decode
+    CSV's unknown columns, or the unknown figure keys of a benchmark client's result file, as validate names them."""
+    if looks_like_result_file(path):
+        from planner.accuracy.serving_results import read_results
+
+        try:
+            return unknown_result_keys(read_results(path)), "key"
+        except PlannerError:
+            return [], "key"
+    return _unread_columns(path), "column"
+
+
+def _name_unread_measurements(path: Path, unread: list[Unread], what: str, fits: bool) -> None:
+    """``calibrate``'s word on what of its file it does not read: where it would fit (``fits``) without a column (or
+    key) that looks like a figure or a read column's misspelling, the file is refused in one line (exit 2), since the
+    factors written would not answer to it; otherwise one warning line for each."""
+    if fits and any(u.judged for u in unread):
+        raise InvalidInputError(refusal(unread, what, str(path), "calibrate would fit the file", "calibrate"))
+    for u in unread:
+        echo(f"warning: {u.warning(what, str(path))}", err=True)
 
 
 def _note_unread_percentiles(path: Path) -> None:
@@ -666,7 +696,9 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     model, batch, context, tpot_ms: decode timed at that context; planner validate --decode reads both) or a
     serving benchmark's result file (vllm bench serve --save-result JSON, sglang.bench_serving --output-file JSON
     Lines; give --gpu and --gpus), read as validate reads it: a run at a request rate is not fitted (validate
-    compares its percentiles), a closed loop at --max-concurrency is fitted at that batch. Factors are fitted per
+    compares its percentiles), a closed loop at --max-concurrency is fitted at that batch. A column (or result key)
+    it does not read is named on standard error with the closest one it reads; one that looks like a figure or a
+    misspelt read column (tpot_msx) refuses the file (exit 2): the fit would go on without it. Factors are fitted per
     GPU type; the file is picked up with ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION
     environment variable. Prints the error before and after.
 
@@ -711,6 +743,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     if not rows:
         raise InvalidInputError(f"{where}: no measurements")
     by_gpu, skipped = usable_by_gpu(rows, cat, cells, eng)
+    if file is not None:  # a misspelt tpot_ms: the fit went on without it, silently
+        _name_unread_measurements(file, *_unread_in_measurements(file), fits=bool(by_gpu))
     places = {id(r): measurement_place(r, c) for r, c in zip(rows, cells, strict=True)}
     if not by_gpu:
         raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
