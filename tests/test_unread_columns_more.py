@@ -203,3 +203,125 @@ class TestCalibrateColumns:
         assert "A column (or result key) it does not read is named on standard error" in help_text
         assert "refuses the file (exit 2): the fit would go on without it" in help_text
         assert 'refuses a file it would otherwise fit (exit 2: "calibrate would fit the file without it")' in DOCS
+
+
+# -- the what-if workbook: a precision's alias ----------------------------------------------------------------------
+
+#: Llama 3.1 8B on one B200 (which runs nvfp4 weights: GPUs sheet, weight formats), as trial 11 F7 typed it.
+FP4 = {"gpu": "B200 180GB", "model": "Llama-3.1-8B", "context": 8192, "gpus": 1}
+ALIAS_BOOKS = {
+    "nvfp4": FP4 | {"weight_precision": "nvfp4"},
+    "fp4": FP4 | {"weight_precision": "fp4"},
+    "Fp4": FP4 | {"weight_precision": "Fp4"},  # MATCH ignores case, as the catalog's lookup does
+    "fp8_kv": {"kv_precision": "fp8"},
+    "float8_kv": {"kv_precision": "float8"},
+    "fp3": {"weight_precision": "fp3"},  # no name and no alias
+}
+
+
+@pytest.fixture(scope="module")
+def alias_books(tmp_path_factory):
+    from workbook_support import recalculate_inputs, require_libreoffice
+
+    from planner.workbook.build import build_whatif
+
+    require_libreoffice()
+    return recalculate_inputs(build_whatif(load=False), ALIAS_BOOKS, tmp_path_factory.mktemp("aliases"))
+
+
+#: Calc's rows of the precisions as typed (calc.py's kv_in and wp_in): the one place the two books may differ.
+TYPED_ROWS = ("KV-cache precision", "Weight precision")
+
+
+def _figures(book) -> dict[tuple[str, int, int], object]:
+    """Every cell of the Calc, Results and Levers sheets by (sheet, row, column), but Calc's ``TYPED_ROWS``."""
+    return {
+        (s, r, col): v
+        for s in ("Calc", "Results", "Levers")
+        for r, row in enumerate(book[s].iter_rows(values_only=True), 1)
+        if not (s == "Calc" and row and row[0] in TYPED_ROWS)
+        for col, v in enumerate(row, 1)
+    }
+
+
+@pytest.mark.libreoffice
+class TestWorkbookPrecisionAlias:
+    """The what-if workbook reads a precision's alias as the CLI does (``planner plan -w fp4``: nvfp4, catalogs/
+    precisions.toml's aliases), in its own formulas (Calc's PRECISION_OF over the Precisions sheet's alias table),
+    recalculated by LibreOffice."""
+
+    @pytest.mark.parametrize(("alias", "name"), [("fp4", "nvfp4"), ("Fp4", "nvfp4"), ("float8_kv", "fp8_kv")])
+    def test_an_alias_gives_its_precisions_figures(self, alias_books, alias, name):
+        """Every cell of Calc, Results and Levers equal to the canonical name's book, but the input row that shows
+        the name as typed."""
+        typed = ALIAS_BOOKS[alias].get("weight_precision") or ALIAS_BOOKS[alias]["kv_precision"]
+        rows = {row[0]: row[2] for row in alias_books[alias]["Calc"].iter_rows(max_col=3, values_only=True)}
+        assert typed in (rows["Weight precision"], rows["KV-cache precision"])  # the alias book has the alias
+        assert _figures(alias_books[alias]) == _figures(alias_books[name])
+
+    def test_fp4_computes_as_nvfp4_does(self, alias_books):
+        """No error and no #N/A: the Error line is blank and Calc's weight precision used is nvfp4, whose bytes per
+        weight are (4 + 8 / 16) / 8 = 0.5625 (catalogs/precisions.toml: 4 bits, an 8-bit scale per 16 values)."""
+        from planner.workbook.inputs import why_error_row
+
+        book = alias_books["fp4"]
+        assert book["Inputs"][f"D{why_error_row()}"].value in (None, "")
+        baseline = {row[0]: row[2] for row in book["Calc"].iter_rows(max_col=3, values_only=True) if row[0]}
+        assert baseline["Weight precision used"] == "nvfp4"
+        assert baseline["Bytes per weight"] == pytest.approx(0.5625)
+
+    def test_a_name_that_is_neither_says_so(self, alias_books):
+        from planner.workbook.inputs import why_error_row
+
+        assert alias_books["fp3"]["Inputs"][f"D{why_error_row()}"].value == (
+            "Error: weight precision 'fp3' is neither a name nor an alias on the Precisions sheet: pick one from the "
+            "list"
+        )
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """The what-if workbook, as planner workbook writes it (no Load sheet), not recalculated."""
+    from planner.workbook.build import build_whatif
+    from planner.workbook.writer import write_workbook
+
+    return write_workbook(build_whatif(load=False), tmp_path_factory.mktemp("book") / "book.xlsx")
+
+
+class TestExportAndRefreshTakePrecisionAliases:
+    """``planner export`` and ``workbook refresh`` refuse a name the workbook's formulas do not look up
+    (``update.check_names``); a precision's alias they now do, in a workbook written with PRECISION_OF."""
+
+    def _typed(self, written: Path, value: str, formulas_take_aliases: bool = True):
+        import openpyxl
+
+        from planner.workbook.layout import CALC_SHEET, INPUTS_SHEET, input_row
+
+        wb = openpyxl.load_workbook(written)
+        wb[INPUTS_SHEET][f"B{input_row('kv_precision')}"] = value
+        if not formulas_take_aliases:  # a workbook written before: its Calc reads the typed name as it is
+            for row in wb[CALC_SHEET].iter_rows():
+                for cell in row:
+                    if isinstance(cell.value, str) and "prec_aliases" in cell.value:
+                        cell.value = "=C8"
+        return wb
+
+    def test_an_alias_passes_where_the_formulas_read_it(self, written):
+        from planner.catalog import default_catalog
+        from planner.workbook.update import check_listed_names, takes_precision_aliases
+
+        wb = self._typed(written, "float8")
+        assert takes_precision_aliases(wb)
+        check_listed_names(wb, written, default_catalog())  # no WorkbookError
+
+    def test_an_alias_is_refused_where_the_formulas_do_not_read_it(self, written):
+        """A workbook written before PRECISION_OF (its Calc without prec_aliases) shows #N/A for float8: refused, as
+        tests/test_workbook.py's refresh refusals word it."""
+        from planner.catalog import default_catalog
+        from planner.workbook.reader import WorkbookError
+        from planner.workbook.update import check_listed_names, takes_precision_aliases
+
+        wb = self._typed(written, "float8", formulas_take_aliases=False)
+        assert not takes_precision_aliases(wb)
+        with pytest.raises(WorkbookError, match="'float8' is not a name the workbook's formulas look up; type 'fp8'"):
+            check_listed_names(wb, written, default_catalog())

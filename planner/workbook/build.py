@@ -109,8 +109,7 @@ def build_whatif(
         dp_ep=dp_ep_cells(figures),
     )
     calc, probes = calc_sheet(c)
-    aliases = {a: p.name for p in cat.precisions for a in p.aliases}
-    inputs, names = inputs_sheet(opening, c, load=figures is not None, precision_aliases=aliases)
+    inputs, names = inputs_sheet(opening, c, load=figures is not None)
     results, p2 = results_sheet(c)
     levers, p3 = levers_sheet(c, load=figures is not None)
     sweeps, p4, where = sweeps_sheet(c)

@@ -66,6 +66,11 @@ DP_EP_SHARED = (
 #: serves shorter prompts (the context halved, the output tokens kept: 1,000-token prompts become 350 beside 300
 #: output tokens, ``levers.context_halved_words``). The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
 #: same requests. The compare model answers them with another model: a choice of model, not of deployment.
+#: The precision a typed name names (``{name}``, a cell): an alias on the Precisions sheet's alias table (``fp4``, any
+#: case, as MATCH compares) read as its precision (nvfp4), as the catalog and ``planner plan -w fp4`` read it; any other
+#: name as typed (its MATCH over prec_names then gives #N/A where it is not listed).
+PRECISION_OF = "IFERROR(INDEX(prec_alias_names,MATCH({name},prec_aliases,0)),{name})"
+
 WORKLOAD_LEVERS = {"context_half": "context halved, output kept", "compare": "another model"}
 
 
@@ -200,7 +205,14 @@ def calc_rows(
         Row("gpu_row", "GPU row", "", None, "MATCH({gpu},gpu_names,0)", "GPUs sheet"),
         Row("model_row", "Model row", "", None, "MATCH({model},model_names,0)", "Models sheet"),
         Row("native", "Native precision", "", None, "INDEX(model_native_precision,{model_row})"),
-        Row("wp", "Weight precision used", "", None, 'IF({wp_in}="",{native},{wp_in})'),
+        Row(
+            "wp",
+            "Weight precision used",
+            "",
+            None,
+            'IF({wp_in}="",{native},' + PRECISION_OF.format(name="{wp_in}") + ")",
+            "an alias (fp4) read as its precision",
+        ),
         Row("w_row", "Weight precision row", "", None, "MATCH({wp},prec_names,0)"),
         Row(
             "ep",
@@ -217,8 +229,10 @@ def calc_rows(
             "KV precision used",
             "",
             None,
-            'IF({kv_in}="",IF(OR({native}="fp16",{native}="bf16",{native}="fp32"),{native},"bf16"),{kv_in})',
-            "default: the activation dtype",
+            'IF({kv_in}="",IF(OR({native}="fp16",{native}="bf16",{native}="fp32"),{native},"bf16"),'
+            + PRECISION_OF.format(name="{kv_in}")
+            + ")",
+            "default: the activation dtype; an alias (float8) read as its precision",
         ),
         Row("kv_row", "KV precision row", "", None, "MATCH({kv},prec_names,0)"),
         Row("wbpp", "Bytes per weight", "B", "0.######", "INDEX(prec_bytes,{w_row})"),

@@ -583,4 +583,21 @@ def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tupl
     for i, name in enumerate(kv):
         sheet.set(f"M{2 + i}", xlsx_text(name), text=True)
     names.append(Name("kv_precision_names", f"{PRECISIONS_SHEET}!$M$2:$M${1 + max(len(kv), 1)}"))
+    aliases = precision_aliases(precisions)
+    sheet.set("O1", "Alias (typed)", style="header")
+    sheet.set("P1", "Precision it names", style="header")
+    sheet.widths.update(O=16, P=12)
+    for i, (alias, name) in enumerate(aliases.items()):
+        sheet.set(f"O{2 + i}", xlsx_text(alias), text=True)
+        sheet.set(f"P{2 + i}", xlsx_text(name), text=True)
+    last = 1 + max(len(aliases), 1)
+    names.append(Name("prec_aliases", f"{PRECISIONS_SHEET}!$O$2:$O${last}"))
+    names.append(Name("prec_alias_names", f"{PRECISIONS_SHEET}!$P$2:$P${last}"))
     return sheet, names
+
+
+def precision_aliases(precisions: list[Precision]) -> dict[str, str]:
+    """Each alias the catalog takes for a precision, and the precision's name (``fp4``: nvfp4), in catalog order: the
+    Precisions sheet's alias table, which Calc's "Weight precision used" and "KV precision used" look a typed name up
+    in (``calc.PRECISION_OF``), as ``planner plan -w fp4`` does."""
+    return {a: p.name for p in precisions for a in p.aliases}

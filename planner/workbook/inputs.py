@@ -105,11 +105,8 @@ LOAD_FED = ("fleet_gpus", "fleet_usd_month")
 STALE_UNIT = "STALE: refresh"
 
 
-def inputs_sheet(
-    defaults: dict, c: Calc, load: bool = True, precision_aliases: dict[str, str] | None = None
-) -> tuple[Sheet, list[Name]]:
-    """The Inputs sheet; ``precision_aliases``: each alias the catalog takes for a precision, its name there (the
-    Error line names the name to type for one: ``why_error``)."""
+def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, list[Name]]:
+    """The Inputs sheet."""
     # half-inch top and bottom margins: the inputs, the "at a glance" block with its warnings and the Error line below
     # it print on one page (with 1-in margins a refused input's Error line went to a second page)
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5)
@@ -139,16 +136,7 @@ def inputs_sheet(
         s.set(f"D{r}", f.help, style="note")
         names.append(Name(f.name, f"{INPUTS_SHEET}!$B${r}"))
         if f.key in sources:
-            s.validations.append(
-                Validation(
-                    f"B{r}",
-                    "list",
-                    source=sources[f.key],
-                    prompt=f"Pick a name from the list ({f.unit}).",
-                    error="Not a name on the list (the formulas look names up as listed; an alias such as fp4 is "
-                    "not): pick from the list.",
-                )
-            )
+            s.validations.append(_name_validation(f"B{r}", sources[f.key], f.unit, f.key in PRECISION_INPUTS))
         elif f.kind in NUMBER_CHECKS:
             kind, low, high, prompt, error = NUMBER_CHECKS[f.kind]
             s.validations.append(
@@ -189,7 +177,7 @@ def inputs_sheet(
     fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
     s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
-    s.set(f"D{why_error_row()}", why_error(c, precision_aliases), style="warn_text")
+    s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
 
@@ -220,24 +208,50 @@ def fleet_group_note(c: Calc) -> str:
     )
 
 
-def why_error(c: Calc, precision_aliases: dict[str, str] | None = None) -> str:
+#: The Inputs whose name may also be an alias the catalog takes (Calc's ``PRECISION_OF`` reads it as its precision).
+PRECISION_INPUTS = ("weight_precision", "kv_precision")
+
+
+def _name_validation(cell: str, source: str, unit: str, alias: bool) -> Validation:
+    """The dropdown of a name input. A GPU or model not on the list is refused as typed (the formulas look up the
+    listed names only: "H200" is an alias they do not find); a precision's is a warning the user may accept, since an
+    alias the catalog takes (fp4) is read as its precision there, as by ``planner plan``."""
+    if alias:
+        return Validation(
+            cell,
+            "list",
+            source=source,
+            prompt=f"Pick a name from the list ({unit}), or type an alias the Precisions sheet lists (fp4: nvfp4).",
+            error="Not a name on the list: an alias the Precisions sheet lists (fp4) is read as its precision; any "
+            "other name shows #N/A.",
+            error_style="warning",
+        )
+    return Validation(
+        cell,
+        "list",
+        source=source,
+        prompt=f"Pick a name from the list ({unit}).",
+        error="Not a name on the list (the formulas look names up as listed; an alias such as H200 is not): pick "
+        "from the list.",
+    )
+
+
+def why_error(c: Calc) -> str:
     """A formula naming the first input the baseline refuses and what is accepted ("" when every result computes), in
     the order the model checks them: the legend beside the results gives only what each error value means, so an
     input that passes the cell's own check (a GPU count of 3, a context too long to fit) left every result #NUM!
     with nothing saying which input or why. The wording follows the CLI's refusals (``planner.errors``). Last, a budget
     input ``planner export`` refuses (Calc's budget_refused row, in the reader's words: a peak of -3, a target typed
-    in seconds). A precision the formulas do not look up is said so, and where it is an alias the catalog (and so
-    ``planner plan``) takes, the name to type: "weight precision 'fp4' is not a name on the Precisions sheet ...: type
-    nvfp4" (trial 11 F7: the line said "fp4 is not in the catalog"); ``precision_aliases``, fixed when the workbook is
-    written."""
+    in seconds). A precision is looked up by its name or an alias (Calc's ``PRECISION_OF``: fp4 is nvfp4, as for
+    ``planner plan``), so one the line names is neither (trial 11 F7: the line said "fp4 is not in the catalog")."""
 
     def ref(key: str) -> str:
         return c.ref(key, "C", True, True)
 
     def not_listed_precision(what: str, key: str) -> str:
         return (
-            f'"{what} \'"&{ref(key)}&"\' is not a name on the Precisions sheet, which the formulas look up"&'
-            f"{_alias_hint(ref(key), precision_aliases or {})}"
+            f'"{what} \'"&{ref(key)}&"\' is neither a name nor an alias on the Precisions sheet: pick one from the '
+            'list"'
         )
 
     checks = (
@@ -321,21 +335,6 @@ def why_error(c: Calc, precision_aliases: dict[str, str] | None = None) -> str:
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
     return "=" + formula
-
-
-def _alias_hint(name: str, aliases: dict[str, str]) -> str:
-    """A formula piece after "is not a name on the Precisions sheet": ": type nvfp4 (fp4 is its alias, which planner
-    plan takes)" where ``name`` (a cell) is one of ``aliases`` (any case, as MATCH compares), else ": pick one from the
-    list". One MATCH over the aliases as an inline array, written from the catalog with the workbook."""
-    pick = '": pick one from the list"'
-    if not aliases:
-        return pick
-    keys = sorted(aliases)
-    array = "{" + ",".join(f'"{k}"' for k in keys) + "}"
-    names = ",".join(f'"{aliases[k]}"' for k in keys)
-    found = f"CHOOSE(MATCH({name},{array},0),{names})"
-    hint = f'": type "&{found}&" ("&{name}&" is its alias, which planner plan takes; the formulas look up names only)"'
-    return f"IFERROR({hint},{pick})"
 
 
 def _not_listed(what: str, name: str, sheet: str) -> str:

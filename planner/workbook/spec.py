@@ -83,6 +83,9 @@ class Validation:
     maximum: float | None = None
     prompt: str = ""
     error: str = ""
+    #: what a value the check refuses does: "stop" refuses it, "warning" asks whether to keep it (an alias the
+    #: formulas read, typed in a precision's dropdown cell)
+    error_style: Literal["stop", "warning"] = "stop"
 
 
 @dataclass(frozen=True)

@@ -217,13 +217,16 @@ def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[
     (``gpus``, ``models``: the names listed there, any case), while the catalog also takes aliases and other
     spellings ("H100", "H100_SXM_80G", " fp8"). Refreshed anyway, the Load sheet would be simulated for H100 SXM
     80GB and read "current" while every formula showed #N/A; exported (``by="export"``), the review would size a
-    deployment the workbook shows no number for. A name neither side knows (a typo) passes: the formulas show #N/A
-    and the Load sheet says why it computed nothing."""
+    deployment the workbook shows no number for. A precision's alias (fp4) passes where the workbook's formulas read
+    it as its precision (``takes_precision_aliases``). A name neither side knows (a typo) passes: the formulas show
+    #N/A and the Load sheet says why it computed nothing."""
     from planner.errors import PlannerError, shown_name
     from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS
     from planner.workbook.reader import _cell_of
 
     precisions = [p.name for p in catalog.precisions]
+    if takes_precision_aliases(wb):
+        precisions += [a for p in catalog.precisions for a in p.aliases]
     lookups = {  # input key: (the names its MATCH reads, the sheet listing them, the catalog's lookup)
         "gpu": (gpus, GPUS_SHEET, catalog.gpu),
         "model": (models, MODELS_SHEET, catalog.model),
@@ -259,6 +262,17 @@ def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[
             f"{where}{named} is not on the workbook's {sheet} sheet, so its formulas show #N/A; add it with "
             f"`planner workbook refresh FILE {option} ...` or choose a name from the list"
         )
+
+
+def takes_precision_aliases(wb) -> bool:
+    """Whether the workbook's formulas read a precision's alias as its precision (Calc's ``PRECISION_OF``, in
+    workbooks written since); refresh rewrites the Precisions sheet, alias table and all, but not the Calc sheet, so
+    the formulas, not the table, say it."""
+    if CALC_SHEET not in wb.sheetnames:
+        return False
+    return any(
+        isinstance(v, str) and "prec_aliases" in v for row in wb[CALC_SHEET].iter_rows(values_only=True) for v in row
+    )
 
 
 def check_listed_names(wb, path: Path, catalog: Catalog) -> None:

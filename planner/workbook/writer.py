@@ -191,7 +191,8 @@ def write_sheet(ws, s: Sheet) -> None:
                 type=v.kind, operator="between", formula1=str(v.minimum), formula2=str(v.maximum), allow_blank=True
             )
         dv.promptTitle, dv.prompt = "Input", v.prompt
-        dv.errorTitle, dv.error = "Not accepted", v.error
+        dv.errorTitle, dv.error = ("Not accepted" if v.error_style == "stop" else "Not on the list"), v.error
+        dv.errorStyle = v.error_style
         dv.showInputMessage = dv.showErrorMessage = True
         dv.add(v.sqref)
         ws.add_data_validation(dv)
