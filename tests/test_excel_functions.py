@@ -1265,13 +1265,14 @@ class TestEngineArgument:
     def test_every_engine_dependent_function_takes_engine_last(self):
         """The argument comes after the existing optional ones, so formulas written before it keep working; xlwings
         registers it from the signature with the Spec's help (``_udf``). The percentile functions' speculative_method
-        came after it, last in turn (tests/test_speculative_memory.py), and the load functions' burstiness after that
-        (tests/test_trial10_excel.py)."""
+        came after it, last in turn (tests/test_speculative_memory.py), the load functions' burstiness after that
+        (tests/test_trial10_excel.py), and REPLICAS' and FLEET_GPUS' routing after burstiness
+        (tests/test_routing_surfaces.py)."""
         for name in xf.__all__:
             params = list(inspect.signature(getattr(xf, name)).parameters)
             assert ("engine" in params) == (name in self.TAKES_ENGINE), name
             if name in self.TAKES_ENGINE:
-                later = [p for p in ("speculative_method", "burstiness") if p in params]
+                later = [p for p in ("speculative_method", "burstiness", "routing") if p in params]
                 assert params[len(params) - 1 - len(later) :] == ["engine", *later], name
                 assert [p.name for p in xs.SPECS[name].params][len(params) - 1 - len(later)] == "engine", name
                 assert inspect.signature(getattr(xf, name)).parameters["engine"].default is None, name

@@ -139,7 +139,7 @@ class TestOfficeJsPath:
         tail = [p["name"] for p in funcs["TTFT_P99"]["parameters"]][-3:]  # the draft after the engine, optional
         assert tail == ["engine", "speculative_method", "burstiness"]  # the traffic's shape last
         assert funcs["TTFT_P99"]["parameters"][-1].get("optional")
-        assert [p["name"] for p in funcs["REPLICAS"]["parameters"]][-2:] == ["engine", "burstiness"]
+        assert [p["name"] for p in funcs["REPLICAS"]["parameters"]][-3:] == ["engine", "burstiness", "routing"]
         assert funcs["PLANNER_WHY"]["parameters"][-1].get("repeating") is True
 
     def test_results_for_request_bodies_as_excel_sends_them(self, officejs):

@@ -264,7 +264,8 @@ def _under_load(name: str, doc: str):
     f.__doc__ = f"{doc}, milliseconds, one replica on the engine (blank: vLLM) taking rate_per_s requests, their gaps "
     f.__doc__ += "gamma of shape burstiness (blank: 1, Poisson): computed by planner's queue simulation of 1,000 "
     f.__doc__ += "requests (not a cell formula). speculative_method: the draft (mtp, eagle3, ngram; blank: mtp where "
-    f.__doc__ += "the checkpoint ships MTP layers, else eagle3)."
+    f.__doc__ += "the checkpoint ships MTP layers, else eagle3). It takes no routing: one replica takes the traffic as "
+    f.__doc__ += "it comes, however a balancer would deal it (REPLICAS and FLEET_GPUS, which size a fleet, take it)."
     return _udf(name)(f)
 
 
@@ -293,13 +294,15 @@ def REPLICAS(
     prefix_hit_rate=None,
     engine=None,
     burstiness=None,
+    routing=None,
 ):
     """The fewest replicas whose simulated percentile TTFT and TPOT meet the targets (seconds) at rate_per_s requests
-    (their gaps gamma of shape burstiness, blank: 1, Poisson; routed at random), as planner plan --rate --burstiness
-    sizes a fleet (on the engine, blank: vLLM, as --engine); GPUs = replicas x gpus. Computed by planner's queue
-    simulation (a few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
+    (their gaps gamma of shape burstiness, blank: 1, Poisson; dealt over the replicas as routing says, "random" or
+    "round-robin", blank: random), as planner plan --rate --burstiness --routing sizes a fleet (on the engine, blank:
+    vLLM, as --engine); GPUs = replicas x gpus. Computed by planner's queue simulation (a few runs of 1,000 requests,
+    ~0.2-2 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, gpus)
-    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness, routing)
     return _s.evaluate(_s.SPECS["REPLICAS"], args)
 
 
@@ -319,14 +322,15 @@ def FLEET_GPUS(
     prefix_hit_rate=None,
     engine=None,
     burstiness=None,
+    routing=None,
 ):
     """The fewest GPUs in all whose fleet meets the percentile targets (seconds) at rate_per_s requests (gaps gamma of
-    shape burstiness, blank: 1, Poisson; routed at random, as REPLICAS): each
+    shape burstiness, blank: 1, Poisson; dealt as routing says, blank: random, as REPLICAS): each
     group of 1, 2, 4, 8 GPUs the engine (blank: vLLM) runs the model on, from the smallest holding a request, sized as
     REPLICAS sizes it, the fewest replicas x group kept, as planner plan --rate without --gpus; PLANNER_WHY names the
     group. Computed by planner's queue simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
-    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness, routing)
     return _s.evaluate(_s.SPECS["FLEET_GPUS"], args)
 
 

@@ -852,8 +852,21 @@ BURSTINESS = Param(
     "burstiness",
     "number",
     "gamma shape of the incoming traffic's arrival gaps, as plan --burstiness takes it: 1 Poisson, below 1 burstier "
-    "(vllm bench serve --burstiness), e.g. 0.5; routed at random, each of k replicas sees shape k b / (1 + (k - 1) b); "
-    "blank: 1",
+    "(vllm bench serve --burstiness), e.g. 0.5; over k replicas each sees the shape routing leaves, at random "
+    "k b / (1 + (k - 1) b), round-robin k b; blank: 1",
+    required=False,
+)
+
+#: How the load balancer deals the traffic over the replicas (``planner.serving.fleet.routing_name``), as plan
+#: --routing takes it: last, after burstiness, so that every earlier call reads as it did (blank: random, the figure
+#: the functions gave before they took it). Only the functions that size a fleet take it (REPLICAS, FLEET_GPUS):
+#: TTFT_P* and TPOT_P* simulate one replica, which takes the traffic as it comes whatever the routing.
+ROUTING = Param(
+    "routing",
+    "text",
+    'how the load balancer deals requests over the replicas, as plan --routing takes it: "random" (each to a replica '
+    'drawn at random: the burstier share) or "round-robin" (each in turn: smoother, so it can need fewer replicas); '
+    "blank: random",
     required=False,
 )
 
@@ -951,7 +964,7 @@ SPECS: dict[str, Spec] = {
             "REPLICAS",
             _fleet("replicas_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, GPUS, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS),
+            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS, ROUTING),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=replicas_notes,
@@ -961,7 +974,7 @@ SPECS: dict[str, Spec] = {
             "FLEET_GPUS",
             _fleet("fleet_gpus_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS),
+            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS, ROUTING),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=fleet_gpus_notes,

@@ -31,6 +31,13 @@ LABEL_CHARS = 60
 #: ``prefill_flop_efficiency``): each multiplies the bandwidth or FLOP/s the GPU's kernels were measured at
 #: (``planner.model.operators``), so divides the modelled kernel time; not an achieved fraction of peak.
 KERNEL_FACTOR_UNIT = "x (1: kernels as measured)"
+#: How the simulated peak's requests reach the replicas (``Workload.routing``; ``planner.serving.fleet.
+#: replica_burstiness``), as the Assumptions row labels it and the Method row's "Replicas" says it.
+ROUTING_WORDS = {
+    "random": "each request to a replica drawn at random",
+    "round-robin": "each request to the next in turn",
+}
+ROUTED = {"random": "routed at random", "round-robin": "dealt round-robin"}
 
 
 @dataclass(frozen=True)
@@ -150,6 +157,14 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 w.burstiness,
                 "",
                 "scenario (workload.burstiness) / default 1: Poisson (vllm bench serve --burstiness)",
+            )
+        )
+        rows.append(
+            Assumption(
+                f"Routing over the replicas ({ROUTING_WORDS[w.routing]})",
+                w.routing,
+                "",
+                "scenario (workload.routing) / default random: the burstier share (planner plan --routing)",
             )
         )
     rows.append(
@@ -386,7 +401,7 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
         Assumption(
             "Replicas",
             f"the fewest serving replicas whose simulated {q} TTFT and {q} TPOT at the planned peak (the traffic "
-            "routed at random over them; the engine's scheduler simulated step by step) meet the targets less "
+            f"{ROUTED[w.routing]} over them; the engine's scheduler simulated step by step) meet the targets less "
             f"the margin; {nodes}",
             "",
             where,

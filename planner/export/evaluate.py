@@ -234,7 +234,8 @@ def _simulated(
     """The fewest replicas (of the kept group, each running at most ``slots`` sequences at once:
     ``Candidate.slots``) whose simulated high-percentile TTFT and TPOT meet the
     (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
-    burstiness and its dataset's shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
+    burstiness dealt by its routing (``Workload.routing``, as ``planner plan --routing``) and its dataset's
+    shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
     (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``). Where every request emits one output
     token there is no TPOT (``one_output_token``): the fleet is sized on TTFT alone, as ``plan`` sizes it without a
     TPOT target (the option's warnings say so: ``ONE_TOKEN_NOTE``)."""
@@ -251,13 +252,14 @@ def _simulated(
         tpot_target_s=goals[1],
         burstiness=workload.burstiness,
         prefix_hit_rate=workload.prefix_hit_rate,
+        routing=workload.routing,
     )
 
 
 def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim: Sizing) -> LoadCurve:
     """The planned fleet (``sim.replicas``) at ``LOAD_CURVE`` x the planned peak: each replica takes that traffic /
-    replicas; its p50 and ``sim.percentile`` TTFT and TPOT simulated as the fleet was sized
-    (``planner.serving.fleet.sweep_within_capacity``), infinite where the rate is past the replica's simulated
+    replicas (dealt by the workload's routing); its p50 and ``sim.percentile`` TTFT and TPOT simulated as the fleet
+    was sized (``planner.serving.fleet.sweep_within_capacity``), infinite where the rate is past the replica's simulated
     capacity (``planner.serving.fleet.past_capacity``; a finite run cannot show a queue that grows without
     bound). Headroom: the most traffic, as a multiple of the planned peak less 1, at which both ``sim.percentile`` figures still meet their goals, bisected to ``HEADROOM_STEP`` between
     the peak (which meets) and the first curve point that misses; ``math.inf`` when none to the curve's end does."""
@@ -268,8 +270,9 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
     def runs(mults: list[float]) -> list:
         rates = np.asarray(mults) * peak_rate_per_s / sim.replicas
         return sweep_within_capacity(
-            replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate, replicas=sim.replicas
-        )
+            replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate, replicas=sim.replicas,
+            routing=workload.routing,
+        )  # fmt: skip
 
     def meets(r) -> bool:  # past the replica's capacity (None): a miss
         return r is not None and within_targets(r, q, sim.ttft_target_s, sim.tpot_target_s)

@@ -40,6 +40,7 @@ from planner.export.sizing import packs_into_nodes
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
+from planner.serving.fleet import ROUTINGS, routing_name
 from planner.serving.load import PERCENTILES
 from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import (
@@ -229,6 +230,17 @@ def _layout(name: str) -> str:
         raise ValueError(str(exc)) from None
 
 
+def _routing(value: Any) -> str:
+    """routing as ``planner plan --routing`` reads it (``planner.serving.fleet.routing_name``: any case), else its
+    refusal naming the accepted values; blank text is refused (leave the key out for the default, random)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"routing {toml_repr(value)} is not known; use one of {', '.join(ROUTINGS)}")
+    try:
+        return routing_name(value)
+    except InvalidInputError as exc:
+        raise ValueError(str(exc)) from None
+
+
 class ScenarioError(InvalidInputError):
     """Raised when a scenario file cannot be read, or a field is missing, unknown, of the wrong type or out of range."""
 
@@ -290,6 +302,12 @@ class Workload(BaseModel):
         le=100,
         description="how the peak's requests arrive: the gamma shape of their gaps (1: Poisson; below 1 burstier; "
         "vllm bench serve --burstiness)",
+    )
+    routing: Annotated[str, BeforeValidator(_routing)] = Field(
+        default="random",
+        description='how the load balancer deals the peak\'s requests over the replicas in the simulation: "random" '
+        '(default: each to a replica drawn at random, the burstier share) or "round-robin" (each in turn: smoother, so '
+        "it can need fewer replicas), as planner plan --routing",
     )
     prefix_hit_rate: float = Field(
         default=0.0,
@@ -394,6 +412,11 @@ class Workload(BaseModel):
             )
         if pair[1] > pair[0]:
             raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
+        if self.sizing == "littles-law" and self.routing != "random":
+            raise ValueError(
+                f'routing "{self.routing}" needs sizing = "simulated" (Little\'s law counts requests in flight, not '
+                "how a balancer deals them over the replicas)"
+            )
         if self.sizing == "littles-law" and self.prefix_hit_rate > 0 and self.dataset is None:
             raise ValueError(
                 'prefix_hit_rate needs sizing = "simulated" (Little\'s law charges every prompt its whole prefill)'

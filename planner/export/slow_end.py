@@ -188,8 +188,10 @@ def budget_basis_text(plan: Result, workload: Workload) -> str:
     ]
     if not slack:
         return ""
-    shape = replica_burstiness(workload.burstiness, sim.replicas)  # what one replica sees of the traffic's bursts
-    burst = f" --burstiness {shape:.2g}" if workload.burstiness != 1 else ""
+    # what one replica sees of the traffic's bursts, as the review's routing deals them (Poisson stays Poisson at
+    # random; round-robin smooths even Poisson to gamma k)
+    shape = replica_burstiness(workload.burstiness, sim.replicas, workload.routing)
+    burst = f" --burstiness {shape:.2g}" if shape != 1 else ""
     return (
         f"Which to budget on: the plan's {counted(plan.gpus, 'GPU', ',.0f')} meet the targets while real latency at "
         f"each replica's planned load ({sim.rate_per_replica_s:.3g} requests/s) is within {' and '.join(slack)}; "

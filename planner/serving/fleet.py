@@ -66,6 +66,16 @@ def check_routing(routing: str) -> str:
     return routing
 
 
+def routing_name(value: Any) -> str:
+    """A routing as a cell or a scenario gives it, read as ``planner plan --routing`` reads it (any case, spaces
+    around ignored): None or blank "random" (the default, the burstier share), else one of ``ROUTINGS``; anything
+    else ``InvalidInputError`` naming them (#VALUE! in a cell)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "random"
+    name = value.strip().lower() if isinstance(value, str) else value
+    return name if name in ROUTINGS else check_routing(value)
+
+
 def replica_burstiness(burstiness: float, replicas: int, routing: str = "random") -> float:
     """The gamma shape of one replica's arrival gaps where traffic whose gaps are gamma of shape ``burstiness`` (gap
     CV^2 = 1 / burstiness; 1 is Poisson) is dealt over ``replicas`` replicas alike. Routed at random: thinning a
@@ -660,11 +670,12 @@ def sweep_within_capacity(
     burstiness: float = 1.0,
     prefix_hit_rate: float = 0.0,
     replicas: int = 1,
+    routing: str = "random",
 ) -> list[LoadResult | None]:
     """One replica's simulated run (``latency_under_load``, 1,000 requests of fixed lengths) at each rate of
-    ``rates_per_s`` (requests/s a replica), one of ``replicas`` taking traffic whose gaps are gamma of ``burstiness``
-    routed at random (each replica's gaps at ``replica_burstiness``, as ``replica_run``), None where the rate is past
-    the replica's simulated capacity (``past_capacity``): there the queue grows without bound and a finite run's
+    ``rates_per_s`` (requests/s a replica), one of ``replicas`` taking traffic whose gaps are gamma of
+    ``burstiness`` dealt by ``routing`` (each replica's gaps at ``replica_burstiness``, as ``replica_run``), None
+    where the rate is past the replica's simulated capacity (``past_capacity``): there the queue grows without bound and a finite run's
     figures only say how long it ran. ``prefix_hit_rate``: the share of each prompt the prefix cache holds. Runs are
     memoized (``latency_under_load``)."""
     rates = np.asarray(rates_per_s, dtype=float).ravel()
@@ -677,7 +688,7 @@ def sweep_within_capacity(
             prompt_tokens,
             output_tokens,
             rate_per_s=float(r),
-            burstiness=replica_burstiness(burstiness, replicas),
+            burstiness=replica_burstiness(burstiness, replicas, routing),
             prefix_hit_rate=prefix_hit_rate,
             requests_per_rank=True,
         )  # fmt: skip
@@ -904,13 +915,15 @@ def replicas_needed(
     percentile: float = 95,
     prefix_hit_rate: Any = None,
     burstiness: Any = None,
+    routing: Any = None,
     sizings: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
     at ``rate_per_s`` requests of the mean lengths, the traffic's gaps gamma of shape ``burstiness`` (None or blank:
-    Poisson) routed at random over the replicas: ``fewest_replicas``, as ``planner plan --rate --burstiness`` sizes a
-    fleet (the Excel function REPLICAS). Without targets, the fewest replicas each below its capacity; one output
+    Poisson) dealt over the replicas by ``routing`` (``routing_name``: None or blank "random", or "round-robin"):
+    ``fewest_replicas``, as ``planner plan --rate --burstiness --routing`` sizes a fleet (the Excel function
+    REPLICAS). Without targets, the fewest replicas each below its capacity; one output
     token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
     targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
     replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY)."""
@@ -918,11 +931,13 @@ def replicas_needed(
         raise percentile_error(percentile)
 
     def one(
-        replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any, shape: Any
-    ) -> float:
+        replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any, shape: Any,
+        dealt: Any,
+    ) -> float:  # fmt: skip
         sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
             replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
             tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit, burstiness=burstiness_shape(shape),
+            routing=routing_name(dealt),
         )  # fmt: skip
         if sizings is not None:
             sizings.append(sized)
@@ -930,7 +945,8 @@ def replicas_needed(
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, "replicas_needed")
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s, burstiness))
+    each = (ttft_target_s, tpot_target_s, burstiness, routing)
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each)
 
 
 def fleet_gpus_needed(
@@ -945,11 +961,13 @@ def fleet_gpus_needed(
     percentile: float = 95,
     prefix_hit_rate: Any = None,
     burstiness: Any = None,
+    routing: Any = None,
     choices: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest GPUs in all whose fleet's simulated ``percentile`` TTFT and TPOT meet the targets at ``rate_per_s``
-    requests (gaps gamma of shape ``burstiness``, None: Poisson, routed at random as ``replicas_needed``): each group of ``planner.deploy.groups_to_try`` from the smallest that holds a request (prompt +
+    requests (gaps gamma of shape ``burstiness``, None: Poisson, dealt by ``routing`` as ``replicas_needed``): each
+    group of ``planner.deploy.groups_to_try`` from the smallest that holds a request (prompt +
     output tokens, ``planner.api.min_gpus``) sized by ``fewest_replicas``, the fewest replicas x group kept
     (``group_choice``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
     given ``gpus`` sizes that group alone (REPLICAS x gpus). ``choices``: a list each scenario's ``GroupChoice`` is
@@ -959,26 +977,30 @@ def fleet_gpus_needed(
         raise percentile_error(percentile)
 
     def one(
-        replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any, shape: Any
-    ) -> float:
+        replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any, shape: Any,
+        dealt: Any,
+    ) -> float:  # fmt: skip
         choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
-                              _target_s(tpot, "tpot_target_s"), share, burstiness_shape(shape))  # fmt: skip
+                              _target_s(tpot, "tpot_target_s"), share, burstiness_shape(shape),
+                              routing_name(dealt))  # fmt: skip
         if choices is not None:
             choices.append(choice)
         return float(choice.sizing.replicas * choice.gpus_per_replica)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, "fleet_gpus_needed")
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s, burstiness))
+    each = (ttft_target_s, tpot_target_s, burstiness, routing)
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each)
 
 
 def group_choice(
     replica: Replica, prompt: float, output: float, rate: float, percentile: float, ttft_s: float, tpot_s: float,
-    hit: float = 0.0, burstiness: float = 1.0,
+    hit: float = 0.0, burstiness: float = 1.0, routing: str = "random",
 ) -> GroupChoice:  # fmt: skip
     """``fewest_gpus`` for a replica whose group is not given (``replica.gpus`` None): its groups from the smallest
     that holds one request of ``prompt`` + ``output`` tokens (``groups_to_try``), both under the replica's engine's
-    rules (as ``planner plan --engine``); a given group alone."""
+    rules (as ``planner plan --engine``); a given group alone. The traffic's gaps gamma of ``burstiness``, dealt by
+    ``routing`` (``ROUTINGS``)."""
     from planner import api
 
     if replica.gpus is not None:
@@ -997,7 +1019,7 @@ def group_choice(
     replicas = {n: replace(replica, gpus=n) for n in groups}
     return fewest_gpus(
         replicas, prompt, output, rate, percentile=percentile, ttft_target_s=ttft_s, tpot_target_s=tpot_s,
-        prefix_hit_rate=hit, burstiness=burstiness,
+        prefix_hit_rate=hit, burstiness=burstiness, routing=routing,
     )  # fmt: skip
 
 
