@@ -583,16 +583,19 @@ def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tupl
     for i, name in enumerate(kv):
         sheet.set(f"M{2 + i}", xlsx_text(name), text=True)
     names.append(Name("kv_precision_names", f"{PRECISIONS_SHEET}!$M$2:$M${1 + max(len(kv), 1)}"))
+    # under the KV-format list, not in columns of their own: two more columns would make the sheet too wide to print
+    # one page wide, and rows under the table would read as catalog rows to ``workbook refresh``
     aliases = precision_aliases(precisions)
-    sheet.set("O1", "Alias (typed)", style="header")
-    sheet.set("P1", "Precision it names", style="header")
-    sheet.widths.update(O=16, P=12)
+    top = len(kv) + 3
+    sheet.set(f"M{top}", "Alias (typed)", style="header")
+    sheet.set(f"N{top}", "Precision it names", style="header")
+    sheet.widths["N"] = 12
     for i, (alias, name) in enumerate(aliases.items()):
-        sheet.set(f"O{2 + i}", xlsx_text(alias), text=True)
-        sheet.set(f"P{2 + i}", xlsx_text(name), text=True)
-    last = 1 + max(len(aliases), 1)
-    names.append(Name("prec_aliases", f"{PRECISIONS_SHEET}!$O$2:$O${last}"))
-    names.append(Name("prec_alias_names", f"{PRECISIONS_SHEET}!$P$2:$P${last}"))
+        sheet.set(f"M{top + 1 + i}", xlsx_text(alias), text=True)
+        sheet.set(f"N{top + 1 + i}", xlsx_text(name), text=True)
+    last = top + max(len(aliases), 1)
+    names.append(Name("prec_aliases", f"{PRECISIONS_SHEET}!$M${top + 1}:$M${last}"))
+    names.append(Name("prec_alias_names", f"{PRECISIONS_SHEET}!$N${top + 1}:$N${last}"))
     return sheet, names
 
 
