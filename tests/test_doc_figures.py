@@ -214,8 +214,8 @@ class TestExportDoc:
         assert (f"{low} - {high} ms", simulated) == (shown, f"{tpot_ms:.1f}")
 
     def test_held_out_ratios_and_coverage(self):
-        """'TTFT 0.79x to 15.66x against p50's 0.76x to 4.05x; TPOT 0.82x to 1.58x against 0.79x to 1.35x', p99's
-        15.66x for =LOADED_RANGE and 'p99 TTFT 89%, p99 TPOT 78%': catalogs/reference/loaded_residuals.csv's steady
+        """'TTFT 0.79x to 15.66x against p50's 0.76x to 3.37x; TPOT 0.82x to 1.58x against 0.79x to 1.33x', p99's
+        15.66x for =LOADED_RANGE and 'p99 TTFT 90%, p99 TPOT 78%': catalogs/reference/loaded_residuals.csv's steady
         rows (1 + low, 1 + high, inside_left_out), read with the csv module."""
         import csv
 

@@ -1129,6 +1129,31 @@ SGLANG_04_GRAPH_MAX_BATCH = 160.0
 #: layers' share of 18.66 ms after one dense layer's. ``tests/test_eager_decode_published.py`` re-derives both.
 SGLANG_EAGER_LAYER_S = (9.28e-3 - 7.06e-3) / 32
 SGLANG_EAGER_MOE_LAYER_S = (4 * 6.22e-3 - 6.22e-3 - SGLANG_EAGER_LAYER_S) / 26
+#: The host's time to launch one layer of an eager step, seconds: the same pull request's eager decode step at batch 1,
+#: which launch time bounds (a batch-1 step's kernels take less than their launch), per layer: Llama-3-8B 9.28 ms / 32
+#: dense layers; DeepSeek-Coder-V2-Lite 24.88 ms less one dense layer, over its 26 MoE layers.
+SGLANG_HOST_LAYER_S = 9.28e-3 / 32
+SGLANG_HOST_MOE_LAYER_S = (4 * 6.22e-3 - SGLANG_HOST_LAYER_S) / 26
+#: SGLang profiles whose releases run every extend (prefill) step outside CUDA graphs on NVIDIA as on AMD:
+#: ``enable_piecewise_cuda_graph`` False by default up to 0.5.9 (``server_args.py``: 0.5.6 l.508, 0.5.9 l.604); from
+#: 0.5.10 ``disable_piecewise_cuda_graph`` False (0.5.10 l.637, 0.5.12 l.737), except on ROCm and other non-CUDA
+#: devices (``_handle_piecewise_cuda_graph``: ``is_hip()``), so an extend step of up to ``piecewise_cuda_graph_max_tokens``
+#: replays a graph there.
+SGLANG_EAGER_PREFILL_RULES = ("sglang-0.4.0", "sglang-0.4", "sglang-0.5.1", "sglang-0.5.3", "sglang-0.5.5")
+
+
+def sglang_prefill_host_s(profile: EngineProfile, vendor: str, num_layers: int, moe_layers: int) -> float:
+    """The host's launch time of an SGLang extend (prefill) step run eagerly, seconds: ``SGLANG_HOST_LAYER_S`` a dense
+    layer and ``SGLANG_HOST_MOE_LAYER_S`` a MoE layer, where the release runs its extend steps eagerly on the GPU's
+    vendor (``SGLANG_EAGER_PREFILL_RULES``; every release on a GPU that is not NVIDIA's); 0 otherwise (a piecewise
+    graph). ``ModelRunner.forward`` replays its decode graph only for decode batches (``forward_mode.is_cuda_graph``);
+    ``forward_extend`` launches each kernel from Python."""
+    rule = profile.memory_fraction_rule
+    if not rule.startswith("sglang") or (vendor == "NVIDIA" and rule not in SGLANG_EAGER_PREFILL_RULES):
+        return 0.0
+    return SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
+
+
 #: The SGLang cells without a version that ran a 0.4-line build (their dates: 2024-12 and 2025-03).
 SGLANG_04_UNVERSIONED = ("lmsysorg/sglang:latest, results committed 2024-12-14", "rocm/sgl-dev:upstream_20250312")
 

@@ -53,6 +53,7 @@ from planner.engines.profiles import (
     EngineProfile,
     engine_profile,
     profiled_at_token_budget,
+    sglang_prefill_host_s,
 )
 from planner.engines.sglang import MiB, sglang_chunked_prefill_size, sglang_max_running_requests
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
@@ -489,6 +490,10 @@ def serving_setups(
             g[idx], m[idx], inp[idx], out[idx], caps[idx], budgets[idx], group[idx], ranks[idx], precs, idx, opts
         )
         for table, i in zip(tables, idx, strict=True):
+            if table is not None and kinds[i] == "sglang":  # its extend steps launched eagerly (0 where graphed)
+                mod = cat.model(m[i])
+                host = sglang_prefill_host_s(eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers)
+                table = replace(table, prefill_host_s=host) if host > 0 else table
             if table is not None:
                 sched = Scheduler(
                     int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]),

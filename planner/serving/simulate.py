@@ -55,6 +55,10 @@ class StepTable:
     prefill_tokens: tuple[float, ...]
     prefill_s: tuple[float, ...]
     shared_s: float
+    #: the host's time to launch a prefill step kernel by kernel, seconds: a prefill step run outside any CUDA graph
+    #: (SGLang's extend before 0.5.10, and on AMD: ``planner.engines.profiles.sglang_prefill_host_s``) takes at least
+    #: this long, less what the step before it hides under an overlapping scheduler (``simulate``); 0: none.
+    prefill_host_s: float = 0.0
     #: ``prefill_alone_s`` answers by prompt tokens: a run's steps prefill the same few chunk sizes again and again
     #: (the same ``numpy.interp`` on the same numbers, asked once). Not compared, hashed or given.
     _prefill_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -445,7 +449,7 @@ def simulate(
     # (stall when they joined, how many): requests whose first token a prefill-only step made since the last decode
     # step; their first gap counts only the stall after it, so a request's ITL, as its TPOT, starts at its first token
     joined: list[tuple[float, int]] = []
-    now = busy_integral = finished_at = 0.0
+    now = busy_integral = finished_at = last_dt = 0.0
     seen_s = -math.inf  # async scheduling: arrivals up to this time were seen when this step was scheduled
     peak = stuck = finished = 0
     async_scheduling, stream_stall_s = how.async_scheduling, how.stream_stall_s
@@ -454,6 +458,8 @@ def simulate(
     while run.running or run.queue:
         if not run.running:
             ratio = ratio0  # SGLang resets its estimate when idle
+            if run.queue[0].ready_s > now:  # idle until the next request arrives: no step in flight to launch behind
+                last_dt = 0.0
             now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
             seen_s = now
             polled = interval  # an idle loop takes microseconds: the arrival is read at once
@@ -554,6 +560,9 @@ def simulate(
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
+            if table.prefill_host_s > dt:  # launched kernel by kernel: no shorter than the host's launch, of which
+                # an overlapping loop launches the part the step before it takes while that step runs
+                dt = max(dt, table.prefill_host_s - (last_dt if async_scheduling else 0.0))
             stall += dt + held if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
             steps = run.next_finish() - run.steps
@@ -593,6 +602,7 @@ def simulate(
                 itls.append((dt + stall + held, b))
                 stall = 0.0
         seen_s = now + dt - (dt / steps if steps > 1 else dt)  # the last step's start: the next is scheduled then
+        last_dt = dt / steps if steps > 1 else dt  # the step the next one's launch overlaps
         started, now = now, now + dt
         busy_integral += dt * run.n_run
         if run.n_run > peak:
