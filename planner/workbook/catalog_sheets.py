@@ -589,7 +589,8 @@ def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tupl
     top = len(kv) + 3
     sheet.set(f"M{top}", "Alias (typed)", style="header")
     sheet.set(f"N{top}", "Precision it names", style="header")
-    sheet.widths["N"] = 12
+    sheet.widths["M"] = max([sheet.widths["M"]] + [len(a) + 1.0 for a in aliases])
+    sheet.widths["N"] = max([12.0] + [len(n) + 1.0 for n in aliases.values()])
     for i, (alias, name) in enumerate(aliases.items()):
         sheet.set(f"M{top + 1 + i}", xlsx_text(alias), text=True)
         sheet.set(f"N{top + 1 + i}", xlsx_text(name), text=True)
