@@ -294,7 +294,7 @@ def plan(
     warnings += [beyond] if beyond else []
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
-    spans = spans_nodes_warning(g, n)
+    spans = spans_nodes_warning(g, n, layout)
     if spans and not is_pipeline(
         layout
     ):  # a pipeline's sends between nodes are timed at PCIe's (planner.model.pipeline)
@@ -329,7 +329,7 @@ def plan(
     from planner.accuracy.serving_margin import sizing_range
 
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
-    margin = sizing_range(g, eng, cat, n, mdl, o.calibration)
+    margin = sizing_range(g, eng, cat, n, mdl, o.calibration, parallelism=layout)
     larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
         g,

@@ -453,7 +453,7 @@ def evaluate(
         else api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
     )
     groups = groups or ((option.gpus_per_replica,) if option.gpus_per_replica else _groups_in_nodes(option, mdl, tried))
-    time_ranges = tuple(sizing_range(gpu, eng, catalog, n, mdl) for n in groups)
+    time_ranges = tuple(sizing_range(gpu, eng, catalog, n, mdl, parallelism=layout) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
