@@ -44,7 +44,7 @@ from planner.engines.kernel_paths import (
     profile_mxfp4_refusal,
     refusal_message,
 )
-from planner.engines.profiles import EngineProfile, engine_profile
+from planner.engines.profiles import _VERSION, ENGINE_ALIASES, EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError, typed_name
 from planner.io import heap
@@ -584,6 +584,61 @@ def check_release(
         raise weight_precision_error(gpu, model, weight_precision, r.catalog)
     if np.any(kv_refused(r)):  # a KV dtype the GPU does not have (T4: bf16)
         raise kv_precision_error(gpu, model, kv_precision, r.catalog, eng)
+
+
+def uneven_experts(model: Model, gpus: int, parallelism: str, engine: Any = None) -> tuple[str, str]:
+    """Where "dp-ep" spreads ``model``'s routed experts over ``gpus`` ranks that do not divide them (trial 16, F8):
+    (a refusal, a note). SGLang refuses it: ``FusedMoE.__init__`` asserts ``num_experts % self.moe_ep_size == 0``
+    (python/sglang/srt/layers/moe/fused_moe_triton/layer.py); vLLM gives the first E % g ranks one expert more
+    (``determine_expert_map``, vllm/model_executor/layers/fused_moe/layer.py), and the plan sizes that busiest rank
+    (``planner.model.memory.memory_plan``). ("", "") where the experts divide evenly or are not spread."""
+    if parallelism != "dp-ep" or model.moe is None or gpus <= 1 or model.moe.num_experts % gpus == 0:
+        return "", ""
+    e = model.moe.num_experts
+    low, extra = e // gpus, e % gpus
+    if engine_profile(engine).name.startswith("sglang"):
+        return (
+            f"SGLang cannot spread {model.name}'s {e} routed experts over {gpus} ranks (dp-ep): its FusedMoE requires "
+            f"num_experts % ep_size == 0; give a group that divides {e}"
+        ), ""
+    return "", (
+        f"{e} routed experts over {gpus} ranks: {extra} ranks hold {low + 1}, the others {low} (vLLM's "
+        f"determine_expert_map); the plan sizes the busiest rank, {low + 1} experts"
+    )
+
+
+#: vLLM's first release that loads DeepSeek-V3's architecture (DeepseekV3ForCausalLM, which Kimi K2 shares): 0.6.6
+#: (vllm-project/vllm issue 11559, a maintainer: "It is supported since v0.6.6", release tag v0.6.6 of 2024-12-27).
+VLLM_DEEPSEEK_V3 = (0, 6, 6)
+#: vLLM's first release with data-parallel attention beside expert- or tensor-parallel MoE layers (the dp-ep layout):
+#: 0.8.0, the first release after vllm-project/vllm pull request 13931 ("[V1] EP/TP MoE + DP Attention", merged
+#: 2025-03; RFC issue 16037 "Data Parallel Attention and Expert Parallel MoEs" tracks it as done).
+VLLM_DP_ATTENTION_EP = (0, 8, 0)
+#: Model families of the DeepSeek-V3 architecture (catalogs/models.toml ``family``).
+DEEPSEEK_V3_FAMILIES = ("DeepSeek-V3", "Kimi K2")
+
+
+def release_cannot_run(engine: Any, model: Model, parallelism: str = "tp") -> str:
+    """Why a pinned vLLM release ("vllm==0.6.0") cannot run ``model`` as ``parallelism`` (trial 16, F7: vLLM 0.6.0
+    was planned as dp-ep for DeepSeek-R1, with only a memory-profile warning), as the refusal's words; "" where it can
+    or the engine is not a pinned vLLM release. Like TensorRT-LLM on AMD GPUs (``engine_vendor_refused``), refused,
+    not warned: the engine would not start."""
+    hit = _VERSION.match(str(engine).strip().lower()) if isinstance(engine, str) else None
+    if hit is None or not ENGINE_ALIASES.get(hit["name"], hit["name"]).startswith("vllm"):
+        return ""
+    version = tuple(int(x) for x in hit["version"].split("."))
+    text = hit["version"]
+    if model.family in DEEPSEEK_V3_FAMILIES and version < VLLM_DEEPSEEK_V3:
+        return (
+            f"vLLM {text} cannot load {model.name} (the DeepSeek-V3 architecture arrived in vLLM 0.6.6: "
+            "vllm-project/vllm issue 11559); give engine vllm==0.6.6 or later, or vllm (the current release)"
+        )
+    if parallelism == "dp-ep" and version < VLLM_DP_ATTENTION_EP:
+        return (
+            f"vLLM {text} has no data-parallel attention with expert-parallel MoE layers (dp-ep; from vLLM 0.8.0: "
+            "vllm-project/vllm pull request 13931); give engine vllm==0.8.0 or later, or parallelism tp"
+        )
+    return ""
 
 
 def experts_upcast(

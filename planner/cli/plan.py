@@ -201,10 +201,15 @@ def _padded_sequence_words(p: Plan) -> str:
     if not padded > 1.005 * alone:
         return ""
     slots = vllm_kv_layer_slots(p.model)
+    parts = [f"its KV groups pad {p.model.num_layers} layers to {slots}"] if slots != p.model.num_layers else []
+    if p.model.sliding_window_layers:
+        parts.append("each sliding-window group holds one more block")
+    # a model without sliding windows (DeepSeek-V3: 61 full-attention layers) pads only to whole blocks (trial 16, F10)
+    if not parts:
+        parts.append(f"block rounding ({p.engine.block_size}-token blocks)")
     return (
-        f" (vLLM's paged layout: its KV groups pad {p.model.num_layers} layers to {slots} and each sliding-window "
-        f"group holds one more block, +{padded / alone - 1:.1%}; the layers alone, what KV_BYTES gives: "
-        f"{fmt_gb(seq * alone / padded)})"
+        f" (vLLM's paged layout: {' and '.join(parts)}, +{padded / alone - 1:.1%}; the layers alone, what KV_BYTES "
+        f"gives: {fmt_gb(seq * alone / padded)})"
     )
 
 
