@@ -44,7 +44,7 @@ from planner.engines.kernel_paths import (
     profile_mxfp4_refusal,
     refusal_message,
 )
-from planner.engines.profiles import EngineProfile, engine_profile
+from planner.engines.profiles import _VERSION, ENGINE_ALIASES, EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError, typed_name
 from planner.io import heap
@@ -67,13 +67,19 @@ def scale_up_gpus(gpu: Gpu) -> int:
     return max(8, int(domain)) if domain is not None and math.isfinite(domain) else 8
 
 
-def spans_nodes_warning(gpu: Gpu, gpus: int) -> str:
-    """Where a tensor-parallel group of ``gpus`` is larger than ``scale_up_gpus``: that it spans several nodes, slower
-    than modelled; "" elsewhere."""
+def spans_nodes_warning(gpu: Gpu, gpus: int, parallelism: str = "tp") -> str:
+    """Where a group of ``gpus`` is larger than ``scale_up_gpus``: that it spans several nodes, slower than modelled,
+    naming what crosses them (tensor parallelism's all-reduces; under "dp-ep" the experts' exchange between the
+    data-parallel attention ranks, trial 16, F11); "" elsewhere."""
     most = scale_up_gpus(gpu)
     if gpus <= most:
         return ""
     what = "one 8-GPU node" if most == 8 else f"{gpu.name}'s {most}-GPU NVLink domain"
+    if parallelism == "dp-ep":
+        return (
+            f"{gpus:,} GPUs is more than {what}: the attention ranks are data-parallel, but the experts' all-to-all "
+            "exchange between them crosses nodes, slower than modelled"
+        )
     return f"{gpus:,} GPUs is more than {what}: tensor parallelism across nodes is slower than modelled"
 
 
@@ -295,6 +301,29 @@ def engine_label(engine: Any) -> str:
     return "SGLang" if name.startswith("sglang") else "TensorRT-LLM" if name.startswith("tensorrt") else "vLLM"
 
 
+def sglang_dp_default(engine: Any, util: Any, parallelism: str, gpus: float) -> bool:
+    """Whether a plan's memory fraction is SGLang's default rule under data-parallel attention over more than one rank
+    (``utilization_on``: none given, a ``memory_fraction_rule``, "dp-ep"), whose DP reserve grows with the DP size."""
+    eng = engine_profile(engine)
+    return util is None and bool(eng.memory_fraction_rule) and parallelism == "dp-ep" and gpus > 1
+
+
+def sglang_dp_default_words(fraction: float, dp: int) -> str:
+    """What SGLang's default mem_fraction_static does at DP ``dp`` (trial 16, F3), for a refusal: the rule reserves
+    cuda_graph_max_bs x dp_size x 3 MiB (x 1.5 more above 300 graphs) for DP attention on every GPU
+    (``planner.engines.sglang.sglang_reserved_mib``; SGLang 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``
+    ``reserve_for_graph_mb``: ``reserved_mem += decode_cuda_graph_config.max_bs * cfg.dp_size * 3``, and ``* 1.5``
+    above 300; 0.5.5 ``server_args.py`` ``_handle_gpu_memory_settings`` the same), so 512 graphs at DP 16 keep 36 GiB
+    of an 80 GiB H100 out of the fraction and DP 32 leaves it below 0. Deployments of this size set
+    --mem-fraction-static (the LMSYS 96 x H100 DeepSeek deployment, 2025-05-05)."""
+    left = "below 0, so SGLang cannot start with it" if fraction <= 0 else "too little for the weights"
+    return (
+        f"SGLang's default rule gives mem_fraction_static {fraction:.3g} at DP {dp:,}, {left} (its reserve for DP "
+        "attention grows with the DP size); deployments of this size set --mem-fraction-static: give it as "
+        "memory_utilization (planner plan --memory-utilization F)"
+    )
+
+
 def memory_fraction_words(engine: Any, fraction: float) -> str:
     """The engine's option that sets the share of each GPU's memory it takes for weights, activations and KV cache,
     with its value: "vLLM's gpu_memory_utilization 0.9", "SGLang's mem_fraction_static 0.817" (its per-GPU default,
@@ -432,7 +461,8 @@ def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalo
     if precision.name in NVIDIA_ONLY_WEIGHTS and gpu.vendor != "NVIDIA":
         amd = (
             " (vLLM's ROCm emulation, dequantized into bf16 math, is not timed here); AMD's 4-bit format is mxfp4 "
-            "(an E8M0 scale per 32; MI355X's FP4 tensor cores run it): use -w mxfp4"
+            "(an E8M0 scale per 32; MI355X's FP4 tensor cores run it): give mxfp4 as the weight precision "
+            "(weight_precision)"
             if gpu.vendor == "AMD"
             else ""
         )
@@ -509,15 +539,16 @@ def weight_only_note(gpu: Gpu, precision: Any, engine: EngineProfile) -> str:
     weight read, GEMMs at the 16-bit peak, ``planner.model.operators.weight_only_flop_scale``). vLLM: FP8 on SM
     below 8.9 takes the Marlin kernel ("For GPUs that lack FP8 hardware support, we can leverage the Marlin kernel
     for fast weight-only FP8 quantization", ``Fp8LinearMethod.use_marlin``, vllm/model_executor/layers/quantization/
-    fp8.py at commit 0071b24b). "" elsewhere (16-bit or integer math, or the GPU has the math)."""
+    fp8.py at commit 0071b24b). Marlin is a CUDA kernel: on another vendor's GPU (MI300X) the note names none (trial
+    16, F11). "" elsewhere (16-bit or integer math, or the GPU has the math)."""
     if precision.math not in ("fp8", "fp4") or precision.math in gpu.peak_flop_per_s:
         return ""
     if not gpu.takes_weights(precision.name):
         return ""
     return (
         f"{precision.name} weights on {gpu.name}: it has no {precision.math} tensor cores ({gpu.architecture}), so "
-        f"{engine.name} runs them weight-only, dequantized into 16-bit math (W{precision.bits_per_element:g}A16, "
-        f"Marlin kernels): timed so, {precision.bytes_per_element:g} B read per weight and the GEMMs at the "
+        f"{engine.name} runs them weight-only, dequantized into 16-bit math (W{precision.bits_per_element:g}A16"
+        f"{', Marlin kernels' if gpu.vendor == 'NVIDIA' else ''}): timed so, {precision.bytes_per_element:g} B read per weight and the GEMMs at the "
         "16-bit peak"
     )
 
@@ -553,6 +584,61 @@ def check_release(
         raise weight_precision_error(gpu, model, weight_precision, r.catalog)
     if np.any(kv_refused(r)):  # a KV dtype the GPU does not have (T4: bf16)
         raise kv_precision_error(gpu, model, kv_precision, r.catalog, eng)
+
+
+def uneven_experts(model: Model, gpus: int, parallelism: str, engine: Any = None) -> tuple[str, str]:
+    """Where "dp-ep" spreads ``model``'s routed experts over ``gpus`` ranks that do not divide them (trial 16, F8):
+    (a refusal, a note). SGLang refuses it: ``FusedMoE.__init__`` asserts ``num_experts % self.moe_ep_size == 0``
+    (python/sglang/srt/layers/moe/fused_moe_triton/layer.py); vLLM gives the first E % g ranks one expert more
+    (``determine_expert_map``, vllm/model_executor/layers/fused_moe/layer.py), and the plan sizes that busiest rank
+    (``planner.model.memory.memory_plan``). ("", "") where the experts divide evenly or are not spread."""
+    if parallelism != "dp-ep" or model.moe is None or gpus <= 1 or model.moe.num_experts % gpus == 0:
+        return "", ""
+    e = model.moe.num_experts
+    low, extra = e // gpus, e % gpus
+    if engine_profile(engine).name.startswith("sglang"):
+        return (
+            f"SGLang cannot spread {model.name}'s {e} routed experts over {gpus} ranks (dp-ep): its FusedMoE requires "
+            f"num_experts % ep_size == 0; give a group that divides {e}"
+        ), ""
+    return "", (
+        f"{e} routed experts over {gpus} ranks: {extra} ranks hold {low + 1}, the others {low} (vLLM's "
+        f"determine_expert_map); the plan sizes the busiest rank, {low + 1} experts"
+    )
+
+
+#: vLLM's first release that loads DeepSeek-V3's architecture (DeepseekV3ForCausalLM, which Kimi K2 shares): 0.6.6
+#: (vllm-project/vllm issue 11559, a maintainer: "It is supported since v0.6.6", release tag v0.6.6 of 2024-12-27).
+VLLM_DEEPSEEK_V3 = (0, 6, 6)
+#: vLLM's first release with data-parallel attention beside expert- or tensor-parallel MoE layers (the dp-ep layout):
+#: 0.8.0, the first release after vllm-project/vllm pull request 13931 ("[V1] EP/TP MoE + DP Attention", merged
+#: 2025-03; RFC issue 16037 "Data Parallel Attention and Expert Parallel MoEs" tracks it as done).
+VLLM_DP_ATTENTION_EP = (0, 8, 0)
+#: Model families of the DeepSeek-V3 architecture (catalogs/models.toml ``family``).
+DEEPSEEK_V3_FAMILIES = ("DeepSeek-V3", "Kimi K2")
+
+
+def release_cannot_run(engine: Any, model: Model, parallelism: str = "tp") -> str:
+    """Why a pinned vLLM release ("vllm==0.6.0") cannot run ``model`` as ``parallelism`` (trial 16, F7: vLLM 0.6.0
+    was planned as dp-ep for DeepSeek-R1, with only a memory-profile warning), as the refusal's words; "" where it can
+    or the engine is not a pinned vLLM release. Like TensorRT-LLM on AMD GPUs (``engine_vendor_refused``), refused,
+    not warned: the engine would not start."""
+    hit = _VERSION.match(str(engine).strip().lower()) if isinstance(engine, str) else None
+    if hit is None or not ENGINE_ALIASES.get(hit["name"], hit["name"]).startswith("vllm"):
+        return ""
+    version = tuple(int(x) for x in hit["version"].split("."))
+    text = hit["version"]
+    if model.family in DEEPSEEK_V3_FAMILIES and version < VLLM_DEEPSEEK_V3:
+        return (
+            f"vLLM {text} cannot load {model.name} (the DeepSeek-V3 architecture arrived in vLLM 0.6.6: "
+            "vllm-project/vllm issue 11559); give engine vllm==0.6.6 or later, or vllm (the current release)"
+        )
+    if parallelism == "dp-ep" and version < VLLM_DP_ATTENTION_EP:
+        return (
+            f"vLLM {text} has no data-parallel attention with expert-parallel MoE layers (dp-ep; from vLLM 0.8.0: "
+            "vllm-project/vllm pull request 13931); give engine vllm==0.8.0 or later, or parallelism tp"
+        )
+    return ""
 
 
 def experts_upcast(
@@ -1046,6 +1132,10 @@ def _does_not_fit(
             if least
             else f"; no group of up to {GPU_GROUPS[-1]} works"
         )
+        if sglang_dp_default(engine, util, par, g) and (weights_short[i] or utils[i] <= 0):
+            # SGLang's own default fraction falls with the DP size (trial 16, F3): the refusal is the rule's, not the
+            # GPUs', and no larger group helps (the reserve grows with it): say so, and how deployments set it
+            head, short, tail = f"{mname} on {g:,} x {gname} as dp-ep", sglang_dp_default_words(utils[i], g), ""
         errors.append(
             DoesNotFitError(f"{head}: {short}{tail}", shortfall_bytes=float(shorts[i]), smallest_gpus=least or None)
         )

@@ -32,6 +32,7 @@ from planner.deploy import (
     experts_published_apart,
     experts_upcast,
     fp8_kv_note,
+    release_cannot_run,
     served_batch,
     sixteen_bit_note,
     spans_nodes_warning,
@@ -253,11 +254,19 @@ def plan(
     if o.kv_precision is None and kp == "bf16" and not g.takes_weights("bf16") and g.takes_weights("fp16"):
         kp = "fp16"  # the cache is kept in the model's dtype, fp16 where the GPU has no bf16 (T4; int4 weights too)
     layout = check_parallelism(o.parallelism)
+    cannot = release_cannot_run(options.get("engine"), mdl, layout)  # vllm==0.6.0 and DeepSeek-V3 or dp-ep
+    if cannot:
+        raise OutOfRangeError(cannot)
     # the KV precision as typed ("fp4", not "nvfp4"): an error about it quotes the user's name (then the catalog's)
     typed_kv = o.kv_precision if o.kv_precision is not None else kp
     o = replace(o, kv_precision=typed_kv, engine=eng, catalog=cat, parallelism=layout)
+    if o.gpus is not None and api.uneven_experts(mdl, int(o.gpus), layout, eng)[0]:  # before the memory's refusal
+        raise OutOfRangeError(api.uneven_experts(mdl, int(o.gpus), layout, eng)[0])
     mem = api._memory_plan(g, mdl, context, o)
     n = int(mem.gpus)
+    refused, uneven = api.uneven_experts(mdl, n, layout, eng)  # dp-ep over a group that does not divide the experts
+    if refused:
+        raise OutOfRangeError(refused)
     top = int(mem.max_batch)
     if batch is None and top > MAX_BATCH_INPUT:  # only with implausible catalog numbers (memory_bytes near 2**63)
         raise OutOfRangeError(
@@ -294,7 +303,8 @@ def plan(
     warnings += [beyond] if beyond else []
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
-    spans = spans_nodes_warning(g, n)
+    warnings += [uneven] if uneven else []
+    spans = spans_nodes_warning(g, n, layout)
     if spans and not is_pipeline(
         layout
     ):  # a pipeline's sends between nodes are timed at PCIe's (planner.model.pipeline)
@@ -329,7 +339,7 @@ def plan(
     from planner.accuracy.serving_margin import sizing_range
 
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
-    margin = sizing_range(g, eng, cat, n, mdl, o.calibration)
+    margin = sizing_range(g, eng, cat, n, mdl, o.calibration, parallelism=layout)
     larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
         g,

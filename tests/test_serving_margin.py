@@ -258,7 +258,10 @@ class TestRule:
         an NVIDIA GPU's note does not."""
         got = margin_range(residual_range("MI300X", engine, gpus=8), "MI300X", engine, "MLA")
         assert "kernel curves of H100 SXM 80GB stand in on MI300X (x1.57 either way" in got.note
-        assert got.note.endswith("these runs' errors hold that miss, which is why the range is theirs")
+        # then the runs' releases and layout (trial 16, F1: serving_margin.runs_clause)
+        said, runs = got.note.split("; the runs' releases: ")
+        assert said.endswith("these runs' errors hold that miss, which is why the range is theirs")
+        assert runs.endswith("layout TP8 (all 9)" if engine == "vllm" else "layout TP8 (all 14)")
         h100 = margin_range(llama_range("H100 SXM 80GB", gpus=8), "H100 SXM 80GB", "vllm", "dense")
         assert "kernel curves of" not in h100.note
 
@@ -309,7 +312,7 @@ def _row(tpot_s: float, source: str = "a", engine: str = "vllm", version: str = 
     """A steady-load serving row (4 of 100 prompts in flight) predicted at 1 s a token."""
     return SimpleNamespace(
         tpot_s=tpot_s, kind="serving", batch=4, num_prompts=100, request_rate=None, engine=engine, source_group=source,
-        engine_version=version,
+        engine_version=version, parallelism="tp", gpus=1,
     )  # fmt: skip
 
 

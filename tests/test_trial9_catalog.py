@@ -98,7 +98,7 @@ class TestNvfp4IsRefusedOffNvidia:
         line = one_line(run("plan", "--gpu", gpu, "--model", "deepseek-r1", "--context", "8192", "-w", typed), 2)
         assert line.startswith(f"planner: error: {gpu} (AMD CDNA ")
         assert ("'fp4' (read as nvfp4)" if typed == "fp4" else "in 'nvfp4':") in line
-        assert "is NVIDIA's format" in line and "use -w mxfp4" in line and "Marlin" not in line
+        assert "is NVIDIA's format" in line and "give mxfp4 as the weight precision" in line and "Marlin" not in line
         assert line.endswith("weight precisions it takes: fp32, bf16, fp16, fp8, int8, int4, w8a16, mxfp4")
 
     def test_intel_refuses_it_too(self):
@@ -120,7 +120,9 @@ class TestNvfp4IsRefusedOffNvidia:
         with pytest.raises(OutOfRangeError, match=r"MI355X \(AMD CDNA 4\) cannot run .* is NVIDIA's format"):
             planner.max_batch("MI355X", "deepseek-r1", 8192, gpus=8, weight_precision="fp4")
         assert xf.MAX_BATCH("MI300X", "deepseek-r1", 8192, None, 8, "fp4") == "#NUM!"
-        assert "use -w mxfp4" in xf.PLANNER_WHY("MAX_BATCH", "MI300X", "deepseek-r1", 8192, None, 8, "fp4")
+        assert "give mxfp4 as the weight precision" in xf.PLANNER_WHY(
+            "MAX_BATCH", "MI300X", "deepseek-r1", 8192, None, 8, "fp4"
+        )
         assert xf.MAX_BATCH("B200", "deepseek-r1", 8192, None, 8, "fp4") > 0
 
     def test_the_workbooks_gpu_formats_leave_nvfp4_out_on_amd(self):

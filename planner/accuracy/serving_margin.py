@@ -51,6 +51,7 @@ import numpy as np
 from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.profiles import ENGINE_ALIASES, parse_version
+from planner.model.layouts import layout_label
 
 #: Percentiles of a region's range, as the prediction ranges take them.
 LOW_Q, HIGH_Q = 10, 90
@@ -84,7 +85,11 @@ COLUMNS = (
     "residual_smallest",
     "residual_largest",
     "sources",
+    "versions",
+    "layouts",
 )
+#: The columns a file must have (one written before trial 16 lacks ``versions`` and ``layouts``).
+REQUIRED_COLUMNS = COLUMNS[:-2]
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,10 @@ class ServingRegion:
     largest: float
     sources: str
     releases: str = "all"  # "all": every release's runs; "current": only runs of the engine's current line (RELEASES)
+    versions: str = ""  # the engine releases the runs used, as their sources give them ("0.7.4.dev181 0.8.5"; "?" none)
+    layouts: str = (
+        ""  # how the runs split the model, as read (``layouts.layout_label``: "TP8", "DEP8"), space-separated
+    )
 
 
 def serving_residuals_file() -> Path:
@@ -206,14 +215,19 @@ def serving_residual_table(
             raise ValueError(f"architecture class {arch!r} is not one of {', '.join(CLASSES)}")
         if not (np.isfinite(measured) and np.isfinite(pred) and pred > 0):
             continue
-        figure = (measured / pred - 1.0, r.source_group)
+        figure = (
+            measured / pred - 1.0,
+            r.source_group,
+            release_token(r.engine_version),
+            layout_label(r.parallelism, r.gpus),
+        )
         sets = ("all", "current") if of_kernel_line(r.engine, r.engine_version) else ("all",)
         for where in (gpu, EVERY_GPU):
             for releases in sets:
                 by_key.setdefault((where, engine_name(r.engine), arch, releases), []).append(figure)
     out = []
     for (gpu, engine, arch, releases), figures in sorted(by_key.items()):
-        e = np.array([x for x, _ in figures])
+        e = np.array([f[0] for f in figures])
         low, median, high = np.percentile(e, [LOW_Q, 50, HIGH_Q])
         out.append(
             dict(
@@ -227,10 +241,54 @@ def serving_residual_table(
                 residual_high=f"{high:.2f}",
                 residual_smallest=f"{e.min():.2f}",
                 residual_largest=f"{e.max():.2f}",
-                sources=" ".join(sorted({s for _, s in figures})),
+                sources=" ".join(sorted({f[1] for f in figures})),
+                versions=_counted_labels([f[2] for f in figures], _version_key),
+                layouts=_counted_labels([f[3] for f in figures], _layout_key),
             )
         )
     return out
+
+
+def release_token(engine_version: str) -> str:
+    """A run's engine release as one word for the file's ``versions`` column: its first word, a leading "v" and a
+    local build suffix dropped ("v0.11.0 (the document's Engine Version list)" -> "0.11.0", "0.7.4.dev181+gf35f8e22
+    (...)" -> "0.7.4.dev181"); an image tag as written ("rocm/sgl-dev:upstream_20250312_v1"); "?" where none is
+    given."""
+    words = str(engine_version or "").split()
+    if not words:
+        return "?"
+    word = words[0].split("+")[0]
+    return word[1:] if word[:1] == "v" and word[1:2].isdigit() else word
+
+
+def _counted_labels(labels: Sequence[str], key) -> str:
+    """ "0.7.4.dev181:9 0.11.0:1": each label and how many figures have it, in ``key`` order."""
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    return " ".join(f"{label}:{counts[label]}" for label in sorted(counts, key=key))
+
+
+def counted_labels(text: str) -> list[tuple[str, int]]:
+    """The (label, figures) pairs of a ``versions`` or ``layouts`` cell ("0.7.4.dev181:9 0.11.0:1")."""
+    out = []
+    for word in (text or "").split():
+        label, _, n = word.rpartition(":")
+        out.append((label, int(n)) if label and n.isdigit() else (word, 0))
+    return out
+
+
+def _version_key(version: str) -> tuple:
+    """Releases oldest first ("0.4.3.post2" before "0.5.7"), unparsed ones ("?") last."""
+    parsed = parse_version(version)
+    return (0, parsed.release, version) if parsed is not None else (1, (), version)
+
+
+def _layout_key(label: str) -> tuple:
+    """Layouts by kind (TP, TEP, DEP, PP), then group size: "TP2 TP8 DEP8"."""
+    digits = "".join(c for c in label if c.isdigit()) or "0"
+    kind = label.rstrip("0123456789x")
+    return ({"TP": 0, "TEP": 1, "DEP": 2}.get(kind, 3), kind, int(digits[:3]), label)
 
 
 Regions = Mapping[tuple[str, str, str, str], ServingRegion]
@@ -245,7 +303,7 @@ def load_serving(path: str | None = None) -> dict[tuple[str, str, str, str], Ser
         return {}
     with open(p, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
+        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or ())]
         if missing:  # a file written before s171 has no architecture column
             raise ValueError(
                 f"{p}: no column {', '.join(missing)}; the columns are {', '.join(COLUMNS)} "
@@ -267,6 +325,8 @@ def regions_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str, str, 
             *(float(r[c]) for c in residuals),
             r["sources"],
             r["releases"],
+            r.get("versions") or "",
+            r.get("layouts") or "",
         )
         for r in table
     }
@@ -352,12 +412,14 @@ def margin_range(
     engine: object,
     architecture: str,
     regions: Regions | None = None,
+    parallelism: str | None = None,
 ) -> TimeRange:
     """The range a fleet of ``engine`` serving a model of class ``architecture`` (``margin_class``) on ``gpu_name``
     is sized with (the module's rule), from ``prediction``, the range of a
     single prediction there (``calibration.residual_range``). ``regions``: the file's (``load_serving``) unless given
     (``bench/range_coverage.py`` rebuilds them without one source at a time). The note says which runs the margin
-    comes from ("from 7 dense-model runs on H100 SXM 80GB + vLLM ...")."""
+    comes from ("from 7 dense-model runs on H100 SXM 80GB + vLLM ..."), and ends with those runs' engine releases and
+    layouts (``runs_clause``; ``parallelism``: the planned layout, said when no run had it)."""
     regions = load_serving() if regions is None else regions
     pool = margin_pool(gpu_name, engine, architecture, regions)
     kind, own, pooled = pool.kind, pool.own, pool.pooled
@@ -370,7 +432,7 @@ def margin_range(
         note = f"from {_runs(own.rows, architecture, pool)} on {gpu_name} + {label} ({held}; sources: {own.sources}): "
         note += f"{own.low:+.0%} / {own.high:+.0%}"
         note += f"; {borrowed}: these runs' errors hold that miss, which is why the range is theirs" if borrowed else ""
-        return TimeRange(own.low, own.high, note)
+        return TimeRange(own.low, own.high, note + runs_clause(own, parallelism))
     low, high, parts = prediction.low, prediction.high, []
     if kind.startswith("every GPU"):
         low, high = min(low, pooled.low), max(high, pooled.high)
@@ -385,10 +447,41 @@ def margin_range(
             f"{own.smallest:+.0%} to {own.largest:+.0%}"
         )
     verb = "widened to hold the errors of" if (low, high) != prediction[:2] else "it already holds the errors of"
-    return TimeRange(low, high, f"{prediction.note}; {verb} " + " and of ".join(parts), prediction.widened)
+    clause = runs_clause(pooled if kind.startswith("every GPU") else own, parallelism)
+    return TimeRange(low, high, f"{prediction.note}; {verb} " + " and of ".join(parts) + clause, prediction.widened)
 
 
-def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None) -> TimeRange:
+#: The words ``runs_clause`` starts with, which ``planner.export.money_tables`` finds in a note.
+RUNS_CLAUSE = "; the runs' releases: "
+#: How a note names the dp-ep layout where no run of a margin had it (trial 16, F1).
+NO_DP_EP_RUN = (
+    "none of these runs used data-parallel attention with the experts spread (dp-ep, the layout planned), "
+    "so the margin is the tensor-parallel runs'"
+)
+
+
+def runs_clause(region: ServingRegion | None, parallelism: str | None = None) -> str:
+    """ "; the runs' releases: vLLM 0.7.4.dev181 (9 runs), 0.11.0 (1); layout TP8 (all 10)": which engine releases
+    and layouts the runs a margin rests on used (the file's ``versions`` and ``layouts``; trial 16, F1: a +149%
+    margin from February 2025 nightlies, all TP 8, sized a dp-ep fleet without saying so), and, where the planned
+    ``parallelism`` is "dp-ep" and no run was DEP, ``NO_DP_EP_RUN``. "" for a region without those columns."""
+    if region is None or not region.versions:
+        return ""
+    label = ENGINE_LABELS.get(region.engine, region.engine)
+    versions = counted_labels(region.versions)
+    said = ", ".join(f"{v} ({n}{' runs' if i == 0 else ''})" for i, (v, n) in enumerate(versions))
+    text = f"{RUNS_CLAUSE}{label} {said}"
+    layouts = counted_labels(region.layouts)
+    if len(layouts) == 1:
+        text += f"; layout {layouts[0][0]} (all {region.rows})"
+    elif layouts:
+        text += "; layouts " + ", ".join(f"{v} ({n})" for v, n in layouts)
+    if parallelism == "dp-ep" and layouts and not any(v.startswith("DEP") for v, _ in layouts):
+        text += f"; {NO_DP_EP_RUN}"
+    return text
+
+
+def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None, parallelism: str | None = None) -> TimeRange:
     """The range a budget review sizes a group with (``planner export``'s latency margin), which ``planner plan``
     states beside its prediction range: a calibration entry's own range where one is in effect, else
     ``margin_range`` of the prediction range for this GPU, group and model (``calibration.residual_range``), with
@@ -399,5 +492,8 @@ def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None) -> Ti
     if calibrated_range(gpu, engine, calibration) is not None:
         return prediction
     return with_calibration_note(
-        margin_range(prediction, gpu.name, engine.name, margin_class(model)), gpu, engine, calibration
+        margin_range(prediction, gpu.name, engine.name, margin_class(model), parallelism=parallelism),
+        gpu,
+        engine,
+        calibration,
     )

@@ -58,6 +58,11 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.NoSuchOption as exc:
+            hint = layout_option_hint(exc)
+            if hint is None:
+                raise
+            raise click.NoSuchOption(exc.option_name, message=hint, ctx=exc.ctx) from None
         except PlannerError as exc:
             fail(str(exc), exc.exit_code)
         except BrokenPipeError:  # `planner catalog list | head`: the reader left; nothing to say
@@ -67,6 +72,37 @@ class LazyGroup(click.Group):
             fail(f"{where}{exc.strerror or type(exc).__name__}", 1)
         except (RecursionError, OverflowError, MemoryError) as exc:
             fail(f"input too large or too deeply nested ({type(exc).__name__}); give values of a realistic size", 2)
+
+
+#: The engines' own parallelism flags (vLLM's --tensor-parallel-size / --data-parallel-size /
+#: --enable-expert-parallel, SGLang's --tp / --dp / --ep-size) that planner spells as a layout and a group size.
+LAYOUT_FLAGS = (
+    "--ep",
+    "--dp",
+    "--tp",
+    "--ep-size",
+    "--dp-size",
+    "--tp-size",
+    "--tensor-parallel-size",
+    "--data-parallel-size",
+    "--expert-parallel-size",
+    "--enable-expert-parallel",
+    "--enable-dp-attention",
+)
+
+
+def layout_option_hint(exc: click.NoSuchOption) -> str | None:
+    """For an engine's parallelism flag given to a command that takes ``--parallelism`` (trial 16, F4: ``--ep 8``
+    got click's "did you mean --gpu, --help, --rate"), what planner calls it; None for any other unknown option."""
+    name = (exc.option_name or "").split("=")[0]
+    takes = exc.ctx is not None and any(p.name == "parallelism" for p in exc.ctx.command.params)
+    if name not in LAYOUT_FLAGS or not takes:
+        return None
+    return (
+        f"No such option '{name}': planner sets the group size with --gpus and the layout with --parallelism "
+        "(tp: tensor parallel over --gpus; dp-ep: data-parallel attention with the experts spread, DP = EP = --gpus; "
+        "tp-ep: tensor-parallel attention, whole experts spread); a DP or EP size other than --gpus is not modelled"
+    )
 
 
 def quiet_exit_on_broken_pipe() -> None:

@@ -154,6 +154,39 @@ def _low_words(low: float, floor_s: float) -> str:
     return f"{fmt_seconds(low)}, the datasheet roofline floor," if floor_s > 0 and low <= floor_s else fmt_seconds(low)
 
 
+#: The engines with no held-out run of the dp-ep layout (trial 16, F2): every attention-DP run ``planner validate``
+#: checks is TensorRT-LLM's ("DEP", README "Layouts"); sgl-cookbook's expert- or attention-data-parallel rows were
+#: left out (catalogs/reference/README.md), and dstack's SGLang 0.4.3 runs are read as TP 8 (docs/history.md s180).
+NO_DP_EP_RUNS = {"vllm": "vLLM", "sglang": "SGLang"}
+#: What a plan says of an MLA model's TTFT range (trial 16, F6): the prediction ranges' dimensions are the GPU, group,
+#: engine, MoE or dense and size (``planner.accuracy.ranges.DIMENSIONS``), no attention kind; only the Budget
+#: review's TPOT margin keeps MLA apart (``serving_margin.margin_class``).
+MLA_TTFT_RANGE = (
+    "not per attention kind: MLA models' held-out TTFT figures are pooled with the GQA models' (no range of their "
+    "own; the Budget review's TPOT margin keeps MLA apart)"
+)
+
+
+def _ranges_not_kept_apart(p: Plan) -> list[tuple[str, str]]:
+    """The rows saying what the time ranges are not specific to (trial 16, F2 and F6): a dp-ep plan on an engine
+    with no held-out run of that layout, and an MLA model's TTFT. Stated, not fitted."""
+    from planner.accuracy.serving_margin import engine_name
+
+    rows = []
+    engine = NO_DP_EP_RUNS.get(engine_name(p.engine))
+    if p.parallelism == "dp-ep" and engine:
+        rows.append(
+            (
+                "Time ranges' layout",
+                f"no held-out {engine} run of dp-ep exists (only TensorRT-LLM's DEP runs are checked): these ranges "
+                "come from other layouts' runs, mostly tensor-parallel",
+            )
+        )
+    if p.model.mla is not None:
+        rows.append(("TTFT range", MLA_TTFT_RANGE))
+    return rows
+
+
 def _padded_sequence_words(p: Plan) -> str:
     """Where vLLM's hybrid KV cache pads a sequence (sliding-window layers in equal groups, the last padded, one more
     block per sliding group: ``planner.model.memory.padded_kv_layer_tokens``) to more than 0.5% above the layers
@@ -168,10 +201,15 @@ def _padded_sequence_words(p: Plan) -> str:
     if not padded > 1.005 * alone:
         return ""
     slots = vllm_kv_layer_slots(p.model)
+    parts = [f"its KV groups pad {p.model.num_layers} layers to {slots}"] if slots != p.model.num_layers else []
+    if p.model.sliding_window_layers:
+        parts.append("each sliding-window group holds one more block")
+    # a model without sliding windows (DeepSeek-V3: 61 full-attention layers) pads only to whole blocks (trial 16, F10)
+    if not parts:
+        parts.append(f"block rounding ({p.engine.block_size}-token blocks)")
     return (
-        f" (vLLM's paged layout: its KV groups pad {p.model.num_layers} layers to {slots} and each sliding-window "
-        f"group holds one more block, +{padded / alone - 1:.1%}; the layers alone, what KV_BYTES gives: "
-        f"{fmt_gb(seq * alone / padded)})"
+        f" (vLLM's paged layout: {' and '.join(parts)}, +{padded / alone - 1:.1%}; the layers alone, what KV_BYTES "
+        f"gives: {fmt_gb(seq * alone / padded)})"
     )
 
 
@@ -357,6 +395,8 @@ def render_plan(p: Plan) -> str:
         row("Calibration", p.calibration.text)
     if p.time_range_widened:
         row("Time ranges widened", p.time_range_widened)
+    for label, words in _ranges_not_kept_apart(p):
+        row(label, words)
     if p.time_range_held:
         row("Time ranges held", p.time_range_held)
     if p.serving_margin != p.time_residuals or p.serving_margin_note != p.time_range_note:

@@ -19,7 +19,7 @@ from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
-from planner.errors import InvalidInputError, PlannerError
+from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.export import sizing
 from planner.export.ownership import Money, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
@@ -450,13 +450,16 @@ def evaluate(
     valid = api.valid_tp_sizes(mdl, parallelism=layout, engine=eng)  # the engine's split rule (kv_heads_any_split)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
         raise api.tp_size_error(mdl, option.gpus_per_replica, layout, eng)
+    uneven = api.uneven_experts(mdl, option.gpus_per_replica or 1, layout, eng)[0]  # SGLang: E % g != 0
+    if uneven:
+        raise OutOfRangeError(uneven)
     tried = (
         ()
         if option.gpus_per_replica
         else api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
     )
     groups = groups or ((option.gpus_per_replica,) if option.gpus_per_replica else _groups_in_nodes(option, mdl, tried))
-    time_ranges = tuple(sizing_range(gpu, eng, catalog, n, mdl) for n in groups)
+    time_ranges = tuple(sizing_range(gpu, eng, catalog, n, mdl, parallelism=layout) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )

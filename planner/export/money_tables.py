@@ -7,6 +7,7 @@ Same ``Table`` and column kinds as ``planner.export.tables``; every figure comes
 from __future__ import annotations
 
 import math
+import re
 
 from planner.catalog.resolve import experts_words
 from planner.engines.profiles import IDEAL
@@ -347,10 +348,18 @@ def margin_sets_fleet_line(review: Review) -> str:
 
 def _basis(note: str) -> str:
     """The runs a margin note names ("13 MLA-model runs on H200 SXM 141GB + SGLang"), or "the model's range"."""
+    from planner.accuracy.serving_margin import RUNS_CLAUSE
     from planner.export.reason import range_basis
 
     basis = range_basis(note)
-    return basis.split(" (")[0] if basis != "its benchmark rows" else "the model's range"
+    # the runs' releases and layout (trial 16, F1): "vLLM 0.7.4.dev181 (9 runs), 0.11.0 (1); layout TP8 (all 10)"
+    runs = note.split(RUNS_CLAUSE, 1)[1] if RUNS_CLAUSE in note else ""
+    if basis == "its benchmark rows":
+        pooled = re.search(r"widened to hold the errors of (.+?) \(", note) if runs else None
+        head = "the model's range" + (f", widened to hold {pooled[1]}" if pooled else "")
+    else:
+        head = basis.split(" (")[0]
+    return head + (f": {runs}" if runs else "")
 
 
 def _margin_cost_line(review: Review) -> str:

@@ -130,6 +130,15 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
     else:
         at_end = "at the slow end of those ranges no fleet of this option meets the targets"
         then = "otherwise the targets cannot be promised on this option at any fleet size: measure before committing"
+    if s.meets and s.monthly_usd < rec.monthly_usd:
+        # the slow end below the plan (trial 16, F5): no "otherwise up to" a lower figure; as the options table says it
+        # (tables._slow_end_below)
+        text = (
+            f"{rests}{ranged}{at_end}, below the plan: its +{rec.margin:.0%} latency margin is wider than the held-out "
+            f"range it is checked against, so budget the plan's {plan} a month, and test one replica at its planned "
+            f"load{test.removeprefix('one replica tested at its planned load')} against the targets before buying"
+        )
+        return "What to budget: " + text + "."
     text = f"{rests}{ranged}{at_end}: budget the plan's {plan} a month if {test} meets the targets, {then}."
     return "What to budget: " + text
 

@@ -28,6 +28,7 @@ from planner.api import (
     check_parallelism,
     engine_vendor_refused,
     layout_error,
+    release_cannot_run,
     tp_size_error,
     valid_tp_sizes,
     vendor_error,
@@ -1023,6 +1024,10 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
         if engine_vendor_refused(eng, gpu):
             where = f"option #{i + 1} ({o.name}).engine"
             raise ScenarioError(f"{source}: {where}: {vendor_error(gpu, eng)}{_line_note(source, _where_loc(where))}")
+        cannot = release_cannot_run(o.engine, catalog.model(o.model), o.parallelism or "tp") if o.model else ""
+        if cannot:  # a pinned vLLM release without the model's architecture or the layout (trial 16, F7)
+            where = f"option #{i + 1} ({o.name}).engine"
+            raise ScenarioError(f"{source}: {where}: {cannot}{_line_note(source, _where_loc(where))}")
     options = [engine_profile(o.engine) for o in scenario.option]
     lever_from = [e for o, e in zip(scenario.option, options, strict=True) if scenario.baseline in (None, o.name)]
     for where, name, engines in [

@@ -633,7 +633,12 @@ def memory_plan(
             # MoE DP chunks, batched all-to-all kernels), not read here
             peak = activation_peak_bytes(model, limits, engine, 1.0, precision, moe_workspace=False)
             reserve_bytes = reserve_bytes_per_gpu(peak, gpus, engine)
-        share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
+        # the busiest rank's experts: vLLM's ``determine_expert_map`` (vllm/model_executor/layers/fused_moe/layer.py)
+        # gives num_experts // g to each rank and one more to the first num_experts % g, so ceil(E / g) sets the
+        # memory (256 over 6 ranks: 43, not 42.67; trial 16, F8); SGLang refuses a g that does not divide E
+        experts = ops.maximum(model.num_experts, 1.0)
+        busiest = ops.ceil(experts / gpus) / experts
+        share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param * busiest)
         one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
         return replace(one, gpus=gpus, weight_bytes=wb, **group)
