@@ -74,6 +74,7 @@ from planner.engines.profiles import (
     with_prefill_chunk_divisor,
     with_published_host_cost,
     with_release_kernels,
+    with_row_attention_dp_gate,
     with_row_max_prefill_tokens,
     with_row_memory_utilization,
     with_row_scheduler_recv_interval,
@@ -305,6 +306,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
     # SGLang's receive interval from the row's own ``--scheduler-recv-interval`` (s187)
     profile = with_row_scheduler_recv_interval(profile, row.scheduler_recv_interval)
+    # TensorRT-LLM's attention-DP balancing gate from the row's own options (h-trt)
+    profile = with_row_attention_dp_gate(profile, row.attention_dp_gate, row.gpus if row.parallelism == "dp-ep" else 1)
     # the memory share from the row's own command (s187)
     profile = with_row_memory_utilization(profile, row.server_memory_share)
     # the engine trtllm-bench built for a TensorRT-LLM 0.13 row (s141)
@@ -564,6 +567,8 @@ def predict_decode_rows(
             eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
             eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
             eng.scheduler_recv_interval,  # SGLang's receive interval from the row's command (s187)
+            eng.attention_dp_gate_iters,  # TensorRT-LLM's attention-DP balancing gate from the row's options (h-trt)
+            eng.attention_dp_gate_quorum,
             eng.row_memory_utilization,  # the memory share from the row's command (s187)
         )  # fmt: skip
         profiles[key] = eng

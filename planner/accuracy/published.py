@@ -597,6 +597,9 @@ class DecodeRow:
     #: tokens of whole requests one prefill batch takes (``planner.serving.simulate.SGLANG_MAX_PREFILL_TOKENS``)
     max_prefill_tokens: int | None = None
     scheduler_recv_interval: int | None = None  # SGLang's --scheduler-recv-interval, where the row's command sets it
+    #: TensorRT-LLM's attention-DP balancing gate (``attention_dp_gate_of``): ``timeout_iters`` where the row's
+    #: options turn on ``enable_attention_dp`` and ``attention_dp_config.enable_balance``; None: no gate
+    attention_dp_gate: int | None = None
     #: the stream interval the row's options set (``stream_interval_of``): TensorRT-LLM's ``stream_interval``, SGLang's
     #: ``--stream-interval``; each builds a streamed request's output once every that many steps
     stream_interval: int | None = None
@@ -991,6 +994,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
+        attention_dp_gate=attention_dp_gate_of(r),
         stream_interval=stream_interval_of(r),
         server_memory_share=server_memory_share(r),
         client=benchmark_client_of(r),
@@ -1217,6 +1221,28 @@ def stream_interval_of(r: dict[str, str]) -> int | None:
     ``--stream_interval N``, SGLang's ``--stream-interval N``; None where none is given."""
     hit = re.search(r"(?<![\w-])(?:stream_interval:\s*|--stream[-_]interval[ =])(\d+)", command_cells(r))
     return int(hit.group(1)) if hit else None
+
+
+#: TensorRT-LLM's ``AttentionDpConfig.timeout_iters`` default (tensorrt_llm/llmapi/llm_args.py: enable_balance
+#: False, timeout_iters 50, batching_wait_iters 10), where a row turns balancing on without giving it.
+ATTENTION_DP_TIMEOUT_ITERS_DEFAULT = 50
+
+
+def attention_dp_gate_of(r: dict[str, str]) -> int | None:
+    """``timeout_iters`` of a TensorRT-LLM row whose options (``command_cells``: the YAML InferenceX's notes quote)
+    turn on both ``enable_attention_dp: true`` and ``attention_dp_config: {enable_balance: true, ...}``
+    (``ATTENTION_DP_TIMEOUT_ITERS_DEFAULT`` where it is not given); None otherwise. ``batching_wait_iters`` (the
+    wait once every rank has a context request) is not read: that every rank has one is not simulated."""
+    if _engine_name(str(r.get("engine", "")))[0] != "tensorrt-llm":
+        return None
+    text = command_cells(r)
+    config = re.search(r"attention_dp_config:\s*\{([^}]*)\}", text)
+    if not ATTENTION_DP_SETTING.search(text) or not config:
+        return None
+    if not re.search(r"enable_balance:\s*true", config.group(1), re.I):
+        return None
+    hit = re.search(r"timeout_iters:\s*(\d+)", config.group(1))
+    return int(hit.group(1)) if hit else ATTENTION_DP_TIMEOUT_ITERS_DEFAULT
 
 
 def prefix_caching_of(r: dict[str, str]) -> bool:

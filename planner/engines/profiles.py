@@ -176,6 +176,16 @@ class EngineProfile:
     #: scheduler loop, SGLang's default. Set per published row by ``with_row_scheduler_recv_interval`` (s187); 1 on
     #: every shipped profile
     scheduler_recv_interval: int = 1
+    #: TensorRT-LLM's attention-DP balancing where a published row's own options turn it on
+    #: (``attention_dp_config: {enable_balance: true, timeout_iters: T}`` with ``enable_attention_dp: true``): new
+    #: prompts enter every T steps (``planner.serving.simulate.RunBehaviour.context_gate``); 0: no gate, the
+    #: release's default (``AttentionDpConfig.enable_balance`` False). Set per published row by
+    #: ``with_row_attention_dp_gate`` (h-trt); 0 on every shipped profile
+    attention_dp_gate_iters: int = 0
+    #: the waiting prompts a rank holds when every rank of the group is read as holding one
+    #: (``planner.serving.simulate.RunBehaviour.context_gate_quorum``: ceil(H_R) of R attention ranks); with
+    #: ``attention_dp_gate_iters``
+    attention_dp_gate_quorum: int = 0
     #: the memory share a published row's own command gives the engine (vLLM ``--gpu-memory-utilization``, SGLang
     #: ``--mem-fraction-static``, TensorRT-LLM ``free_gpu_memory_fraction``), read in place of ``memory_utilization``
     #: and ``memory_fraction_rule``'s value (the rule's other readings stay); 0: none given. Set per published row by
@@ -1427,6 +1437,18 @@ def with_row_scheduler_recv_interval(profile: EngineProfile, interval: int | Non
     if not interval or interval <= 1:
         return profile
     return _copy_with(profile, scheduler_recv_interval=int(interval))
+
+
+def with_row_attention_dp_gate(profile: EngineProfile, iters: int | None, ranks: int = 1) -> EngineProfile:
+    """``profile`` with ``attention_dp_gate_iters`` T where a published TensorRT-LLM row's options turn on attention
+    data parallelism with ``attention_dp_config.enable_balance`` (``PyExecutor._balance_adp_requests``: a rank's
+    context requests wait until every rank has one or ``timeout_iters`` iterations have passed), else unchanged:
+    every other row and every plan admit prompts at any step (h-trt, docs/history.md). ``ranks``: the attention
+    ranks, R; the quorum read as "every rank has one" is ceil(H_R) (``RunBehaviour.context_gate_quorum``)."""
+    if not iters or iters <= 1 or ranks <= 1:
+        return profile
+    quorum = math.ceil(sum(1.0 / i for i in range(1, int(ranks) + 1)) - 1e-9)
+    return _copy_with(profile, attention_dp_gate_iters=int(iters), attention_dp_gate_quorum=quorum)
 
 
 def with_row_max_prefill_tokens(profile: EngineProfile, max_prefill_tokens: int | None) -> EngineProfile:

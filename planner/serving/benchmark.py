@@ -220,6 +220,9 @@ def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculati
         prefill_only_steps=asked.prefill_only_steps or prefill_only,
         max_prefill_tokens=asked.max_prefill_tokens or (profile.max_prefill_tokens if profile is not None else 0),
         recv_interval=max(asked.recv_interval, profile.scheduler_recv_interval if profile is not None else 1),
+        context_gate=asked.context_gate or (profile.attention_dp_gate_iters if profile is not None else 0),
+        context_gate_quorum=asked.context_gate_quorum
+        or (profile.attention_dp_gate_quorum if profile is not None else 0),
         frontend_serial_s=asked.frontend_serial_s or SERIAL_FRONT_END_S,
         async_scheduling=asked.async_scheduling or overlaps_steps(engine, scheduler, speculative is not None),
         tokens_per_step=float(speculative.acceptance_length) if speculative is not None else 1.0,

@@ -138,6 +138,19 @@ SGLANG_MAX_PREFILL_TOKENS = 16384
 RECV_WEIGHT_EXTEND = 1000
 
 
+def _quorum_s(queue, quorum: int) -> float:
+    """When the queue (in arrival order) holds ``quorum`` requests: the ready time of the one that makes it that
+    many (``RunBehaviour.context_gate_quorum``); inf where it never does or ``quorum`` is 0."""
+    if quorum <= 0:
+        return math.inf
+    total = 0
+    for c in queue:
+        total += c.n
+        if total >= quorum:
+            return c.ready_s
+    return math.inf
+
+
 @dataclass(frozen=True)
 class Scheduler:
     """A continuous-batching engine's limits and rules: sequences in flight, tokens per step, KV cache tokens.
@@ -329,6 +342,20 @@ class RunBehaviour:
       ``RECV_WEIGHT_EXTEND`` after a prefill step and 1 per idle loop (microseconds: read as at once), so while it
       decodes an arrival waits for the next read, 0 to N decode steps. 1: every loop reads (the default). Set for
       published rows through ``planner.engines.profiles.with_row_scheduler_recv_interval`` (s187); 1 on every plan.
+    - ``context_gate`` T > 1: TensorRT-LLM's attention-DP balancing (``attention_dp_config: {enable_balance: true,
+      timeout_iters: T}`` with ``enable_attention_dp``): each iteration ``PyExecutor._balance_adp_requests``
+      (tensorrt_llm/_torch/pyexecutor/py_executor.py, called by ``_schedule``) drops the rank's new context requests
+      unless every rank has one, counting the iteration; at the T-th count, or when a rank has no generation request,
+      the counter goes back to 0 and the context requests of that iteration are scheduled. The counter runs whether
+      or not anything waits, so a prompt enters only at every T-th step since the last release (or at once when the
+      rank decodes nothing); what the gate step's budget cannot take waits for the next gate. The simulated rank
+      stands for each, and the other ranks' arrivals are not simulated: "every rank has one" is read as this rank
+      holding ``context_gate_quorum`` Q waiting prompts (a new request goes to a rank holding fewer than the
+      expected active requests, ``ExecutorRequestQueue._balance_requests_across_ranks``, so in a closed loop to a
+      rank that just finished one, at random: R ranks all hold one after about R x H_R arrivals, H_R = 1 + 1/2 +
+      ... + 1/R, which is Q = ceil(H_R) a rank; 0: never). 0: no gate (the default: ``enable_balance`` is False).
+      Set for published rows through ``planner.engines.profiles.with_row_attention_dp_gate`` (h-trt); 0 on every
+      plan.
     """
 
     cached_fraction: float = 0.0
@@ -342,6 +369,8 @@ class RunBehaviour:
     prefill_only_steps: bool = False
     max_prefill_tokens: int = 0
     recv_interval: int = 1
+    context_gate: int = 0
+    context_gate_quorum: int = 0
     warm_prompts: int = 0
     warm_fraction: float = 0.0
 
@@ -358,6 +387,10 @@ class RunBehaviour:
         object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
         object.__setattr__(self, "max_prefill_tokens", max(int(self.max_prefill_tokens), 0))
         object.__setattr__(self, "recv_interval", max(int(self.recv_interval), 1))
+        object.__setattr__(self, "context_gate", int(self.context_gate) if int(self.context_gate) > 1 else 0)
+        object.__setattr__(
+            self, "context_gate_quorum", max(int(self.context_gate_quorum), 0) if self.context_gate else 0
+        )
 
 
 #: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
@@ -455,6 +488,8 @@ def simulate(
     async_scheduling, stream_stall_s = how.async_scheduling, how.stream_stall_s
     interval = how.recv_interval  # SGLang reads its socket when ``polled`` reaches it (1: every loop)
     polled, received_s = 0, (math.inf if interval == 1 else -math.inf)  # arrivals up to received_s have been read
+    gate, since, opened = how.context_gate, 0, True  # attention-DP balancing: steps since its counter's last reset
+    quorum = how.context_gate_quorum
     while run.running or run.queue:
         if not run.running:
             ratio = ratio0  # SGLang resets its estimate when idle
@@ -466,6 +501,11 @@ def simulate(
         if interval > 1 and polled >= interval:
             received_s, polled = now, 0
         cutoff = min(seen_s if async_scheduling else now, received_s)  # the latest arrival this step can hold
+        if gate:  # TensorRT-LLM's attention-DP balancing: prompts enter at the gate, when nothing decodes, or when
+            # this rank holds as many waiting as every rank's having one takes (``context_gate_quorum``)
+            opened = run.b == 0 or since + 1 >= gate or _quorum_s(run.queue, quorum) <= now
+            if not opened:
+                cutoff = -math.inf
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
             preempted = False if reserve else run.preempt(per_step, now, decoding_only=False)
@@ -576,6 +616,11 @@ def simulate(
                     if interval > 1:  # read at the first of the scheduler's reads at or after its arrival
                         first = max(interval - polled, 1)
                         n = first if n <= first else first + -(-(n - first) // interval) * interval
+                    if gate:  # it enters at the first gate at or after it could, or when the quorum is waiting
+                        first = gate if opened else gate - 1 - since
+                        n = first if n <= first else first + -(-(n - first) // gate) * gate
+                        if (q := _quorum_s(run.queue, quorum) - now) < math.inf:
+                            n = min(n, 1 if q <= 0 else _steps_until(table, b, ctx, q) + int(async_scheduling))
                     steps = min(steps, n)
                 elif sg:
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
@@ -609,6 +654,8 @@ def simulate(
             peak = run.n_run
         run.steps += steps
         polled += RECV_WEIGHT_EXTEND if prefill else steps
+        if gate:  # the gate's step set the counter to 0; every other step adds 1
+            since = steps - 1 if opened else since + steps
         firsts = []
         for c in finishing:  # the next token at the end of this step
             if math.isnan(c.first_s):
