@@ -47,10 +47,12 @@ class TestGH200:
         assert g.peak_flop_per_s["bf16"] == 990e12 and g.peak_flop_per_s["fp16"] == 990e12
         assert g.peak_flop_per_s["tf32"] == 494e12 and g.peak_flop_per_s["fp32"] == 67e12
 
-    def test_no_public_price_so_the_planner_has_none(self):
-        """No dated public on-demand GH200 price was found; like H100 NVL and H20 the entry carries none."""
+    def test_lambda_and_coreweave_price_it(self):
+        """Trial 17 F3 (was 'no dated public price'): Lambda '1x NVIDIA GH200 $2.29' (api-evangelist/lambda-labs
+        plans/lambda-labs-plans-pricing.yml, 2026-09-20) and CoreWeave 'NVIDIA GH200 $6.50' for 1 GPU
+        (api-evangelist/coreweave plans/coreweave-plans-pricing.yml, 2026-09-20): median (2.29 + 6.50) / 2 = $4.395."""
         g = CAT.gpu("GH200 96GB")
-        assert g.price("on-demand") is None and "no price is given" in g.notes
+        assert g.price("on-demand").usd_per_gpu_hour == pytest.approx(4.395) and "no price is given" not in g.notes
 
 
 class TestGLM46:

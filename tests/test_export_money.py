@@ -1,8 +1,8 @@
 """Money a finance team can sign: the like-for-like grid, the margin's price, ownership over years, demand cases.
 
-Known values are derived by hand in the comments, from the catalog's sourced prices (catalogs/gpus.toml: H100
-on-demand $2.99/GPU-h Lambda 2026-05-18, billed as 8-GPU instances, and $3.20 Hyperstack 2026-08-26, whose median
-is $3.095; purchase $30,000 NVIDIA MSRP) and catalogs/costs/ownership.toml (host
+Known values are derived by hand in the comments, from the catalog's sourced prices (catalogs/gpus.toml since trial 17: H100
+on-demand $3.99/GPU-h Lambda 2026-09-20, billed as 8-GPU instances, $2.69 RunPod 2026-05-22, $3.20 Hyperstack 2026-08-26
+and $6.155 CoreWeave 2026-09-20, whose median is (3.20 + 3.99) / 2 = $3.595; purchase $30,000, Hugging Face's estimate) and catalogs/costs/ownership.toml (host
 $32,010 and network $15,060 per 8-GPU node, 4,600 W host power, $0.12/kWh, PUE 1.3, $184.06/kW-month), and from
 the hand-computed scenario of test_export.py (HAND: 11 rented GPUs at $2.00/GPU-h; 16 bought GPUs at $35,883.75
 capex and $379.8735 opex a GPU-month).
@@ -10,6 +10,7 @@ capex and $379.8735 opex a GPU-month).
 
 from __future__ import annotations
 
+import datetime
 import math
 
 import numpy as np
@@ -29,9 +30,10 @@ from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
 pytestmark = pytest.mark.xdist_group("test_export_money")
 
 HOURS = 730.0
-#: the median of H100's two on-demand quotes, (2.99 + 3.20) / 2 = $3.095 x 730 h = $2,259.35 a GPU-month, billed in
-#: whole 8-GPU instances (the larger of the two quotes' billing units: Lambda's "8x instance")
-H100_RENT_MONTH = (2.99 + 3.20) / 2 * HOURS
+#: the median of H100's four on-demand quotes (Lambda 3.99, RunPod 2.69, Hyperstack 3.20, CoreWeave 49.24 / 8 = 6.155;
+#: the middle two 3.20 and 3.99), $3.595 x 730 h = $2,624.35 a GPU-month, billed in whole 8-GPU instances (the largest
+#: of the quotes' billing units: Lambda's "8x instance", CoreWeave's 8-GPU HGX node)
+H100_RENT_MONTH = (3.20 + 3.99) / 2 * HOURS
 #: bought H100 in 8-GPU nodes: $30,000 + ($32,010 + $15,060) / 8 = $35,883.75 up front per GPU
 H100_CAPEX = 30000 + (32010 + 15060) / 8
 #: IT load 700 W + 4,600 W / 8 = 1,275 W: power 1.275 x 1.3 x 0.12 x 730 = $145.197, colocation 1.275 x 184.06
@@ -139,12 +141,13 @@ RENTED = "H100, rented"  # the same with bf16 weights: the rented option whose f
 class TestMarginPriced:
     def test_the_margin_costs_whole_replicas_of_a100_at_the_median_rate(self, example):
         """Rented A100 80GB (+47% margin): the GPUs the margin adds, whole 8-GPU replicas (152 against 104), x the
-        median of its two on-demand quotes, (2.4984 + 1.60) / 2 = $2.0492 x 730 h = $1,495.92 a GPU-month. (Rented
+        median of its three on-demand quotes (trial 17 added CoreWeave's $21.60 / 8 = $2.70 to Modal's $2.4984 and
+        Hyperstack's $1.60), $2.4984 x 730 h = $1,823.83 a GPU-month. (Rented
         FP8 H100's margin, +19% from vLLM's serving runs on H100, adds no GPU: 40 either way.)"""
         name = "A100 80GB, rented"
         r, oo = by_name(example, name), example.outlook.of(name)
         assert 0 < oo.gpus_without_margin < r.gpus and oo.gpus_without_margin % 8 == r.gpus % 8 == 0
-        a100_rent_month = (2.4984 + 1.60) / 2 * HOURS
+        a100_rent_month = 2.4984 * HOURS  # the middle of 1.60, 2.4984, 2.70
         assert oo.margin_usd_per_month(r) == pytest.approx((r.gpus - oo.gpus_without_margin) * a100_rent_month)
         assert example.outlook.of(FP8).gpus_without_margin == by_name(example, FP8).gpus
 
@@ -221,8 +224,8 @@ class TestLikeForLike:
         assert (row.result.gpus, row.result.monthly_usd) == (r.gpus, r.monthly_usd)
         table = grid_table(example)
         notes = [row[-1] for row in table.rows if row[1] == "H100 SXM 80GB" and row[2:4] == ("on-demand", "fp8")]
-        # the review is dated 2026-06-01 (DATE), before Hyperstack's 2026-08-26 quote in the median it pays
-        assert notes == [f"a quote dated 2026-08-26, after the review; = option {FP8}"]
+        # the review is dated 2026-06-01 (DATE), before Lambda's and CoreWeave's 2026-09-20 quotes in the median it pays
+        assert notes == [f"a quote dated 2026-09-20, after the review; = option {FP8}"]
 
     def test_meeting_rows_are_ranked_by_monthly_cost_and_carry_provider_and_date(self, example):
         """Rank 1 is the cheapest; every meeting row names the quote's provider and date ("Lambda, 2026-05-18"; a
@@ -246,7 +249,7 @@ class TestLikeForLike:
         for part in (
             "weights fp8 (runner-up: bf16)",
             "price kind on-demand (runner-up: purchase)",
-            "price from median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26) (runner-up:",
+            "price from median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.16 (2026-09-20) (runner-up:",
         ):
             assert part in "; ".join(diff)
         meeting = [r for r in example.results if r.meets]
@@ -378,23 +381,25 @@ class TestComparablePrices:
 
         opt = Option(gpu="H100", model="Llama-3.1-70B", price_basis="Lambda")
         m = option_money(opt, default_catalog().gpu("H100"))
-        assert (m.cloud_usd_per_gpu_hour, m.node_size) == (2.99, 8)
+        assert (m.cloud_usd_per_gpu_hour, m.node_size) == (3.99, 8)  # Lambda '8x NVIDIA H100 SXM $3.99' (2026-09-20)
         from planner.export.sizing import gpus_to_buy
 
         assert float(gpus_to_buy(11, 4, m.node_size)) == 48
 
     def test_a_quote_over_a_year_old_on_the_review_date_is_flagged(self):
-        """L40S reserved, AWS 2025-08-12: 476 days before a review dated 2026-12-01, so its grid row says stale."""
-        review = build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), date="2026-12-01")
-        rows = [r for r in grid_table(review).rows if r[1] == "L40S" and r[2] == "reserved" and r[0] is not None]
-        assert rows and all("stale (476 days)" in r[-1] for r in rows)
+        """L40S on-demand: the median's older quote, Modal 2026-05-07, is 482 days before a review dated 2027-09-01
+        (365 to 2027-05-07, then 24 + 30 + 31 + 31 + 1 = 117 to 09-01), so its grid row says stale. (Was L40S reserved, AWS 2025-08-12, dropped in trial 17 F4.)"""
+        review = build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), date="2027-09-01")
+        days = (datetime.date(2027, 9, 1) - datetime.date(2026, 5, 7)).days
+        rows = [r for r in grid_table(review).rows if r[1] == "L40S" and r[2] == "on-demand" and r[0] is not None]
+        assert rows and all(f"stale ({days} days)" in r[-1] for r in rows)
 
     def test_a_quote_dated_after_the_review_is_flagged(self):
-        """A review dated 2026-06-01 pays H100 on demand at the median of Lambda's 2026-05-18 and Hyperstack's
-        2026-08-26 quotes (catalogs/gpus.toml): the grid says one of them came after the review's date."""
+        """A review dated 2026-06-01 pays H100 on demand at the median of four quotes, three dated after it (Hyperstack
+        2026-08-26, Lambda and CoreWeave 2026-09-20; catalogs/gpus.toml): the grid names the latest."""
         review = build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), date="2026-06-01")
         rows = [r for r in grid_table(review).rows if r[1] == "H100 SXM 80GB" and r[2] == "on-demand" and r[0]]
-        assert rows and all("a quote dated 2026-08-26, after the review" in r[-1] for r in rows)
+        assert rows and all("a quote dated 2026-09-20, after the review" in r[-1] for r in rows)
 
     def test_every_option_row_names_its_quote_provider_and_date(self, example):
         """CSV (the full options table): provider and date on every row, the L40S that misses the targets too."""
@@ -404,9 +409,9 @@ class TestComparablePrices:
         rows = list(csv.DictReader(io.StringIO(render(example, "csv").decode())))
         assert len(rows) == 6 and all(r["price_from"] and r["price_date"] for r in rows)
         h100 = next(r for r in rows if r["option"] == "H100, rented")
-        assert h100["pricing"] == "rented, $3.095/GPU-hour, billed in 8-GPU instances"
-        # the older of the two quotes; the newer came after the review's date (DATE, 2026-06-01)
-        assert h100["price_date"] == "2026-05-18 (a quote dated 2026-08-26, after the review)"
+        assert h100["pricing"] == "rented, $3.595/GPU-hour, billed in 8-GPU instances"  # (3.20 + 3.99) / 2
+        # the oldest of the four quotes (RunPod via Spheron); the latest came after the review's date (DATE, 2026-06-01)
+        assert h100["price_date"] == "2026-05-22 (a quote dated 2026-09-20, after the review)"
 
 
 class TestFinanceTable:

@@ -375,13 +375,16 @@ class TestInLibreOffice:
 
 class TestPriceKindChoice:
     def test_a_scenario_picks_the_spot_price_and_every_row_says_so(self, tmp_path):
-        """price_kind = "spot" on the rented H100: the catalog's spot rate, $2.69/GPU-hour (RunPod, 2026-03-10),
-        11 GPUs x $2.69 x 730 h = $21,600.70; the row and the reason name the kinds ranked together."""
+        """price_kind = "spot" on the rented H100: the catalog's spot rate since trial 17, CoreWeave's 'Spot Price:
+        $19.71 / Hour (NA)' for an 8-GPU HGX H100 node, $2.46375/GPU-hour (2026-09-20), billed in whole 8-GPU
+        instances: the 11 GPUs needed are 16, 16 x $2.46375 x 730 h = $28,776.60 (was RunPod's $2.69 via deploybase,
+        11 x 2.69 x 730); the row and the reason name the kinds ranked together."""
         text = HAND.replace("cloud_usd_per_gpu_hour = 2.0", 'price_kind = "spot"')
         r = review_of(write_scenario(tmp_path, text))
         rented = next(x for x in r.results if x.option.name == "H100 rented")
-        assert rented.money.price_kind == "spot" and rented.money.cloud_usd_per_gpu_hour == 2.69
-        assert rented.monthly_usd == pytest.approx(11 * 2.69 * 730)
+        assert rented.money.price_kind == "spot" and rented.money.cloud_usd_per_gpu_hour == pytest.approx(19.71 / 8)
+        assert (rented.gpus, rented.money.node_size) == (16, 8)
+        assert rented.monthly_usd == pytest.approx(16 * 19.71 / 8 * 730)
         assert "ranked across price kinds (purchase, spot)" in r.reason
         df = pd.read_csv(io.BytesIO(render(r, "csv")))
         assert sorted(df["price_kind"]) == ["purchase", "spot"]

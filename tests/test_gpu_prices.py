@@ -55,23 +55,30 @@ class TestPriceSchema:
 
 class TestGpuPrices:
     def test_the_default_is_the_on_demand_quote(self):
-        """H200: RunPod lists $6.35/h on-demand and $3.59/h spot (deploybase.ai RunPod table, March 2026), Hyperstack
-        $3.99/h on-demand: the default is the median of the on-demand quotes, (6.35 + 3.99) / 2 = $5.17, on every
-        surface (s192: plan, the Excel functions and the workbook took the first listed, the export the median)."""
+        """H200: Hyperstack $3.99/h on-demand (rate card 2026-08-26) and CoreWeave 'NVIDIA HGX H200 (on-demand) $50.44'
+        for 8 GPUs = $6.305/GPU-h (2026-09-20): the default is the median of the on-demand quotes, (3.99 + 6.305) / 2 =
+        $5.1475, on every surface (s192: plan, the Excel functions and the workbook took the first listed, the export
+        the median). Trial 17 F1: the deploybase.ai RunPod rows ($6.35 'on-demand', $3.59 'spot') are gone; spot is
+        CoreWeave's 'Spot Price: $20.93 / Hour' / 8 = $2.61625."""
         h200 = CAT.gpu("H200")
-        assert h200.price().kind == "on-demand" and h200.price().usd_per_gpu_hour == pytest.approx(5.17)
-        assert h200.price().provider.startswith("median of 2 quotes: RunPod 6.35 (2026-03-10), Hyperstack 3.99")
-        assert h200.price("spot").usd_per_gpu_hour == 3.59
+        assert h200.price().kind == "on-demand" and h200.price().usd_per_gpu_hour == pytest.approx(5.1475)
+        assert h200.price().provider.startswith(
+            "median of 2 quotes: Hyperstack 3.99 (2026-08-26), CoreWeave 6.30"
+        )  # 6.305 printed to 2 places
+        assert h200.price("spot").usd_per_gpu_hour == pytest.approx(20.93 / 8)
         assert h200.price("purchase") is None
-        assert api.gpu_price_per_hour("H200") == pytest.approx(5.17)
+        assert api.gpu_price_per_hour("H200") == pytest.approx(5.1475)
 
     def test_spot_quotes_are_no_longer_the_default(self):
-        """B200 $5.98 and RTX 4090 $0.34 are RunPod spot rates; on-demand $10.57 and $0.60 (same table; B200's
-        default is the median of RunPod's $10.57 and Hyperstack's $6.00 on-demand, $8.285)."""
-        assert CAT.gpu("B200").price("spot").usd_per_gpu_hour == 5.98
-        assert api.gpu_price_per_hour("B200") == pytest.approx(8.285)
-        assert CAT.gpu("RTX 4090").price("spot").usd_per_gpu_hour == 0.34
-        assert api.gpu_price_per_hour("RTX 4090") == 0.60
+        """B200: spot is CoreWeave's 'HGX B200 ... Spot Price: $34.11 / Hour (NA)' / 8 = $4.26375 (2026-09-20); the
+        on-demand default is the median of Hyperstack $6.00, Lambda '8x NVIDIA B200 SXM6 $6.69' and CoreWeave
+        $68.80 / 8 = $8.60: $6.69 (trial 17: the deploybase.ai RunPod $10.57 / $5.98 rows are gone). RTX 4090: RunPod
+        Community Cloud $0.34 is an ordinary on-demand pod rate (carsonpo/gpus costs/runpod.md, 2025-07-13), not spot;
+        the catalog has no RTX 4090 spot quote."""
+        assert CAT.gpu("B200").price("spot").usd_per_gpu_hour == pytest.approx(34.11 / 8)
+        assert api.gpu_price_per_hour("B200") == pytest.approx(6.69)
+        assert CAT.gpu("RTX 4090").price("spot") is None
+        assert api.gpu_price_per_hour("RTX 4090") == 0.34
 
     def test_every_rented_quote_of_the_shipped_catalog_is_dated_and_sourced(self):
         for g in CAT.gpus:
@@ -90,7 +97,7 @@ class TestSurfaces:
     def test_catalog_list_shows_kind_and_date_and_flags_stale(self):
         out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
         h200 = next(line for line in out.splitlines() if "H200 SXM 141GB" in line)
-        assert "$5.17/h on-demand 2026-03-10 (median of 2)" in h200
+        assert "$5.15/h on-demand 2026-08-26 (median of 2)" in h200  # (3.99 + 6.305) / 2, Hyperstack's date the older
         gaudi = next(line for line in out.splitlines() if "Gaudi 3" in line)
         assert "$15,625 purchase 2024-06 STALE" in gaudi  # Intel's June 2024 list price: no on-demand quote
 
@@ -145,10 +152,12 @@ purchase_usd = 4000
 
 
 def test_a_reserved_quote_is_kept_apart_from_the_on_demand_default():
-    """L40S: AWS G6e 1-year reservation ~$1.17/h (Modal's August 2025 table) next to Modal's $1.9512/h on-demand."""
-    l40s = CAT.gpu("L40S")
-    assert l40s.price("reserved").usd_per_gpu_hour == 1.17 and api.gpu_price_per_hour("L40S") == 1.9512
-    assert l40s.price("reserved").is_stale(datetime.date(2026, 11, 30))  # 475 days old
+    """H100: Hyperstack's reserved 'price_per_hour_from: 2.72' (2026-08-26) next to the on-demand median. (Was L40S's
+    AWS G6e reservation, dropped in trial 17 F4: stale, second-hand, not re-quotable.) H100 on-demand: Lambda $3.99,
+    RunPod $2.69, Hyperstack $3.20, CoreWeave $6.155: median (3.20 + 3.99) / 2 = $3.595."""
+    h100 = CAT.gpu("H100")
+    assert h100.price("reserved").usd_per_gpu_hour == 2.72 and api.gpu_price_per_hour("H100") == pytest.approx(3.595)
+    assert CAT.gpu("L40S").price("reserved") is None
 
 
 class TestIssue12Quotes:
@@ -217,7 +226,7 @@ class TestIssue12Quotes:
 
 
 def test_the_workbook_gpu_sheet_shows_reserved_and_spot_quotes_beside_on_demand():
-    """H100: Hyperstack reserved $2.72 (2026-08-26) and RunPod spot $2.69 (2026-03-10); GB300 has none."""
+    """H100: Hyperstack reserved $2.72 (2026-08-26) and CoreWeave spot $19.71 / 8 = $2.46375 (2026-09-20); GB300 has none."""
     from openpyxl.utils import get_column_letter
 
     from planner.accuracy.calibration import resolve_calibration
@@ -236,16 +245,18 @@ def test_the_workbook_gpu_sheet_shows_reserved_and_spot_quotes_beside_on_demand(
 
     assert cell("H100 SXM 80GB", "Reserved price ($/GPU-hour)") == 2.72
     assert cell("H100 SXM 80GB", "Reserved quote (provider, date)") == "Hyperstack (reserved contract), 2026-08-26"
-    assert cell("H100 SXM 80GB", "Spot price ($/GPU-hour)") == 2.69
+    assert cell("H100 SXM 80GB", "Spot price ($/GPU-hour)") == pytest.approx(19.71 / 8)
     assert cell("GB300 NVL72", "Reserved price ($/GPU-hour)") in (None, "")
-    # the on-demand default is the one every surface takes: the median of Lambda's $2.99 and Hyperstack's $3.20
-    assert cell("H100 SXM 80GB", "On-demand price ($/GPU-hour)") == pytest.approx(3.095)
+    # the on-demand default is the one every surface takes: the median of Lambda $3.99, RunPod $2.69, Hyperstack $3.20
+    # and CoreWeave $6.155 (trial 17), (3.20 + 3.99) / 2
+    assert cell("H100 SXM 80GB", "On-demand price ($/GPU-hour)") == pytest.approx(3.595)
 
 
 def test_every_surface_prices_a_gpu_with_several_quotes_alike():
-    """H100's on-demand quotes, Lambda $2.99 (2026-05-18) and Hyperstack $3.20 (2026-08-26): plan (its JSON), the
-    Excel functions' API and the export's default basis all take their median, $3.095 (s192: a user found the what-if
-    workbook pricing the H100 at $2.99 and the review made from it at $3.095)."""
+    """H100's on-demand quotes, Lambda $3.99 (2026-09-20), RunPod $2.69 (Spheron, 2026-05-22), Hyperstack $3.20
+    (2026-08-26) and CoreWeave $49.24 / 8 = $6.155 (2026-09-20): plan (its JSON), the Excel functions' API and the
+    export's default basis all take their median, (3.20 + 3.99) / 2 = $3.595 (s192: a user found the what-if workbook
+    pricing the H100 at one quote and the review made from it at the median; was $3.095 before trial 17)."""
     import json
 
     from planner.export.ownership import chosen_quote
@@ -256,6 +267,6 @@ def test_every_surface_prices_a_gpu_with_several_quotes_alike():
         .output
     )
     exported = chosen_quote(CAT.gpu("H100"), "on-demand").usd_per_gpu_hour
-    assert plan["price_usd_per_gpu_hour"] == api.gpu_price_per_hour("H100") == exported == pytest.approx(3.095)
-    assert plan["price_source"].startswith("on-demand, median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20")
+    assert plan["price_usd_per_gpu_hour"] == api.gpu_price_per_hour("H100") == exported == pytest.approx(3.595)
+    assert plan["price_source"].startswith("on-demand, median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod")
     assert chosen_quote(CAT.gpu("H100"), "on-demand", "Hyperstack").usd_per_gpu_hour == 3.20  # a named basis

@@ -169,8 +169,12 @@ class TestF10PriceQuotesPrintWhole:
         medians = [q for q in quotes if q.startswith("median of")]
         assert len(medians) >= 5  # A100 SXM 80GB, H100 SXM, H200, B200, RTX A6000, ...
         text = "".join(pages)
+        words = set(text.split())
         for q in medians:
-            assert q in text, q
+            # since trial 17 a median lists up to 4 quotes (H100: 170 characters), more than the 76 a catalog column
+            # grows to, so it wraps (the catalog sheets' rule) and pdftotext -layout interleaves its lines with the
+            # next columns': every word of it still prints, the last date included (nothing cut)
+            assert all(w in words for w in q.split()), q
 
     def test_every_shown_catalog_text_fits_or_wraps(self, wb):
         """The rule on every catalog table (catalog_sheets._table_sheet): a shown text column grows to its longest

@@ -165,10 +165,13 @@ class TestF5RangesStopAtTheDatasheetFloor:
 
     def test_the_trials_figures(self, books):
         """The trial's CLI figures: Gaudi 3 at max batch 193, 32.1 ms (was 20.53 in the workbook); TTFT 33.6 ms (was
-        23.64); MI300X at 8,192 tokens, 33.32 ms (was 25.16)."""
-        assert _results_range(books["gaudi3"], "TPOT at max batch")[0] == pytest.approx(32.06, abs=0.01)
+        23.64); MI300X at 8,192 tokens, 33.32 ms (was 25.16). Trial 17 moved two: Gaudi 3's bandwidth is Intel's 3.67 TB/s
+        (was 3.7), so its memory-bound step at max batch is 32.06 x 3.7 / 3.67 = 32.32 ms (TTFT, compute-bound, stays);
+        MI300X's torch total is the logged 191.98 GiB (was the 0.9898 x 192 = 190.04 GiB fallback), so more KV fits, its
+        max batch grows and the step at it is 33.82 ms."""
+        assert _results_range(books["gaudi3"], "TPOT at max batch")[0] == pytest.approx(32.06 * 3.7 / 3.67, abs=0.01)
         assert _results_range(books["gaudi3"], "TTFT")[0] == pytest.approx(33.56, abs=0.01)
-        assert _results_range(books["mi300x"], "TPOT at max batch")[0] == pytest.approx(33.32, abs=0.01)
+        assert _results_range(books["mi300x"], "TPOT at max batch")[0] == pytest.approx(33.82, abs=0.01)
 
     @pytest.mark.parametrize("case", ["gaudi3", "mi300x", "opening"])
     def test_calcs_floor_rows_are_plans(self, books, case):

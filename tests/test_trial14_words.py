@@ -429,14 +429,13 @@ class TestF15PrintLayout:
             assert not [h for h in book[name][1] if isinstance(h.value, str) and re.search(r"(^|\s)-\d", h.value)], name
 
     def test_assumptions_give_each_price_its_quotes_and_dates(self, readme_example_review):
-        """H100 on-demand: the median of Lambda 2.99 (2026-05-18) and Hyperstack 3.20 (2026-08-26), $3.095 (the
+        """H100 on-demand: the median of Lambda 3.99, RunPod 2.69, Hyperstack 3.20 and CoreWeave 6.155 (trial 17), $3.595 (the
         trial's recomputation); the quotes in the row's "what", which wraps, the linked label short and whole."""
         row = _assumption(
             readme_example_review,
-            "H100, rented: on-demand price per GPU-hour (median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack "
-            "3.20 (2026-08-26))",
+            "H100, rented: on-demand price per GPU-hour (median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.16 (2026-09-20))",
         )
-        assert row.value == pytest.approx((2.99 + 3.20) / 2)
+        assert row.value == pytest.approx((3.20 + 3.99) / 2)
         assert row.label == "catalog on-demand price" and row.url.startswith("https://")
         assert not any(a.label.endswith("…") for a in readme_example_review.assumptions if "price" in a.what)
 
@@ -445,7 +444,7 @@ class TestF15PrintLayout:
         from planner.export.ownership import quote_text
 
         rented = next(r for r in readme_example_review.results if r.option.name == "H100, rented")
-        said = "median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26)"
+        said = "median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.16 (2026-09-20)"
         assert quote_text(rented.money) == said
         bought = readme_example_review.recommended
         assert quote_text(bought.money) == f"{bought.money.price_provider}, {bought.money.price_date}"  # one quote

@@ -47,6 +47,21 @@ def price_cell(g: Gpu, today: datetime.date | None = None) -> str:
     return f"{amount} {price.kind} {price.date}{median}" + (" STALE" if price.is_stale(today) else "")
 
 
+def price_lines(g: Gpu, today: datetime.date | None = None) -> list[str]:
+    """``catalog show``'s comment lines under a GPU's TOML: each quote with its age, STALE where ``catalog list`` would
+    mark it (quoted more than ``PRICE_STALE_AFTER_DAYS`` days ago), and a month-only date said to be one."""
+    today = today or datetime.date.today()
+    lines = [f"# prices on {today.isoformat()} (STALE: quoted more than {PRICE_STALE_AFTER_DAYS} days ago):"]
+    for price in g.prices:
+        amount = (
+            f"${price.purchase_usd:,.0f}/GPU" if price.kind == "purchase" else f"${price.usd_per_gpu_hour:,.2f}/GPU-h"
+        )
+        date = price.date + (" (month only: counted from its 1st)" if len(price.date) == 7 else "")
+        stale = f" STALE ({price.age_days(today)} days old)" if price.is_stale(today) else ""
+        lines.append(f"#   {amount} {price.kind}, {price.provider}, {date}{stale}")
+    return lines
+
+
 def _gpu_row(g: Gpu) -> tuple[str, ...]:
     peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16")
     return (
@@ -168,6 +183,9 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
                 echo(json.dumps(entry.model_dump(mode="json"), indent=2))
                 return
             echo(entry_to_toml(kind, entry).rstrip())
+            if isinstance(entry, Gpu) and entry.prices:
+                for line in price_lines(entry):
+                    echo(line)
             if isinstance(entry, Model):
                 total, active = param_counts(entry)
                 echo(
