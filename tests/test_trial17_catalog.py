@@ -106,7 +106,13 @@ class TestF4StaleRowsInShow:
 
     def test_the_cli_prints_the_marks(self):
         out = CliRunner().invoke(main, ["catalog", "show", "gpu", "Gaudi", "3"]).output
-        assert "# prices on " in out and "STALE (" in out
+        assert "# prices as of " in out and "STALE (" in out
+
+    def test_the_header_says_none_is_stale_where_none_is(self):
+        """The header is a legend only where a quote is stale: H200's quotes are all of 2026-08/09 (gpus.toml), and
+        a header reading "STALE: ..." above them was read as a mark (s201 review)."""
+        header = price_lines(CAT.gpu("H200"), TODAY)[0]
+        assert header.endswith("none stale:") and "STALE" not in header
 
     def test_the_l40s_2025_reserved_row_is_gone(self):
         """AWS g6e 1-year reservation $1.17 (2025-08-12, second-hand from a Modal blog): no dated AWS copy found."""

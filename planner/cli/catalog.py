@@ -51,7 +51,9 @@ def price_lines(g: Gpu, today: datetime.date | None = None) -> list[str]:
     """``catalog show``'s comment lines under a GPU's TOML: each quote with its age, STALE where ``catalog list`` would
     mark it (quoted more than ``PRICE_STALE_AFTER_DAYS`` days ago), and a month-only date said to be one."""
     today = today or datetime.date.today()
-    lines = [f"# prices on {today.isoformat()} (STALE: quoted more than {PRICE_STALE_AFTER_DAYS} days ago):"]
+    stale_any = any(price.is_stale(today) for price in g.prices)
+    legend = f"; STALE: quoted more than {PRICE_STALE_AFTER_DAYS} days ago" if stale_any else ", none stale"
+    lines = [f"# prices as of {today.isoformat()}{legend}:"]
     for price in g.prices:
         amount = (
             f"${price.purchase_usd:,.0f}/GPU" if price.kind == "purchase" else f"${price.usd_per_gpu_hour:,.2f}/GPU-h"
