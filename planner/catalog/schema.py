@@ -791,6 +791,12 @@ class Model(_Entry):
             )
 
     @property
+    def published_params_verified(self) -> bool:
+        """False where published_params_source starts "unverified" (project standard: a number no followable source
+        was found for says so); catalog show, the workbook and the parameter audit print such a total as unverified."""
+        return not self.published_params_source.lstrip().lower().startswith("unverified")
+
+    @property
     def moe_layers(self) -> int:
         """Layers with a MoE block: after ``moe.dense_layers``, every ``moe.layer_step``-th layer (0 if dense).
 

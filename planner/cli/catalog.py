@@ -193,6 +193,7 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
                 echo(
                     f"# computed: {total:,} parameters ({total / 1e9:.1f} billion), {active:,} active; "
                     f"published {entry.published_params_total:,}"
+                    + ("" if entry.published_params_verified else " (unverified: see published_params_source)")
                 )
             return
         known += table.names() + table.aliases()
