@@ -149,6 +149,16 @@ ENGINE_FIELD_HELP = {
         "pipelines: TRUE, each micro-batch up to max_num_seqs (TensorRT-LLM); FALSE, all of them together; "
         "this tensor-parallel workbook does not use it",
     ),
+    "attention_dp_gate_iters": (
+        "steps",
+        "TensorRT-LLM attention-DP balancing: new prompts enter every this many steps (timeout_iters) or when a rank "
+        "idles; 0 (every shipped engine): off, as its default; a published run's own setting only",
+    ),
+    "attention_dp_gate_quorum": (
+        "prompts",
+        "TensorRT-LLM attention-DP balancing: waiting prompts that open the gate early (every rank holding one); 0: "
+        "off; this tensor-parallel workbook does not use it",
+    ),
     "sparse_mla_kernel": (
         "",
         "DSA models: the engine family whose measured sparse MLA kernel times each token (GPUs sheet "
@@ -176,7 +186,7 @@ def number_format(field: str, unit: str) -> str | None:
         return BOOL
     if unit == "B":
         return "0.000" if "_bytes_per_" in field else "#,##0"
-    if unit in ("tokens", "sequences", "heads", "elements"):
+    if unit in ("tokens", "sequences", "heads", "elements", "steps", "prompts"):
         return "#,##0"
     if unit == "s":
         return "0.000000"
