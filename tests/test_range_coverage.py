@@ -61,7 +61,7 @@ def _row(source: str, tpot_s: float) -> SimpleNamespace:
     """A steady-load serving row (4 of 100 prompts in flight) of vLLM 0.11, from ``source``."""
     return SimpleNamespace(
         tpot_s=tpot_s, kind="serving", batch=4, num_prompts=100, request_rate=None, engine="vllm", source_group=source,
-        engine_version="0.11.0",
+        engine_version="0.11.0", parallelism="tp", gpus=1,
     )  # fmt: skip
 
 

@@ -112,9 +112,16 @@ def unknown_columns(header: Iterable[str]) -> list[Unread]:
     for column in _named(header):
         if column in DECODE_READ_COLUMNS or column in DECODE_KEPT_COLUMNS or OTHER_STATISTIC_COLUMN.fullmatch(column):
             continue
-        near = closest(column, DECODE_READ_COLUMNS)
+        near = closest(column, DECODE_READ_COLUMNS) or with_unit(column, DECODE_READ_COLUMNS)
         out.append(Unread(column, near, judged=bool(near) or looks_like_figure(column)))
     return out
+
+
+def with_unit(name: str, read: Iterable[str]) -> str:
+    """The read column that is ``name`` with its unit added ("tpot": tpot_ms), "" when none is: a figure written
+    without its unit is too short to be alike (``MISSPELLING_RATIO``) to its column."""
+    lowered = {r.lower(): r for r in read}
+    return next((lowered[f"{name.lower()}_{u}"] for u in ("ms", "s", "tok_s") if f"{name.lower()}_{u}" in lowered), "")
 
 
 def unknown_startup_columns(header: Iterable[str]) -> list[Unread]:
