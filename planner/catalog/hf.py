@@ -517,7 +517,8 @@ class _Tracked(dict):
 #: (a hybrid imported as full attention: trial 18 F2). A family counts as read where the entry holds what it maps to.
 LAYOUT_KEY_FAMILIES: dict[str, tuple[str, str]] = {
     "linear attention (MiniMax lightning, Kimi Delta, RWKV, retention)": (
-        r"linear_attn|linear_|attn_type|lightning|kda|rwkv|retention|time_mix|short_conv|conv_l_cache",
+        r"linear_attn|linear_(num|key|value|conv)|attn_type|lightning|kda|rwkv|retention|time_mix|short_conv|"
+        r"conv_l_cache",
         "linear_attention",
     ),
     "a state-space (Mamba) mixer": (r"mamba|ssm|d_state|d_conv|time_step|layers_block_type|hybrid", "mamba"),
@@ -527,7 +528,7 @@ LAYOUT_KEY_FAMILIES: dict[str, tuple[str, str]] = {
         "",
     ),
     "shared or interleaved experts": (
-        r"shared_expert|shared_intermediate|num_shared|expert_layer_|moe_layers|expert_interval",
+        r"shared_expert|shared_intermediate|num_shared|expert_layer_|expert_interval",
         "",
     ),
 }
