@@ -228,6 +228,8 @@ def plan(
     *,
     batch: Any = None,
     price_per_gpu_hour: Any = None,
+    price_kind: str = "on-demand",
+    price_basis: str | None = None,
     **options: Unpack[GroupOptions],
 ) -> Plan:
     """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this. For a MoE model the
@@ -235,7 +237,9 @@ def plan(
 
     ``batch`` (default: max batch, what memory holds at most the engine's ``max_num_seqs``: ``served_batch``) is
     the batch of the speed figures; options: ``planner.options.GroupOptions``
-    (``errors`` is always "raise": one scenario).
+    (``errors`` is always "raise": one scenario). ``price_kind`` (on-demand, spot or reserved) and ``price_basis``
+    ("median" or a provider's name) choose the catalog quote the cost is at, as a review's option's ``price_kind``
+    and ``price_basis`` do (``planner export``); ``price_per_gpu_hour`` overrides both.
     """
     one_scenario("plan", SWEEP_HINT, gpu=gpu, model=model, context=context, batch=batch, gpus=options.get("gpus"))
     o = Options.read(GroupOptions, options, "plan")
@@ -286,7 +290,11 @@ def plan(
         float(prefill.bytes_moved) / (n * float(at_one.bandwidth_bytes_per_s)),
         float(prefill.flop) / (n * float(at_one.peak_flop_per_s)),
     )
-    price = api.gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_price(price_per_gpu_hour))
+    quote = _chosen_quote(g, price_kind, price_basis) if price_per_gpu_hour is None else None
+    if price_per_gpu_hour is not None:
+        price = float(_price(price_per_gpu_hour))
+    else:  # no on-demand quote: NaN, the cost n/a (as before)
+        price = api.gpu_price_per_hour(g, catalog=cat) if quote is None else float(quote.usd_per_gpu_hour)
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     warnings = [sixteen] if sixteen else []
     own = cat.replaced_note(g, mdl)  # a user folder's entry in place of the shipped one: said wherever it is used
@@ -327,7 +335,7 @@ def plan(
     elif 1 < n <= fabric_numbers(g)["interconnect_domain_gpus"] and uses_allreduce_table(eng):
         table_note = borrowed_note(g, g.interconnect_bytes_per_s or 32e9, default_catalog(), n)
         warnings += [table_note] if table_note else []
-    stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
+    stale = stale_price_warning(quote, g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
     util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)
     if o.memory_utilization is None and eng.memory_fraction_rule:  # SGLang: its fraction on this GPU and group
@@ -368,7 +376,7 @@ def plan(
         experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
         expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
         "" if rng.calibrated else coverage_note(),
-        _price_source(g) if price_per_gpu_hour is None else "",
+        _price_source(g, quote) if price_per_gpu_hour is None else "",
         calibration_in_effect(g, eng, o.calibration),
         served,
         limit,
@@ -431,13 +439,44 @@ def _release_note(engine: Any) -> list[str]:
     return [why] if any(m in why for m in mapped) else []
 
 
-def _price_source(g: Gpu) -> str:
-    """Where the catalog's default price of ``g`` comes from (``Gpu.price``), "" when it has none."""
-    quote = g.price("on-demand")
+def _price_source(g: Gpu, quote: Any = None) -> str:
+    """Where the plan's catalog price of ``g`` comes from (``quote``, default ``Gpu.price``), "" when it has none."""
+    quote = g.price("on-demand") if quote is None else quote
     if quote is None:
         return ""
-    several = sum(q.kind == "on-demand" for q in g.prices) > 1  # the median's provider lists each quote's date
-    return f"on-demand, {quote.provider}" + ("" if several else f", {quote.date}")
+    several = quote.provider.startswith("median of ")  # the median's provider lists each quote's date
+    return f"{quote.kind}, {quote.provider}" + ("" if several else f", {quote.date}")
+
+
+#: The rents ``plan`` can be costed at (a purchase is amortized by ``planner export`` only).
+PLAN_PRICE_KINDS = ("on-demand", "spot", "reserved")
+
+
+def _chosen_quote(g: Gpu, kind: str, basis: str | None) -> Any:
+    """The catalog quote ``plan`` costs at: ``kind``'s median (``Gpu.price``) or, with ``basis``, that provider's
+    first quote of the kind (the review's rule: ``planner.export.ownership.chosen_quote``). A kind or provider the
+    GPU has no quote of is refused, naming what it has; the on-demand median may be None (cost n/a, as before)."""
+    from planner.errors import InvalidInputError
+
+    if kind not in PLAN_PRICE_KINDS:
+        raise InvalidInputError(
+            f"price kind {kind!r}: give one of {', '.join(PLAN_PRICE_KINDS)} (a purchase is amortized by planner "
+            'export, option pricing = "purchase")'
+        )
+    have = ", ".join(f"{p.kind} ({p.provider})" for p in g.prices if p.kind != "purchase") or "none"
+    if basis and basis.strip().lower() != "median":
+        b = basis.strip().lower()
+        mine = [p for p in g.prices if p.kind == kind and p.provider.lower().startswith(b)]
+        if not mine:
+            raise InvalidInputError(
+                f"{g.name} has no {kind} quote from a provider named {basis.strip()!r}; its rents: {have} "
+                "(planner catalog show gpu lists them; a [[price]] entry in a --catalog folder adds one)"
+            )
+        return mine[0]
+    quote = g.price(kind)
+    if quote is None and kind != "on-demand":
+        raise InvalidInputError(f"{g.name} has no {kind} quote in the catalog; its rents: {have}")
+    return quote
 
 
 def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:

@@ -9,6 +9,7 @@ a flag a boolean, a table an object; anything else is an ``InvalidInputError`` n
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -116,7 +117,7 @@ def model_from_hf_config(
         raise InvalidInputError("config.json must hold a JSON object")
     outer = config
     text = _dict(config, "text_config")
-    cfg = {**config, **text}
+    cfg = _Tracked({**config, **text})
     notes: list[str] = []
     model_type = _str(cfg, "model_type", _str(outer, "model_type"))
     if model_type.startswith("gemma3") or _str(outer, "model_type").startswith("gemma3"):
@@ -187,14 +188,18 @@ def model_from_hf_config(
         "intermediate_size": _first_int(cfg, dense_width_keys, default=min(4 * hidden, _MAX_SIZE)),
         "vocab_size": _int(cfg, "vocab_size"),
         "tie_word_embeddings": _bool(cfg, "tie_word_embeddings", _bool(outer, "tie_word_embeddings", False)),
-        "max_context": _first_int(cfg, ("max_position_embeddings", "max_sequence_length", "seq_length"), default=4096),
+        "max_context": _first_int(cfg, _CONTEXT_KEYS, default=4096),
         "native_precision": native,
         "attention_bias": _bool(cfg, "attention_bias", model_type.startswith("qwen2")),
         "qk_norm": model_type.startswith(("qwen3", "gemma3"))
         or (model_type.startswith("glm4_moe") and _bool(cfg, "use_qk_norm", False)),
         "source": source or (f"https://huggingface.co/{hf_id}/blob/main/config.json" if hf_id else "config.json"),
     }
-    if not any(k in cfg for k in ("max_position_embeddings", "max_sequence_length", "seq_length")):
+    if cfg.get("model_max_length") is not None and not any(cfg.get(k) is not None for k in _CONTEXT_KEYS[:3]):
+        notes.append(
+            f"max_position_embeddings absent: model_max_length {entry['max_context']:,} is the trained context"
+        )
+    if not any(k in cfg for k in _CONTEXT_KEYS):
         notes.append(
             "max_position_embeddings absent: a trained context of 4,096 tokens assumed (a longer context is flagged "
             "as past it); give the model's own in the entry's max_context"
@@ -221,9 +226,11 @@ def model_from_hf_config(
     _moe(cfg, entry, model_type, notes)
     _mla(cfg, entry)
     _linear_attention(cfg, entry, layers, model_type, notes)
+    _kimi_delta_attention(cfg, entry, layers, notes)
     _mamba(cfg, entry, layers, notes)
     _nas(cfg, entry, layers, notes)
     _sparse_attention(cfg, entry, notes)
+    _refuse_unread_layout(cfg, entry, notes)
     try:
         draft = Model(**entry, published_params_total=1, published_params_source="(computed)")
     except ValidationError as exc:
@@ -259,6 +266,8 @@ def model_from_hf_config(
             notes.append("the stored count includes a copy of the tied output head (vocab x hidden)")
     if draft.moe is not None:
         entry["published_params_active"] = active
+        if "computed" not in entry["published_params_source"]:  # the total was given; the active count was not
+            entry["published_params_source"] += "; published_params_active computed from config.json by planner"
     return Model(**entry), notes
 
 
@@ -370,7 +379,7 @@ def _moe(cfg: dict, entry: dict, model_type: str, notes: list[str]) -> None:
     }
     if _int(cfg, "moe_layer_freq", default=1) != 1:  # DeepSeek: MoE where i % freq == 0, not modelled
         raise InvalidInputError("config.json: moe_layer_freq other than 1 is not supported")
-    shared = _int(cfg, "n_shared_experts", default=0, minimum=0)
+    shared = _first_int(cfg, ("n_shared_experts", "num_shared_experts"), default=0, minimum=0)
     shared_width = _int(cfg, "shared_expert_intermediate_size", default=0, minimum=0)
     if shared:
         moe.update(num_shared_experts=shared, shared_expert_intermediate_size=expert_width)
@@ -425,6 +434,166 @@ def _linear_attention(cfg: dict, entry: dict, layers: int, model_type: str, note
     if moe is not None and moe.get("num_shared_experts"):  # Qwen2-MoE-style sigmoid gate on the shared expert
         moe["shared_expert_gate"] = True
     notes.append(f"linear attention (Gated DeltaNet) on {count} of {layers} layers: a fixed state per sequence")
+
+
+def _kimi_delta_attention(cfg: dict, entry: dict, layers: int, notes: list[str]) -> None:
+    """Kimi Linear (model_type kimi_linear): ``linear_attn_config`` lists the Kimi Delta Attention layers (``kda_layers``,
+    1-based) and the full-attention (MLA) ones (``full_attn_layers``), with ``num_heads``, ``head_dim`` and
+    ``short_conv_kernel_size``. A KDA layer keeps, per sequence, a recurrent state of heads x head dim x head dim and
+    q, k and v short-conv states of (kernel - 1) x heads x head dim each (vLLM ``MambaStateShapeCalculator.
+    kda_state_shape``): the Gated DeltaNet form with as many key as value heads, so it is written as
+    ``linear_attention``. The recurrent state is float32 whatever the model's dtype (vLLM
+    ``MambaStateDtypeCalculator.kda_state_dtype`` returns torch.float32 for it), the conv states the model's."""
+    table = cfg.get("linear_attn_config")
+    if table is None:
+        return
+    if not isinstance(table, dict):
+        raise InvalidInputError(f"config.json: linear_attn_config must be an object, got {_describe(table)}")
+    kda = table.get("kda_layers")
+    full = table.get("full_attn_layers", [])
+    for key, value in (("kda_layers", kda), ("full_attn_layers", full)):
+        if not isinstance(value, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= layers for i in value
+        ):
+            raise InvalidInputError(
+                f"config.json: linear_attn_config.{key} must list layer numbers from 1 to {layers}, got {_describe(value)}"
+            )
+    if len(set(kda)) != len(kda) or set(kda) & set(full) or (full and len(kda) + len(full) != layers):
+        raise InvalidInputError(
+            f"config.json: linear_attn_config's kda_layers ({len(kda)}) and full_attn_layers ({len(full)}) must share no "
+            f"layer and together list all {layers}"
+        )
+    if not kda:
+        return
+    try:
+        heads, dim = _int(table, "num_heads"), _int(table, "head_dim")
+        kernel = _int(table, "short_conv_kernel_size", default=4)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"config.json: linear_attn_config.{str(exc).removeprefix('config.json: ')}") from None
+    shown = ", ".join(map(str, full[:3])) + (f", ..., {full[-1]}" if len(full) > 3 else "")
+    entry["linear_attention"] = {
+        "layers": len(kda),
+        "pattern": f"Kimi Delta Attention on linear_attn_config.kda_layers; full attention on full_attn_layers {shown}",
+        "num_key_heads": heads,
+        "num_value_heads": heads,
+        "key_head_dim": dim,
+        "value_head_dim": dim,
+        "conv_kernel": kernel,
+        "state_bytes_per_element": 4,
+    }
+    notes.append(
+        f"linear attention (Kimi Delta Attention) on {len(kda)} of {layers} layers: a fixed state per sequence "
+        "(float32 recurrent state); its parameters are counted as Gated DeltaNet's (the same q, k, v, conv and output "
+        "shapes; KDA's low-rank gates differ by well under 1% of the total)"
+    )
+
+
+#: Config keys that give the trained context, in the order they are read (``model_max_length``: Kimi Linear's).
+_CONTEXT_KEYS = ("max_position_embeddings", "max_sequence_length", "seq_length", "model_max_length")
+
+
+class _Tracked(dict):
+    """A config dict that remembers which keys were looked at (``get``, ``[]``, ``in``): what the importer read."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.read: set[str] = set()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+#: Families of config keys that change a layer's mixer (attention, linear attention, a state-space model) or its MLP,
+#: so its memory and time: a key of one the importer did not read means the layers are not the ones it would write
+#: (a hybrid imported as full attention: trial 18 F2). A family counts as read where the entry holds what it maps to.
+LAYOUT_KEY_FAMILIES: dict[str, tuple[str, str]] = {
+    "linear attention (MiniMax lightning, Kimi Delta, RWKV, retention)": (
+        r"linear_attn|linear_(num|key|value|conv)|attn_type|lightning|kda|rwkv|retention|time_mix|short_conv|"
+        r"conv_l_cache",
+        "linear_attention",
+    ),
+    "a state-space (Mamba) mixer": (r"mamba|ssm|d_state|d_conv|time_step|layers_block_type|hybrid", "mamba"),
+    "an attention / mixer layer layout": (
+        r"attn_layer_|attention_layer_|attn_layers|full_attn|global_attn|local_attn|swa_|layer_pattern|"
+        r"block_type|kv_shared|kv_sharing|cross_layer|cross_attention",
+        "",
+    ),
+    "shared or interleaved experts": (
+        r"shared_expert|shared_intermediate|num_shared|expert_layer_|expert_interval",
+        "",
+    ),
+}
+#: ``layer_types`` values the importer maps (sliding and full attention; Llama 4's chunked; linear where it reads
+#: the linear-attention keys); any other (mamba, conv, ...) is a layer it would plan as attention.
+_MAPPED_LAYER_TYPES = {"full_attention", "attention", "sliding_attention", "chunked_attention", "global", "local"}
+#: Keys read elsewhere or known not to change memory or time (token ids, norms' epsilons, RoPE, dropout, routing
+#: rules, a multimodal config's other towers): not listed in the "not read" note.
+_HARMLESS = re.compile(
+    r"^(architectures|auto_map|model_type|transformers_version|_name_or_path|use_cache|torch_dtype|dtype|"
+    r".*token_ids?|.*token_index|.*_eps(ilon)?|initializer_range|.*init.*|rope_.*|rotary_.*|partial_rotary_factor|"
+    r"use_rope|.*dropout|.*pdrop|hidden_act|hidden_activation|activation_function|.*act_fn|tokenizer_class|"
+    r"vision_config|audio_config|vision_.*|image_.*|video_.*|audio_.*|text_config|mm_.*|"
+    r"router_.*|output_router_logits|norm_topk_prob|scoring_func|routed_scaling_factor|n_group|topk_group|"
+    r"num_expert_group|moe_router_.*|moe_renormalize|ep_size|aux_loss.*|.*_loss_coef|"
+    r"num_nextn_predict_layers|mtp_.*|tie_.*|pretraining_tp|is_.*|return_dict|torchscript|output_.*|"
+    r"use_return_dict|chunk_size_feed_forward|bad_words_ids|max_length|min_length|.*logit.*|.*_multiplier|"
+    r"attention_out_bias|mlp_bias|bias|use_bias|.*_scale|.*scaling.*|rms_norm.*|layer_norm.*|norm_.*|.*_norm|"
+    r"postnorm|prenorm|mla_use_nope|qk_layernorm|use_qkv_bias|quantization_config|sliding_window.*|"
+    r"use_sliding_window|max_window_layers|layer_types|task_specific_params|problem_type|id2label|label2id|"
+    r"finetuning_task|prefix|suffix|.*_prefix|.*_suffix|architecture|name_or_path|model_name)$"
+)
+
+
+def _states(value: Any) -> bool:
+    """Whether a config value states something: not null, false, 0 or empty (``add_cross_attention: false``, MiniMax's
+    ``shared_intermediate_size: 0`` change nothing)."""
+    return value not in (None, False, 0, "") and value != [] and value != {}
+
+
+def _refuse_unread_layout(cfg: _Tracked, entry: dict, notes: list[str]) -> None:
+    """Refuse a config whose layer layout the importer did not read (trial 18 F2: Kimi Linear's KDA layers,
+    MiniMax's attn_type_list, Falcon-H1's parallel Mamba heads and Jamba's attn_layer_period came in as full
+    attention, with no word); note the other keys it did not read."""
+    unread = sorted(k for k in cfg if isinstance(k, str) and k not in cfg.read)
+    layout: list[str] = []
+    seen: set[str] = set()
+    for family, (pattern, mapped) in LAYOUT_KEY_FAMILIES.items():
+        if mapped and mapped in entry:
+            continue
+        hits = [k for k in unread if re.search(pattern, k.lower()) and _states(super(_Tracked, cfg).get(k))]
+        hits = [k for k in hits if k not in seen]
+        seen.update(hits)
+        if hits:
+            layout.append(f"{', '.join(hits)} ({family})")
+    types = super(_Tracked, cfg).get("layer_types")
+    if isinstance(types, list):
+        mapped_types = _MAPPED_LAYER_TYPES | ({"linear_attention"} if "linear_attention" in entry else set())
+        odd = sorted({str(t) for t in types if str(t) not in mapped_types})
+        if odd:
+            layout.append(f"layer_types {', '.join(repr(t) for t in odd)} (layers that are not attention)")
+    if layout:
+        raise InvalidInputError(
+            "config.json: planner catalog import-hf cannot read this model's layer layout: "
+            + "; ".join(layout)
+            + ". It reads decoder layers of full, sliding-window or chunked attention (MHA, GQA, MQA or MLA), "
+            "Gated DeltaNet linear attention (Qwen3-Next's linear_* keys), Kimi Delta Attention (linear_attn_config), "
+            "Mamba-2 hybrids (Nemotron-H's hybrid_override_pattern), DeciLM block_configs and MoE MLPs "
+            "(n_shared_experts / shared_expert_intermediate_size); imported, every layer would be planned as "
+            "attention. Write the entry by hand (docs/catalog.md, 'Models the importer refuses')"
+        )
+    other = [k for k in unread if not _HARMLESS.match(k)]
+    if other:
+        shown = ", ".join(other[:12]) + (f" and {len(other) - 12} more" if len(other) > 12 else "")
+        notes.append(f"config keys not read (none of them is a layer-layout key the importer knows of): {shown}")
 
 
 def _mamba(cfg: dict, entry: dict, layers: int, notes: list[str]) -> None:

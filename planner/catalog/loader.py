@@ -1,7 +1,8 @@
 """The one explicit loader: shipped catalog, then user folders that extend or override it.
 
 A catalog folder holds TOML files whose top-level arrays are ``[[gpu]]``, ``[[model]]`` and
-``[[precision]]``. Folders are read in order: the shipped one, those named in the environment variable
+``[[precision]]``, and in a user folder ``[[price]]``: a quote for a GPU the catalog already has (``gpu = "H100"``
+plus a ``[[gpu.prices]]`` quote's fields), added to that GPU's prices without copying its entry. Folders are read in order: the shipped one, those named in the environment variable
 ``PLANNER_CATALOG`` (separated by ``os.pathsep``), then those passed in. An entry whose name matches an earlier
 entry's name replaces it; one whose alias only is an earlier entry's name is refused (it would replace a model of
 another name without saying so); other entries are added.
@@ -22,13 +23,15 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from planner.catalog import names
-from planner.catalog.schema import Gpu, Model, Precision, normalize_name
+from planner.catalog.schema import Gpu, GpuPrice, Model, Precision, normalize_name
 from planner.errors import CatalogError, EmptyCatalogFolderError, InvalidInputError, UnknownNameError
 from planner.io.limits import MAX_CATALOG_ENTRIES, MAX_CATALOG_FILE_BYTES, MAX_CATALOG_FILES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 
 ENV_VAR = "PLANNER_CATALOG"
 KINDS: dict[str, type[BaseModel]] = {"gpu": Gpu, "model": Model, "precision": Precision}
+#: The price-only table of a user folder (``GpuPrice``): read beside ``KINDS``, applied after the folder's GPUs.
+PRICE_KIND = "price"
 
 E = TypeVar("E", Gpu, Model, Precision)
 
@@ -92,6 +95,10 @@ class Catalog:
     folders: tuple[Path, ...] = ()
     #: shipped entries a user folder replaced: (kind, name, folder); every surface that uses one says so
     replaced: tuple[tuple[str, str, str], ...] = ()
+    #: entries a user folder added or replaced: (kind, name, folder), in load order (a review names them)
+    from_folders: tuple[tuple[str, str, str], ...] = ()
+    #: quotes a user folder's ``[[price]]`` entries added to a GPU: (GPU name, provider, kind, folder)
+    added_prices: tuple[tuple[str, str, str, str], ...] = ()
     #: ``names.gpu_name`` / ``names.model_name`` answers already read, by (kind, text): the catalog is frozen, so a
     #: written name means the same entry every time (the accuracy fits read the same published names thousands of
     #: times). Not an init field, so ``dataclasses.replace`` gives a new catalog an empty one.
@@ -165,10 +172,11 @@ def _read_file(path: Path) -> dict[str, list]:
         raise CatalogError(f"{path}: cannot read catalog file ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - set(KINDS)
+    unknown = set(data) - set(KINDS) - {PRICE_KIND}
     if unknown:
         raise CatalogError(
-            f"{path}: unknown table {sorted(unknown)[0]!r}; a catalog file holds [[gpu]], [[model]] and [[precision]]"
+            f"{path}: unknown table {sorted(unknown)[0]!r}; a catalog file holds [[gpu]], [[model]], [[precision]] "
+            'and [[price]] (a quote for a GPU the catalog has: gpu = "H100" and a [[gpu.prices]] quote\'s fields)'
         )
     return data
 
@@ -181,6 +189,34 @@ def _validate(path: Path, kind: str, raw: object, position: int) -> BaseModel:
         return KINDS[kind](**raw)
     except ValidationError as exc:
         raise CatalogError(f"{path}: {kind} {label!r}: {_describe(exc, KINDS[kind])}") from None
+
+
+def _validate_price(path: Path, raw: object, position: int) -> tuple[GpuPrice, Path]:
+    label = f"price #{position}" + (f" (gpu {raw['gpu']!r})" if isinstance(raw, dict) and "gpu" in raw else "")
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{path}: {label}: expected a table ([[price]]), got {type(raw).__name__}")
+    try:
+        return GpuPrice(**raw), path
+    except ValidationError as exc:
+        raise CatalogError(f"{path}: {label}: {_describe(exc, GpuPrice)}") from None
+
+
+def _add_prices(gpus: list[Gpu], prices: Iterable[tuple[GpuPrice, Path]], added: list) -> list[Gpu]:
+    """``gpus`` with each ``[[price]]`` quote appended to the prices of the GPU it names (by name or alias)."""
+    merged = list(gpus)
+    for entry, path in prices:
+        key = normalize_name(entry.gpu)
+        hits = [i for i, g in enumerate(merged) if key in {normalize_name(n) for n in g.all_names()}]
+        if not hits:
+            near = difflib.get_close_matches(entry.gpu, [g.name for g in merged], n=1)
+            raise CatalogError(
+                f"{path}: [[price]] for gpu {entry.gpu!r}: no GPU of that name or alias in the catalog (the shipped "
+                "one and the folders up to this one)" + (f"; did you mean {near[0]!r}?" if near else "")
+            )
+        g = merged[hits[0]]
+        merged[hits[0]] = g.model_copy(update={"prices": (*g.prices, entry.quote())})
+        added.append((g.name, entry.provider, entry.kind, str(path.parent)))
+    return merged
 
 
 def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
@@ -204,6 +240,11 @@ def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
         for kind, items in _read_file(path).items():
             if not isinstance(items, list):
                 raise CatalogError(f"{path}: '{kind}' must be an array of tables ([[{kind}]])")
+            if kind == PRICE_KIND:
+                found.setdefault(PRICE_KIND, []).extend(
+                    _validate_price(path, raw, i + 1) for i, raw in enumerate(items)
+                )
+                continue
             if len(found[kind]) + len(items) > MAX_CATALOG_ENTRIES:
                 raise CatalogError(
                     f"{path}: more than {MAX_CATALOG_ENTRIES:,} {kind} entries in {folder}; a catalog holds at most that"
@@ -263,16 +304,26 @@ def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: boo
     )
     entries: dict[str, list] = {k: [] for k in KINDS}
     replaced: list[tuple[str, str, str]] = []
+    from_folders: list[tuple[str, str, str]] = []
+    added: list[tuple[str, str, str, str]] = []
     for folder in order:
         user = not (shipped and folder == order[0])
-        for kind, items in (read_folder(folder) if user else _read_shipped(folder)).items():
+        found = read_folder(folder) if user else _read_shipped(folder)
+        prices = found.pop(PRICE_KIND, [])
+        for kind, items in found.items():
             entries[kind] = _merge(entries[kind], items, kind, folder, replaced if user else None)
+            if user:
+                from_folders += [(kind, e.name, str(folder)) for e in items]
+        if prices:
+            entries["gpu"] = _add_prices(entries["gpu"], prices, added)
     catalog = Catalog(
         gpus=Table("GPU", tuple(entries["gpu"])),
         models=Table("model", tuple(entries["model"])),
         precisions=Table("precision", tuple(entries["precision"])),
         folders=tuple(order),
         replaced=tuple(replaced),
+        from_folders=tuple(from_folders),
+        added_prices=tuple(added),
     )
     _check_references(catalog)
     return catalog

@@ -848,3 +848,16 @@ class Precision(_Entry):
         """(payload bits + scale bits / block) / 8, e.g. int4 with a 16-bit scale per 128: 0.515625 B."""
         per_block = self.scale_bits / self.scale_block if self.scale_block else 0.0
         return (self.bits_per_element + per_block) / 8.0
+
+
+class GpuPrice(Price):
+    """A price-only catalog entry (``[[price]]`` in a user folder): one quote added to a GPU the catalog already has,
+    shipped or from an earlier folder, without copying the GPU's entry (trial 18 F4: a copy froze every shipped field
+    and hid later corrections). ``gpu`` is the GPU's name or an alias ("H100"); the other fields are a
+    ``[[gpu.prices]]`` quote's."""
+
+    gpu: str = Field(min_length=1, description="the GPU the quote is for: its catalog name or an alias")
+
+    def quote(self) -> Price:
+        """The quote itself, as the GPU's ``prices`` hold it."""
+        return Price(**self.model_dump(exclude={"gpu"}))

@@ -208,15 +208,33 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
     raise error
 
 
-def _check_aliases_free(name: str, aliases) -> None:
+def _target_catalog(catalog_dirs, folder: Path | None):
+    """The catalog the imported entry will be loaded with: the shipped one, ``$PLANNER_CATALOG``, the ``--catalog``
+    folders and the ``--to`` folder where it already holds catalog files (trial 18 F3: an alias that clashed with an
+    entry of the ``--to`` folder was written, and every later command on that folder failed)."""
+    from planner.catalog import default_catalog
+
+    dirs = list(catalog_dirs)
+    if folder is not None and folder.is_dir() and any(folder.glob("*.toml")):
+        if all(Path(d).resolve() != folder.resolve() for d in dirs):
+            dirs.append(folder)
+    return default_catalog(*dirs)
+
+
+def _check_aliases_free(name: str, aliases, catalog=None, model=None, folder: Path | None = None) -> None:
     """Refuse an alias that already names another model of the catalog in effect: loaded beside it, the entry would
     be refused (``planner.catalog.loader``: an alias may not take another entry's name); naming the entry as that
-    model replaces it, which ``--name`` does."""
+    model replaces it, which ``--name`` does. With ``model``, the entry is also merged into ``catalog`` as the
+    loader would merge it from ``folder``, so any clash the loader refuses is refused here, before a file is
+    written."""
     from planner.catalog import default_catalog
+    from planner.catalog.loader import _merge
     from planner.catalog.schema import normalize_name
-    from planner.errors import InvalidInputError
+    from planner.errors import CatalogError, InvalidInputError
 
-    models = default_catalog().models
+    cat = catalog if catalog is not None else default_catalog()
+    models = cat.models
+    where = "" if len(cat.folders) <= 1 else f" (catalog folders: {', '.join(str(f) for f in cat.folders[1:])})"
     for alias in aliases:
         try:
             other = models.get(alias)
@@ -224,18 +242,23 @@ def _check_aliases_free(name: str, aliases) -> None:
             continue
         if normalize_name(other.name) != normalize_name(name):
             raise InvalidInputError(
-                f"--alias {alias!r} already names the catalog's {other.name!r}; give --name {other.name!r} to replace "
-                "that model, or another alias"
+                f"--alias {alias!r} already names the catalog's {other.name!r}{where}; give --name {other.name!r} to "
+                "replace that model, or another alias"
             )
+    if model is not None:
+        try:
+            _merge(list(models), [model], "model", folder or Path("."))
+        except CatalogError as exc:
+            raise InvalidInputError(f"not written: {exc}") from None
 
 
-def _replaced_model(name: str) -> list[str]:
+def _replaced_model(name: str, catalog=None) -> list[str]:
     """The note for an entry named as a model the catalog in effect has: loaded from a folder it replaces that model
     and its aliases (the loader's override by name), which a user naming "mixtral-8x7b" may not mean."""
     from planner.catalog import default_catalog
 
     try:
-        other = default_catalog().models.get(name)
+        other = (catalog if catalog is not None else default_catalog()).models.get(name)
     except UnknownNameError:
         return []
     shown = ", ".join(other.aliases[:4]) + (", ..." if len(other.aliases) > 4 else "")
@@ -244,6 +267,20 @@ def _replaced_model(name: str) -> list[str]:
         + (f" and its aliases ({shown})" if other.aliases else "")
         + "; give another --name to keep both"
     ]
+
+
+def _config_source(local, hf_id: str) -> str:
+    """The entry's ``source``: the config's address on the Hub, at the cached revision where the path names one
+    (``.../snapshots/<revision>/config.json``); without ``--hf-id``, the file read and the date (trial 18 F13: a bare
+    "config.json" said nothing of where the numbers came from)."""
+    path = local.config_path
+    revision = path.parent.name if path.parent.parent.name == "snapshots" else ""
+    if hf_id:
+        return f"https://huggingface.co/{hf_id}/blob/{revision or 'main'}/config.json"
+    return (
+        f"config.json read from {path.resolve()} by planner catalog import-hf on {datetime.date.today().isoformat()} "
+        "(no --hf-id: the repository it came from is not recorded)"
+    )
 
 
 @catalog_group.command("import-hf")
@@ -261,7 +298,10 @@ def _replaced_model(name: str) -> list[str]:
     "--to", "folder", folder=True, help="Catalog folder to write <name>.toml into (default: print the entry)."
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
-def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_params, folder, force: bool) -> None:
+@catalog_option
+def import_hf_command(
+    config: Path, name: str, aliases, hf_id: str, published_params, folder, force: bool, catalog_dirs
+) -> None:
     """Turn a local Hugging Face model into a model entry, offline.
 
     CONFIG is a config.json, a model folder holding one, or a Hugging Face cache entry
@@ -284,12 +324,14 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
         local.config,
         name,
         hf_id,
+        source=_config_source(local, hf_id),
         aliases=tuple(aliases),
         published_params=published_params,
         published_params_source=source,
     )
-    _check_aliases_free(name, aliases)
-    replaced = _replaced_model(name)
+    catalog = _target_catalog(catalog_dirs, folder)
+    _check_aliases_free(name, aliases, catalog, model, folder)
+    replaced = _replaced_model(name, catalog)
     text = entry_to_toml("model", model)
     for note in (*local.notes, *notes, *replaced):
         echo(f"note: {note}", err=True)
@@ -313,5 +355,7 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
         echo(text.rstrip())
         return
     target = folder / f"{''.join(c if c.isalnum() or c in '-_.' else '-' for c in name)}.toml"
+    if target.stem != name:
+        echo(f"note: --name {name!r} is written to {target.name} (a file name keeps letters, digits, - _ .)", err=True)
     write_file(target, text, force=force, make_parents=True)
     echo(f"wrote {target}; use it with --catalog {folder} or PLANNER_CATALOG={folder}")

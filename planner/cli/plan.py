@@ -495,6 +495,19 @@ class Percentile(click.ParamType):
     help=f"Rent {RENT_ACCEPTED} [default: the catalog's on-demand price].",
 )
 @click.option(
+    "--price-kind",
+    type=click.Choice(("on-demand", "spot", "reserved")),
+    default="on-demand",
+    show_default=True,
+    help="Which catalog rent the cost is at (a review's option price_kind).",
+)
+@click.option(
+    "--price-basis",
+    metavar="PROVIDER",
+    help="Which quote of that kind: \"median\" (default: the median of the catalog's quotes) or a provider's name, "
+    'e.g. "OurCloud" for a [[price]] entry of a --catalog folder (a review\'s price_basis).',
+)
+@click.option(
     "--calibration",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Calibration file from `planner calibrate` (also $PLANNER_CALIBRATION).",

@@ -87,9 +87,39 @@ def _priced(what: str, value: float, money: Money) -> Assumption:
     if money.quote is None:  # the scenario's own price
         return sourced(what, value, "US$", money.price_source)
     label = f"catalog {money.price_kind} price"
-    return Assumption(
-        f"{what} ({quote_text(money)})", value, "US$", label, first_url(money.price_source), money.price_source
-    )
+    url = first_url(money.price_source)
+    if not url:  # an internal quote (a contract, a PO number): its own words are the evidence (trial 18 F5)
+        label = f"{label}: {money.quote.source}"
+    return Assumption(f"{what} ({quote_text(money)})", value, "US$", label, url, money.price_source)
+
+
+def catalog_folders_row(catalog, results) -> Assumption:
+    """Which catalog folders the review read ("shipped + my/catalog"), and which of the entries and quotes it used
+    came from a user folder rather than the shipped catalog (trial 18 F5: a user's GPU looked like a shipped one)."""
+    from pathlib import Path
+
+    from planner.catalog.loader import shipped_catalog_dir
+
+    shipped = shipped_catalog_dir().resolve()
+    folders = [Path(f) for f in getattr(catalog, "folders", ())]
+    user = [str(f) for f in folders if f.resolve() != shipped]
+    value = " + ".join((["shipped"] if len(user) < len(folders) else []) + user) or "shipped"
+    used = {r.gpu.name for r in results} | {r.model.name for r in results}
+    mine = [
+        f"{name} ({kind}) from {folder}" for kind, name, folder in getattr(catalog, "from_folders", ()) if name in used
+    ]
+    mine += [
+        f"{provider} {kind} quote for {gpu} from {folder}"
+        for gpu, provider, kind, folder in getattr(catalog, "added_prices", ())
+        if gpu in used
+    ]
+    if mine:
+        label = "used from a user folder: " + "; ".join(dict.fromkeys(mine))
+    elif user:
+        label = "--catalog / $PLANNER_CATALOG (no entry the review used comes from them)"
+    else:
+        label = "the catalog shipped with planner"
+    return Assumption("Catalog folders (later wins)", value, "", label)
 
 
 def _given(what: str, x: Sourced, unit: str) -> Assumption:
@@ -112,6 +142,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         Assumption("Planner version", __version__, "", "planner package"),
         Assumption("Review date", date, "", "--date, SOURCE_DATE_EPOCH or today"),
         Assumption("Scenario", scenario.title, "", "scenario file"),
+        catalog_folders_row(catalog, results),
     ]
     unit = "requests/s" if w.by_rate else "concurrent requests"
     for what, value, u in (
