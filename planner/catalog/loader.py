@@ -3,8 +3,13 @@
 A catalog folder holds TOML files whose top-level arrays are ``[[gpu]]``, ``[[model]]`` and
 ``[[precision]]``. Folders are read in order: the shipped one, those named in the environment variable
 ``PLANNER_CATALOG`` (separated by ``os.pathsep``), then those passed in. An entry whose name matches an earlier
-entry's name replaces it; one whose alias only is an earlier entry's name is refused (it would replace a model of
-another name without saying so); other entries are added.
+folder's entry's name replaces it (``Catalog.replaced``, said by plan, export, ``catalog list`` and ``show``); one whose
+alias only is an earlier entry's name is refused (it would replace a model of another name without saying so); other
+entries are added. Within one folder, two entries one name finds are refused, naming both files.
+
+Every broken entry of a folder is refused in one CatalogError, each problem with its file and line (found by a scan
+of the text: tomllib keeps no positions), quotes counted from 1 ("price 2 ([[gpu.prices]] at line 51)"), in planner's
+words rather than pydantic's.
 """
 
 from __future__ import annotations
@@ -494,7 +499,7 @@ def _merge(
         first.setdefault(normalize_name(old.name), i)
 
     def whose(path: Path) -> str:
-        return f"the shipped catalog's ({path.name})" if shipped is not None and path.parent == shipped else str(path)
+        return f"the shipped {path.name}" if shipped is not None and path.parent == shipped else str(path)
 
     for entry, path in overrides:
         hits = [first[k] for k in {normalize_name(n) for n in entry.all_names()} if k in first]
@@ -502,8 +507,8 @@ def _merge(
             taken = next(a for a in entry.aliases if normalize_name(a) in first)
             other, other_path = merged[first[normalize_name(taken)]]
             raise CatalogError(
-                f"{path}: {kind} {entry.name!r}: alias {taken!r} is the name of {other.name!r} in "
-                f"{whose(other_path)}, which it would replace; name the entry {other.name!r} to replace that {kind}, "
+                f"{path}: {kind} {entry.name!r}: alias {taken!r} is the name of the catalog's {other.name!r} "
+                f"({whose(other_path)}), which it would replace; name the entry {other.name!r} to replace that {kind}, "
                 "or give it another alias"
             )
         if hits:  # replaces the earlier entry of its name
@@ -531,8 +536,8 @@ def _merge(
             if owner.setdefault(key, (entry.name, path))[0] != entry.name:
                 other, other_path = owner[key]
                 raise CatalogError(
-                    f"{path}: {kind} {entry.name!r}: name or alias {alias!r} already belongs to {other!r} in "
-                    f"{whose(other_path)}; give the entry another name or alias, or name it {other!r} to replace it"
+                    f"{path}: {kind} {entry.name!r}: name or alias {alias!r} already belongs to {other!r} "
+                    f"({whose(other_path)}); give the entry another name or alias, or name it {other!r} to replace it"
                 )
     return merged
 
