@@ -152,6 +152,21 @@ class TestF6TwinsInOneFolderAreRefusedAndUserEntriesAreMarked:
         assert "gpu 'H200 NVL Other': name or alias 'H200 NVL' already belongs to 'H200 NVL 141GB'" in got
         assert str(path / "a.toml") in got and str(path / "b.toml") in got
 
+    @pytest.mark.parametrize("file", ["Seed-Z.toml", "A-Seed-Z.toml"])
+    def test_an_alias_that_is_another_entrys_name_in_the_folder_is_said_as_across_folders(self, tmp_path, file):
+        """Trial 18 F3's folder: Seed-Z with alias 'seed-oss-36b' beside Seed-OSS-36B; either file may be read first
+        (sorted by name), the message names the aliasing entry and both files."""
+        path = folder(tmp_path, name="Seed-OSS-36B.toml")
+        (path / "Seed-OSS-36B.toml").write_text(NVL.replace("H200 NVL 141GB", "Seed-OSS-36B"), encoding="utf-8")
+        (path / file).write_text(
+            NVL.replace('"H200 NVL 141GB"', '"Seed-Z"').replace('"H200 NVL", ', '"seed-oss-36b", '), encoding="utf-8"
+        )
+        assert refused(path) == (
+            f"planner: error: {path / file}: gpu 'Seed-Z': alias 'seed-oss-36b' is the name of the catalog's "
+            f"'Seed-OSS-36B' ({path / 'Seed-OSS-36B.toml'}), which it would replace; name the entry 'Seed-OSS-36B' to "
+            "replace that gpu, or give it another alias"
+        )
+
     def test_a_later_folder_replaces_an_earlier_ones_entry_and_plan_names_both_files(self, tmp_path):
         """The loader's rule (planner/catalog/loader.py docstring): folders in order, a later entry of a name
         replaces the earlier; no shipped H200 NVL exists, so no "not the shipped one" (the finding's wrong warning)."""

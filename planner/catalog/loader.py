@@ -473,6 +473,17 @@ def _refuse_twins(kind: str, pairs: list[tuple[BaseModel, Path]]) -> None:
                     f"{what}, {files}; keep one (a later folder, --catalog A --catalog B, replaces an earlier "
                     "folder's entry of its name)"
                 )
+            elif alias == normalize_name(first[0].name) or normalize_name(entry.name) == alias:
+                # an alias that is the other entry's name: said as the merge across folders says it
+                (aliased, a_path), (named, n_path) = (
+                    ((entry, path), first) if alias == normalize_name(first[0].name) else (first, (entry, path))
+                )
+                taken = next(a for a in aliased.aliases if normalize_name(a) == alias)
+                problems.append(
+                    f"{a_path}: {kind} {aliased.name!r}: alias {taken!r} is the name of the catalog's {named.name!r} "
+                    f"({n_path}), which it would replace; name the entry {named.name!r} to replace that {kind}, or "
+                    "give it another alias"
+                )
             else:
                 problems.append(
                     f"{path}: {kind} {entry.name!r}: name or alias {said!r} already belongs to {first[0].name!r} "
