@@ -15,12 +15,12 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner import model as m
-from planner.catalog import Catalog, as_catalog
+from planner.catalog import Catalog, as_catalog, no_rental_price
 from planner.catalog.resolve import _resolve, gpu_numbers
 from planner.checks import _pandas_index, _price, one_scenario
 from planner.deploy import check_parallelism, deploy, finish, finish_record, nan_record, served_batch, sweep_options
 from planner.engines.profiles import engine_profile
-from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError, shown_name
+from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError, PlannerError, shown_name
 from planner.model import DecodeStep, MemoryPlan, PrefillStep
 from planner.model.fleet import cloud_usd_per_gpu_month, replicas_for_rate
 from planner.model.layouts import is_pipeline, pipeline_stages
@@ -207,7 +207,16 @@ def missing_price_error(gpu: Any, missing: Any, catalog: Catalog) -> MissingData
         dict.fromkeys(shown_name(g if isinstance(g, str) else catalog.gpu(g).name) for g in names.ravel().tolist())
     )
     listed = ", ".join(unique[:5]) + (f" and {len(unique) - 5:,} more" if len(unique) > 5 else "")
-    return MissingDataError(f"no price per GPU-hour in the catalog for {listed}; pass price_per_gpu_hour")
+    bought = []  # a GPU whose only quote is a purchase: the words plan and catalog list give it (no_rental_price)
+    for g in dict.fromkeys(names.ravel().tolist()[:1000]):
+        try:
+            entry = catalog.gpu(g)
+        except PlannerError:
+            continue
+        if no_rental_price(entry):
+            bought.append(f"{entry.name}: {no_rental_price(entry)}")
+    extra = f" ({'; '.join(dict.fromkeys(bought[:3]))})" if bought else ""
+    return MissingDataError(f"no price per GPU-hour in the catalog for {listed}; pass price_per_gpu_hour{extra}")
 
 
 def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> MemoryPlan:

@@ -263,8 +263,8 @@ class TestUserFolders:
         shutil.copytree(loader.shipped_catalog_dir(), shipped, ignore=shutil.ignore_patterns("reference"))
         monkeypatch.setattr(loader, "shipped_catalog_dir", lambda: shipped)
         reads = []
-        real = loader.read_folder
-        monkeypatch.setattr(loader, "read_folder", lambda folder: reads.append(Path(folder)) or real(folder))
+        real = loader._read_folder  # read_folder's entries with their files (trial 18 F6)
+        monkeypatch.setattr(loader, "_read_folder", lambda folder: reads.append(Path(folder)) or real(folder))
         (tmp_path / "mine").mkdir()
         (tmp_path / "mine" / "none.toml").write_text("# no entries\n")  # s174: a folder without *.toml is refused
         first = load_catalog(tmp_path / "mine", use_env=False)

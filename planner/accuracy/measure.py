@@ -207,14 +207,17 @@ def measure(
     else:
         device_name = "CPU"
         flops = matmul_flops(torch, dev, 1024, dtype, repeats)
-        g = Gpu(
-            name=gpu or "CPU (measured)",
-            vendor="other",
-            memory_bytes=2**36,
-            hbm_bandwidth_bytes_per_s=bw,
-            peak_flop_per_s={"fp32": flops, "fp16": flops, "bf16": flops},
-            tdp_w=100,
-            source="measured by planner calibrate --measure (copy bandwidth, 1024^3 fp32 matmul)",
+        g = Gpu.model_validate(  # a CPU's rates lie below a GPU's plausible ones (schema.GPU_BOUNDS)
+            {
+                "name": gpu or "CPU (measured)",
+                "vendor": "other",
+                "memory_bytes": 2**36,
+                "hbm_bandwidth_bytes_per_s": bw,
+                "peak_flop_per_s": {"fp32": flops, "fp16": flops, "bf16": flops},
+                "tdp_w": 100,
+                "source": "measured by planner calibrate --measure (copy bandwidth, 1024^3 fp32 matmul)",
+            },
+            context={"plausible": False},
         )
     cat = Catalog(
         Table("gpu", (*cat.gpus.entries, g)), Table("model", (*cat.models.entries, shape)), cat.precisions, cat.folders

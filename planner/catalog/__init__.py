@@ -28,6 +28,7 @@ from planner.catalog.schema import (
     Precision,
     Price,
     SparseAttention,
+    no_rental_price,
     normalize_name,
     stale_price_warning,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "SparseAttention",
     "default_catalog",
     "load_catalog",
+    "no_rental_price",
     "normalize_name",
     "reload_catalog",
     "shipped_catalog_dir",

@@ -11,7 +11,7 @@ from typing import Any
 
 from planner.catalog.loader import Catalog, as_catalog
 from planner.catalog.resolve import kv_engines
-from planner.catalog.schema import Gpu, Model, Precision
+from planner.catalog.schema import Gpu, Model, Precision, no_rental_price
 from planner.engines.architecture import param_counts
 from planner.errors import InvalidInputError
 
@@ -21,7 +21,8 @@ RECORD_KINDS = ("gpus", "models", "precisions")
 
 def gpu_record(g: Gpu) -> dict[str, Any]:
     """One GPU's headline numbers: memory (bytes, 1 GB = 1e9 B), HBM bandwidth (bytes/s), dense 16-bit peak
-    (FLOP/s: bf16, else fp16), the on-demand price (US$ per GPU-hour; None without one) and its date."""
+    (FLOP/s: bf16, else fp16), the on-demand price (US$ per GPU-hour; None without one) and its date, and
+    ``price_note``: why there is none where the GPU has purchase quotes only (``no_rental_price``), else None."""
     price = g.price("on-demand")
     return {
         "name": g.name,
@@ -32,6 +33,8 @@ def gpu_record(g: Gpu) -> dict[str, Any]:
         "peak_16bit_flop_per_s": g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16"),
         "price_usd_per_gpu_hour": None if price is None else price.usd_per_gpu_hour,
         "price_date": None if price is None else str(price.date),
+        # a GPU with purchase quotes only: why the rate is None, in the words plan and catalog list use
+        "price_note": no_rental_price(g) or None,
         "aliases": list(g.aliases),
     }
 

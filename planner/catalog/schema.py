@@ -10,6 +10,7 @@ Every entry has a ``source`` for its numbers; a number with a different source n
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import math
@@ -18,7 +19,16 @@ import statistics
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 #: Keys of ``Gpu.peak_flop_per_s``: dense (not 2:4-sparse) tensor-core peaks, except fp32 (CUDA cores).
 PeakKey = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4"]
@@ -45,17 +55,43 @@ def _normalized(text: str) -> str:
 
 _SEPARATORS = re.compile(r"[\s\-_]+")
 
+#: ``source`` texts that say nothing of where numbers come from, as written in a draft (compared without case,
+#: spaces or punctuation: "N/A", "n.a.", "TBD?" are all refused).
+PLACEHOLDER_SOURCES = frozenset(
+    {"", "tbd", "tba", "tbc", "todo", "fixme", "na", "none", "null", "nil", "unknown", "source", "sources", "xxx", "x",
+     "placeholder", "wip", "later", "test", "dummy", "seebelow", "seeabove", "idk"}
+)  # fmt: skip
+
+#: What a source must be, said wherever one is refused.
+SOURCE_RULE = (
+    "a source says where the numbers come from: a URL, or a document with its number or date "
+    "(e.g. 'Contract C-7781 with OurCloud, 2026-10-01')"
+)
+
+
+def check_source(text: str, field: str = "source") -> str:
+    """``text`` as a ``source``: at least 3 characters and not a placeholder ("TBD", "todo", "n/a", "?")."""
+    key = re.sub(r"[\W_]+", "", text.lower())
+    if key in PLACEHOLDER_SOURCES or len(text.strip()) < 3:
+        raise ValueError(f"{field} {text!r} is a placeholder; {SOURCE_RULE}")
+    return text
+
 
 class _Entry(BaseModel):
     model_config = ENTRY_CONFIG
 
     name: str = Field(min_length=1, description="canonical display name")
     aliases: tuple[str, ...] = Field(default=(), strict=False)
-    source: str = Field(min_length=3, description="where the entry's numbers come from (URL or document)")
+    source: str = Field(description="where the entry's numbers come from (URL or document); no placeholder")
     notes: str = ""
 
     def all_names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        return check_source(value)
 
 
 InterconnectKind = Literal["nvlink", "nvlink-bridge", "pcie", "infinity-fabric", "other"]
@@ -77,11 +113,29 @@ class Price(BaseModel):
     usd_per_gpu_hour: PositiveFloat | None = Field(default=None, description="rate per GPU-hour (not for purchase)")
     purchase_usd: PositiveFloat | None = Field(default=None, description="price of one GPU (purchase only)")
     provider: str = Field(min_length=1, description="who quotes it: a cloud, a reseller, the vendor's list price")
-    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="YYYY-MM or YYYY-MM-DD")
-    source: str = Field(min_length=3)
+    date: str = Field(
+        pattern=r"^\d{4}-\d{2}(-\d{2})?$",
+        description="YYYY-MM or YYYY-MM-DD, not after today (a TOML date, date = 2026-11-15, is read as that text)",
+    )
+    source: str = Field(description="the quote's evidence: a URL, or a document with its number or date")
     instance_gpus: PositiveInt = Field(
         default=1, description="GPUs in the smallest unit the provider bills (8: only whole 8-GPU instances)"
     )
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _toml_date(cls, value: object) -> object:
+        """A TOML local date (``date = 2026-11-15``, no quotes) is the same date as its text."""
+        if isinstance(value, datetime.datetime):
+            raise ValueError(f"a date and a time ({value.isoformat()}); give the date only, e.g. {value.date()}")
+        if isinstance(value, datetime.date):
+            return value.isoformat()
+        return value
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        return check_source(value)
 
     @model_validator(mode="after")
     def _check(self) -> Price:
@@ -90,7 +144,9 @@ class Price(BaseModel):
                 raise ValueError("a purchase price gives purchase_usd (US$ per GPU) and no usd_per_gpu_hour")
         elif self.usd_per_gpu_hour is None or self.purchase_usd is not None:
             raise ValueError(f"a {self.kind} price gives usd_per_gpu_hour and no purchase_usd")
-        self.quoted_on()  # a real calendar date
+        today = datetime.date.today()
+        if self.quoted_on() > today:  # (also a real calendar date)
+            raise ValueError(f"date {self.date} is after today, {today}: a quote is dated the day it was given")
         return self
 
     def quoted_on(self) -> datetime.date:
@@ -121,6 +177,21 @@ class Price(BaseModel):
         return text + (f" (stale: {self.age_days(today)} days old)" if self.is_stale(today) else "")
 
 
+def no_rental_price(g: Gpu) -> str:
+    """The words every surface gives a GPU whose only quotes are purchases (``plan``, the Python error,
+    ``catalog list``, ``catalog_records``): "no rental price; a purchase quote of $31,500/GPU exists (2026-11-15):
+    planner export amortizes it"; "" where the GPU has a rate per GPU-hour or no purchase quote."""
+    if any(p.kind != "purchase" for p in g.prices):
+        return ""
+    bought = g.price("purchase")
+    if bought is None:
+        return ""
+    return (
+        f"no rental price; a purchase quote of ${bought.purchase_usd:,.0f}/GPU exists ({bought.date}): "
+        "planner export amortizes it"
+    )
+
+
 def stale_price_warning(price: Price | None, gpu_name: str, today: datetime.date | None = None) -> str | None:
     """The one warning line plans and reviews show for a price older than ``PRICE_STALE_AFTER_DAYS``, else None."""
     if price is None or not price.is_stale(today):
@@ -138,6 +209,97 @@ def stale_price_warning(price: Price | None, gpu_name: str, today: datetime.date
 #: emulation backend, dequantized into bf16 math (vllm-project/vllm pull requests 35733 and 35737, 2026-03), which
 #: planner does not time. Refused on AMD and Intel GPUs, on every surface (``deploy.weights_refused``).
 NVIDIA_ONLY_WEIGHTS = ("nvfp4",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """Where a GPU's number can lie (``low`` to ``high``, in the field's base unit, ``unit``): a value outside is a
+    unit typo ("4.8" for 4.8 TB/s), refused with the value it most likely meant. ``readings``: (label, factor) of the
+    units people write the number in; ``typical``: the middle of today's GPUs, which picks between two readings."""
+
+    low: float
+    high: float
+    unit: str
+    readings: tuple[tuple[str, float], ...]
+    typical: float
+
+    def problem(self, field: str, value: float) -> str | None:
+        """The refusal of ``value`` in ``field`` ("hbm_bandwidth_bytes_per_s = 4.8 is bytes per second ...; did you
+        mean 4.8e12 (4.8 TB/s)?"), None when it lies within the bounds."""
+        if self.low <= value <= self.high:
+            return None
+        side = (
+            f"at least {_bound_text(self.low, self.readings)}"
+            if value < self.low
+            else (f"at most {_bound_text(self.high, self.readings)}")
+        )
+        shown = f"{value}" if isinstance(value, int) else f"{value:g}"
+        text = f"{field} = {shown} is {self.unit}, {side} for a GPU"
+        if value > 0:
+            fits = [(abs(math.log10(value * f / self.typical)), label, f) for label, f in self.readings
+                    if self.low <= value * f <= self.high]  # fmt: skip
+            if fits:
+                _, label, factor = min(fits)
+                text += f"; did you mean {_scaled(value, factor)} ({value:g} {label})?"
+        return text
+
+
+def _scaled(value: float, factor: float) -> str:
+    """``value`` x ``factor`` as TOML text a maintainer would write: 4.8e12 (not 4.8e+12), 835.5e12, 10e-6,
+    151397597184 (141 GiB: a whole number of bytes)."""
+    product = value * factor
+    if factor > 1 and math.log2(factor) == round(math.log2(factor)) and product == round(product):
+        return f"{round(product)}"
+    return _engineering(product)
+
+
+def _engineering(x: float) -> str:
+    """``x`` with an exponent that is a multiple of 3: 4.8e12, 835.5e12, 10e-6, 700."""
+    exponent = math.floor(math.log10(x) / 3) * 3
+    mantissa = f"{x / 10**exponent:.6g}"
+    return mantissa if exponent == 0 else f"{mantissa}e{exponent}"
+
+
+def _bound_text(bound: float, readings: tuple[tuple[str, float], ...]) -> str:
+    """A bound with the unit people say it in: '10e9 (10 GB/s)', '1073741824 (1 GiB)', '100e-9 (0.1 us)'."""
+    label, factor = max(((lb, f) for lb, f in readings if f <= bound), key=lambda r: r[1], default=readings[-1])
+    binary = readings[0][1] > 1 and math.log2(readings[0][1]) == round(math.log2(readings[0][1]))
+    number = f"{round(bound)}" if binary else _engineering(bound)
+    return number if factor == 1 else f"{number} ({bound / factor:g} {label})"
+
+
+_BYTES = Bound(2**30, 2**46, "bytes", (("GiB", 2**30), ("MiB", 2**20), ("TiB", 2**40)), 2**37)
+_LINK = Bound(1e9, 1e14, "bytes per second, one direction", (("GB/s", 1e9), ("TB/s", 1e12)), 1e11)
+_LATENCY = Bound(1e-7, 1e-2, "seconds", (("ms", 1e-3), ("us", 1e-6)), 2e-5)
+
+#: Plausibility bounds of a GPU's physical numbers: orders of magnitude around every shipped GPU (RTX 3090 and T4 to
+#: GB300: 16 to 288 GiB, 0.3 to 8 TB/s, 8.1 TFLOP/s fp32 to 15 PFLOP/s fp4, 70 to 1,400 W) and the next generations.
+#: A value outside is a unit typo: 141 for 141 GiB, 4.8 for 4.8 TB/s, 835.5 for 835.5 TFLOP/s. Catalog files are
+#: checked; ``Gpu.model_validate(data, context={"plausible": False})`` skips it (a CPU timed by ``calibrate --measure``).
+GPU_BOUNDS: dict[str, Bound] = {
+    "memory_bytes": _BYTES,
+    "engine_visible_memory_bytes": _BYTES,
+    "hbm_bandwidth_bytes_per_s": Bound(1e10, 1e15, "bytes per second", (("TB/s", 1e12), ("GB/s", 1e9)), 2e12),
+    "peak_flop_per_s": Bound(
+        1e12, 1e18, "FLOP per second (dense)", (("TFLOP/s", 1e12), ("PFLOP/s", 1e15), ("GFLOP/s", 1e9)), 5e14
+    ),
+    "interconnect_bytes_per_s": _LINK,
+    "pcie_bytes_per_s": _LINK,
+    "mesh_link_bytes_per_s": _LINK,
+    "interconnect_latency_s": _LATENCY,
+    "pcie_latency_s": _LATENCY,
+    "tdp_w": Bound(10, 20_000, "watts", (("W", 1), ("kW", 1e3)), 500),
+}
+
+#: Dense tensor-core peaks in a fixed ratio on every shipped GPU of these vendors: (higher key, lower key, ratio,
+#: vendors). A datasheet's "with sparsity" figure (2x dense) in one key and a dense one in the other shows as a ratio
+#: of half or twice it (H200 NVL: bf16 1,671e12 sparse beside fp8 1,670.5e12 dense).
+PEAK_RATIOS = (
+    ("fp8", "bf16", 2.0, ("NVIDIA", "AMD")),
+    ("fp8", "fp16", 2.0, ("NVIDIA", "AMD")),
+    ("bf16", "tf32", 2.0, ("NVIDIA", "AMD", "Intel", "Google", "other")),
+    ("fp16", "tf32", 2.0, ("NVIDIA", "AMD", "Intel", "Google", "other")),
+)
 
 
 class Gpu(_Entry):
@@ -161,7 +323,8 @@ class Gpu(_Entry):
     device_name_source: str = ""
     hbm_bandwidth_bytes_per_s: PositiveFloat = Field(description="peak DRAM bandwidth, SI (3.35e12 for 3.35 TB/s)")
     peak_flop_per_s: dict[PeakKey, PositiveFloat] = Field(
-        description="dense peak per math precision (FLOP/s, or OP/s for integer formats)"
+        description="DENSE peak per math precision (FLOP/s, or OP/s for integer formats): a datasheet's 'with "
+        "sparsity' (*) figure halved; 989.4e12 for 989.4 TFLOP/s"
     )
     interconnect: str = ""
     interconnect_bytes_per_s: PositiveFloat | None = Field(
@@ -227,6 +390,49 @@ class Gpu(_Entry):
             return None
         return tuple(n for n in names if self.takes_weights(n))
 
+    @field_validator(*(k for k in GPU_BOUNDS if k != "peak_flop_per_s"))
+    @classmethod
+    def _plausible(cls, value: float | None, info: ValidationInfo) -> float | None:
+        """A number within ``GPU_BOUNDS``: a unit typo (141 for 141 GiB) is refused with what it likely meant."""
+        if value is None or (info.context or {}).get("plausible", True) is False:
+            return value
+        problem = GPU_BOUNDS[info.field_name].problem(info.field_name, value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("peak_flop_per_s")
+    @classmethod
+    def _plausible_peaks(cls, value: dict, info: ValidationInfo) -> dict:
+        if (info.context or {}).get("plausible", True) is False:
+            return value
+        bound = GPU_BOUNDS["peak_flop_per_s"]
+        problems = [bound.problem(f"peak_flop_per_s.{key}", v) for key, v in value.items()]
+        if any(problems):
+            raise ValueError("; ".join(p for p in problems if p))
+        return value
+
+    def _sparse_mix(self) -> str | None:
+        """Why two peaks look like a dense and a 'with sparsity' figure side by side (``PEAK_RATIOS``), or None."""
+        peaks = self.peak_flop_per_s
+        for high, low, ratio, vendors in PEAK_RATIOS:
+            if self.vendor not in vendors or high not in peaks or low not in peaks:
+                continue
+            seen = peaks[high] / peaks[low]
+            if abs(seen / ratio - 0.5) <= 0.06:
+                sparse, dense = low, high
+            elif abs(seen / ratio - 2) <= 0.25:
+                sparse, dense = high, low
+            else:
+                continue
+            return (
+                f"peak_flop_per_s: {high} = {_engineering(peaks[high])} is {seen:.1f}x {low} = "
+                f"{_engineering(peaks[low])}, where dense {high} is {ratio:g}x {low} on {self.vendor} tensor cores: "
+                f"{sparse} looks like a datasheet 'with sparsity' figure beside a dense {dense}; peaks are dense "
+                f"(the starred figures halved): {sparse} = {_engineering(peaks[sparse] / 2)}?"
+            )
+        return None
+
     @model_validator(mode="before")
     @classmethod
     def _old_price(cls, data: object) -> object:
@@ -284,6 +490,9 @@ class Gpu(_Entry):
                 )
         if "fp16" not in self.peak_flop_per_s and "bf16" not in self.peak_flop_per_s:
             raise ValueError("peak_flop_per_s needs an fp16 or bf16 entry")
+        sparse = self._sparse_mix()
+        if sparse:
+            raise ValueError(sparse)
         if self.weight_precisions is not None and not self.weight_precisions_source:
             raise ValueError("weight_precisions needs weight_precisions_source (datasheet, engine kernels' minimum SM)")
         if self.weight_precisions is not None and not self.weight_precisions:
@@ -683,7 +892,7 @@ class Model(_Entry):
     )
     published_params_total: PositiveInt
     published_params_active: PositiveInt | None = None
-    published_params_source: str = Field(min_length=3)
+    published_params_source: str = Field(description="where published_params_total comes from; no placeholder")
     published_active_excludes_embedding: bool = Field(
         default=False, description="the published active count leaves out the input embedding (gpt-oss)"
     )
@@ -692,6 +901,11 @@ class Model(_Entry):
         description="the published (safetensors) total also counts a stored copy of the tied output head "
         "(vocab x hidden) that tie_word_embeddings makes redundant (Qwen3-0.6B, Qwen3-1.7B)",
     )
+
+    @field_validator("published_params_source")
+    @classmethod
+    def _params_source(cls, value: str) -> str:
+        return check_source(value, "published_params_source")
 
     @model_validator(mode="after")
     def _check(self) -> Model:

@@ -13,7 +13,7 @@ from planner.catalog.hf import model_from_hf_config
 from planner.catalog.hf_files import read_local_model
 from planner.catalog.listing import catalog_records
 from planner.catalog.resolve import kv_engines
-from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
+from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision, no_rental_price
 from planner.cli.options import Whole, catalog_option, load, output_option
 from planner.cli.terminal import echo
 from planner.cli.terminal import table as aligned
@@ -41,6 +41,12 @@ def price_cell(g: Gpu, today: datetime.date | None = None) -> str:
     price = g.price("on-demand") or (g.prices[0] if g.prices else None)
     if price is None:
         return "no price"
+    if no_rental_price(g):  # purchase quotes only: the words plan and the Python error give it
+        bought = g.price("purchase")
+        several = sum(p.kind == "purchase" for p in g.prices)
+        median = f" (median of {several})" if several > 1 else ""
+        stale = " STALE" if bought.is_stale(today) else ""
+        return f"no rental price; ${bought.purchase_usd:,.0f} purchase {bought.date}{median}{stale}"
     amount = f"${price.purchase_usd:,.0f}" if price.kind == "purchase" else f"${price.usd_per_gpu_hour:.2f}/h"
     several = sum(p.kind == price.kind for p in g.prices)
     median = f" (median of {several})" if several > 1 else ""  # Gpu.price: the oldest quote's date
@@ -142,8 +148,13 @@ def list_command(kind: str, as_json: bool, catalog_dirs) -> None:
         title, entries = sections[key]
         row, right = LISTINGS[key]
         echo(f"{title} ({len(entries)})")
-        for line in aligned([row(entry) for entry in entries], right):
-            echo("  " + line)
+        notes = [cat.origin_note(key[:-1], entry) for entry in entries]  # a user folder's entry: its file
+        rows = [
+            row(entry) + ((f"({note})",) if note else ("",) if any(notes) else ())
+            for entry, note in zip(entries, notes, strict=True)
+        ]
+        for line in aligned(rows, right):
+            echo("  " + line.rstrip())
         echo()
     if kind in ("all", "gpus"):
         echo(
@@ -185,6 +196,9 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
                 echo(json.dumps(entry.model_dump(mode="json"), indent=2))
                 return
             echo(entry_to_toml(kind, entry).rstrip())
+            origin = cat.origin_note(kind, entry)
+            if origin:  # a user folder's entry: which file, and what it replaces
+                echo(f"# {origin}")
             if isinstance(entry, Gpu) and entry.prices:
                 for line in price_lines(entry):
                     echo(line)

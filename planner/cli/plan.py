@@ -23,7 +23,7 @@ from planner.accuracy.loaded_ranges import (
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
 from planner.api import groups_to_try, weight_bytes
-from planner.catalog import Model
+from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words
 from planner.cli.options import (
     ENGINE_HELP,
@@ -408,7 +408,9 @@ def render_plan(p: Plan) -> str:
     price = (
         f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
-        else "the catalog has no on-demand price for this GPU; give --price US$ per GPU-hour"
+        else "the catalog has no on-demand price for this GPU"
+        + (f" ({no_rental_price(p.gpu)})" if no_rental_price(p.gpu) else "")
+        + "; give --price US$ per GPU-hour"
     )
     row(
         f"Cost at batch {p.batch}",
