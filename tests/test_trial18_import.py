@@ -252,7 +252,7 @@ class TestAPriceOnlyEntryAddsAQuoteToAShippedGpu:
 
     def test_a_broken_quote_names_its_field(self, tmp_path):
         (tmp_path / "prices.toml").write_text(PRICE.replace('date = "2026-10-01"\n', ""))
-        with pytest.raises(CatalogError, match=r"price #1 \(gpu 'H100'\): field 'date'"):
+        with pytest.raises(CatalogError, match=r"price 1 \(gpu 'H100'\): missing field 'date'"):
             load_catalog(tmp_path)
 
     def test_plan_costs_at_the_chosen_quote(self, tmp_path):

@@ -421,10 +421,8 @@ def _validate_price(path: Path, raw: object, position: int, count: int, where: _
         return GpuPrice(**raw), path
     except ValidationError as exc:
         span = where.entry(PRICE_KIND, position, count, None)
-        at = f" ([[price]] at line {span[0] + 1})" if span else ""
-        raise CatalogError(
-            f"{path}: {label}{at}: " + "; ".join(_problems(exc, GpuPrice, PRICE_KIND, where, span))
-        ) from None
+        problems = _problems(exc, GpuPrice, PRICE_KIND, where, span)  # each says the table's line
+        raise CatalogError(f"{path}: {label}: " + "; ".join(problems)) from None
 
 
 def _add_prices(

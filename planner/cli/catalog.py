@@ -261,7 +261,10 @@ def _check_aliases_free(name: str, aliases, catalog=None, model=None, folder: Pa
             )
     if model is not None:
         try:
-            _merge(list(models), [model], "model", folder or Path("."))
+            to = folder or Path(".")
+            _merge(
+                [(m, Path(cat.origins.get(("model", m.name), "catalog"))) for m in models], [(model, to)], "model", to
+            )
         except CatalogError as exc:
             raise InvalidInputError(f"not written: {exc}") from None
 
