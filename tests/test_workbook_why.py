@@ -72,7 +72,10 @@ CASES = {
         {"price_per_gpu_hour": 0},
         "Error: price per GPU-hour: give a price above 0 and at most 10,000 US$ per GPU-hour",
     ),
-    "no_price": ({"gpu": "H100 NVL 94GB"}, "Error: the catalog has no price for this GPU: give a price per GPU-hour"),
+    "no_price": (
+        {"gpu": "H100 NVL 94GB"},
+        "Error: the catalog has no rental price (per GPU-hour) for this GPU: give a price per GPU-hour",
+    ),  # trial 18 F15: one wording, "no rental price"
     # the T4 has no fp8 tensor cores and vLLM loads fp8 from SM 8.0 (catalogs/gpus.toml weight_precisions_source):
     # refused as `planner plan` refuses it, naming the formats it runs
     "t4_fp8": (

@@ -26,7 +26,7 @@ LOAD_SHEET = "Load"
 LOAD_STATUS_ROW = 3
 #: The Inputs' Error line where the GPU has no catalog price and none is typed: no input is refused, the cost and the
 #: fleet's money have no value (``inputs.why_error``; Calc's input_refused row tells it from a refusal).
-NO_CATALOG_PRICE = "the catalog has no price for this GPU: give a price per GPU-hour"
+NO_CATALOG_PRICE = "the catalog has no rental price (per GPU-hour) for this GPU: give a price per GPU-hour"
 CHARTS_SHEET = "Charts"
 CALC_SHEET = "Calc"
 SWEEPS_SHEET = "Sweeps"
