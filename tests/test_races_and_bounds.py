@@ -354,13 +354,13 @@ class TestBounds:
         assert f"3,100,000 requests to simulate; at most {MAX_SIMULATED_PROMPTS:,}" in line
 
     def test_too_many_catalog_entries(self, tmp_path):
-        """2,100 GPUs in a user catalog folder: refused, naming the file that passes the bound."""
+        """2,250 GPUs in a user catalog folder: refused, naming the file that passes the bound."""
         entry = default_catalog().gpu("H100").model_dump(mode="json", exclude_none=True)
-        for k in range(3):  # 3 x 700 (each file under the 4 MB a catalog file may hold)
-            gpus = [{**entry, "name": f"G{k}-{i}", "aliases": []} for i in range(700)]
+        for k in range(5):  # 5 x 450 (each file under the 4 MB a catalog file may hold: H100's entry is ~6.3 kB)
+            gpus = [{**entry, "name": f"G{k}-{i}", "aliases": []} for i in range(450)]
             (tmp_path / f"g{k}.toml").write_text(tomli_w.dumps({"gpu": gpus}), encoding="utf-8")
         line = one_line(run("catalog", "list", "gpus", "--catalog", str(tmp_path)), 2)
-        assert f"g2.toml: more than {MAX_CATALOG_ENTRIES:,} gpu entries" in line
+        assert f"g4.toml: more than {MAX_CATALOG_ENTRIES:,} gpu entries" in line  # 1,800 before it, 2,250 with it
 
 
 class TestLayers:
