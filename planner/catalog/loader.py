@@ -104,8 +104,6 @@ class Catalog:
     replaced: tuple[tuple[str, ...], ...] = ()
     #: the file of each entry read from a user folder, by (kind, name); shipped entries are not in it
     origins: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
-    #: entries a user folder added or replaced: (kind, name, folder), in load order (a review names them)
-    from_folders: tuple[tuple[str, str, str], ...] = ()
     #: quotes a user folder's ``[[price]]`` entries added to a GPU: (GPU name, provider, kind, folder)
     added_prices: tuple[tuple[str, str, str, str], ...] = ()
     #: ``names.gpu_name`` / ``names.model_name`` answers already read, by (kind, text): the catalog is frozen, so a
@@ -612,7 +610,6 @@ def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: boo
     )
     entries: dict[str, list] = {k: [] for k in KINDS}
     replaced: list[tuple[str, ...]] = []
-    from_folders: list[tuple[str, str, str]] = []
     added: list[tuple[str, str, str, str]] = []
     for folder in order:
         user = not (shipped and folder == order[0])
@@ -622,8 +619,6 @@ def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: boo
             entries[kind] = _merge(
                 entries[kind], items, kind, folder, replaced if user else None, order[0] if shipped else None
             )
-            if user:
-                from_folders += [(kind, e.name, str(folder)) for e, _ in items]
         if prices:
             entries["gpu"] = _add_prices(entries["gpu"], prices, added)
     first_user = 1 if shipped else 0
@@ -634,7 +629,6 @@ def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: boo
         precisions=Table("precision", tuple(e for e, _ in entries["precision"])),
         folders=tuple(order),
         replaced=tuple(replaced),
-        from_folders=tuple(from_folders),
         added_prices=tuple(added),
         origins={
             (kind, e.name): str(path)

@@ -106,7 +106,7 @@ def catalog_folders_row(catalog, results) -> Assumption:
     value = " + ".join((["shipped"] if len(user) < len(folders) else []) + user) or "shipped"
     used = {r.gpu.name for r in results} | {r.model.name for r in results}
     mine = [
-        f"{name} ({kind}) from {folder}" for kind, name, folder in getattr(catalog, "from_folders", ()) if name in used
+        f"{name} ({kind}) from {path}" for (kind, name), path in getattr(catalog, "origins", {}).items() if name in used
     ]
     mine += [
         f"{provider} {kind} quote for {gpu} from {folder}"
