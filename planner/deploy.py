@@ -44,7 +44,7 @@ from planner.engines.kernel_paths import (
     profile_mxfp4_refusal,
     refusal_message,
 )
-from planner.engines.profiles import _VERSION, ENGINE_ALIASES, EngineProfile, engine_profile
+from planner.engines.profiles import ENGINE_ALIASES, EngineProfile, engine_profile, parse_version, pinned_release
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError, typed_name
 from planner.io import heap
@@ -623,11 +623,11 @@ def release_cannot_run(engine: Any, model: Model, parallelism: str = "tp") -> st
     was planned as dp-ep for DeepSeek-R1, with only a memory-profile warning), as the refusal's words; "" where it can
     or the engine is not a pinned vLLM release. Like TensorRT-LLM on AMD GPUs (``engine_vendor_refused``), refused,
     not warned: the engine would not start."""
-    hit = _VERSION.match(str(engine).strip().lower()) if isinstance(engine, str) else None
-    if hit is None or not ENGINE_ALIASES.get(hit["name"], hit["name"]).startswith("vllm"):
+    pinned = pinned_release(engine)
+    if pinned is None or not ENGINE_ALIASES.get(pinned[0], pinned[0]).startswith("vllm"):
         return ""
-    version = tuple(int(x) for x in hit["version"].split("."))
-    text = hit["version"]
+    text = pinned[1]
+    version = parse_version(text).release
     if model.family in DEEPSEEK_V3_FAMILIES and version < VLLM_DEEPSEEK_V3:
         return (
             f"vLLM {text} cannot load {model.name} (the DeepSeek-V3 architecture arrived in vLLM 0.6.6: "

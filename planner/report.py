@@ -42,7 +42,7 @@ from planner.deploy import (
 )
 from planner.engines.allreduce_table import borrowed_note, gather_scatter_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
-from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
+from planner.engines.profiles import EngineProfile, engine_for_version, engine_profile, pinned_release
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
@@ -431,10 +431,10 @@ PIPELINE_NOTE = (
 def _release_note(engine: Any) -> list[str]:
     """The note of an engine named with a release outside the logged ones ("vllm==0.25.0", "vllm==0.1": mapped to
     the newest or oldest profile), or between two read ones, else nothing."""
-    hit = _VERSION.match(str(engine).strip().lower()) if isinstance(engine, str) else None
-    if not hit:
+    pinned = pinned_release(engine)
+    if not pinned:
         return []
-    why = engine_for_version(hit["name"], hit["version"])[1]
+    why = engine_for_version(*pinned)[1]
     mapped = ("newer than the newest release", "older than the oldest release", "not read itself")
     return [why] if any(m in why for m in mapped) else []
 

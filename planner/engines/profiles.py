@@ -11,7 +11,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from planner.engines.sglang import sglang_rule_for_version
 from planner.errors import InvalidInputError, UnknownNameError
@@ -1400,6 +1400,13 @@ def _copy_with(profile: EngineProfile, **changes: float | bool | int) -> EngineP
 def _batching_fields(rule: str) -> dict[str, float]:
     """The batching fields ``VLLM_BATCHING_RELEASES`` gives ``rule``."""
     return next(f for _, r, f in VLLM_BATCHING_RELEASES if r == rule)
+
+
+def pinned_release(engine: Any) -> tuple[str, str] | None:
+    """(the engine's name, the release as written) of an engine named with a release ("vllm==0.11.0": ("vllm",
+    "0.11.0")), as ``engine_profile`` reads it; None for a bare name, a profile or anything else."""
+    hit = _VERSION.match(str(engine).strip().lower()) if isinstance(engine, str) else None
+    return (hit["name"], hit["version"]) if hit else None
 
 
 def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
