@@ -41,6 +41,7 @@ from __future__ import annotations
 import csv
 import functools
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,9 +264,7 @@ def release_token(engine_version: str) -> str:
 
 def _counted_labels(labels: Sequence[str], key) -> str:
     """ "0.7.4.dev181:9 0.11.0:1": each label and how many figures have it, in ``key`` order."""
-    counts: dict[str, int] = {}
-    for label in labels:
-        counts[label] = counts.get(label, 0) + 1
+    counts = Counter(labels)
     return " ".join(f"{label}:{counts[label]}" for label in sorted(counts, key=key))
 
 
