@@ -43,6 +43,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``a100-moe-floor``: A100 (and the Ampere GPUs that take its curves) takes the fused-MoE floor of SGLang 0.5.10's
   Triton kernel measured there by aiconfigurator 0.12.0 (``planner.engines.kernel_curves.MOE_FLOORS_AMPERE``, s191),
   not the Hopper mean.
+- ``chat-template-tokens``: a chat-endpoint row's server prefills its model's chat template around each prompt,
+  tokens ``vllm bench serve`` does not count (``planner.accuracy.datasets.CHAT_TEMPLATE_ON``,
+  ``chat_template_tokens``; docs/hypotheses/chat-template-tokens.md, h-r2).
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -90,6 +93,7 @@ SWITCHES = (
     "moe-read-rate",
     "blackwell-moe-floors",
     "a100-moe-floor",
+    "chat-template-tokens",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -174,6 +178,8 @@ MODULE_FLAGS = {
     "blackwell-moe-floors": ("planner.engines.kernel_curves", "BLACKWELL_MOE_FLOORS", True),
     # A100's MoE floor from SGLang 0.5.10's measured Triton kernel (s191)
     "a100-moe-floor": ("planner.engines.kernel_curves", "AMPERE_MOE_FLOOR", True),
+    # a chat endpoint's template tokens on each prompt, beyond the client's count (h-r2)
+    "chat-template-tokens": ("planner.accuracy.datasets", "CHAT_TEMPLATE_ON", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }
