@@ -105,6 +105,7 @@ ABLATIONS = (
     "moe-read-rate:all",
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
+    "chat-template-tokens+chat-template-tokens:counted",  # only the families counted from special tokens (h-r2)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -231,6 +232,10 @@ def turn_on(switch: str) -> None:
             return expert_layers(gpu, limits, expert_bytes / slower, *rest, **named)
 
         operators.expert_layers_time_s = slower_reads
+    elif switch == "chat-template-tokens:counted":  # the families counted from special tokens, not gpt-oss (h-r2)
+        from planner.accuracy import datasets
+
+        datasets.CHAT_TEMPLATE_TOKENS = tuple(f for f in datasets.CHAT_TEMPLATE_TOKENS if f[0] != "gpt-oss")
     elif switch in MODULE_FLAGS:
         module, name, value = MODULE_FLAGS[switch]
         setattr(importlib.import_module(module), name, value)
