@@ -43,6 +43,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``a100-moe-floor``: A100 (and the Ampere GPUs that take its curves) takes the fused-MoE floor of SGLang 0.5.10's
   Triton kernel measured there by aiconfigurator 0.12.0 (``planner.engines.kernel_curves.MOE_FLOORS_AMPERE``, s191),
   not the Hopper mean.
+- ``chat-template-tokens``: a chat-endpoint row's server prefills its model's chat template around each prompt,
+  tokens ``vllm bench serve`` does not count (``planner.accuracy.datasets.CHAT_TEMPLATE_ON``,
+  ``chat_template_tokens``; docs/hypotheses/chat-template-tokens.md, h-r2).
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -90,6 +93,7 @@ SWITCHES = (
     "moe-read-rate",
     "blackwell-moe-floors",
     "a100-moe-floor",
+    "chat-template-tokens",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -101,6 +105,7 @@ ABLATIONS = (
     "moe-read-rate:all",
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
+    "chat-template-tokens+chat-template-tokens:counted",  # only the families counted from special tokens (h-r2)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -174,6 +179,8 @@ MODULE_FLAGS = {
     "blackwell-moe-floors": ("planner.engines.kernel_curves", "BLACKWELL_MOE_FLOORS", True),
     # A100's MoE floor from SGLang 0.5.10's measured Triton kernel (s191)
     "a100-moe-floor": ("planner.engines.kernel_curves", "AMPERE_MOE_FLOOR", True),
+    # a chat endpoint's template tokens on each prompt, beyond the client's count (h-r2)
+    "chat-template-tokens": ("planner.accuracy.datasets", "CHAT_TEMPLATE_ON", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }
@@ -225,6 +232,10 @@ def turn_on(switch: str) -> None:
             return expert_layers(gpu, limits, expert_bytes / slower, *rest, **named)
 
         operators.expert_layers_time_s = slower_reads
+    elif switch == "chat-template-tokens:counted":  # the families counted from special tokens, not gpt-oss (h-r2)
+        from planner.accuracy import datasets
+
+        datasets.CHAT_TEMPLATE_TOKENS = tuple(f for f in datasets.CHAT_TEMPLATE_TOKENS if f[0] != "gpt-oss")
     elif switch in MODULE_FLAGS:
         module, name, value = MODULE_FLAGS[switch]
         setattr(importlib.import_module(module), name, value)

@@ -79,6 +79,42 @@ def answers_in_full(row: DecodeRow) -> bool:
     return row.source_group in CHAT_ENDPOINT_SOURCES or "openai-chat" in row.dataset.lower()
 
 
+#: Tokens a chat endpoint's server adds to each prompt beyond what ``vllm bench serve`` counts (its ``prompt_len`` is
+#: ``tokenizer(prompt).input_ids`` of the raw text or the random sequence's length, vLLM 0.11.0
+#: ``benchmarks/datasets.py`` l.976-978 and l.400-440; ``--backend openai-chat`` sends that text as the one user
+#: message, ``benchmarks/lib/endpoint_request_func.py`` l.237-258, and the server prefills it inside the model's chat
+#: template): (model-name family, tokens, the template it is counted from). Qwen3's ChatML ``<|im_start|>user\n`` ...
+#: ``<|im_end|>\n<|im_start|>assistant\n`` (no BOS); GLM-4.5/4.6 ``[gMASK]<sop><|user|>\n`` ... ``<|assistant|>``;
+#: DeepSeek-R1-0528 ``<｜User｜>`` ... ``<｜Assistant｜>`` and DeepSeek-V3.2 the same and ``</think>`` (the BOS both
+#: templates write is one the client's tokenizer counts too); gpt-oss's Harmony system message (identity, knowledge
+#: cutoff, date, reasoning effort, channels: vLLM 0.11.0 ``entrypoints/harmony_utils.py`` ``get_system_message``
+#: l.61-100, ``serving_chat.py`` ``_make_request_with_harmony`` l.1564-1591), an empty developer message and the
+#: turn's markers, about 68 tokens (an estimate of its o200k tokenization, 60-75; the others are special tokens and
+#: single-token role words). docs/hypotheses/chat-template-tokens.md.
+CHAT_TEMPLATE_TOKENS: tuple[tuple[str, int, str], ...] = (
+    ("qwen3", 8, "Qwen3 ChatML template"),
+    ("glm-4.5", 5, "GLM-4.5 chat template"),
+    ("glm-4.6", 5, "GLM-4.6 chat template"),
+    ("deepseek-r1", 2, "DeepSeek-R1-0528 chat template"),
+    ("deepseek-v3.2", 3, "DeepSeek-V3.2 encoding, non-thinking"),
+    ("gpt-oss", 68, "gpt-oss Harmony system + developer messages (estimate, 60-75)"),
+)
+#: Whether the simulation adds ``chat_template_tokens`` to a chat-endpoint row's prompts (h-r2: measured behind this
+#: switch, ``bench/switch_bootstrap.py chat-template-tokens``).
+CHAT_TEMPLATE_ON = False
+
+
+def chat_template_tokens(row: DecodeRow) -> int:
+    """Tokens the row's server prefilled per request beyond the client's counted prompt: ``CHAT_TEMPLATE_TOKENS`` of
+    the row's model family when its run went through a chat endpoint (``answers_in_full``) and ``CHAT_TEMPLATE_ON``;
+    0 otherwise (a completions endpoint or raw text prefills what the client counted; a family not listed adds none,
+    an assumption that leaves it as before)."""
+    if not CHAT_TEMPLATE_ON or row.kind != "serving" or not answers_in_full(row):
+        return 0
+    name = row.model.lower().rsplit("/", 1)[-1]
+    return next((tokens for family, tokens, _ in CHAT_TEMPLATE_TOKENS if name.startswith(family)), 0)
+
+
 def sharegpt_requests(
     num_prompts: int,
     prompt_mean_tokens: float | None = None,
@@ -207,9 +243,19 @@ def run_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     (``DecodeRow.client`` "vllm"), the published sample scaled to the row's means (``sample_lengths``); where
     ``sglang.bench_serving`` drew a random dataset, its draws reproduced (``sglang_random_requests``); None: the row's
     own lengths (its means, or drawn by its range ratio). A row whose result file lists each request's lengths
-    (``DecodeRow.request_lengths``) is simulated with those."""
+    (``DecodeRow.request_lengths``) is simulated with those. A chat-endpoint row's prompts each carry
+    ``chat_template_tokens`` more than the client counted."""
     if row.kind != "serving":
         return None
+    lengths = _client_requests(row)
+    extra = chat_template_tokens(row)
+    if lengths is None or not extra:
+        return lengths
+    return [(p + extra, o) for p, o in lengths]  # the server prefills the chat template around each prompt
+
+
+def _client_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
+    """``run_requests`` as the benchmark client counted them (without ``chat_template_tokens``)."""
     if row.request_lengths:  # the run's own requests, as its result file lists them
         return list(row.request_lengths)
     n = row.num_prompts or max(row.batch, 1)

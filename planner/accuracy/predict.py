@@ -29,7 +29,7 @@ import numpy as np
 from planner import api
 from planner.accuracy.acceptance import middle_speculation, speculation_handled
 from planner.accuracy.calibration import residual_quantiles, resolve_calibration
-from planner.accuracy.datasets import prefix_hit, run_requests
+from planner.accuracy.datasets import chat_template_tokens, prefix_hit, run_requests
 from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.accuracy.published)
     CLOSED_LOOP_PROMPTS_PER_SLOT,
     DECODE_COLUMNS,
@@ -474,7 +474,7 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
     return dict(
         gpu=np.array([resolve_gpu_name(r.gpu, cat) for r in rows], dtype=object),
         model=np.array([resolve_model_name(r.model, cat) for r in rows], dtype=object),
-        input_len=np.array([r.input_len for r in rows], dtype=float),
+        input_len=np.array([r.input_len + chat_template_tokens(r) for r in rows], dtype=float),
         output_len=np.array([r.output_len for r in rows], dtype=float),
         batch=np.array([r.batch for r in rows], dtype=float),
         num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),

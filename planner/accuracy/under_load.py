@@ -41,6 +41,7 @@ from planner.accuracy.datasets import (  # noqa: F401  (the ShareGPT trace's rea
     SHAREGPT_TOKENIZER_MATCH,
     SHAREGPT_TRACE_FILE,
     SHAREGPT_TRACE_MATCH,
+    chat_template_tokens,
     prefix_hit,
     run_requests,
     sharegpt_prompts,
@@ -125,7 +126,7 @@ def predict_percentiles(
         replica = replace(replica, speculative=speculative_decoding(row.speculation, a, draft))
     front = FRONTEND_S if frontend_s is None else frontend_s
     n = row.num_prompts or max(row.batch, 1)
-    inp, out = max(row.input_len, 1), max(row.output_len, 1)
+    inp, out = max(row.input_len, 1) + chat_template_tokens(row), max(row.output_len, 1)
     ratio = row.length_range_ratio
     lengths = run_requests(row)  # a dataset's requests: the same list the row's mean figures are simulated with
     if lengths is None:
