@@ -46,6 +46,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``chat-template-tokens``: a chat-endpoint row's server prefills its model's chat template around each prompt,
   tokens ``vllm bench serve`` does not count (``planner.accuracy.datasets.CHAT_TEMPLATE_ON``,
   ``chat_template_tokens``; docs/hypotheses/chat-template-tokens.md, h-r2).
+- ``sglang-admission-latch``: SGLang starts no prefill batch after its ``PrefillAdder`` answers ``NO_TOKEN`` (or every
+  slot is taken) until a request leaves the running batch (``batch_is_full``; ``planner.serving.simulate.
+  SGLANG_ADMISSION_LATCH``; docs/hypotheses/burst-tpot-skew.md, h-r3), not again at every decode step.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -94,6 +97,7 @@ SWITCHES = (
     "blackwell-moe-floors",
     "a100-moe-floor",
     "chat-template-tokens",
+    "sglang-admission-latch",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -181,6 +185,8 @@ MODULE_FLAGS = {
     "a100-moe-floor": ("planner.engines.kernel_curves", "AMPERE_MOE_FLOOR", True),
     # a chat endpoint's template tokens on each prompt, beyond the client's count (h-r2)
     "chat-template-tokens": ("planner.accuracy.datasets", "CHAT_TEMPLATE_ON", True),
+    # SGLang admits nothing after a NO_TOKEN until a request leaves (h-r3)
+    "sglang-admission-latch": ("planner.serving.simulate", "SGLANG_ADMISSION_LATCH", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }

@@ -122,6 +122,14 @@ SGLANG_NEW_TOKEN_RATIO = (0.7, 0.7 * 0.14, 600)
 SGLANG_CLIP_NEW_TOKENS = 4096
 #: After a retraction SGLang keeps this many decode steps of KV free per running request (``retract_decode_steps``).
 SGLANG_RETRACT_STEPS = 20
+#: EXPERIMENT (h-r3, docs/hypotheses/burst-tpot-skew.md): SGLang latches admission once it stops for want of KV (the
+#: ``PrefillAdder``'s ``NO_TOKEN``: a waiting prompt plus its whole output does not fit beside ``new_token_ratio`` x
+#: the running requests' remaining output) or of a sequence slot: ``running_batch.batch_is_full`` is set and
+#: ``get_new_batch_prefill`` starts no prefill batch (a chunked request's next chunk aside) until a request leaves the
+#: running batch (finished or retracted) or nothing runs (0.5.5.post1 ``managers/scheduler.py`` l.1661-1667,
+#: l.1726-1742, l.1784-1786, l.1815-1825, l.1907-1909, l.1938-1943); the ratio's decay alone does not reopen it.
+#: False: admission is tried again at every step (the shipped reading).
+SGLANG_ADMISSION_LATCH = False
 
 #: SGLang's ``max_prefill_tokens``: the prompt tokens of whole requests one prefill batch takes, beside the chunk
 #: budget (``chunked_prefill_size``, the scheduler's ``max_num_batched_tokens``). ``PrefillAdder`` starts
@@ -474,6 +482,8 @@ def simulate(
         send(0, sent, 0.0)
     ratio0, ratio_min, decay_steps = SGLANG_NEW_TOKEN_RATIO
     ratio = ratio0
+    latch = sg and SGLANG_ADMISSION_LATCH  # SGLang's batch_is_full: no admission until a request leaves
+    latched = False
     ttfts: list[tuple[float, int]] = []
     tpots: list[tuple[float, int]] = []
     itls: list[tuple[float, int]] = []
@@ -493,6 +503,7 @@ def simulate(
     while run.running or run.queue:
         if not run.running:
             ratio = ratio0  # SGLang resets its estimate when idle
+            latched = False  # (and an empty running batch is not full)
             if run.queue[0].ready_s > now:  # idle until the next request arrives: no step in flight to launch behind
                 last_dt = 0.0
             now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
@@ -542,15 +553,21 @@ def simulate(
                 prefill, budget = prefill + chunk, 0
                 free -= 0 if reserve else chunk
             still.append(c)
-        while not preempted and budget > 0 and run.n_run < cap and run.queue and run.queue[0].ready_s <= cutoff:
+        while (
+            not preempted and not latched and budget > 0 and run.n_run < cap and run.queue
+            and run.queue[0].ready_s <= cutoff
+        ):  # fmt: skip
             k = run.waiting(cutoff, cap - run.n_run)
             head = run.queue[0]
             need = head.need
             per = need + (per_step * min(head.olen - head.out0, clip) + run.pad(head) if reserve else 0)  # KV it needs
             fit = _count(free, per)
-            whole = min(k, budget // need, fit)
+            others = min(k, budget // need)
             if inputs < math.inf:  # the batch's first prompt always enters; the others while the input budget holds
-                whole = min(whole, 1 + max(inputs - need, 0) // need if prefill == 0 else max(inputs, 0) // need)
+                others = min(others, 1 + max(inputs - need, 0) // need if prefill == 0 else max(inputs, 0) // need)
+            whole = min(others, fit)
+            if latch and fit < others:  # the next one does not fit: NO_TOKEN sets batch_is_full
+                latched = True
             if whole:
                 c = run.take(whole)
                 fresh += _fresh(c)
@@ -576,11 +593,15 @@ def simulate(
             if whole < k or not whole:
                 break
         run.prefilling = still
+        if latch and run.n_run >= cap and run.queue:  # every slot taken: batch_is_full too
+            latched = True
         if (
             sg and prefill == 0 and run.b and run.kv - run.held() < run.b * per_step
         ):  # a decode step: retract if no slot
-            if run.preempt(SGLANG_RETRACT_STEPS, now, decoding_only=True) and run.dec_olen:
-                ratio = min(1.0, (run.made() + SGLANG_RETRACT_STEPS * run.b) / run.dec_olen)
+            if run.preempt(SGLANG_RETRACT_STEPS, now, decoding_only=True):
+                latched = False  # the running batch shrank
+                if run.dec_olen:
+                    ratio = min(1.0, (run.made() + SGLANG_RETRACT_STEPS * run.b) / run.dec_olen)
         b = run.b
         if b == 0 and prefill == 0:
             if run.prefilling:  # prompts part way through hold the KV the others need: the newest gives way
@@ -622,7 +643,7 @@ def simulate(
                         if (q := _quorum_s(run.queue, quorum) - now) < math.inf:
                             n = min(n, 1 if q <= 0 else _steps_until(table, b, ctx, q) + int(async_scheduling))
                     steps = min(steps, n)
-                elif sg:
+                elif sg and not latched:  # (latched: nothing enters before a request leaves, the next event)
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
             room = run.kv - run.held()
             if math.isfinite(room):
@@ -670,6 +691,7 @@ def simulate(
             c = run.running[heapq.heappop(run.heap)[1]]
             n, c.n = c.n, 0
             run.drop(c, n)
+            latched = False  # a request left the running batch: SGLang admits again
             finished_at, finished = now, finished + n
             if c.olen > 1:
                 tpots.append(((now - c.first_s) / c.div, n))
