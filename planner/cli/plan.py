@@ -571,7 +571,8 @@ class Percentile(click.ParamType):
     "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin), or JSON Lines with those "
     "keys (one object a line); also read as published: Mooncake's JSON Lines (timestamp in milliseconds, "
     "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
-    "GeneratedTokens). Rows in any order: sorted by arrival, with a note where they were not. Each request goes to a "
+    "GeneratedTokens). Rows in any order: sorted by arrival (ties by prompt, then output tokens), with a note where "
+    "they were not; blank lines and lines starting with # (comments) are skipped. Each request goes to a "
     "replica as --routing deals it. Every request at one time is a burst: sized "
     "on the targets, with no rate.",
 )
@@ -691,7 +692,7 @@ def plan_command(
         if given:
             raise InvalidInputError(f"--trace gives the arrivals and lengths; leave out {' and '.join(given)}")
         read = read_json_lines_rows if looks_like_json_lines(trace_path) else read_csv_rows
-        trace = trace_load(read(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
+        trace = trace_load(read(trace_path, MAX_PROMPTS, "a trace file", comments=True), str(trace_path))
         rate_per_s, prompt_tokens, output_tokens = trace.rate_per_s, trace.prompt_mean_tokens, trace.output_mean_tokens
         _check_longest(f"--trace {trace_path} has", trace.longest_tokens, context)
         if trace.is_burst and fleet_replicas is not None:

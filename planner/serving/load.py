@@ -590,7 +590,8 @@ def repeated_block_hit_rate(prompts: list[int], blocks: list[list[int]], block_t
 
 @dataclass(frozen=True)
 class TraceLoad:
-    """A recorded traffic replayed as it came: each request's arrival (seconds from the first, sorted) and (prompt,
+    """A recorded traffic replayed as it came: each request's arrival (seconds from the first, sorted by (arrival,
+    prompt, output), so requests that arrive together are replayed in one order whatever the file's) and (prompt,
     output) tokens, their means as a ``DatasetLoad`` has them; ``name`` says where it was read from, ``format`` in
     which of ``TRACE_FORMATS``. ``block_hit_rate``: where the trace names each prompt's KV blocks (Mooncake's
     hash_ids), the share of prompt tokens its repeated leading blocks hold (``repeated_block_hit_rate``); None where it
@@ -698,7 +699,8 @@ def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
             blocks.append(ids)
         times.append(t)
         lengths.append((int(p), int(o)))
-    order = np.argsort(np.asarray(times), kind="stable")
+    # ties in arrival ordered by (prompt, output) tokens, so the file's row order never changes the replay (trial 20)
+    order = np.lexsort((np.asarray([o for _, o in lengths]), np.asarray([p for p, _ in lengths]), np.asarray(times)))
     arrivals = np.asarray(times)[order]
     ordered = [lengths[i] for i in order]
     hit = None
