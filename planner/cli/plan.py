@@ -10,6 +10,7 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 
 import click
+import numpy as np
 
 from planner.accuracy.calibration import resolve_calibration
 from planner.accuracy.loaded_ranges import (
@@ -69,7 +70,10 @@ from planner.serving.fleet import (
     fewest_replicas,
     near_ttft_floor,
     one_output_token,
+    past_capacity,
+    replica_run,
     replica_share,
+    sequences_memory_holds,
     within_targets,
 )
 from planner.serving.load import (
@@ -83,6 +87,7 @@ from planner.serving.load import (
     DatasetLoad,
     NoPublishedLengthError,
     TraceLoad,
+    busiest_rate_per_s,
     dataset_load,
     dataset_statistics,
     fixed_length_tokens,
@@ -540,6 +545,15 @@ class Percentile(click.ParamType):
     "(needs --prompt-tokens and --output-tokens, or --dataset).",
 )
 @click.option(
+    "--max-num-seqs",
+    "max_num_seqs",
+    type=Whole("sequences, a whole number of 1 or more, e.g. 225", min=1),
+    help="With --rate or --trace: the most sequences a replica runs at once (the engine's max_num_seqs; default the "
+    "engine's, 1,024 for vLLM on an H100, with what the KV cache admits simulated). planner export sets it to what "
+    "memory holds at the scenario's high-percentile lengths (its 'Sequences in flight per replica'): give that number "
+    "to reproduce a review's figures.",
+)
+@click.option(
     "--replicas",
     "fleet_replicas",
     type=Whole("replicas, a whole number of 1 or more, e.g. 9", min=1),
@@ -658,6 +672,7 @@ def plan_command(
     catalog_dirs: tuple[Path, ...],
     rate_per_s,
     fleet_replicas,
+    max_num_seqs,
     prompt_tokens,
     output_tokens,
     dataset_name,
@@ -729,6 +744,8 @@ def plan_command(
         raise InvalidInputError(
             "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"
         )
+    if rate_per_s is None and max_num_seqs is not None:
+        raise InvalidInputError("--max-num-seqs sets a replica's limit under load; give --rate (or --trace) with it")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
         raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
     if speculative_method is not None and speculative_tokens is None:
@@ -794,7 +811,7 @@ def plan_command(
             groups = tuple(n for n in groups_to_try(p.model, catalog=cat, parallelism=p.parallelism, engine=p.engine)
                            if n >= p.gpus) or groups  # fmt: skip
         # one replica per group (the plan's deployment on n GPUs); only the kept group needs its whole plan
-        base = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
+        base = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec, max_num_seqs=max_num_seqs)
         replicas = {n: dc_replace(base, gpus=n) for n in groups}
         load_args = (run_prompt, run_output, rate_per_s)
         load_kwargs = dict(
@@ -819,6 +836,12 @@ def plan_command(
         _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
         # the Budget review's margin beside a fleet sized (or given) on the prediction: one more search at its slow end
         margin = margin_check(sized, p, replicas[p.gpus], load_args, load_kwargs) if sized else None
+        # the engine's max_num_seqs against the review's rule (what memory holds at the high-percentile request)
+        seqs_line = (
+            max_num_seqs_line(replicas[p.gpus], sized, lengths or sent, load_args, load_kwargs, max_num_seqs)
+            if sized and not sized.is_burst
+            else ""
+        )
         # with both targets, the fleet each alone needs on the kept group: which one binds (a sized fleet only)
         binding = binding_target(replicas[p.gpus], *load_args, **load_kwargs) if sized and check is None else None
         # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
@@ -828,6 +851,7 @@ def plan_command(
             if alt.gpus == p.gpus and check is None
         )
     binding = binding if rate_per_s is not None else None
+    seqs_line = seqs_line if rate_per_s is not None else ""
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
@@ -903,6 +927,7 @@ def plan_command(
                 sent_output=sent_output,
                 margin=margin,
                 binding=binding,
+                seqs_line=seqs_line,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1134,6 +1159,49 @@ def _output_words(s: Sizing, output_tokens: float) -> str:
     )
 
 
+def high_request_tokens(lengths: list[tuple[int, int]], percentile: float) -> int:
+    """The ``percentile`` request's length, prompt + output tokens, of the requests sent (rounded up): the length
+    ``planner export`` holds a slot for (its scenario's high-percentile prompt + output)."""
+    return int(math.ceil(np.percentile([p + o for p, o in lengths], percentile)))
+
+
+def max_num_seqs_line(replica, s: Sizing, lengths: list, load_args: tuple, load_kwargs: dict, given: int | None) -> str:
+    """One line naming the max_num_seqs the simulated replica ran with against ``planner export``'s rule (what memory
+    holds at the high-percentile request, ``sequences_memory_holds``), and its effect: where that rule gives fewer
+    than the engine's limit and none was given, the same replicas simulated with it (one more run, and the capacity
+    at that limit): their percentile TTFT and TPOT, the review's figure at these lengths."""
+    q = s.percentile
+    high = high_request_tokens(lengths, q)
+    rule = sequences_memory_holds(replica, high)
+    review = f"planner export sets it to what memory holds at the p{q:g} request ({high:,} tokens here: {rule:,})"
+    if given is not None:
+        return f"  max_num_seqs: {given:,} (as given, --max-num-seqs); {review}"
+    limit = sequences_memory_holds(replica, 1)  # the engine's own limit: memory holds more one-token sequences
+    if rule >= limit:
+        return f"  max_num_seqs: the engine's {limit:,}; {review}, the same"
+    capped = dc_replace(replica, max_num_seqs=rule)
+    rate = s.rate_per_replica_s * s.replicas
+    arrivals = load_kwargs.get("arrivals_s")
+    judged = rate if arrivals is None else busiest_rate_per_s(arrivals)
+    prompt, output = load_args[0], load_args[1]
+    if past_capacity(capped, prompt, output, [judged / s.replicas], load_kwargs["prefix_hit_rate"])[0]:
+        effect = f"at that limit {s.replicas:,} replicas are past their capacity"
+    else:
+        r = replica_run(
+            capped, prompt, output, rate, s.replicas, burstiness=load_kwargs["burstiness"],
+            lengths=load_kwargs["lengths"], prefix_hit_rate=load_kwargs["prefix_hit_rate"], arrivals_s=arrivals,
+            routing=load_kwargs["routing"],
+        )  # fmt: skip
+        effect = (
+            f"at that limit these replicas give p{q:g} TTFT {fmt_seconds(r.ttft_s.at(q))}, TPOT "
+            f"{fmt_seconds(r.tpot_s.at(q))}"
+        )
+    return (
+        f"  max_num_seqs: the engine's {limit:,} (the KV cache's admission simulated); {review}: {effect} "
+        f"(--max-num-seqs {rule:,}; a review's own high lengths set its number)"
+    )
+
+
 def binding_lines(b: BindingTarget, s: Sizing) -> list[str]:
     """Which target sets the fleet (``planner.serving.fleet.binding_target``: the replicas each alone needs on this
     group) and, where TPOT alone needs ``PREFILL_STALL_FACTOR`` x TTFT's or more, why and the levers."""
@@ -1176,6 +1244,7 @@ def render_sizing(
     sent_output: float | None = None,
     margin: MarginCheck | None = None,
     binding: BindingTarget | None = None,
+    seqs_line: str = "",
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1233,8 +1302,9 @@ def render_sizing(
             if s.on_capacity and not given
             else []
         ),
-        *(binding_lines(binding, s) if binding is not None else []),
         *(margin_lines(margin, s, p, given) if margin is not None else []),
+        *([seqs_line] if seqs_line else []),
+        *(binding_lines(binding, s) if binding is not None else []),
         *([group_line(choice)] if choice is not None and len(choice.tried) > 1 else []),
         *(
             f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces

@@ -19,8 +19,10 @@ from typing import Any, Unpack
 
 import numpy as np
 
+from planner.catalog import default_catalog
 from planner.checks import _checked, _numbers, mean_tokens_or_mask
-from planner.deploy import MAX_CONTEXT_TOKENS, check_parallelism
+from planner.deploy import MAX_CONTEXT_TOKENS, check_parallelism, engine_sequence_limit
+from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
@@ -168,6 +170,25 @@ def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float,
         )
         best = max(best, n / (long.duration_s - short.duration_s))
     return best
+
+
+def sequences_memory_holds(replica: Replica, context_tokens: float) -> int:
+    """The most sequences a replica runs at once when each may reach ``context_tokens`` (prompt + output): what its
+    memory holds at that length (``planner.api.max_batch``, the engine's memory budget), within the engine's sequence
+    limit (``planner.deploy.engine_sequence_limit``: vLLM's 1,024 on an H100), at least 1. The rule ``planner export``
+    sets each replica's max_num_seqs by, at the scenario's high-percentile prompt + output (``Candidate.slots``: 107
+    for the README example's 3,000 + 1,200 tokens on 4 x H100), and ``planner plan --max-num-seqs`` takes."""
+    from planner import api  # planner.api loads the serving package's callers: imported at first use
+
+    layout = check_parallelism(replica.parallelism)
+    held = api.max_batch(
+        replica.gpu, replica.model, int(math.ceil(context_tokens)), gpus=replica.gpus, parallelism=layout,
+        weight_precision=replica.weight_precision, kv_precision=replica.kv_precision, engine=replica.engine,
+        catalog=replica.catalog,
+    )  # fmt: skip
+    gpu = (replica.catalog or default_catalog()).gpu(replica.gpu)
+    limit = engine_sequence_limit(engine_profile(replica.engine), gpu, layout, replica.gpus or 1)
+    return max(min(int(held), limit), 1)
 
 
 #: Relative distance above the approximation's capacity beyond which its "past" verdict stands without simulating.
