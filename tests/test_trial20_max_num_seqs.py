@@ -39,3 +39,16 @@ def test_plan_names_the_limit_it_ran_and_the_reviews_effect():
     assert "--max-num-seqs" in line
     refused = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--max-num-seqs", "8")
     assert refused.exit_code == 2 and "--max-num-seqs sets a replica's limit under load" in refused.stderr
+
+
+def test_plan_at_the_reviews_limit_sizes_the_readme_reviews_fleet():
+    """The README review (60 requests/s at its grown peak, 800 / 400 tokens, 107 sequences): 9 serving replicas,
+    p95 TTFT 1.00 s and TPOT 37.6 ms; plan at the engine's 1,024 sizes 8."""
+    args = ("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "8k", "--gpus", "4", "--rate", "60")
+    args += ("--prompt-tokens", "800", "--output-tokens", "400", "--ttft-target", "1.5", "--tpot-target", "0.05")
+    out = run(*args, "--max-num-seqs", str(sequences_memory_holds(Replica("H100", "llama3.1-70b", 4), 4200))).stdout
+    assert "replicas (p95 TTFT <= 1.50 s, TPOT <= 50 ms): 9 x 4 x H100 SXM 80GB = 36 GPUs" in out
+    assert (
+        "TTFT p50 / p95 / p99     189 ms / 1.00 s / 1.20 s" in out
+        and "TPOT p50 / p95 / p99     36.3 ms / 37.6 ms" in out
+    )
