@@ -46,3 +46,21 @@ def test_one_late_row_sizes_the_same_fleet():
     given = check_fleet(replica, round(t.prompt_mean_tokens), round(t.output_mean_tokens), t.rate_per_s, 1, ttft_target_s=1.5,
                         tpot_target_s=0.06, lengths=t.lengths, arrivals_s=t.arrivals_s, lose_one=False)  # fmt: skip
     assert given.result is None and given.judged_rate_per_replica_s > 40  # past capacity at the busiest rate
+
+
+def test_plan_states_the_rate_it_judges_capacity_at(tmp_path):
+    import json
+
+    from cli_support import run
+
+    rows = _rows(120)
+    text = "arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{r['arrival_s']},229,318\n" for r in rows)
+    path = tmp_path / "late.csv"
+    path.write_text(text + f"{float(rows[-1]['arrival_s']) + 9:.4f},100,50\n")
+    args = ("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "8k", "--gpus", "4", "--trace", str(path))
+    result = run(*args, "--ttft-target", "1.5s")
+    assert result.exit_code == 0, result.output
+    assert "capacity judged at the trace's busiest 60-s window: " in result.stdout
+    assert "a late or mistyped row?" in result.stdout and "too short to reach a steady state" in result.stdout
+    got = json.loads(run(*args, "--ttft-target", "1.5s", "--json").stdout)["under_load"]["trace"]
+    assert got["capacity_judged_at_rate_per_s"] > 2 * got["rate_per_s"] and "late or mistyped" in got["gap_note"]

@@ -1565,6 +1565,9 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "span_s": t.span_s,
         "rate_per_s": None if t.is_burst else t.rate_per_s,  # a burst has no rate (JSON has no Infinity)
         "burst": t.is_burst,
+        # the rate its capacity is judged at: the busiest CAPACITY_WINDOW_S's, outlier gaps shortened (null: a burst)
+        "capacity_judged_at_rate_per_s": None if t.is_burst else t.busiest_rate_per_s,
+        "gap_note": t.gap_note() or None,  # a gap of OUTLIER_GAP_FACTOR x the median or more (a late row?)
         "format": t.format.name,
         "columns": list(t.format.columns),
         "block_hit_rate": t.block_hit_rate,  # reported, not applied (``block_hit_line``)
