@@ -1192,9 +1192,9 @@ def max_num_seqs_line(replica, s: Sizing, lengths: list, load_args: tuple, load_
             lengths=load_kwargs["lengths"], prefix_hit_rate=load_kwargs["prefix_hit_rate"], arrivals_s=arrivals,
             routing=load_kwargs["routing"],
         )  # fmt: skip
-        effect = (
-            f"at that limit these replicas give p{q:g} TTFT {fmt_seconds(r.ttft_s.at(q))}, TPOT "
-            f"{fmt_seconds(r.tpot_s.at(q))}"
+        tpot = r.tpot_s.at(q)  # NaN: one output token, no TPOT
+        effect = f"at that limit these replicas give p{q:g} TTFT {fmt_seconds(r.ttft_s.at(q))}" + (
+            f", TPOT {fmt_seconds(tpot)}" if math.isfinite(tpot) else ""
         )
     return (
         f"  max_num_seqs: the engine's {limit:,} (the KV cache's admission simulated); {review}: {effect} "
