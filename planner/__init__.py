@@ -56,11 +56,19 @@ if _typing.TYPE_CHECKING:
 
 #: Names imported at first use: the serving simulation (planner.serving) loads only for those who call it, so that
 #: the model's surfaces (the Excel functions above all) start without it.
-_LAZY = {"BenchmarkRun": "planner.serving.benchmark", "predict_benchmark": "planner.serving.benchmark"}
+_LAZY = {
+    "BenchmarkRun": "planner.serving.benchmark",
+    "predict_benchmark": "planner.serving.benchmark",
+    # a fleet under load, one figure a call (``planner plan --rate``'s under_load, piece by piece; the Excel functions
+    # REPLICAS, FLEET_GPUS, TTFT_P*/TPOT_P* and CAPACITY_RPS)
+    **dict.fromkeys(("replicas_needed", "fleet_gpus_needed", "load_percentile", "replica_capacity_per_s"),
+                    "planner.serving.fleet"),
+}  # fmt: skip
 
 
 def __getattr__(name: str):
-    """``planner.BenchmarkRun`` and ``planner.predict_benchmark``, imported at first use (PEP 562)."""
+    """``planner.BenchmarkRun``, ``planner.predict_benchmark`` and the fleet functions of ``_LAZY``, imported at first
+    use (PEP 562)."""
     if name in _LAZY:
         import importlib
 
@@ -77,6 +85,10 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BenchmarkRun",
+    "fleet_gpus_needed",
+    "load_percentile",
+    "replica_capacity_per_s",
+    "replicas_needed",
     "ENGINES",
     "Catalog",
     "CatalogError",

@@ -191,13 +191,24 @@ class UnitSlipError(ValueError):
     """A bare number of seconds above what the quantity plausibly takes: milliseconds typed as seconds."""
 
 
-#: Units a duration may be written in, in seconds.
-TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
-_DURATION = re.compile(r"(?P<number>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|ms|us|µs)")
+#: Units a duration may be written in, in seconds, lower case as written ("1.5 s", "60 msec", "1.5 secs").
+TIME_UNITS = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1.0),
+    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds"), 1e-3),
+    **dict.fromkeys(("us", "µs", "usec", "usecs", "microsecond", "microseconds"), 1e-6),
+}
+#: A number (a sign allowed, so that a negative duration is refused as negative, not as no duration) and one of
+#: ``TIME_UNITS``, longest first so that "ms" is not read as "m" + "s".
+_DURATION = re.compile(
+    r"(?P<number>[-+]?[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>"
+    + "|".join(re.escape(u) for u in sorted(TIME_UNITS, key=len, reverse=True))
+    + ")"
+)
 
 
 def parse_seconds(value: object, bare_max_s: float, name: str, example_s: float = 0.05) -> float:
-    """A duration in seconds: a number is seconds, text carries its unit ("50 ms", "0.05 s", "800us").
+    """A duration in seconds: a number is seconds, text carries its unit ("50 ms", "0.05 s", "800us", "60 msec":
+    ``TIME_UNITS``). A negative duration is returned as read ("-1s" -> -1.0): the caller refuses it as not positive.
 
     A bare number above ``bare_max_s`` is refused as a likely unit slip (``tpot_target_s = 50`` is 50 ms typed
     as seconds) with the way out: the number in seconds, or the same value written with its unit, which is

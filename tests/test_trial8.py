@@ -51,7 +51,7 @@ HEADER = "gpu,model,tensor_parallel_size,engine,batching,batch,input_len,output_
 @pytest.mark.parametrize(
     ("cell", "message"),
     [
-        ("9.5 seconds", "tpot_ms '9.5 seconds': a time is written in ms (the column's unit) or with s, ms or us"),
+        ("9.5 hours", "tpot_ms '9.5 hours': a time is written in ms (the column's unit) or with s, ms or us"),
         ("9.5 min", "tpot_ms '9.5 min': a time is written in ms"),
         ("0.0095 S", "tpot_ms '0.0095 S': a time is written in ms"),
         ("9,5", "tpot_ms '9,5': write decimals with a point (9.5, not 9,5)"),
@@ -81,6 +81,10 @@ def test_a_time_with_a_unit_read_is_taken_as_written(tmp_path):
     path.write_text(HEADER + "H100,llama3.1-8b,1,vllm,static,8,1024,512,9.5 us\n")  # read as 0.0095 ms, exactly
     (row,) = json.loads(run("validate", "--decode", str(path), "--json").stdout)["rows"]
     assert row["published"] == 0.0095  # it printed 0.009499999999999998 (trial 8)
+    for cell in ("9.5 msec", "0.0095 sec", "0.0095 seconds"):  # the unit table's other spellings (trial 20 F12)
+        path.write_text(HEADER + f"H100,llama3.1-8b,1,vllm,static,8,1024,512,{cell}\n")
+        (row,) = json.loads(run("validate", "--decode", str(path), "--json").stdout)["rows"]
+        assert row["published"] == pytest.approx(9.5), cell
 
 
 def test_validate_says_a_calibration_is_in_effect(tmp_path, calibration):

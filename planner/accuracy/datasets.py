@@ -43,21 +43,19 @@ import numpy as np
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir
 from planner.engines.profiles import parse_version
 from planner.serving.load import (
+    SHAREGPT_SAMPLE_FILE,
     dataset_in,
+    dataset_sample,
     shared_prefix_hit_rate,
     warm_prompt_fraction,
 )
 
-#: vLLM's seed-0 ShareGPT sample, the first 200 requests with their generated lengths (module docstring).
-SHAREGPT_SAMPLE_FILE = "sharegpt_vllm_seed0_requests.csv"
-
 
 @cache
 def sharegpt_sample() -> tuple[tuple[int, int], ...]:
-    """(prompt, output) tokens of each request of ``SHAREGPT_SAMPLE_FILE``, in the order sent."""
-    rows = read_csv_rows(reference_dir() / SHAREGPT_SAMPLE_FILE)
-    ordered = sorted(rows, key=lambda r: int(r["index"]))
-    return tuple((int(r["prompt_tokens"]), int(r["output_tokens"])) for r in ordered)
+    """(prompt, output) tokens of each request of ``SHAREGPT_SAMPLE_FILE``, in the order sent: the one reader
+    (``planner.serving.load.dataset_sample``) that ``planner plan --dataset sharegpt`` sends too."""
+    return dataset_sample(SHAREGPT_SAMPLE_FILE)
 
 
 #: The fewest output tokens vLLM's ShareGPT sampler sends a request for (``is_valid_sequence``'s ``min_len``; module

@@ -412,14 +412,32 @@ def row_place(r: dict, i: int) -> str:
     return f"{place} ({rid[:40]})" if rid else place
 
 
+def is_comment_line(line: str) -> bool:
+    """Whether a line of a table file is a comment: its first character other than spaces is "#". Read with
+    ``comments=True`` (a trace: ``planner plan --trace``), such lines are skipped as blank lines are."""
+    return line.lstrip().startswith("#")
+
+
+def _without_comments(text: str) -> tuple[str, int]:
+    """``text`` with each comment line (``is_comment_line``) blanked, so every other line keeps its number, and the
+    blank or comment lines before the header dropped; with how many were dropped (added to each row's line)."""
+    lines = ["\n" if is_comment_line(x) else x for x in text.splitlines(keepends=True)]
+    lead = next((i for i, x in enumerate(lines) if x.strip()), len(lines))
+    return "".join(lines[lead:]), lead
+
+
 def read_csv_rows(
-    path: Path, max_rows: int = MAX_MEASUREMENT_ROWS, what: str = "a measurements file"
+    path: Path, max_rows: int = MAX_MEASUREMENT_ROWS, what: str = "a measurements file", comments: bool = False
 ) -> list[dict[str, str]]:
-    """The rows of a measurements CSV (``what``) as {column: text} (``CsvRow``s, each with its line); over
-    MAX_MEASUREMENTS_BYTES or ``max_rows`` rows, a row with more cells than the header, or unreadable:
+    """The rows of a measurements CSV (``what``) as {column: text} (``CsvRow``s, each with its line); blank lines
+    skipped, and with ``comments`` lines whose first character is "#" too (``is_comment_line``: a trace's notes);
+    over MAX_MEASUREMENTS_BYTES or ``max_rows`` rows, a row with more cells than the header, or unreadable:
     InvalidInputError in one line."""
     try:
         text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, what, encoding="utf-8-sig")
+        skipped = 0
+        if comments:
+            text, skipped = _without_comments(text)
         reader = csv.DictReader(io.StringIO(text, newline=""))
         header = reader.fieldnames or []
         separator = next((c for c in ";\t|" if len(header) == 1 and c in header[0]), None)
@@ -440,12 +458,13 @@ def read_csv_rows(
         for r in itertools.islice(reader, max_rows + 1):
             if None in r:  # more cells than the header: a decimal comma ("8,0") would shift or drop a figure
                 raise InvalidInputError(
-                    f"{path}: line {reader.line_num} has {len(reader.fieldnames or ()) + len(r[None])} cells where "
+                    f"{path}: line {reader.line_num + skipped} has {len(reader.fieldnames or ()) + len(r[None])} "
+                    "cells where "
                     f"the header has {len(reader.fieldnames or ())}; write decimals with a point (8.0, not 8,0) "
                     'and quote a cell that holds a comma ("93,872")'
                 )
             row = CsvRow({k.strip(): (v or "") for k, v in r.items()})
-            row.line = reader.line_num
+            row.line = reader.line_num + skipped
             rows.append(row)
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path}: not UTF-8 text; save it as a UTF-8 CSV") from None
@@ -470,10 +489,11 @@ def read_measurement_text(path: Path, what: str, accepted: str = "") -> str:
 NOT_JSON = object()
 
 
-def json_lines(text: str):
-    """(line number, the line, its JSON value or ``NOT_JSON``) for each non-blank line of ``text``."""
+def json_lines(text: str, comments: bool = False):
+    """(line number, the line, its JSON value or ``NOT_JSON``) for each non-blank line of ``text`` (with
+    ``comments``, each line that is no comment either: ``is_comment_line``)."""
     for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
+        if not raw.strip() or (comments and is_comment_line(raw)):
             continue
         try:
             yield line, raw, json.loads(raw)
@@ -481,12 +501,13 @@ def json_lines(text: str):
             yield line, raw, NOT_JSON
 
 
-def read_json_lines_rows(path: Path, max_rows: int, what: str) -> list[dict[str, str]]:
-    """The rows of a JSON Lines file (``what``: one JSON object a line, blank lines skipped) as {key: text}
-    (``CsvRow``s with their lines), as ``read_csv_rows`` gives a CSV's; InvalidInputError in one line for a line that
-    is no JSON object, over ``max_rows`` rows or MAX_MEASUREMENTS_BYTES, or unreadable."""
+def read_json_lines_rows(path: Path, max_rows: int, what: str, comments: bool = False) -> list[dict[str, str]]:
+    """The rows of a JSON Lines file (``what``: one JSON object a line, blank lines skipped, and with ``comments``
+    lines whose first character is "#" too) as {key: text} (``CsvRow``s with their lines), as ``read_csv_rows``
+    gives a CSV's; InvalidInputError in one line for a line that is no JSON object, over ``max_rows`` rows or
+    MAX_MEASUREMENTS_BYTES, or unreadable."""
     rows = []
-    for line, raw, obj in json_lines(read_measurement_text(path, what)):
+    for line, raw, obj in json_lines(read_measurement_text(path, what), comments):
         if not isinstance(obj, dict):
             raise InvalidInputError(f"{path}: line {line} is not a JSON object ({raw.strip()[:60]!r}); give one a line")
         row = CsvRow({str(k).strip(): "" if v is None else str(v) for k, v in obj.items()})
@@ -499,13 +520,14 @@ def read_json_lines_rows(path: Path, max_rows: int, what: str) -> list[dict[str,
 
 
 def looks_like_json_lines(path: Path) -> bool:
-    """Whether a table file is JSON Lines: its name ends .jsonl or .ndjson, or its first non-blank character is "{".
+    """Whether a table file is JSON Lines: its name ends .jsonl or .ndjson, or its first non-blank character outside
+    comment lines (``is_comment_line``) is "{".
     A JSON array ("[" first, or a .json name) is refused (InvalidInputError) with the forms that are read."""
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return True
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as f:
-            head = f.read(4096).lstrip()
+            head = "".join(x for x in f.read(4096).splitlines(keepends=True) if not is_comment_line(x)).lstrip()
     except OSError:
         return False
     if head.startswith("[") or (path.suffix.lower() == ".json" and not head.startswith("{")):
@@ -754,8 +776,8 @@ def throughput_scope(unit: str) -> str:
     return "gpu" if "per gpu" in text else "group"
 
 
-#: A time cell whose unit is none ``parse_seconds`` reads ("9.5 seconds", "9.5 sec", "2 min", "1 h", "9.5 S"): it was
-#: read as its number in the column's ms (a trial: "9.5 seconds" as 9.5 ms), so it is refused.
+#: A time cell whose unit is none ``parse_seconds`` reads (``planner.units.TIME_UNITS``: "2 min", "1 h", "9.5 S"): it
+#: was read as its number in the column's ms (a trial: "9.5 seconds" as 9.5 ms, now read as seconds), so it is refused.
 _OTHER_TIME_UNIT = re.compile(
     r"\s*[0-9]*\.?[0-9]+\s*(sec|secs|second|seconds|min|mins|minute|minutes|h|hr|hrs|hour|hours|S|MS|Ms|msec|msecs)\b"
 )
@@ -825,7 +847,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             if _OTHER_TIME_UNIT.match(cell):  # "9.5 seconds", "9.5 min": not a unit read, never the column's ms
                 raise InvalidInputError(
                     f"{p}: {row_place(r, i)}: {column} {cell.strip()[:40]!r}: a time is written in ms (the column's "
-                    'unit) or with s, ms or us ("0.05 s")'
+                    'unit) or with s, ms or us ("0.05 s", "50 msec")'
                 )
         if isinstance(cell, str) and _DECIMAL_COMMA.search(cell):  # "9,5": 95 by the thousands reading
             raise InvalidInputError(

@@ -135,7 +135,8 @@ class Seconds(click.ParamType):
                 f'{text[:40]!r} is not a duration; give seconds ({e:g}) or the unit ("{e * 1e3:g}ms")', param, ctx
             )
         if math.isnan(seconds) or seconds <= 0:
-            self.fail(f"{text[:40]!r}: give a time above 0 seconds", param, ctx)
+            why = "is negative" if seconds < 0 else "is zero" if seconds == 0 else "is not a number"
+            self.fail(f"{text[:40]!r} {why}: a duration here must be positive, above 0 seconds", param, ctx)
         return seconds
 
 

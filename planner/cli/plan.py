@@ -10,6 +10,7 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 
 import click
+import numpy as np
 
 from planner.accuracy.calibration import resolve_calibration
 from planner.accuracy.loaded_ranges import (
@@ -57,19 +58,26 @@ from planner.serving.fleet import (
     LOAD_CURVE,
     NO_TPOT_WITH_ONE_TOKEN,
     ROUTINGS,
+    BindingTarget,
     FleetCheck,
     GroupChoice,
     GroupTried,
     Sizing,
+    binding_target,
+    capacity_per_s,
     check_fleet,
     fewest_gpus,
     fewest_replicas,
     near_ttft_floor,
     one_output_token,
+    past_capacity,
+    replica_run,
     replica_share,
+    sequences_memory_holds,
     within_targets,
 )
 from planner.serving.load import (
+    CAPACITY_WINDOW_S,
     CLIENT_COMMANDS,
     DATASETS,
     DEFAULT_REQUESTS,
@@ -79,7 +87,9 @@ from planner.serving.load import (
     DatasetLoad,
     NoPublishedLengthError,
     TraceLoad,
+    busiest_rate_per_s,
     dataset_load,
+    dataset_statistics,
     fixed_length_tokens,
     fixed_lengths,
     trace_load,
@@ -535,6 +545,15 @@ class Percentile(click.ParamType):
     "(needs --prompt-tokens and --output-tokens, or --dataset).",
 )
 @click.option(
+    "--max-num-seqs",
+    "max_num_seqs",
+    type=Whole("sequences, a whole number of 1 or more, e.g. 225", min=1),
+    help="With --rate or --trace: the most sequences a replica runs at once (the engine's max_num_seqs; default the "
+    "engine's, 1,024 for vLLM on an H100, with what the KV cache admits simulated). planner export sets it to what "
+    "memory holds at the scenario's high-percentile lengths (its 'Sequences in flight per replica'): give that number "
+    "to reproduce a review's figures.",
+)
+@click.option(
     "--replicas",
     "fleet_replicas",
     type=Whole("replicas, a whole number of 1 or more, e.g. 9", min=1),
@@ -559,9 +578,11 @@ class Percentile(click.ParamType):
 @click.option(
     "--dataset",
     "dataset_name",
-    help="Instead of --prompt-tokens and --output-tokens: a named dataset's lengths as its benchmark client sends "
-    f"them, with its shared prefix cached ({', '.join(DATASETS)}; openorca and cnn_dailymail publish no mean "
-    "prompt, so give the lengths for them).",
+    help="Instead of --prompt-tokens and --output-tokens: a named dataset's requests, with its shared prefix cached "
+    f"({', '.join(DATASETS)}): sharegpt as vllm bench serve sends it, request by request from a shipped sample "
+    "(means 213 / 212 tokens); a benchmark's default lengths (sonnet, random, generated-shared-prefix) as its "
+    "client sends them; alpaca at its published mean lengths, every request alike (percentiles narrower than the "
+    "dataset's spread); openorca and cnn_dailymail publish no mean prompt, so give the lengths for them.",
 )
 @click.option(
     "--trace",
@@ -571,7 +592,10 @@ class Percentile(click.ParamType):
     "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin), or JSON Lines with those "
     "keys (one object a line); also read as published: Mooncake's JSON Lines (timestamp in milliseconds, "
     "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
-    "GeneratedTokens). Rows in any order: sorted by arrival, with a note where they were not. Each request goes to a "
+    "GeneratedTokens). Rows in any order: sorted by arrival (ties by prompt, then output tokens), with a note where "
+    "they were not; blank lines and lines starting with # (comments) are skipped. Capacity is judged at the "
+    "trace's busiest 60-s window's rate (a gap of 100x the median or more shortened to the median), the percentiles "
+    "on its replay. Each request goes to a "
     "replica as --routing deals it. Every request at one time is a burst: sized "
     "on the targets, with no rate.",
 )
@@ -648,6 +672,7 @@ def plan_command(
     catalog_dirs: tuple[Path, ...],
     rate_per_s,
     fleet_replicas,
+    max_num_seqs,
     prompt_tokens,
     output_tokens,
     dataset_name,
@@ -691,7 +716,7 @@ def plan_command(
         if given:
             raise InvalidInputError(f"--trace gives the arrivals and lengths; leave out {' and '.join(given)}")
         read = read_json_lines_rows if looks_like_json_lines(trace_path) else read_csv_rows
-        trace = trace_load(read(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
+        trace = trace_load(read(trace_path, MAX_PROMPTS, "a trace file", comments=True), str(trace_path))
         rate_per_s, prompt_tokens, output_tokens = trace.rate_per_s, trace.prompt_mean_tokens, trace.output_mean_tokens
         _check_longest(f"--trace {trace_path} has", trace.longest_tokens, context)
         if trace.is_burst and fleet_replicas is not None:
@@ -719,6 +744,8 @@ def plan_command(
         raise InvalidInputError(
             "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"
         )
+    if rate_per_s is None and max_num_seqs is not None:
+        raise InvalidInputError("--max-num-seqs sets a replica's limit under load; give --rate (or --trace) with it")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
         raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
     if speculative_method is not None and speculative_tokens is None:
@@ -763,7 +790,8 @@ def plan_command(
     sent_output = output_tokens
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
-        if traffic is None:  # a fixed-length run, or a trace's step tables: the means in whole tokens
+        if traffic is None or not float(prompt_tokens + output_tokens).is_integer():
+            # a fixed-length run, a trace's or a dataset sample's step tables: the means in whole tokens
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         lengths = traffic.lengths if traffic else trace.lengths if trace else None
         sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
@@ -783,7 +811,7 @@ def plan_command(
             groups = tuple(n for n in groups_to_try(p.model, catalog=cat, parallelism=p.parallelism, engine=p.engine)
                            if n >= p.gpus) or groups  # fmt: skip
         # one replica per group (the plan's deployment on n GPUs); only the kept group needs its whole plan
-        base = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
+        base = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec, max_num_seqs=max_num_seqs)
         replicas = {n: dc_replace(base, gpus=n) for n in groups}
         load_args = (run_prompt, run_output, rate_per_s)
         load_kwargs = dict(
@@ -808,12 +836,22 @@ def plan_command(
         _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
         # the Budget review's margin beside a fleet sized (or given) on the prediction: one more search at its slow end
         margin = margin_check(sized, p, replicas[p.gpus], load_args, load_kwargs) if sized else None
+        # the engine's max_num_seqs against the review's rule (what memory holds at the high-percentile request)
+        seqs_line = (
+            max_num_seqs_line(replicas[p.gpus], sized, lengths or sent, load_args, load_kwargs, max_num_seqs)
+            if sized and not sized.is_burst
+            else ""
+        )
+        # with both targets, the fleet each alone needs on the kept group: which one binds (a sized fleet only)
+        binding = binding_target(replicas[p.gpus], *load_args, **load_kwargs) if sized and check is None else None
         # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
         others = tuple(
             _other_layout(dc_replace(replicas[p.gpus], parallelism=alt.parallelism), load_args, load_kwargs)
             for alt in p.alternatives
             if alt.gpus == p.gpus and check is None
         )
+    binding = binding if rate_per_s is not None else None
+    seqs_line = seqs_line if rate_per_s is not None else ""
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
@@ -843,10 +881,24 @@ def plan_command(
             )
             # a fleet is never sized past a replica's capacity (without targets it is sized on it): kept for readers
             out["under_load"]["past_capacity"] = False
+            if out["under_load"].get("capacity_per_s") is None and not sized.is_burst:  # sized on targets: its own
+                out["under_load"]["capacity_per_s"] = (
+                    check.capacity_per_s if check is not None else capacity_per_s(replicas[p.gpus], *load_args[:2], hit)
+                )
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
             out["under_load"]["routing"] = routing
             out["under_load"]["margin"] = margin_check_as_dict(margin, p.gpus) if margin is not None else None
+            out["under_load"]["binding_target"] = (
+                None
+                if binding is None
+                else {
+                    "binding": binding.binding,
+                    "ttft_alone_replicas": binding.ttft_alone,
+                    "tpot_alone_replicas": binding.tpot_alone,
+                    "prefill_stalls_decodes": binding.prefill_stalls,
+                }
+            )
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "method": spec.method,
@@ -874,6 +926,8 @@ def plan_command(
                 routing=routing,
                 sent_output=sent_output,
                 margin=margin,
+                binding=binding,
+                seqs_line=seqs_line,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -944,8 +998,9 @@ def _headroom_words(c: FleetCheck) -> str:
 def _verdict(c: FleetCheck) -> str:
     """ "meets" / "misses" the targets (or, without targets, its capacity), with the figures that decide it."""
     if c.result is None:
+        busiest = " (the trace's busiest window)" if c.replayed else ""
         return (
-            f"misses: {c.rate_per_replica_s:.3g} requests/s each is at or past one replica's capacity "
+            f"misses: {c.judged_rate_per_replica_s:.3g} requests/s each{busiest} is at or past one replica's capacity "
             f"({c.capacity_per_s:.3g} requests/s, simulated steady state), so its queue grows without bound"
         )
     q, r = f"p{c.percentile:g}", c.result
@@ -1104,6 +1159,74 @@ def _output_words(s: Sizing, output_tokens: float) -> str:
     )
 
 
+def high_request_tokens(lengths: list[tuple[int, int]], percentile: float) -> int:
+    """The ``percentile`` request's length, prompt + output tokens, of the requests sent (rounded up): the length
+    ``planner export`` holds a slot for (its scenario's high-percentile prompt + output)."""
+    return int(math.ceil(np.percentile([p + o for p, o in lengths], percentile)))
+
+
+def max_num_seqs_line(replica, s: Sizing, lengths: list, load_args: tuple, load_kwargs: dict, given: int | None) -> str:
+    """One line naming the max_num_seqs the simulated replica ran with against ``planner export``'s rule (what memory
+    holds at the high-percentile request, ``sequences_memory_holds``), and its effect: where that rule gives fewer
+    than the engine's limit and none was given, the same replicas simulated with it (one more run, and the capacity
+    at that limit): their percentile TTFT and TPOT, the review's figure at these lengths."""
+    q = s.percentile
+    high = high_request_tokens(lengths, q)
+    rule = sequences_memory_holds(replica, high)
+    review = f"planner export sets it to what memory holds at the p{q:g} request ({high:,} tokens here: {rule:,})"
+    if given is not None:
+        return f"  max_num_seqs: {given:,} (as given, --max-num-seqs); {review}"
+    limit = sequences_memory_holds(replica, 1)  # the engine's own limit: memory holds more one-token sequences
+    if rule >= limit:
+        return f"  max_num_seqs: the engine's {limit:,}; {review}, the same"
+    capped = dc_replace(replica, max_num_seqs=rule)
+    rate = s.rate_per_replica_s * s.replicas
+    arrivals = load_kwargs.get("arrivals_s")
+    judged = rate if arrivals is None else busiest_rate_per_s(arrivals)
+    prompt, output = load_args[0], load_args[1]
+    if past_capacity(capped, prompt, output, [judged / s.replicas], load_kwargs["prefix_hit_rate"])[0]:
+        effect = f"at that limit {s.replicas:,} replicas are past their capacity"
+    else:
+        r = replica_run(
+            capped, prompt, output, rate, s.replicas, burstiness=load_kwargs["burstiness"],
+            lengths=load_kwargs["lengths"], prefix_hit_rate=load_kwargs["prefix_hit_rate"], arrivals_s=arrivals,
+            routing=load_kwargs["routing"],
+        )  # fmt: skip
+        tpot = r.tpot_s.at(q)  # NaN: one output token, no TPOT
+        effect = f"at that limit these replicas give p{q:g} TTFT {fmt_seconds(r.ttft_s.at(q))}" + (
+            f", TPOT {fmt_seconds(tpot)}" if math.isfinite(tpot) else ""
+        )
+    return (
+        f"  max_num_seqs: the engine's {limit:,} (the KV cache's admission simulated); {review}: {effect} "
+        f"(--max-num-seqs {rule:,}; a review's own high lengths set its number)"
+    )
+
+
+def binding_lines(b: BindingTarget, s: Sizing) -> list[str]:
+    """Which target sets the fleet (``planner.serving.fleet.binding_target``: the replicas each alone needs on this
+    group) and, where TPOT alone needs ``PREFILL_STALL_FACTOR`` x TTFT's or more, why and the levers."""
+    q = f"p{s.percentile:g}"
+    if b.binding == "both":
+        head = f"  binding target: both alike (each alone needs {counted(b.ttft_alone, 'replica')})"
+    else:
+        other = "TPOT" if b.binding == "TTFT" else "TTFT"
+        need = {"TTFT": b.ttft_alone, "TPOT": b.tpot_alone}
+        head = (
+            f"  binding target: {q} {b.binding} ({counted(need[b.binding], 'replica')} alone; {q} {other} alone: "
+            f"{counted(need[other], 'replica')})"
+        )
+    if not b.prefill_stalls:
+        return [head]
+    return [
+        head,
+        f"  prompts stall decodes: TPOT alone needs {b.tpot_alone / b.ttft_alone:.1f}x TTFT's replicas, as each "
+        "prompt's prefill runs in the steps that decode the other requests and stretches them; the replicas are kept "
+        "far below their capacity. Cheaper levers: a looser TPOT target, a smaller chunked-prefill token budget "
+        "(prefill in shorter pieces between decode steps: the engine's setting, not varied here), or disaggregated "
+        "prefill on separate replicas (not modelled)",
+    ]
+
+
 def render_sizing(
     s: Sizing,
     p: Plan,
@@ -1120,6 +1243,8 @@ def render_sizing(
     routing: str = "random",
     sent_output: float | None = None,
     margin: MarginCheck | None = None,
+    binding: BindingTarget | None = None,
+    seqs_line: str = "",
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1178,6 +1303,8 @@ def render_sizing(
             else []
         ),
         *(margin_lines(margin, s, p, given) if margin is not None else []),
+        *([seqs_line] if seqs_line else []),
+        *(binding_lines(binding, s) if binding is not None else []),
         *([group_line(choice)] if choice is not None and len(choice.tried) > 1 else []),
         *(
             f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
@@ -1195,6 +1322,7 @@ def render_sizing(
             if trace is not None and (few := _few_requests(len(trace.arrivals_s), s, routing))
             else []
         ),
+        *([f"  warning: {short}"] if trace is not None and (short := trace.short_note(float(r.e2e_s.p50))) else []),
     ]
     return lines[0] + "\n".join(lines[1:])
 
@@ -1348,13 +1476,26 @@ def _tokens(x: float) -> str:
 
 
 def dataset_line(t: DatasetLoad) -> str:
-    """How ``--dataset``'s requests were drawn: its client, mean lengths, prefix hit and source."""
-    spread = "" if len({x for x in t.lengths}) == 1 else ", each drawn per request (the means shown)"
+    """How ``--dataset``'s requests were drawn: its client, mean lengths, prefix hit and source. A shipped sample's
+    requests (ShareGPT) and a benchmark's default draw are as the client sends them; a dataset that publishes only its
+    means is sent at those means, which the line says narrows the percentiles."""
+    stats = dataset_statistics(t.name, t.client)
     cached = (
         f"; {fmt_percent(t.prefix_hit_rate)} of each prompt cached (its shared prefix)" if t.prefix_hit_rate else ""
     )
     client = CLIENT_COMMANDS.get(t.client, t.client)
-    return f"  dataset {t.name} as {client} sends it{spread}{cached}: {t.source}"
+    if stats.sample_file:
+        how = f"as {client} sends it, each request's own lengths from a shipped sample (the means shown)"
+    elif not t.at_means:
+        how = f"as {client} sends it, each drawn per request (the means shown)"
+    elif stats.kind == "means":
+        how = (
+            "at the dataset's mean lengths, every request alike (its percentiles narrower than the dataset's "
+            "spread: no distribution of its lengths is shipped)"
+        )
+    else:
+        how = f"as {client} sends it"
+    return f"  dataset {t.name} {how}{cached}: {t.source}"
 
 
 def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") -> str:
@@ -1387,6 +1528,13 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") ->
         + (f"\n{line}" if (line := block_hit_line(t)) else "")
         + (f"\n  warning: {hint}" if (hint := t.milliseconds_hint()) else "")
         + (f"\n  note: {order}" if (order := t.order_note()) else "")
+        + (f"\n  warning: {gap}" if (gap := t.gap_note()) else "")
+        + (
+            ""
+            if t.is_burst
+            else f"\n  capacity judged at the trace's busiest {CAPACITY_WINDOW_S:g}-s window: "
+            f"{t.busiest_rate_per_s:.3g} requests/s (not its mean over the whole span; the percentiles are its replay)"
+        )
     )
 
 
@@ -1417,6 +1565,9 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "span_s": t.span_s,
         "rate_per_s": None if t.is_burst else t.rate_per_s,  # a burst has no rate (JSON has no Infinity)
         "burst": t.is_burst,
+        # the rate its capacity is judged at: the busiest CAPACITY_WINDOW_S's, outlier gaps shortened (null: a burst)
+        "capacity_judged_at_rate_per_s": None if t.is_burst else t.busiest_rate_per_s,
+        "gap_note": t.gap_note() or None,  # a gap of OUTLIER_GAP_FACTOR x the median or more (a late row?)
         "format": t.format.name,
         "columns": list(t.format.columns),
         "block_hit_rate": t.block_hit_rate,  # reported, not applied (``block_hit_line``)

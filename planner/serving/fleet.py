@@ -19,8 +19,10 @@ from typing import Any, Unpack
 
 import numpy as np
 
+from planner.catalog import default_catalog
 from planner.checks import _checked, _numbers, mean_tokens_or_mask
-from planner.deploy import MAX_CONTEXT_TOKENS, check_parallelism
+from planner.deploy import MAX_CONTEXT_TOKENS, check_parallelism, engine_sequence_limit
+from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
@@ -31,6 +33,7 @@ from planner.serving.load import (
     PERCENTILES,
     LoadResult,
     Replica,
+    busiest_rate_per_s,
     fixed_length_tokens,
     latency_under_load,
     percentile_error,
@@ -167,6 +170,25 @@ def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float,
         )
         best = max(best, n / (long.duration_s - short.duration_s))
     return best
+
+
+def sequences_memory_holds(replica: Replica, context_tokens: float) -> int:
+    """The most sequences a replica runs at once when each may reach ``context_tokens`` (prompt + output): what its
+    memory holds at that length (``planner.api.max_batch``, the engine's memory budget), within the engine's sequence
+    limit (``planner.deploy.engine_sequence_limit``: vLLM's 1,024 on an H100), at least 1. The rule ``planner export``
+    sets each replica's max_num_seqs by, at the scenario's high-percentile prompt + output (``Candidate.slots``: 107
+    for the README example's 3,000 + 1,200 tokens on 4 x H100), and ``planner plan --max-num-seqs`` takes."""
+    from planner import api  # planner.api loads the serving package's callers: imported at first use
+
+    layout = check_parallelism(replica.parallelism)
+    held = api.max_batch(
+        replica.gpu, replica.model, int(math.ceil(context_tokens)), gpus=replica.gpus, parallelism=layout,
+        weight_precision=replica.weight_precision, kv_precision=replica.kv_precision, engine=replica.engine,
+        catalog=replica.catalog,
+    )  # fmt: skip
+    gpu = (replica.catalog or default_catalog()).gpu(replica.gpu)
+    limit = engine_sequence_limit(engine_profile(replica.engine), gpu, layout, replica.gpus or 1)
+    return max(min(int(held), limit), 1)
 
 
 #: Relative distance above the approximation's capacity beyond which its "past" verdict stands without simulating.
@@ -404,7 +426,9 @@ def fewest_replicas(
     is ``planner.serving.load.dataset_load``); ``prefix_hit_rate``: the share of each prompt the prefix cache holds.
     ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``;
     ``rate_per_s`` its mean rate): replayed as they came, each request dealt to a replica by ``routing``
-    (``replica_share``; the first replica's share is simulated). The capacity check runs at the means.
+    (``replica_share``; the first replica's share is simulated). The capacity check runs at the mean lengths and,
+    for a trace, at its busiest window's rate (``planner.serving.load.busiest_rate_per_s``: the most requests in
+    a minute, outlier gaps shortened to the median), not its mean rate over the whole span.
 
     Without targets (both inf) the fleet is sized on capacity alone: the fewest replicas k each taking less than its
     simulated capacity, rate / k < ``capacity_per_s`` (the Excel CAPACITY_RPS: k = floor(rate / capacity) + 1) and
@@ -443,12 +467,14 @@ def fewest_replicas(
     # sized on capacity alone, the capacity itself (CAPACITY_RPS's) bounds each replica's rate, not only
     # ``past_capacity``'s shortcut, whose approximation can be further off than its band for a replica
     cap = math.inf if targets else capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)
+    # the rate the capacity is judged at: a trace's busiest window's (one late row does not dilute it), else the rate
+    judged = rate if arrivals_s is None else busiest_rate_per_s(arrivals_s)
     over: dict[int, bool] = {}
 
     def past(k: int) -> bool:
         if k not in over:
-            over[k] = rate / k >= cap or bool(
-                past_capacity(replica, prompt_tokens, output_tokens, [rate / k], prefix_hit_rate)[0]
+            over[k] = judged / k >= cap or bool(
+                past_capacity(replica, prompt_tokens, output_tokens, [judged / k], prefix_hit_rate)[0]
             )
         return over[k]
 
@@ -472,7 +498,7 @@ def fewest_replicas(
     # would be returned without a look below); without targets, from the fewest each below the capacity
     hi = int(ks[np.argmax(ok)]) if ok.any() else 1
     if not targets:
-        hi = min(math.floor(rate / cap) + 1, max_replicas)
+        hi = min(math.floor(judged / cap) + 1, max_replicas)
     lo = 0  # lo misses (0 replicas serve nothing), hi meets once found
     if meets(hi):
         # the approximation errs either way: below a k that meets, step down by doubling strides to one that misses
@@ -486,9 +512,10 @@ def fewest_replicas(
     def refuse(hi: int) -> None:
         if past(hi):
             cap = capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)  # memoized runs
+            busiest = "" if arrivals_s is None else " (the trace's busiest window)"
             raise NoFleetMeetsError(
-                f"no fleet of up to {max_replicas:,} replicas keeps up with {rate_words(rate)}: at "
-                f"{rate_words(rate / hi)} each a replica is past its capacity ({rate_words(cap)}, simulated "
+                f"no fleet of up to {max_replicas:,} replicas keeps up with {rate_words(judged)}{busiest}: at "
+                f"{rate_words(judged / hi)} each a replica is past its capacity ({rate_words(cap)}, simulated "
                 "steady state), so its queue grows without bound"
             )
         misses = idle_misses(
@@ -508,6 +535,50 @@ def fewest_replicas(
         hi, rate / hi, result, float(percentile), float(ttft_target_s), float(tpot_target_s),
         math.nan if targets else cap,
     )  # fmt: skip
+
+
+#: TPOT alone needing this many times the replicas TTFT alone needs (or more): the prompts' prefill, run in the steps
+#: that decode the other requests, sets the fleet (``BindingTarget.prefill_stalls``). Trial 20: 128k-token prompts at
+#: 1 request/s on 8 x H100, TTFT (30 s) alone 30 replicas, TPOT (60 ms) alone 306.
+PREFILL_STALL_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class BindingTarget:
+    """Of a fleet sized on both a TTFT and a TPOT target: the fewest replicas each target alone needs on the same
+    group (``binding_target``), so a plan can say which one sets the fleet and at what cost."""
+
+    ttft_alone: int
+    tpot_alone: int
+
+    @property
+    def binding(self) -> str:
+        """ "TTFT" or "TPOT", whichever alone needs more replicas; "both" where they need as many."""
+        if self.ttft_alone == self.tpot_alone:
+            return "both"
+        return "TTFT" if self.ttft_alone > self.tpot_alone else "TPOT"
+
+    @property
+    def prefill_stalls(self) -> bool:
+        """Whether TPOT alone needs ``PREFILL_STALL_FACTOR`` x TTFT's replicas or more: each replica is kept far
+        below what its prompts need so that their prefill, in the same steps as the decodes, stretches those less."""
+        return self.tpot_alone >= PREFILL_STALL_FACTOR * self.ttft_alone
+
+
+def binding_target(
+    replica: Replica, prompt_tokens: float, output_tokens: float, rate_per_s: float, **kwargs: Any
+) -> BindingTarget | None:
+    """The fewest replicas each target alone needs: ``fewest_replicas(replica, prompt_tokens, output_tokens,
+    rate_per_s, **kwargs)`` once with the TPOT target dropped and once with the TTFT target dropped (two more
+    searches, whose simulated runs the sizing has mostly memoized); None unless both targets are given (finite)."""
+    ttft, tpot = kwargs.get("ttft_target_s", math.inf), kwargs.get("tpot_target_s", math.inf)
+    if not (math.isfinite(ttft) and math.isfinite(tpot)):
+        return None
+    args = (replica, prompt_tokens, output_tokens, rate_per_s)
+    alone = [
+        fewest_replicas(*args, **(kwargs | {drop: math.inf})).replicas for drop in ("tpot_target_s", "ttft_target_s")
+    ]
+    return BindingTarget(*alone)
 
 
 def _doubled_then_bisected(meets: Any, lo: int, hi: int, most: int, refuse: Any) -> int:
@@ -749,10 +820,18 @@ class FleetCheck:
     one_lost: FleetCheck | None = None
     #: A recorded traffic (``check_fleet``'s ``arrivals_s``): the headroom's multiples replay it faster, not at a rate.
     replayed: bool = False
+    #: The fleet's rate its capacity is judged at, requests/s: ``rate_per_s``, or a trace's busiest window's
+    #: (``planner.serving.load.busiest_rate_per_s``); NaN: ``rate_per_s``.
+    judged_rate_per_s: float = math.nan
 
     @property
     def rate_per_replica_s(self) -> float:
         return self.rate_per_s / self.replicas
+
+    @property
+    def judged_rate_per_replica_s(self) -> float:
+        """Each replica's share of the rate its capacity is judged at (a trace's busiest window's, else the rate)."""
+        return (self.rate_per_s if math.isnan(self.judged_rate_per_s) else self.judged_rate_per_s) / self.replicas
 
     @property
     def on_capacity(self) -> bool:
@@ -801,7 +880,8 @@ def check_fleet(
     ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``;
     ``rate_per_s`` its mean rate), dealt over the replicas as ``fewest_replicas`` deals it (``replica_run``); the
     headroom's m x the rate is the same trace replayed m times as fast (each arrival time / m: its bursts and lulls
-    kept, squeezed), and the capacity is judged at the means, as ``fewest_replicas`` judges it. A burst (every
+    kept, squeezed), and the capacity is judged at the mean lengths and the trace's busiest window's rate
+    (``planner.serving.load.busiest_rate_per_s``), as ``fewest_replicas`` judges it. A burst (every
     arrival at one time) has no rate to take a multiple of: refused (``InvalidInputError``)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
@@ -817,14 +897,17 @@ def check_fleet(
     if not 0 < rate < math.inf:
         raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
     cap = capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)
+    judged = rate if arrivals is None else busiest_rate_per_s(arrivals)  # as ``fewest_replicas`` judges it
     runs: dict[float, LoadResult | None] = {}
 
     def run(multiple: float) -> LoadResult | None:
         if multiple not in runs:
-            at = rate * multiple
-            past = bool(past_capacity(replica, prompt_tokens, output_tokens, [at / k], prefix_hit_rate)[0])
+            at = judged * multiple
+            past = at / k >= cap or bool(
+                past_capacity(replica, prompt_tokens, output_tokens, [at / k], prefix_hit_rate)[0]
+            )
             runs[multiple] = None if past else replica_run(
-                replica, prompt_tokens, output_tokens, at, k, burstiness=burstiness, lengths=lengths,
+                replica, prompt_tokens, output_tokens, rate * multiple, k, burstiness=burstiness, lengths=lengths,
                 prefix_hit_rate=prefix_hit_rate, routing=routing,
                 arrivals_s=None if arrivals is None else arrivals / multiple,
             )  # fmt: skip
@@ -835,7 +918,7 @@ def check_fleet(
         return r is not None and within_targets(r, percentile, ttft_target_s, tpot_target_s)
 
     targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
-    headroom = headroom_over(meets_at) if targets else k * cap / rate - 1.0
+    headroom = headroom_over(meets_at) if targets else k * cap / judged - 1.0
     one_lost = None
     if lose_one and k > 1:
         one_lost = check_fleet(
@@ -845,7 +928,7 @@ def check_fleet(
         )  # fmt: skip
     return FleetCheck(
         k, rate, float(percentile), float(ttft_target_s), float(tpot_target_s), run(1.0), cap, headroom, one_lost,
-        arrivals is not None,
+        arrivals is not None, judged,
     )  # fmt: skip
 
 

@@ -114,7 +114,14 @@ class DatasetLengths:
     range_ratio: float | None = None
     client: str = ""
     aliases: tuple[str, ...] = ()
+    #: A shipped sample of the dataset's requests as its client sent them, one (prompt, output) a request
+    #: (``dataset_sample``): where one is named, a run sends its requests, not every request at the means.
+    sample_file: str = ""
 
+
+#: vLLM's seed-0 ShareGPT sample, the first 200 requests with their generated lengths (``catalogs/reference``;
+#: ``planner.accuracy.datasets`` describes it).
+SHAREGPT_SAMPLE_FILE = "sharegpt_vllm_seed0_requests.csv"
 
 #: Named datasets' published length statistics, each with its tokenizer, source and date. A benchmark's default
 #: lengths (sonnet, random, generated-shared-prefix) are the client's own defaults, exactly, for the version named.
@@ -129,6 +136,7 @@ DATASETS = {
         "2023-09. vLLM's own seed-0 sample, request by request, is planner.accuracy.datasets.sharegpt_sample",
         tokenizer="OPT",
         aliases=("sharegpt_v3", "sharegpt-v3"),
+        sample_file=SHAREGPT_SAMPLE_FILE,
     ),
     "alpaca": DatasetLengths(
         19.31,
@@ -357,14 +365,44 @@ def lognormal_lengths(
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
 
 
+#: Where a shipped sample of a dataset's requests is described (``DatasetLengths.sample_file``), for a reader.
+SAMPLE_SOURCES = {
+    "sharegpt_vllm_seed0_requests.csv": (
+        "vLLM's seed-0 ShareGPT sample (vllm bench serve --dataset-name sharegpt: the dataset shuffled with seed 0), "
+        "the first 200 requests' prompt and output tokens from one published result file (vLLM 0.8.3, "
+        "Llama-3.3-70B-Instruct, Llama 3 tokenizer; catalogs/reference/sharegpt_vllm_seed0_requests.csv, each row "
+        "citing it), cycled past 200; planner.accuracy.datasets describes it"
+    ),
+}
+
+
+@functools.cache
+def dataset_sample(sample_file: str) -> tuple[tuple[int, int], ...]:
+    """The (prompt, output) tokens of each request of a shipped sample (``catalogs/reference/<sample_file>``,
+    columns index, prompt_tokens, output_tokens), in the order sent (by index)."""
+    import csv
+
+    from planner.catalog.loader import shipped_catalog_dir
+
+    with open(shipped_catalog_dir() / "reference" / sample_file, encoding="utf-8-sig", newline="") as f:
+        rows = sorted(csv.DictReader(f), key=lambda r: int(r["index"]))
+    return tuple((int(r["prompt_tokens"]), int(r["output_tokens"])) for r in rows)
+
+
 def dataset_lengths(name: str, num_requests: int, client: str = "vllm") -> list[tuple[int, int]]:
     """A named dataset's requests (``dataset_statistics``): a benchmark's fixed default lengths, its default uniform
-    draw (``range_ratio_lengths`` of the maxima, as ``client`` reads the ratio), or a dataset's published means
-    (every request at the means; ``lognormal_lengths`` gives them a spread). ``InvalidInputError`` naming the
-    missing length where the dataset publishes no mean of it (OpenOrca's prompts)."""
+    draw (``range_ratio_lengths`` of the maxima, as ``client`` reads the ratio), a shipped sample's requests in the
+    order its client sent them, cycled past its end (``dataset_sample``: ShareGPT as ``vllm bench serve`` sends it,
+    means 213 / 212 Llama 3 tokens where the paper's OPT means are 161 / 338), or else a dataset's published means
+    (every request at the means, so the percentiles are narrower than the dataset's spread; ``lognormal_lengths``
+    gives them one). ``InvalidInputError`` naming the missing length where the dataset publishes no mean of it
+    (OpenOrca's prompts)."""
     d = dataset_statistics(name, client)
     if d.kind == "uniform":
         return range_ratio_lengths(d.prompt_max_tokens, d.output_max_tokens, num_requests, d.range_ratio, d.client)
+    if d.sample_file:
+        sample = dataset_sample(d.sample_file)
+        return [sample[i % len(sample)] for i in range(_whole(num_requests, "num_requests"))]
     _check_published(name, d)
     return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
 
@@ -438,7 +476,11 @@ CLIENT_COMMANDS = {"vllm": "vllm bench serve", "sglang": "sglang.bench_serving"}
 class DatasetLoad:
     """A named dataset's traffic as a load simulation takes it: each request's (prompt, output) tokens
     (``dataset_lengths``), their means (tokens; the step times are tabulated at them), the prefix cache's mean hit
-    (``shared_prefix_hit_rate``), the client whose defaults drew them, and the statistics' source."""
+    (``shared_prefix_hit_rate``), the client whose defaults drew them, and the source of the lengths (a shipped
+    sample's, ``SAMPLE_SOURCES``, else the statistics').
+
+    ``at_means``: every request at the same lengths, the dataset's means where it publishes only those (its
+    percentiles narrower than the dataset's own spread), or a benchmark's fixed lengths."""
 
     name: str
     client: str
@@ -451,6 +493,10 @@ class DatasetLoad:
     @property
     def longest_tokens(self) -> int:
         return longest_request_tokens(self.lengths)
+
+    @property
+    def at_means(self) -> bool:
+        return len(set(self.lengths)) == 1
 
 
 def longest_request_tokens(lengths: list[tuple[int, int]]) -> int:
@@ -471,7 +517,8 @@ def dataset_load(name: str, num_requests: int = DEFAULT_REQUESTS, client: str | 
     prompt_mean = float(np.mean([p for p, _ in lengths]))
     output_mean = float(np.mean([o for _, o in lengths]))
     hit = shared_prefix_hit_rate(canonical, prompt_mean, len(lengths))
-    return DatasetLoad(canonical, who, lengths, prompt_mean, output_mean, hit, d.source)
+    source = SAMPLE_SOURCES.get(d.sample_file, d.source) if d.sample_file else d.source
+    return DatasetLoad(canonical, who, lengths, prompt_mean, output_mean, hit, source)
 
 
 #: The columns of planner's own trace (``trace_load``): each request's arrival, seconds (any origin: the first becomes
@@ -588,9 +635,61 @@ def repeated_block_hit_rate(prompts: list[int], blocks: list[list[int]], block_t
     return held / sum(prompts)
 
 
+#: A gap between two arrivals of a trace this many times its median gap or more is an outlier (a late or mistyped row:
+#: trial 20 appended one row 9 s after 240 that came over 5 s, median gap 0.009 s, and the fleet fell from 3 to 1).
+OUTLIER_GAP_FACTOR = 100.0
+#: A trace whose active span is under this many times a request's median latency is too short to reach a steady state
+#: (``TraceLoad.short_note``): the number in flight settles about one latency after the start (Little's law).
+STEADY_STATE_LATENCIES = 3.0
+#: The window, seconds, over which a trace's busiest rate is taken to judge a replica's capacity
+#: (``busiest_rate_per_s``): a minute, long enough that a rate above the capacity builds a queue the targets feel
+#: (a 30-s surge to 80 requests/s within a 60-s window reads about 55), short enough that a quiet tail does not
+#: dilute the busy part.
+CAPACITY_WINDOW_S = 60.0
+
+
+def outlier_gaps(arrivals_s: Any) -> np.ndarray:
+    """The indices i of sorted ``arrivals_s`` whose gap to the next arrival is ``OUTLIER_GAP_FACTOR`` x the median of
+    the positive gaps or more (none where fewer than 2 gaps are positive)."""
+    gaps = np.diff(np.asarray(arrivals_s, dtype=float))
+    positive = gaps[gaps > 0]
+    if len(positive) < 2:
+        return np.zeros(0, dtype=int)
+    return np.flatnonzero(gaps >= OUTLIER_GAP_FACTOR * float(np.median(positive)))
+
+
+def active_arrivals_s(arrivals_s: Any) -> np.ndarray:
+    """Sorted ``arrivals_s`` with each outlier gap (``outlier_gaps``) shortened to the median positive gap: the
+    times the trace's requests would have come without its lulls and stray rows, from which its rate is judged."""
+    t = np.asarray(arrivals_s, dtype=float)
+    gaps = np.diff(t)
+    far = outlier_gaps(t)
+    if len(far):
+        gaps = gaps.copy()
+        gaps[far] = float(np.median(gaps[gaps > 0]))
+    return np.concatenate([t[:1], t[0] + np.cumsum(gaps)]) if len(t) else t
+
+
+def busiest_rate_per_s(arrivals_s: Any, window_s: float = CAPACITY_WINDOW_S) -> float:
+    """The rate, requests/s, at which a trace's capacity is judged: its busiest window's, the most requests arriving
+    within ``window_s`` of one another / ``window_s``, over ``active_arrivals_s`` (outlier gaps shortened to the
+    median, so one late row neither dilutes the rate nor, at 1e12 s, makes it nil); where the active span is shorter
+    than the window, (N - 1) / that span (the whole trace is the window). Not the mean rate over the whole span
+    (N - 1) / span, which one row far after the rest cut 3x (trial 20 F5). inf for a burst (one time)."""
+    t = active_arrivals_s(arrivals_s)
+    span = float(t[-1] - t[0]) if len(t) else 0.0
+    if span == 0:
+        return math.inf
+    if span <= window_s:
+        return (len(t) - 1) / span
+    within = np.searchsorted(t, t + window_s, side="left") - np.arange(len(t))  # arrivals in [t_i, t_i + window)
+    return float(within.max()) / window_s
+
+
 @dataclass(frozen=True)
 class TraceLoad:
-    """A recorded traffic replayed as it came: each request's arrival (seconds from the first, sorted) and (prompt,
+    """A recorded traffic replayed as it came: each request's arrival (seconds from the first, sorted by (arrival,
+    prompt, output), so requests that arrive together are replayed in one order whatever the file's) and (prompt,
     output) tokens, their means as a ``DatasetLoad`` has them; ``name`` says where it was read from, ``format`` in
     which of ``TRACE_FORMATS``. ``block_hit_rate``: where the trace names each prompt's KV blocks (Mooncake's
     hash_ids), the share of prompt tokens its repeated leading blocks hold (``repeated_block_hit_rate``); None where it
@@ -637,6 +736,44 @@ class TraceLoad:
     @property
     def longest_tokens(self) -> int:
         return longest_request_tokens(self.lengths)
+
+    @property
+    def busiest_rate_per_s(self) -> float:
+        """The rate its capacity is judged at (``busiest_rate_per_s``: the busiest ``CAPACITY_WINDOW_S``'s)."""
+        return busiest_rate_per_s(self.arrivals_s)
+
+    def gap_note(self) -> str:
+        """Where one gap between arrivals is ``OUTLIER_GAP_FACTOR`` x the median gap or more (a late or mistyped
+        row?): the largest, where it falls, and that the capacity is judged without it; else ""."""
+        far = outlier_gaps(self.arrivals_s)
+        if not len(far):
+            return ""
+        t = np.asarray(self.arrivals_s)
+        gaps = np.diff(t)
+        i = int(far[np.argmax(gaps[far])])
+        median = float(np.median(gaps[gaps > 0]))
+        return (
+            f"{counted(len(far), 'gap')} between arrivals of {self.name} at least {OUTLIER_GAP_FACTOR:g}x its "
+            f"median gap ({median:.3g} s); the largest, {gaps[i]:.4g} s, before request {i + 2:,} of "
+            f"{len(t):,} (in arrival order): a late or mistyped row? The replay keeps it; the capacity is judged "
+            f"with it shortened to the median ({busiest_rate_per_s(t):.3g} requests/s at the busiest)"
+        )
+
+    def short_note(self, latency_s: float) -> str:
+        """Where the trace's active span (``active_arrivals_s``) is under ``STEADY_STATE_LATENCIES`` x ``latency_s``
+        (a request's simulated median end-to-end latency): too short for the requests in flight to settle (by
+        Little's law they reach their steady number about one latency after the start), so a rate past a replica's
+        capacity shows no queue that grows without bound; "" elsewhere, and for a burst."""
+        t = active_arrivals_s(self.arrivals_s)
+        span = float(t[-1] - t[0]) if len(t) else 0.0
+        if self.is_burst or not span < STEADY_STATE_LATENCIES * latency_s:
+            return ""
+        return (
+            f"the trace's requests come over {span:.3g} s, under {STEADY_STATE_LATENCIES:g}x a request's median "
+            f"latency ({latency_s:.3g} s): too short to reach a steady state, so a queue that grows without bound "
+            "would not show in its replay; the capacity is judged at its rate over that span "
+            f"({busiest_rate_per_s(t):.3g} requests/s); a longer trace shows more"
+        )
 
     def milliseconds_hint(self) -> str:
         """Where the arrivals read as seconds look like milliseconds (a median gap of 10 s or more over a span of
@@ -698,7 +835,8 @@ def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
             blocks.append(ids)
         times.append(t)
         lengths.append((int(p), int(o)))
-    order = np.argsort(np.asarray(times), kind="stable")
+    # ties in arrival ordered by (prompt, output) tokens, so the file's row order never changes the replay (trial 20)
+    order = np.lexsort((np.asarray([o for _, o in lengths]), np.asarray([p for p, _ in lengths]), np.asarray(times)))
     arrivals = np.asarray(times)[order]
     ordered = [lengths[i] for i in order]
     hit = None
