@@ -199,7 +199,7 @@ class TestIssue12Quotes:
         args = ["plan", "--gpu", "GB300", "--model", "llama3.3-70b", "--context", "8192"]
         out = CliRunner().invoke(main, args).output
         assert (
-            "n/a per million output tokens, all of the GPU time (the catalog has no on-demand price for this GPU; give --price"
+            "n/a per million output tokens, decode only, 100% busy; prompt processing not included (the catalog has no on-demand price for this GPU; give --price"
             in out
         )
         out = CliRunner().invoke(main, [*args, "--price", "9"]).output

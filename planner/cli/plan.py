@@ -414,8 +414,18 @@ def render_plan(p: Plan) -> str:
     )
     row(
         f"Cost at batch {p.batch}",
-        f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens, all of the GPU time ({price})",
+        f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens, decode only, 100% busy; prompt processing not "
+        f"included ({price})",
     )
+    if p.request_tokens is not None:
+        prompt, output = p.request_tokens
+        row(
+            "  with prompt processing",
+            f"{fmt_usd(p.cost_with_prompts_usd)} per million output tokens, 100% busy: each request's prefill of "
+            f"{counted(prompt, 'prompt token')} added to its share of the decode steps for {counted(output, 'output token')}",
+        )
+    else:
+        row("  with prompt processing", "give --prompt-tokens and --output-tokens (one request's lengths)")
     for alt in p.alternatives:
         row(
             f"Same {counted(alt.gpus, 'GPU')}{_layout_words(alt.parallelism, alt.gpus) or ', tensor parallel'}",
@@ -549,7 +559,8 @@ class Percentile(click.ParamType):
     "--prompt-tokens",
     type=TokenCount(mean=True),
     help="Mean prompt length under load, tokens; a fraction such as 800.5 is kept (each simulated request sends the "
-    "mean rounded to whole tokens, as validation reads a benchmark's printed mean).",
+    "mean rounded to whole tokens, as validation reads a benchmark's printed mean). Without --rate, with "
+    "--output-tokens: the request the cost with prompt processing is priced at.",
 )
 @click.option(
     "--output-tokens",
@@ -726,8 +737,11 @@ def plan_command(
             "--speculative-method names the draft of speculative decoding; give --speculative-tokens and "
             "--acceptance-length with it"
         )
-    if rate_per_s is None and (prompt_tokens is not None or output_tokens is not None):
-        raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
+    if rate_per_s is None and (prompt_tokens is None) != (output_tokens is None):
+        raise InvalidInputError(
+            "--prompt-tokens and --output-tokens are one request's lengths (under load with --rate, else for the cost "
+            "with prompt processing); give both"
+        )
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
         raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
     given = [
@@ -741,7 +755,7 @@ def plan_command(
     if rate_per_s is None and given:
         verb, them = ("shape", "them") if len(given) > 1 else ("shapes", "it")
         raise InvalidInputError(f"{' and '.join(given)} {verb} the traffic under load; give --rate with {them}")
-    if traffic is None and trace is None and rate_per_s is not None and prompt_tokens + output_tokens > context:
+    if traffic is None and trace is None and prompt_tokens is not None and prompt_tokens + output_tokens > context:
         raise InvalidInputError(
             f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
             f"{context:,} (the tokens one sequence may hold, prompt + output); give --context "
@@ -754,7 +768,12 @@ def plan_command(
             model_name, speculative_tokens, acceptance_length, catalog=cat, method=speculative_method
         )
     served = served_model(model_name, spec, cat)
-    p = plan(gpu, served, context, catalog=cat, **options)  # the options by their API names
+    request = {}  # one request's whole tokens: the cost line then adds each request's prompt processing
+    if prompt_tokens is not None and output_tokens is not None:
+        request = dict(
+            prompt_tokens=fixed_length_tokens(prompt_tokens), output_tokens=fixed_length_tokens(output_tokens)
+        )
+    p = plan(gpu, served, context, catalog=cat, **request, **options)  # the options by their API names
     sized = None
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0

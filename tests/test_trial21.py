@@ -1,0 +1,78 @@
+"""Trial 21 (an ML engineer checking the formulas): each finding's mend against the trial's hand figures or the
+engine source it cites."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+import planner.api as api
+from planner import model as m
+from planner.cli import main
+from planner.errors import PlannerError
+from planner.export.glossary import GLOSSARY
+from planner.report import plan
+
+
+class TestCostWithPrompts:
+    """F1: plan's cost per million output tokens is decode only; a second figure adds each request's prefill."""
+
+    @pytest.mark.parametrize(
+        "model, context, prompt, output, gpus, decode_only, with_prompts",
+        [  # the trial's hand check: g x 3.595 / 3600 x (output / throughput + TTFT(prompt)) / output x 1e6
+            ("llama3.1-70b", 1200, 800, 400, 4, 0.491, 1.164),
+            ("llama2-70b", 4096, 3696, 400, 4, 1.201, 3.962),
+            ("llama3.1-8b", 8192, 7680, 512, 1, 0.518, 0.856),
+        ],
+    )
+    def test_plan_prices_each_requests_prefill_as_the_hand_check_does(
+        self, model, context, prompt, output, gpus, decode_only, with_prompts
+    ):
+        """The figure with prompts equals the trial's hand figures (to its three digits)."""
+        p = plan("H100", model, context, gpus=gpus, prompt_tokens=prompt, output_tokens=output)
+        assert p.cost_per_mtok_usd == pytest.approx(decode_only, abs=6e-4)
+        assert p.cost_with_prompts_usd == pytest.approx(with_prompts, abs=6e-4)
+        busy_s = output / float(p.at_batch.throughput_tokens_per_s) + float(api.ttft("H100", model, prompt, gpus=gpus))
+        assert p.cost_with_prompts_usd == pytest.approx(gpus * 3.595 / 3600 * busy_s / output * 1e6, rel=1e-12)
+        d = p.to_dict()
+        assert d["cost_per_million_output_tokens_with_prompts_usd"] == p.cost_with_prompts_usd
+        assert d["request_tokens"] == {"prompt": prompt, "output": output}
+        assert "prompt processing not included" in d["cost_per_million_output_tokens_basis"]
+
+    def test_the_model_function_is_the_decode_cost_plus_the_prefill_share(self):
+        """With no prefill it is the decode-only cost; each prefill second adds g x price / 3600 / output x 1e6."""
+        decode = m.cost_per_million_tokens_usd(3.595, 4, 8139.3)
+        assert m.cost_per_million_output_tokens_with_prompts_usd(3.595, 4, 400, 8139.3, 0.0) == pytest.approx(decode)
+        extra = m.cost_per_million_output_tokens_with_prompts_usd(3.595, 4, 400, 8139.3, 1.0) - decode
+        assert extra == pytest.approx(4 * 3.595 / 3600 / 400 * 1e6)
+
+    def test_peak_fleet_reads_the_same_request_time(self):
+        """api.peak_fleet's rate per replica is 1 / request_group_time_s: one rule for both."""
+        f = api.peak_fleet("H100", "llama3.1-70b", 1200, gpus=4, peak_requests_per_s=10, output_tokens=400)
+        p = plan("H100", "llama3.1-70b", 1200, gpus=4)
+        busy_s = m.request_group_time_s(400, p.at_batch.throughput_tokens_per_s, p.ttft_s)
+        assert f.rate_per_replica_s == pytest.approx(1 / float(busy_s), rel=1e-12)
+
+    def test_plan_text_says_decode_only_and_prints_the_line_with_prompts(self):
+        """The cost line names its basis; --prompt-tokens and --output-tokens work without --rate."""
+        args = ["plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "1200", "--gpus", "4"]
+        out = CliRunner().invoke(main, args).output
+        assert "$0.49 per million output tokens, decode only, 100% busy; prompt processing not included" in out
+        assert "all of the GPU time" not in out
+        result = CliRunner().invoke(main, [*args, "--prompt-tokens", "800", "--output-tokens", "400"])
+        assert result.exit_code == 0, result.output
+        assert (
+            "$1.16 per million output tokens, 100% busy: each request's prefill of 800 prompt tokens" in result.output
+        )
+        one = CliRunner().invoke(main, [*args, "--prompt-tokens", "800"])
+        assert one.exit_code == 2 and "give both" in one.output
+
+    def test_a_request_longer_than_the_context_is_refused(self):
+        """prompt + output above the context is one clear error."""
+        with pytest.raises(PlannerError, match="more than the context 1,200"):
+            plan("H100", "llama3.1-70b", 1200, gpus=4, prompt_tokens=1000, output_tokens=400)
+
+    def test_the_glossary_no_longer_calls_plans_figure_all_in(self):
+        """The review's glossary says plan's figure is decode only and lower, not 'all-in, higher'."""
+        words = dict(GLOSSARY)["$ per M input / output tokens"]
+        assert "all-in" not in words and "decode only" in words and "prompt processing not included" in words
