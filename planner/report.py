@@ -29,6 +29,7 @@ from planner.deploy import (
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
     check_parallelism,
+    dsa_default_kv_note,
     experts_published_apart,
     experts_upcast,
     fp8_kv_note,
@@ -346,6 +347,8 @@ def plan(
         warnings.append(spans)
     warnings += [PIPELINE_NOTE] if is_pipeline(layout) and pipeline_stages(layout, n) > 1 else []
     warnings += _release_note(options.get("engine"))
+    dsa_kv = dsa_default_kv_note(options.get("engine"), mdl, options.get("kv_precision") is not None)
+    warnings += [dsa_kv] if dsa_kv else []
     untested = untested_architecture_note(g, eng)
     warnings += [untested] if untested else []
     curves = curves_note(g.name, g.architecture) if eng.kernel_curves else ""

@@ -76,3 +76,46 @@ class TestCostWithPrompts:
         """The review's glossary says plan's figure is decode only and lower, not 'all-in, higher'."""
         words = dict(GLOSSARY)["$ per M input / output tokens"]
         assert "all-in" not in words and "decode only" in words and "prompt processing not included" in words
+
+
+class TestFp8DsMla:
+    """F2: a DSA model's fp8 cache under vLLM is fp8_ds_mla, 656 B a token per layer (vllm/v1/kv_cache_interface.py
+    ``MLAAttentionSpec.real_page_size_bytes`` = block_size x 656, vllm-project/vllm 001cabc1be16), + 132 B indexer."""
+
+    def test_deepseek_v32_and_glm5_fp8_bytes_per_token_are_vllms(self):
+        """61 x (656 + 132) = 48,068 B and 78 x 788 = 61,464 B, not 61 x 708 and 78 x 708."""
+        assert api.kv_bytes_per_token("deepseek-v3.2", kv_precision="fp8") == 61 * (656 + 132)
+        assert api.kv_bytes_per_token("glm-5", kv_precision="fp8") == 78 * (656 + 132)
+
+    def test_the_bf16_cache_and_non_dsa_mla_are_unchanged(self):
+        """bf16: 61 x (576 x 2 + 132) = 78,324 B; DeepSeek-V3's fp8 MLA cache stays 61 x 576 = 35,136 B."""
+        assert api.kv_bytes_per_token("deepseek-v3.2") == 61 * (576 * 2 + 132)
+        assert api.kv_bytes_per_token("deepseek-v3", kv_precision="fp8") == 61 * 576
+
+    def test_the_max_batch_is_the_trials_hand_figure(self):
+        """8 x H200 at 8K with fp8: budget / (48,068 x 8,192) = 112 sequences (the trial's hand figure), not 125."""
+        p = api.memory_plan("H200", "deepseek-v3.2", 8192, gpus=8, kv_precision="fp8")
+        assert p.kv_bytes_per_token_per_gpu == 48_068  # the latent whole on every GPU, as vLLM holds it
+        assert int(p.max_batch) == 112
+
+    def test_other_engines_keep_the_plain_layout(self):
+        """SGLang and the 'ideal' engine are not read as fp8_ds_mla: 576 + 132 per layer."""
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import kv_layout_extra_bytes
+        from planner.engines.profiles import engine_profile
+
+        cat = default_catalog()
+        mdl, fp8 = cat.model("deepseek-v3.2"), cat.precision("fp8")
+        assert kv_layout_extra_bytes(mdl, fp8, engine_profile("vllm")) == 80.0
+        assert kv_layout_extra_bytes(mdl, fp8, engine_profile("vllm==0.11.0")) == 80.0
+        assert kv_layout_extra_bytes(mdl, fp8, engine_profile("sglang")) == 0.0
+        assert kv_layout_extra_bytes(mdl, fp8, engine_profile("ideal")) == 0.0
+
+    def test_a_plan_pinned_to_vllm_0_11_0_says_its_default_cache_is_fp8(self):
+        """vLLM 0.11.0 mapped 'auto' to fp8_ds_mla (pull request 25988); 0.11.1 and later keep bf16 (27121)."""
+        old = plan("H200", "deepseek-v3.2", 8192, gpus=8, engine="vllm==0.11.0")
+        assert any("pull request 27121" in w and "-k fp8" in w for w in old.warnings)
+        assert old.kv_precision == "bf16"
+        assert not any("27121" in w for w in plan("H200", "deepseek-v3.2", 8192, gpus=8).warnings)
+        given = plan("H200", "deepseek-v3.2", 8192, gpus=8, engine="vllm==0.11.0", kv_precision="fp8")
+        assert not any("27121" in w for w in given.warnings)

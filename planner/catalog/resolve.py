@@ -28,7 +28,7 @@ from planner.engines.allreduce_table import (
     read_gather_scatter_table,
     table_source,
 )
-from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.engines.architecture import MODEL_FACT_FIELDS, fp8_ds_mla_bytes_per_token, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -662,8 +662,21 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
         kv_format_bits=(weight_format_bits(catalog, *SIXTEEN_BIT) if kp is None and kv.name in SIXTEEN_BIT else 0.0)
         or (weight_format_bits(catalog, kv.name) if kv.name in KV_DTYPES_CHECKED else 0.0),
     )
+    out.update(kv_layout_extra_bytes_per_token_per_layer=kv_layout_extra_bytes(mdl, kv, engine))
     out.update(math_flags(w))
     return out
+
+
+def kv_layout_extra_bytes(mdl: Model, kv: Precision, engine: EngineProfile | None) -> float:
+    """Bytes per token per layer the engine's KV layout stores beyond values x bytes (``PrecisionFacts.
+    kv_layout_extra_bytes_per_token_per_layer``): a DSA model's fp8 cache under vLLM (any release, the default engine
+    too) is ``fp8_ds_mla``, 656 B where 576 values x 1 B are counted: + 80 (``fp8_ds_mla_bytes_per_token``). SGLang,
+    TensorRT-LLM and the 'ideal' engine: 0 (not read from their source)."""
+    vllm = engine is None or engine.name == "vllm" or engine.name.startswith("vllm-")
+    if mdl.sparse_attention is None or mdl.mla is None or kv.name != "fp8" or not vllm:
+        return 0.0
+    values = mdl.mla.kv_lora_rank + mdl.mla.qk_rope_head_dim
+    return float(fp8_ds_mla_bytes_per_token(mdl) - values * kv.bytes_per_element)
 
 
 def _peak_for_weights(g: dict[str, np.ndarray], flags: dict[str, np.ndarray]) -> np.ndarray:
