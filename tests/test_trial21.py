@@ -119,3 +119,25 @@ class TestFp8DsMla:
         assert not any("27121" in w for w in plan("H200", "deepseek-v3.2", 8192, gpus=8).warnings)
         given = plan("H200", "deepseek-v3.2", 8192, gpus=8, engine="vllm==0.11.0", kv_precision="fp8")
         assert not any("27121" in w for w in given.warnings)
+
+
+class TestRidgeNoteFor4BitFormats:
+    """F3: RIDGE's note no longer calls NVFP4/MXFP4 weight-only while saying the math runs in fp4."""
+
+    @pytest.mark.parametrize("precision", ["nvfp4", "mxfp4"])
+    def test_blackwell_fp4_is_w4a4_not_weight_only(self, precision):
+        """B200: 9 PFLOP/s dense fp4 / 8 TB/s = 1,125 FLOP/B, said to be fp4 math (W4A4)."""
+        from planner.excel import functions as xf
+
+        assert xf.RIDGE("B200", precision) == pytest.approx(1125.0)
+        why = xf.PLANNER_WHY("RIDGE", "B200", precision)
+        assert "weight-only" not in why and "W4A4" in why
+
+    def test_before_blackwell_it_is_weight_only_in_bf16(self):
+        """H100 has no fp4 tensor cores: its bf16 ridge (989.4 / 3.35 = 295.3), the format weight-only there."""
+        from planner.excel import functions as xf
+
+        assert xf.RIDGE("H100", "nvfp4") == pytest.approx(295.34, abs=0.01)
+        why = xf.PLANNER_WHY("RIDGE", "H100", "nvfp4")
+        assert "ridge of its bf16 math (weight-only there" in why
+        assert "int4 is a weight-only format: the matrix math runs in fp16" in xf.PLANNER_WHY("RIDGE", "H100", "int4")
