@@ -141,3 +141,23 @@ class TestRidgeNoteFor4BitFormats:
         why = xf.PLANNER_WHY("RIDGE", "H100", "nvfp4")
         assert "ridge of its bf16 math (weight-only there" in why
         assert "int4 is a weight-only format: the matrix math runs in fp16" in xf.PLANNER_WHY("RIDGE", "H100", "int4")
+
+
+class TestDefaultKvPrecisionByName:
+    """F6: ``planner.api.default_kv_precision`` takes a model name as every other api function does."""
+
+    def test_a_name_resolves_through_the_catalog(self):
+        """README: Llama-2-70B plans 'KV fp16'; an fp8 checkpoint (DeepSeek-V3, V3.2) caches bf16 (docs/model.md)."""
+        assert api.default_kv_precision("llama2-70b") == "fp16"
+        assert api.default_kv_precision("deepseek-v3.2") == "bf16"
+        assert api.default_kv_precision("DeepSeek-V3") == "bf16"
+        from planner.catalog import default_catalog
+
+        assert api.default_kv_precision(default_catalog().model("llama2-70b")) == "fp16"  # a Model as before
+
+    def test_an_unknown_name_or_a_wrong_kind_is_one_clear_error(self):
+        """An unknown name gets the catalog's 'did you mean'; a number is refused by kind."""
+        with pytest.raises(PlannerError, match="unknown model 'llama2-7'; did you mean"):
+            api.default_kv_precision("llama2-7")
+        with pytest.raises(PlannerError, match="model must be a model name"):
+            api.default_kv_precision(3)

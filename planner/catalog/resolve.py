@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
-from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
+from planner.catalog import Catalog, Gpu, Model, Precision, as_catalog, default_catalog
 from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
@@ -32,7 +32,7 @@ from planner.engines.architecture import MODEL_FACT_FIELDS, fp8_ds_mla_bytes_per
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
 from planner.engines.profiles import EngineProfile, engine_profile
-from planner.errors import OutOfRangeError, PlannerError, typed_name
+from planner.errors import InvalidInputError, OutOfRangeError, PlannerError, typed_name
 from planner.model import failures
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
 from planner.model.rows import Rows, combined_codes, regroup, whole_number_codes
@@ -255,8 +255,14 @@ def math_flags(precision: Precision) -> dict[str, float]:
     }
 
 
-def default_kv_precision(model: Model) -> str:
-    """The KV cache is kept in the activation dtype: the native precision when 16/32-bit, else bf16."""
+def default_kv_precision(model: Model | str, *, catalog: Catalog | None = None) -> str:
+    """The KV cache is kept in the activation dtype: the native precision when 16/32-bit, else bf16 (DeepSeek-V3's fp8
+    checkpoint caches bf16). ``model``: a catalog ``Model`` or its name or alias, looked up in ``catalog`` (default:
+    the shipped one) as every ``planner.api`` function does."""
+    if not isinstance(model, Model):
+        if not isinstance(model, str):
+            raise InvalidInputError(f"model must be a model name or a catalog Model; got {model!r}")
+        model = as_catalog(catalog).model(model)
     return model.native_precision if model.native_precision in ("fp16", "bf16", "fp32") else "bf16"
 
 
