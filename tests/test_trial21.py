@@ -161,3 +161,25 @@ class TestDefaultKvPrecisionByName:
             api.default_kv_precision("llama2-7")
         with pytest.raises(PlannerError, match="model must be a model name"):
             api.default_kv_precision(3)
+
+
+class TestPriceShownAsComputed:
+    """F7: the price printed is the one the cost is computed with; the list dates a median by its quotes' range."""
+
+    def test_plan_prints_the_median_it_computes_with(self):
+        """H100's on-demand median of 2.69, 3.20, 3.99, 6.155 is 3.595: printed so, and $20.48 re-derives from it."""
+        out = CliRunner().invoke(main, ["plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192"]).output
+        assert "($3.595/GPU-hour: on-demand, median of 4 quotes" in out
+        p = plan("H100", "llama2-70b", 8192)
+        assert p.price_usd_per_gpu_hour == 3.595
+        assert 2 * 3.595 / 3600 / float(p.at_batch.throughput_tokens_per_s) * 1e6 == pytest.approx(20.4785, abs=1e-4)
+
+    def test_a_given_price_keeps_its_cents(self):
+        """--price 9 prints $9.00."""
+        args = ["plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "9"]
+        assert "($9.00/GPU-hour)" in CliRunner().invoke(main, args).output
+
+    def test_catalog_list_gives_the_quotes_date_range(self):
+        """H100's four quotes are dated 2026-05-22 (RunPod) to 2026-09-20 (Lambda, CoreWeave)."""
+        out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
+        assert "$3.595/h on-demand 2026-05-22 to 2026-09-20 (median of 4)" in out
