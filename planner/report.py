@@ -347,6 +347,8 @@ def plan(
         warnings.append(spans)
     warnings += [PIPELINE_NOTE] if is_pipeline(layout) and pipeline_stages(layout, n) > 1 else []
     warnings += _release_note(options.get("engine"))
+    release_kv = _release_memory_note(options.get("engine"), g, mdl, context, n, o, int(mem.max_batch))
+    warnings += [release_kv] if release_kv else []
     dsa_kv = dsa_default_kv_note(options.get("engine"), mdl, options.get("kv_precision") is not None)
     warnings += [dsa_kv] if dsa_kv else []
     untested = untested_architecture_note(g, eng)
@@ -476,6 +478,34 @@ PIPELINE_NOTE = (
     "SGLang 0.5.4 pipeline of 4 served 1.7x and 4.1x slower than predicted, the same page's tensor-parallel runs of "
     "those models 0.8x to 1.5x: read these figures as a best case on those engines"
 )
+
+
+#: Max batches that differ by more than this share between vLLM's release memory rules are said in the plan.
+RELEASE_MEMORY_GAP = 0.25
+
+
+def _release_memory_note(engine: Any, g: Gpu, mdl: Model, context: Any, n: int, o: Options, held: int) -> str:
+    """Where the bare ``vllm`` profile (vLLM 0.12-0.19's memory rule: sampler ~15.6 B per sequence x vocabulary entry)
+    and the v0.11-era image's (``vllm-fullsort``: ~38 B, ``VLLM_VERSION_PROFILES``) hold max batches more than
+    ``RELEASE_MEMORY_GAP`` apart on this group, the note naming both and how to pin one; "" elsewhere (a pinned
+    release or another engine, a small vocabulary, a loose budget). gpt-oss-120b on 1 x H100 at 16,000 tokens and
+    utilization 0.95: 13 against 5 sequences (trial 21 F8)."""
+    if engine not in (None, "vllm") or held < 1:
+        return ""
+    try:
+        other = int(
+            api._memory_plan(g, mdl, context, replace(o, engine=engine_profile("vllm-fullsort"), gpus=n)).max_batch
+        )
+    except PlannerError:
+        return ""
+    if abs(held - other) <= RELEASE_MEMORY_GAP * max(held, other):
+        return ""
+    return (
+        f"the KV budget depends on the vLLM release: this plan uses vLLM 0.12-0.19's memory rule (its sampler's "
+        f"profiling peak, ~15.6 B per sequence x vocabulary entry, fitted on vLLM 0.19.0 logs) and holds {held:,} "
+        f"sequences; the v0.11-era rule (~38 B, engine vllm-fullsort) holds {other:,} (the sampler's term grows with "
+        f"{mdl.name}'s {mdl.vocab_size:,}-entry vocabulary): pin the release you run (engine vllm==0.11.0 ...)"
+    )
 
 
 def _release_note(engine: Any) -> list[str]:

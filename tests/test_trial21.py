@@ -183,3 +183,22 @@ class TestPriceShownAsComputed:
         """H100's four quotes are dated 2026-05-22 (RunPod) to 2026-09-20 (Lambda, CoreWeave)."""
         out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
         assert "$3.595/h on-demand 2026-05-22 to 2026-09-20 (median of 4)" in out
+
+
+class TestReleaseMemoryRuleNamed:
+    """F8: where vLLM's release memory rules disagree by a lot, plan names the rule it used and the other's batch."""
+
+    def test_gpt_oss_120b_on_one_h100_names_both_rules(self):
+        """The trial's table: 13 sequences at 16,000 tokens under 'vllm' (0.19 fit), 5 under 'vllm-fullsort'."""
+        p = plan("H100", "gpt-oss-120b", 16000, gpus=1, memory_utilization=0.95)
+        assert p.max_batch == 13
+        note = next(w for w in p.warnings if w.startswith("the KV budget depends on the vLLM release"))
+        assert "holds 13 sequences" in note and "vllm-fullsort) holds 5" in note and "201,088-entry" in note
+        assert int(api.memory_plan("H100", "gpt-oss-120b", 16000, gpus=1, memory_utilization=0.95,
+                                   engine="vllm-fullsort").max_batch) == 5  # fmt: skip
+
+    def test_a_pinned_release_or_a_small_vocabulary_gets_no_note(self):
+        """A pinned release plans that release's rule; Llama-2-70B's 32,000-entry vocabulary moves no batch by 25%."""
+        pinned = plan("H100", "gpt-oss-120b", 16000, gpus=1, memory_utilization=0.95, engine="vllm==0.19.0")
+        assert not any("depends on the vLLM release" in w for w in pinned.warnings)
+        assert not any("depends on the vLLM release" in w for w in plan("H100", "llama2-70b", 8192).warnings)
