@@ -202,3 +202,11 @@ class TestReleaseMemoryRuleNamed:
         pinned = plan("H100", "gpt-oss-120b", 16000, gpus=1, memory_utilization=0.95, engine="vllm==0.19.0")
         assert not any("depends on the vLLM release" in w for w in pinned.warnings)
         assert not any("depends on the vLLM release" in w for w in plan("H100", "llama2-70b", 8192).warnings)
+
+
+def test_plan_under_load_keeps_the_request_when_it_picks_another_group():
+    """F1 under --rate: the fleet's group re-plans, and the cost with prompt processing is still at 800 + 400."""
+    args = ["plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "-w", "fp8", "--rate", "60",
+            "--prompt-tokens", "800", "--output-tokens", "400", "--ttft-target", "1.5", "--tpot-target", "0.05"]  # fmt: skip
+    out = CliRunner().invoke(main, args).output
+    assert "each request's prefill of 800 prompt tokens added to its share of the decode steps for 400" in out

@@ -740,8 +740,8 @@ def plan_command(
         )
     if rate_per_s is None and (prompt_tokens is None) != (output_tokens is None):
         raise InvalidInputError(
-            "--prompt-tokens and --output-tokens are one request's lengths (under load with --rate, else for the cost "
-            "with prompt processing); give both"
+            "--prompt-tokens and --output-tokens are one request's lengths (under load with --rate, else the request "
+            "the cost with prompt processing is priced at); give both, and give --rate to size a fleet under load"
         )
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
         raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
@@ -771,9 +771,9 @@ def plan_command(
     served = served_model(model_name, spec, cat)
     request = {}  # one request's whole tokens: the cost line then adds each request's prompt processing
     if prompt_tokens is not None and output_tokens is not None:
-        request = dict(
-            prompt_tokens=fixed_length_tokens(prompt_tokens), output_tokens=fixed_length_tokens(output_tokens)
-        )
+        prompt, output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
+        output = max(min(output, int(context) - prompt), 1)  # a dataset's or trace's means, rounded, within the context
+        request = dict(prompt_tokens=prompt, output_tokens=output)
     p = plan(gpu, served, context, catalog=cat, **request, **options)  # the options by their API names
     sized = None
     others: tuple[OtherLayout, ...] = ()
@@ -823,7 +823,7 @@ def plan_command(
             choice = fewest_gpus(replicas, *load_args, **load_kwargs)
             sized = choice.sizing
         if choice is not None and choice.gpus_per_replica != p.gpus:
-            p = plan(gpu, served, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
+            p = plan(gpu, served, context, catalog=cat, **request, **(options | {"gpus": choice.gpus_per_replica}))
         sent = lengths or fixed_lengths(run_prompt, run_output, DEFAULT_REQUESTS)
         _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
         # the Budget review's margin beside a fleet sized (or given) on the prediction: one more search at its slow end
