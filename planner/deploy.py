@@ -641,6 +641,32 @@ def release_cannot_run(engine: Any, model: Model, parallelism: str = "tp") -> st
     return ""
 
 
+#: vLLM releases whose "auto" KV dtype for a DSA model (DeepSeek-V3.2, GLM-5) is ``fp8_ds_mla``: 0.11.0 only.
+#: vllm-project/vllm pull request 25988 (2025-09-30, in 0.11.0) mapped "auto" to fp8_ds_mla; pull request 27121
+#: ("Disable fp8 kv-cache by default for DeepSeek V3.2", merged 2025-10-17, from 0.11.1) keeps "auto" at bf16
+#: (``DeepseekV32ForCausalLM.verify_and_update_config``, vllm/model_executor/models/config.py, 1936cf3841ed).
+VLLM_DSA_AUTO_FP8 = ((0, 11, 0), (0, 11, 1))
+
+
+def dsa_default_kv_note(engine: Any, model: Model, kv_given: bool) -> str:
+    """Where a pinned vLLM release caches a DSA model in fp8 by default (``VLLM_DSA_AUTO_FP8``: 0.11.0) and no KV
+    precision was given, the note that planner plans bf16 (the default of every later release) and how to plan what
+    that release runs; "" elsewhere."""
+    pinned = pinned_release(engine)
+    if kv_given or model.sparse_attention is None or pinned is None:
+        return ""
+    if not ENGINE_ALIASES.get(pinned[0], pinned[0]).startswith("vllm"):
+        return ""
+    low, high = VLLM_DSA_AUTO_FP8
+    if not low <= parse_version(pinned[1]).release < high:
+        return ""
+    return (
+        f"vLLM {pinned[1]} caches {model.name} in fp8 (fp8_ds_mla, 656 B a token per layer) by default; planned with a "
+        "bf16 cache, the default from vLLM 0.11.1 (vllm-project/vllm pull request 27121): give kv_precision fp8 "
+        "(-k fp8) to plan what this release runs"
+    )
+
+
 def experts_upcast(
     gpu: Gpu,
     model: Model,

@@ -29,6 +29,7 @@ from planner.deploy import (
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
     check_parallelism,
+    dsa_default_kv_note,
     experts_published_apart,
     experts_upcast,
     fp8_kv_note,
@@ -44,7 +45,7 @@ from planner.engines.allreduce_table import borrowed_note, gather_scatter_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
 from planner.engines.profiles import EngineProfile, engine_for_version, engine_profile, pinned_release
 from planner.engines.sglang import default_memory_fraction
-from planner.errors import OutOfRangeError, PlannerError
+from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import GroupOptions, Options
@@ -124,6 +125,12 @@ class Plan:
     serving_margin_note: str = ""
     #: the prefill's datasheet roofline floor, seconds: max(bytes / (GPUs x HBM bandwidth), FLOPs / (GPUs x peak))
     ttft_floor_s: float = 0.0
+    #: (prompt tokens, output tokens) of one request, when given: the lengths ``cost_with_prompts_usd`` is at
+    request_tokens: tuple[int, int] | None = None
+    #: US$ per million output tokens with each request's prompt processing (its prefill alone on the group) added to
+    #: its share of the decode steps at ``batch``, 100% busy (``model.cost_per_million_output_tokens_with_prompts_usd``);
+    #: NaN without ``request_tokens``. ``cost_per_mtok_usd`` is decode only.
+    cost_with_prompts_usd: float = math.nan
 
     def to_dict(self) -> dict:
         """The plan as plain values (``planner plan --json``'s object): every figure the text prints, in base units
@@ -180,6 +187,13 @@ class Plan:
             "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
             "price_source": p.price_source,
             "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
+            "cost_per_million_output_tokens_basis": "decode only, at the batch, 100% busy; prompt processing not included",
+            "request_tokens": None
+            if p.request_tokens is None
+            else {"prompt": p.request_tokens[0], "output": p.request_tokens[1]},
+            "cost_per_million_output_tokens_with_prompts_usd": None
+            if p.request_tokens is None
+            else p.cost_with_prompts_usd,
             "warnings": list(p.warnings),
             "larger_group": None
             if p.larger_group is None
@@ -230,6 +244,8 @@ def plan(
     price_per_gpu_hour: Any = None,
     price_kind: str = "on-demand",
     price_basis: str | None = None,
+    prompt_tokens: Any = None,
+    output_tokens: Any = None,
     **options: Unpack[GroupOptions],
 ) -> Plan:
     """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this. For a MoE model the
@@ -240,6 +256,9 @@ def plan(
     (``errors`` is always "raise": one scenario). ``price_kind`` (on-demand, spot or reserved) and ``price_basis``
     ("median" or a provider's name) choose the catalog quote the cost is at, as a review's option's ``price_kind``
     and ``price_basis`` do (``planner export``); ``price_per_gpu_hour`` overrides both.
+    The cost is decode's alone at ``batch``, 100% busy (``cost_per_mtok_usd``); with ``prompt_tokens`` and
+    ``output_tokens`` (whole tokens, one request) the plan also prices each request's prefill of its prompt
+    (``cost_with_prompts_usd``).
     """
     one_scenario("plan", SWEEP_HINT, gpu=gpu, model=model, context=context, batch=batch, gpus=options.get("gpus"))
     o = Options.read(GroupOptions, options, "plan")
@@ -296,6 +315,15 @@ def plan(
     else:  # no on-demand quote: NaN, the cost n/a (as before)
         price = api.gpu_price_per_hour(g, catalog=cat) if quote is None else float(quote.usd_per_gpu_hour)
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
+    request = _request_tokens(prompt_tokens, output_tokens, context)
+    with_prompts = math.nan
+    if request is not None:
+        prompt_s = float(_prefill(g, mdl, request[0], replace(o, gpus=n), "ttft_s"))
+        with_prompts = float(
+            m.cost_per_million_output_tokens_with_prompts_usd(
+                price, n, request[1], at_batch.throughput_tokens_per_s, prompt_s
+            )
+        )
     warnings = [sixteen] if sixteen else []
     own = cat.replaced_note(g, mdl)  # a user folder's entry in place of the shipped one: said wherever it is used
     warnings += [own] if own else []
@@ -319,6 +347,10 @@ def plan(
         warnings.append(spans)
     warnings += [PIPELINE_NOTE] if is_pipeline(layout) and pipeline_stages(layout, n) > 1 else []
     warnings += _release_note(options.get("engine"))
+    release_kv = _release_memory_note(options.get("engine"), g, mdl, context, n, o, int(mem.max_batch))
+    warnings += [release_kv] if release_kv else []
+    dsa_kv = dsa_default_kv_note(options.get("engine"), mdl, options.get("kv_precision") is not None)
+    warnings += [dsa_kv] if dsa_kv else []
     untested = untested_architecture_note(g, eng)
     warnings += [untested] if untested else []
     curves = curves_note(g.name, g.architecture) if eng.kernel_curves else ""
@@ -383,7 +415,27 @@ def plan(
         (margin.low, margin.high),
         margin.note,
         ttft_floor if ttft_floor == ttft_floor else 0.0,
+        request,
+        with_prompts,
     )
+
+
+def _request_tokens(prompt_tokens: Any, output_tokens: Any, context: Any) -> tuple[int, int] | None:
+    """(prompt, output) whole tokens of one request, both given or neither (None), together at most ``context``;
+    anything else is refused."""
+    if prompt_tokens is None and output_tokens is None:
+        return None
+    if prompt_tokens is None or output_tokens is None:
+        raise InvalidInputError("give prompt_tokens and output_tokens together (one request's lengths) or neither")
+    prompt = int(_count(prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", tokens=True))
+    output = int(_count(output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", tokens=True))
+    ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens", tokens=True))
+    if prompt + output > ctx:
+        raise OutOfRangeError(
+            f"prompt_tokens {prompt:,} + output_tokens {output:,} are more than the context {ctx:,} (the tokens one "
+            f"sequence holds); give a context of {prompt + output:,} or more"
+        )
+    return prompt, output
 
 
 def kv_replication_words(model: Model, gpus: int, group_bytes: float) -> str:
@@ -426,6 +478,34 @@ PIPELINE_NOTE = (
     "SGLang 0.5.4 pipeline of 4 served 1.7x and 4.1x slower than predicted, the same page's tensor-parallel runs of "
     "those models 0.8x to 1.5x: read these figures as a best case on those engines"
 )
+
+
+#: Max batches that differ by more than this share between vLLM's release memory rules are said in the plan.
+RELEASE_MEMORY_GAP = 0.25
+
+
+def _release_memory_note(engine: Any, g: Gpu, mdl: Model, context: Any, n: int, o: Options, held: int) -> str:
+    """Where the bare ``vllm`` profile (vLLM 0.12-0.19's memory rule: sampler ~15.6 B per sequence x vocabulary entry)
+    and the v0.11-era image's (``vllm-fullsort``: ~38 B, ``VLLM_VERSION_PROFILES``) hold max batches more than
+    ``RELEASE_MEMORY_GAP`` apart on this group, the note naming both and how to pin one; "" elsewhere (a pinned
+    release or another engine, a small vocabulary, a loose budget). gpt-oss-120b on 1 x H100 at 16,000 tokens and
+    utilization 0.95: 13 against 5 sequences (trial 21 F8)."""
+    if engine not in (None, "vllm") or held < 1:
+        return ""
+    try:
+        other = int(
+            api._memory_plan(g, mdl, context, replace(o, engine=engine_profile("vllm-fullsort"), gpus=n)).max_batch
+        )
+    except PlannerError:
+        return ""
+    if abs(held - other) <= RELEASE_MEMORY_GAP * max(held, other):
+        return ""
+    return (
+        f"the KV budget depends on the vLLM release: this plan uses vLLM 0.12-0.19's memory rule (its sampler's "
+        f"profiling peak, ~15.6 B per sequence x vocabulary entry, fitted on vLLM 0.19.0 logs) and holds {held:,} "
+        f"sequences; the v0.11-era rule (~38 B, engine vllm-fullsort) holds {other:,} (the sampler's term grows with "
+        f"{mdl.name}'s {mdl.vocab_size:,}-entry vocabulary): pin the release you run (engine vllm==0.11.0 ...)"
+    )
 
 
 def _release_note(engine: Any) -> list[str]:

@@ -291,7 +291,7 @@ def peak_fleet(
     step_options = {**options, "gpus": int(plan.gpus), "batch": batch}
     step = decode_step(gpu, model, context, **step_options)
     prefill_s = float(prefill(gpu, model, context, **{**options, "gpus": int(plan.gpus)}).ttft_s)
-    rate = float(rate_factor) / (output_tokens / float(step.throughput_tokens_per_s) + prefill_s)
+    rate = float(rate_factor) / float(m.request_group_time_s(output_tokens, step.throughput_tokens_per_s, prefill_s))
     replicas = float(replicas_for_rate(peak_requests_per_s, rate))
     gpus = replicas * int(plan.gpus)
     if price_per_gpu_hour is None:

@@ -108,6 +108,17 @@ def fmt_usd(x: float) -> str:
     return f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
 
 
+def fmt_usd_price(x: float) -> str:
+    """A price as computed with, to the cent at least and up to four decimals, trailing zeros dropped past the cents:
+    $3.595 (the median of 2.69, 3.20, 3.99 and 6.16), $5.1475, $9.00: a reader re-deriving a cost from it gets the
+    same figure. "n/a" for None or NaN."""
+    if x is None or math.isnan(x):
+        return "n/a"
+    text = f"{x:,.4f}".rstrip("0")
+    decimals = len(text.split(".")[1])
+    return f"${text}" + "0" * max(2 - decimals, 0)
+
+
 def count_accepted(unit: str, most: int) -> str:
     """What a count input takes, as every surface says it: "a whole number of GPUs from 1 to 4,096" (``unit`` ""
     leaves the unit out). The wording of ``whole_count`` and of the public functions' count checks

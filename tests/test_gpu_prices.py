@@ -97,7 +97,9 @@ class TestSurfaces:
     def test_catalog_list_shows_kind_and_date_and_flags_stale(self):
         out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
         h200 = next(line for line in out.splitlines() if "H200 SXM 141GB" in line)
-        assert "$5.15/h on-demand 2026-08-26 (median of 2)" in h200  # (3.99 + 6.305) / 2, Hyperstack's date the older
+        assert (
+            "$5.1475/h on-demand 2026-08-26 to 2026-09-20 (median of 2)" in h200
+        )  # (3.99 + 6.305) / 2, oldest to newest
         gaudi = next(line for line in out.splitlines() if "Gaudi 3" in line)
         assert "$15,625 purchase 2024-06 STALE" in gaudi  # Intel's June 2024 list price: no on-demand quote
 
@@ -199,7 +201,7 @@ class TestIssue12Quotes:
         args = ["plan", "--gpu", "GB300", "--model", "llama3.3-70b", "--context", "8192"]
         out = CliRunner().invoke(main, args).output
         assert (
-            "n/a per million output tokens, all of the GPU time (the catalog has no on-demand price for this GPU; give --price"
+            "n/a per million output tokens, decode only, 100% busy; prompt processing not included (the catalog has no on-demand price for this GPU; give --price"
             in out
         )
         out = CliRunner().invoke(main, [*args, "--price", "9"]).output
@@ -220,7 +222,10 @@ class TestIssue12Quotes:
     def test_catalog_list_shows_the_new_defaults_with_kind_and_date(self):
         out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
         line = {row[2:].split("  ")[0]: row for row in out.splitlines() if row.startswith("  ")}
-        assert "$7.64/h on-demand 2026-08-26 (median of 2)" in line["B300 288GB"] and "STALE" not in line["B300 288GB"]
+        assert (
+            "$7.645/h on-demand 2026-08-26 to 2026-10-07 (median of 2)" in line["B300 288GB"]
+            and "STALE" not in line["B300 288GB"]
+        )
         assert "$1.29/h on-demand 2026-09-20" in line["A10"]
         assert "no price" in line["GB300 NVL72"] and "no price" in line["A40"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
-from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
+from planner.catalog import Catalog, Gpu, Model, Precision, as_catalog, default_catalog
 from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
@@ -28,11 +28,11 @@ from planner.engines.allreduce_table import (
     read_gather_scatter_table,
     table_source,
 )
-from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.engines.architecture import MODEL_FACT_FIELDS, fp8_ds_mla_bytes_per_token, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
 from planner.engines.profiles import EngineProfile, engine_profile
-from planner.errors import OutOfRangeError, PlannerError, typed_name
+from planner.errors import InvalidInputError, OutOfRangeError, PlannerError, typed_name
 from planner.model import failures
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
 from planner.model.rows import Rows, combined_codes, regroup, whole_number_codes
@@ -255,8 +255,14 @@ def math_flags(precision: Precision) -> dict[str, float]:
     }
 
 
-def default_kv_precision(model: Model) -> str:
-    """The KV cache is kept in the activation dtype: the native precision when 16/32-bit, else bf16."""
+def default_kv_precision(model: Model | str, *, catalog: Catalog | None = None) -> str:
+    """The KV cache is kept in the activation dtype: the native precision when 16/32-bit, else bf16 (DeepSeek-V3's fp8
+    checkpoint caches bf16). ``model``: a catalog ``Model`` or its name or alias, looked up in ``catalog`` (default:
+    the shipped one) as every ``planner.api`` function does."""
+    if not isinstance(model, Model):
+        if not isinstance(model, str):
+            raise InvalidInputError(f"model must be a model name or a catalog Model; got {model!r}")
+        model = as_catalog(catalog).model(model)
     return model.native_precision if model.native_precision in ("fp16", "bf16", "fp32") else "bf16"
 
 
@@ -662,8 +668,21 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
         kv_format_bits=(weight_format_bits(catalog, *SIXTEEN_BIT) if kp is None and kv.name in SIXTEEN_BIT else 0.0)
         or (weight_format_bits(catalog, kv.name) if kv.name in KV_DTYPES_CHECKED else 0.0),
     )
+    out.update(kv_layout_extra_bytes_per_token_per_layer=kv_layout_extra_bytes(mdl, kv, engine))
     out.update(math_flags(w))
     return out
+
+
+def kv_layout_extra_bytes(mdl: Model, kv: Precision, engine: EngineProfile | None) -> float:
+    """Bytes per token per layer the engine's KV layout stores beyond values x bytes (``PrecisionFacts.
+    kv_layout_extra_bytes_per_token_per_layer``): a DSA model's fp8 cache under vLLM (any release, the default engine
+    too) is ``fp8_ds_mla``, 656 B where 576 values x 1 B are counted: + 80 (``fp8_ds_mla_bytes_per_token``). SGLang,
+    TensorRT-LLM and the 'ideal' engine: 0 (not read from their source)."""
+    vllm = engine is None or engine.name == "vllm" or engine.name.startswith("vllm-")
+    if mdl.sparse_attention is None or mdl.mla is None or kv.name != "fp8" or not vllm:
+        return 0.0
+    values = mdl.mla.kv_lora_rank + mdl.mla.qk_rope_head_dim
+    return float(fp8_ds_mla_bytes_per_token(mdl) - values * kv.bytes_per_element)
 
 
 def _peak_for_weights(g: dict[str, np.ndarray], flags: dict[str, np.ndarray]) -> np.ndarray:

@@ -20,7 +20,7 @@ from planner.cli.terminal import table as aligned
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
 from planner.io.files import write_file
-from planner.units import fmt_gb
+from planner.units import fmt_gb, fmt_usd_price
 
 KINDS = ("gpus", "models", "precisions")
 
@@ -47,10 +47,13 @@ def price_cell(g: Gpu, today: datetime.date | None = None) -> str:
         median = f" (median of {several})" if several > 1 else ""
         stale = " STALE" if bought.is_stale(today) else ""
         return f"no rental price; ${bought.purchase_usd:,.0f} purchase {bought.date}{median}{stale}"
-    amount = f"${price.purchase_usd:,.0f}" if price.kind == "purchase" else f"${price.usd_per_gpu_hour:.2f}/h"
-    several = sum(p.kind == price.kind for p in g.prices)
-    median = f" (median of {several})" if several > 1 else ""  # Gpu.price: the oldest quote's date
-    return f"{amount} {price.kind} {price.date}{median}" + (" STALE" if price.is_stale(today) else "")
+    amount = f"${price.purchase_usd:,.0f}" if price.kind == "purchase" else f"{fmt_usd_price(price.usd_per_gpu_hour)}/h"
+    quotes = [p for p in g.prices if p.kind == price.kind]
+    median = f" (median of {len(quotes)})" if len(quotes) > 1 else ""
+    newest = max(quotes, key=lambda p: p.quoted_on()).date if quotes else price.date
+    # Gpu.price dates a median by its oldest quote (what STALE is judged on); the range shows the newest too
+    dates = price.date if newest == price.date else f"{price.date} to {newest}"
+    return f"{amount} {price.kind} {dates}{median}" + (" STALE" if price.is_stale(today) else "")
 
 
 def price_lines(g: Gpu, today: datetime.date | None = None) -> list[str]:

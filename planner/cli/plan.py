@@ -107,6 +107,7 @@ from planner.units import (
     fmt_rate,
     fmt_seconds,
     fmt_usd,
+    fmt_usd_price,
 )
 
 #: How each layout reads after the GPU count ("" for plain tensor parallelism).
@@ -416,7 +417,7 @@ def render_plan(p: Plan) -> str:
             f"TPOT {low:+.0%} / {high:+.0%} under steady load, not this range: {p.serving_margin_note}",
         )
     price = (
-        f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
+        f"{fmt_usd_price(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
         else "the catalog has no on-demand price for this GPU"
         + (f" ({no_rental_price(p.gpu)})" if no_rental_price(p.gpu) else "")
@@ -424,8 +425,18 @@ def render_plan(p: Plan) -> str:
     )
     row(
         f"Cost at batch {p.batch}",
-        f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens, all of the GPU time ({price})",
+        f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens, decode only, 100% busy; prompt processing not "
+        f"included ({price})",
     )
+    if p.request_tokens is not None:
+        prompt, output = p.request_tokens
+        row(
+            "  with prompt processing",
+            f"{fmt_usd(p.cost_with_prompts_usd)} per million output tokens, 100% busy: each request's prefill of "
+            f"{counted(prompt, 'prompt token')} added to its share of the decode steps for {counted(output, 'output token')}",
+        )
+    else:
+        row("  with prompt processing", "give --prompt-tokens and --output-tokens (one request's lengths)")
     for alt in p.alternatives:
         row(
             f"Same {counted(alt.gpus, 'GPU')}{_layout_words(alt.parallelism, alt.gpus) or ', tensor parallel'}",
@@ -568,7 +579,8 @@ class Percentile(click.ParamType):
     "--prompt-tokens",
     type=TokenCount(mean=True),
     help="Mean prompt length under load, tokens; a fraction such as 800.5 is kept (each simulated request sends the "
-    "mean rounded to whole tokens, as validation reads a benchmark's printed mean).",
+    "mean rounded to whole tokens, as validation reads a benchmark's printed mean). Without --rate, with "
+    "--output-tokens: the request the cost with prompt processing is priced at.",
 )
 @click.option(
     "--output-tokens",
@@ -753,8 +765,11 @@ def plan_command(
             "--speculative-method names the draft of speculative decoding; give --speculative-tokens and "
             "--acceptance-length with it"
         )
-    if rate_per_s is None and (prompt_tokens is not None or output_tokens is not None):
-        raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
+    if rate_per_s is None and (prompt_tokens is None) != (output_tokens is None):
+        raise InvalidInputError(
+            "--prompt-tokens and --output-tokens are one request's lengths (under load with --rate, else the request "
+            "the cost with prompt processing is priced at); give both, and give --rate to size a fleet under load"
+        )
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
         raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
     given = [
@@ -768,7 +783,7 @@ def plan_command(
     if rate_per_s is None and given:
         verb, them = ("shape", "them") if len(given) > 1 else ("shapes", "it")
         raise InvalidInputError(f"{' and '.join(given)} {verb} the traffic under load; give --rate with {them}")
-    if traffic is None and trace is None and rate_per_s is not None and prompt_tokens + output_tokens > context:
+    if traffic is None and trace is None and prompt_tokens is not None and prompt_tokens + output_tokens > context:
         raise InvalidInputError(
             f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
             f"{context:,} (the tokens one sequence may hold, prompt + output); give --context "
@@ -781,7 +796,12 @@ def plan_command(
             model_name, speculative_tokens, acceptance_length, catalog=cat, method=speculative_method
         )
     served = served_model(model_name, spec, cat)
-    p = plan(gpu, served, context, catalog=cat, **options)  # the options by their API names
+    request = {}  # one request's whole tokens: the cost line then adds each request's prompt processing
+    if prompt_tokens is not None and output_tokens is not None:
+        prompt, output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
+        output = max(min(output, int(context) - prompt), 1)  # a dataset's or trace's means, rounded, within the context
+        request = dict(prompt_tokens=prompt, output_tokens=output)
+    p = plan(gpu, served, context, catalog=cat, **request, **options)  # the options by their API names
     sized = None
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
@@ -831,7 +851,7 @@ def plan_command(
             choice = fewest_gpus(replicas, *load_args, **load_kwargs)
             sized = choice.sizing
         if choice is not None and choice.gpus_per_replica != p.gpus:
-            p = plan(gpu, served, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
+            p = plan(gpu, served, context, catalog=cat, **request, **(options | {"gpus": choice.gpus_per_replica}))
         sent = lengths or fixed_lengths(run_prompt, run_output, DEFAULT_REQUESTS)
         _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
         # the Budget review's margin beside a fleet sized (or given) on the prediction: one more search at its slow end

@@ -526,3 +526,23 @@ MODEL_FACT_FIELDS = tuple(f.name for f in fields(ModelFacts))
 #: The facts a catalog entry has (the workbook's Models columns, ``=CATALOG_INFO``): all but a speculating
 #: deployment's draft (``draft_facts``), which no catalog entry holds
 CATALOG_FACT_FIELDS = tuple(f for f in MODEL_FACT_FIELDS if not f.startswith("draft_"))
+
+
+#: vLLM's fp8 cache of a DSA model (DeepSeek-V3.2, GLM-5): any fp8 ``--kv-cache-dtype`` becomes ``fp8_ds_mla``
+#: (``DeepseekV32ForCausalLM.verify_and_update_config``, vllm/model_executor/models/config.py), whose page is
+#: ``block_size * 656`` (``MLAAttentionSpec.real_page_size_bytes``, vllm/v1/kv_cache_interface.py, vllm-project/vllm
+#: 001cabc1be16; the layout: vllm/v1/attention/backends/mla/flashmla_sparse.py).
+FP8_DS_MLA_SOURCE = (
+    "vLLM fp8_ds_mla: MLAAttentionSpec.real_page_size_bytes = block_size * 656 (vllm/v1/kv_cache_interface.py, "
+    "vllm-project/vllm 001cabc1be16); any fp8 KV of DeepSeek-V3.2 becomes fp8_ds_mla "
+    "(DeepseekV32ForCausalLM.verify_and_update_config, vllm/model_executor/models/config.py, 1936cf3841ed)"
+)
+
+
+def fp8_ds_mla_bytes_per_token(m: Model) -> int:
+    """Bytes per token per layer of vLLM's ``fp8_ds_mla`` latent (``FP8_DS_MLA_SOURCE``): the NoPE latent in fp8, one
+    fp32 scale per 128 of its values, the RoPE part in bf16: kv_lora_rank + kv_lora_rank / 128 x 4 + rope dim x 2 =
+    512 + 16 + 128 = 656 for DeepSeek-V3.2 and GLM-5 (vLLM hard-codes 656); 0 for a model without MLA."""
+    if m.mla is None:
+        return 0
+    return m.mla.kv_lora_rank + m.mla.kv_lora_rank // 128 * 4 + m.mla.qk_rope_head_dim * 2

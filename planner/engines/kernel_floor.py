@@ -319,8 +319,12 @@ def dsa_module_gemm_params(model_name: str = "DeepSeek-V3.2", heads: float = 16.
     )
 
 
-#: The KV format each engine's measured sparse kernel reads: vLLM's default ``fp8_ds_mla`` (its "auto" for
-#: DeepSeek-V3.2); TensorRT-LLM's tables hold bf16 only.
+#: The KV format each engine's measured sparse kernel reads: vLLM's ``fp8_ds_mla`` (its "auto" for DeepSeek-V3.2 in
+#: 0.11.0 only; from 0.11.1 "auto" is bf16, vllm-project/vllm pull request 27121, and fp8 is ``-k fp8``: the memory
+#: default is bf16, ``planner.deploy.VLLM_DSA_AUTO_FP8``). The same tables' vLLM bf16 module is faster (H200, 16
+#: heads, batch 1,024: 0.59-0.84 ms at 256-1,024 tokens against 1.34-1.38; 1.30 against 1.56 ms at 4,096): not
+#: modelled apart, so a bf16 cache's latents are timed at the fp8 kernel's rate (docs/model.md). TensorRT-LLM's
+#: tables hold bf16 only.
 SPARSE_MLA_KV = {"vllm": "fp8", "tensorrt-llm": "bfloat16"}
 
 

@@ -296,7 +296,8 @@ def _trained_context_warning(spec: Spec, values: dict[str, Any]) -> str | None:
 
 def ridge_notes(values: dict[str, Any]) -> list[str]:
     """Which math RIDGE's number is, where it is not the precision's own: a weight-only format's (int4: the matrix
-    math runs at 16 bits), or the GPU's stand-in for math it lacks (bf16 on a T4: fp16, in which engines run bf16
+    math runs at 16 bits), a 4-bit format's own math (nvfp4, mxfp4: fp4 on Blackwell, W4A4), or the GPU's stand-in for
+    math it lacks (nvfp4 on H100: bf16, the format weight-only there; bf16 on a T4: fp16, in which engines run bf16
     weights there). Nothing where the names do not resolve."""
     from planner.catalog.resolve import gpu_peak_key
 
@@ -307,10 +308,19 @@ def ridge_notes(values: dict[str, Any]) -> list[str]:
         return []
     used = gpu_peak_key(gpu, precision)
     notes = []
-    if precision.math != precision.name:
+    weight_only = precision.math in ("fp16", "bf16", "fp32")  # dequantized into 16-bit math (int4, w8a16)
+    if precision.math != precision.name and weight_only:
         notes.append(f"{precision.name} is a weight-only format: the matrix math runs in {precision.math}")
+    elif precision.math != precision.name:  # nvfp4, mxfp4: the math itself in fp4 where the GPU has it (W4A4)
+        notes.append(
+            f"{precision.name} is a 4-bit format: on GPUs with {precision.math} tensor cores (Blackwell) this is the "
+            f"ridge of {precision.math} math, weights and activations in {precision.math} (W4A4)"
+        )
     if used != precision.math:
-        notes.append(f"{gpu.name} has no {precision.math} tensor cores: this is the ridge of its {used} math")
+        notes.append(
+            f"{gpu.name} has no {precision.math} tensor cores: this is the ridge of its {used} math"
+            + ("" if weight_only else f" (weight-only there: the weights are dequantized to {used})")
+        )
     return notes
 
 

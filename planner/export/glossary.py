@@ -31,8 +31,9 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "$ per M input / output tokens",
         "The monthly cost split between reading prompts and writing answers by the GPU time each takes, each part "
         "over its million tokens at the average traffic: priced like an API's input and output rates, the two "
-        "together are the bill. `planner plan`'s cost per million output tokens is all of the GPU time over output "
-        "tokens instead (an all-in figure, higher).",
+        "together are the bill. `planner plan`'s cost per million output tokens is another basis: decode only, at "
+        "full batch, 100% busy, prompt processing not included (lower); its line with prompt processing adds each "
+        "request's prefill, still 100% busy (lower than these rates where the average utilization is below 100%).",
     ),
     (
         "Utilization (average)",

@@ -59,9 +59,11 @@ from planner.model.prefill import PrefillStep, causal_attention_flop, prefill_st
 from planner.model.roofline import (
     attention_intensity_flop_per_byte,
     compute_time_s,
+    cost_per_million_output_tokens_with_prompts_usd,
     cost_per_million_tokens_usd,
     linear_intensity_flop_per_byte,
     memory_time_s,
+    request_group_time_s,
     ridge_flop_per_byte,
 )
 
@@ -79,6 +81,7 @@ __all__ = [
     "cached_tokens_per_layer_sum",
     "causal_attention_flop",
     "compute_time_s",
+    "cost_per_million_output_tokens_with_prompts_usd",
     "cost_per_million_tokens_usd",
     "decode_step",
     "dp_decode_step",
@@ -105,6 +108,7 @@ __all__ = [
     "pp_prefill_step",
     "prefill_step",
     "reserve_bytes_per_gpu",
+    "request_group_time_s",
     "ridge_flop_per_byte",
     "step_overhead_s",
     "streams_of",

@@ -92,6 +92,10 @@ class PrecisionFacts:
     #: dtypes (vLLM ``CudaPlatformBase.supported_dtypes``: no bf16 below SM 8.0; no fp8 cache below SM 8.0 in vLLM
     #: 0.24, ``planner.deploy.FP8_KV_SOURCE``); 0: not checked (int8 and int4 caches are the engine's matter)
     kv_format_bits: ArrayLike = 0.0
+    #: bytes per token per layer the engine's quantized KV layout stores beyond values x ``kv_bytes_per_element``:
+    #: vLLM's ``fp8_ds_mla`` for a DSA model's fp8 cache, 656 - 576 = 80 (fp32 scales + the RoPE part kept in bf16;
+    #: ``planner.engines.architecture.fp8_ds_mla_bytes_per_token``); 0 elsewhere
+    kv_layout_extra_bytes_per_token_per_layer: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)

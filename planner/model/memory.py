@@ -143,10 +143,20 @@ def kv_bytes(
 
     MHA/GQA/MQA: 2 x KV heads x head dim values; MLA: kv_lora_rank + rope dim. Llama 2 70B, fp16:
     2 x 8 x 128 x 2 B x 80 layers = 327,680 B per token. DSA (DeepSeek-V3.2) adds its indexer's key per token and
-    layer (132 B, fp8 + scale, whatever the KV precision). Linear-attention layers hold no per-token cache: their
+    layer (132 B, fp8 + scale, whatever the KV precision); its fp8 latent under vLLM is ``fp8_ds_mla``, 656 B, not
+    576 (``kv_latent_bytes_per_token_per_layer``): 61 x (656 + 132) = 48,068 B per token. Linear-attention layers hold no per-token cache: their
     fixed state is ``state_bytes``.
     """
     return kv_bytes_of_layer_tokens(model, precision, cached_tokens_per_layer_sum(model, context_tokens), batch)
+
+
+def kv_latent_bytes_per_token_per_layer(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """Bytes one cached token's attention values take in one layer, the indexer key apart: values x bytes + the
+    engine's layout extra (vLLM's ``fp8_ds_mla`` for a DSA model's fp8 cache: 576 x 1 + 80 = 656 B)."""
+    return (
+        model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
+        + precision.kv_layout_extra_bytes_per_token_per_layer
+    )
 
 
 def kv_bytes_of_layer_tokens(
@@ -154,7 +164,7 @@ def kv_bytes_of_layer_tokens(
 ) -> ArrayLike:
     """``kv_bytes`` from the tokens held summed over layers (``cached_tokens_per_layer_sum``), for a caller that
     has them: (values per token per layer x bytes + indexer bytes per token per layer) x layer-tokens x batch."""
-    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
+    per_token = kv_latent_bytes_per_token_per_layer(model, precision)
     return (per_token + model.indexer_bytes_per_token_per_layer) * layer_tokens * batch
 
 
@@ -182,7 +192,7 @@ def decode_attention_bytes(
 
     ``sparse_kernel`` 1: the latents are timed by the engine's fp8 sparse MLA kernel instead
     (``planner.model.operators.sparse_mla_time_s``): only the indexer keys and the state are counted."""
-    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
+    per_token = kv_latent_bytes_per_token_per_layer(model, precision)
     attended = left_to_dense(attended_tokens_per_layer_sum(model, context_tokens), sparse_kernel)
     kv = per_token * attended + model.indexer_bytes_per_token_per_layer * cached_tokens_per_layer_sum(
         model, context_tokens
@@ -554,7 +564,17 @@ def draft_kv_bytes_per_token(model: ModelFacts, precision: PrecisionFacts) -> Ar
     indexer = model.draft_indexer_bytes_per_token
     if type(elements) is float and elements == 0.0 and type(indexer) is float and indexer == 0.0:
         return 0.0
-    return elements * precision.kv_bytes_per_element + indexer
+    # the engine's layout extra once per draft layer of the model's width (DeepSeek-V3.2's one MTP layer: + 80 B at fp8)
+    layers = ops.where(
+        model.kv_elements_per_token_per_layer > 0,
+        elements / ops.maximum(model.kv_elements_per_token_per_layer, 1.0),
+        0.0,
+    )
+    return (
+        elements * precision.kv_bytes_per_element
+        + precision.kv_layout_extra_bytes_per_token_per_layer * layers
+        + indexer
+    )
 
 
 def draft_kv_replication(model: ModelFacts, gpus: ArrayLike, model_replication: ArrayLike) -> ArrayLike:
@@ -649,9 +669,7 @@ def memory_plan(
         )
     budget = kv_budget_bytes_per_gpu(visible, wb, gpus, reserve_bytes, memory_utilization, engine)
     repl = kv_replication(model, gpus)
-    per_layer_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element + (
-        model.indexer_bytes_per_token_per_layer
-    )
+    per_layer_token = kv_latent_bytes_per_token_per_layer(model, precision) + model.indexer_bytes_per_token_per_layer
     # the layers that cache tokens (num_layers - linear-attention layers for every model but a NAS-pruned one, whose
     # layers may skip attention: planner.engines.architecture.full_attention_layers)
     per_token = per_layer_token * (model.full_attention_layers + model.sliding_window_layers) * repl / gpus

@@ -394,7 +394,7 @@ def sparse_mla_applies(model: ModelFacts, limits: EngineFacts, heads_gpus: Array
 def sparse_mla_time_s(
     model: ModelFacts, limits: EngineFacts, tokens: ArrayLike, heads_gpus: ArrayLike, applies: ArrayLike
 ) -> ArrayLike:
-    """The sparse MLA kernel of a DSA model (vLLM's FLASHMLA_SPARSE over its default fp8_ds_mla KV; TensorRT-LLM's
+    """The sparse MLA kernel of a DSA model (vLLM's FLASHMLA_SPARSE measured over its fp8_ds_mla KV, used for a bf16 cache too; TensorRT-LLM's
     DSA attention): ``tokens`` query tokens x full-attention layers x the GPU's measured time per token and 64-head
     tile for the engine (``limits.sparse_mla_token_s``) x ceil(heads per GPU / 64), where ``applies``
     (``sparse_mla_applies``).

@@ -58,11 +58,48 @@ def roofline_time_s(memory_s: ArrayLike, compute_s: ArrayLike, overlap: ArrayLik
 def cost_per_million_tokens_usd(
     price_usd_per_gpu_hour: ArrayLike, gpus: ArrayLike, tokens_per_s: ArrayLike
 ) -> ArrayLike:
-    """$ per 1e6 tokens: GPUs x $/GPU-hour / 3600 s / (tokens/s) x 1e6."""
+    """$ per 1e6 tokens: GPUs x $/GPU-hour / 3600 s / (tokens/s) x 1e6.
+
+    With decode's throughput at a batch this is decode only, the group 100% busy at that batch: no prompt
+    processing (``cost_per_million_output_tokens_with_prompts_usd`` adds each request's prefill)."""
     return (
         np.asarray(price_usd_per_gpu_hour, dtype=float)
         * np.asarray(gpus, dtype=float)
         / 3600.0
         / np.asarray(tokens_per_s, dtype=float)
+        * 1e6
+    )
+
+
+def request_group_time_s(output_tokens: ArrayLike, decode_tokens_per_s: ArrayLike, prefill_s: ArrayLike) -> ArrayLike:
+    """Group-seconds one request holds: output tokens / decode throughput at the batch + its prompt's prefill.
+
+    Its share of the decode steps it runs in, plus its prefill (TTFT, all-reduces included), which holds the group
+    alone: continuous batching's steps stretch by that time (README, "Prompts and decode share a GPU"). No queueing,
+    no overlap of a prefill with decode (chunked prefill would overlap some of it)."""
+    return np.asarray(output_tokens, dtype=float) / np.asarray(decode_tokens_per_s, dtype=float) + np.asarray(
+        prefill_s, dtype=float
+    )
+
+
+def cost_per_million_output_tokens_with_prompts_usd(
+    price_usd_per_gpu_hour: ArrayLike,
+    gpus: ArrayLike,
+    output_tokens: ArrayLike,
+    decode_tokens_per_s: ArrayLike,
+    prefill_s: ArrayLike,
+) -> ArrayLike:
+    """$ per 1e6 output tokens, each request's prompt processing included, the group 100% busy:
+    GPUs x $/GPU-hour / 3600 s x ``request_group_time_s`` / output tokens x 1e6.
+
+    Llama-3.1-70B on 4 x H100 at $3.595, 800 + 400 tokens, batch 375 (8,139 tokens/s), TTFT 0.067 s: $1.16, where
+    decode alone (``cost_per_million_tokens_usd``) is $0.49. Below 100% busy both scale up by 1 / utilization."""
+    busy_s = request_group_time_s(output_tokens, decode_tokens_per_s, prefill_s)
+    return (
+        np.asarray(price_usd_per_gpu_hour, dtype=float)
+        * np.asarray(gpus, dtype=float)
+        / 3600.0
+        * busy_s
+        / np.asarray(output_tokens, dtype=float)
         * 1e6
     )

@@ -174,7 +174,11 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "(TPOT x GPUs x bandwidth). At batch 1 a 70B model on H100s runs at well under 1% MFU.",
         ),
         ("Prefill (TTFT)", prefill_words(catalog, engine)),
-        ("Cost", "GPUs x price per GPU-hour / 3,600 / throughput x 1,000,000 = US$ per million output tokens."),
+        (
+            "Cost",
+            "GPUs x price per GPU-hour / 3,600 / throughput x 1,000,000 = US$ per million output tokens: decode "
+            "only, 100% busy; prompt processing not included (planner plan --prompt-tokens --output-tokens adds it).",
+        ),
         (
             "Levers",
             "More GPUs (the next group vLLM accepts: its heads must divide evenly) adds KV budget; halving the "

@@ -234,7 +234,7 @@ GLANCE = (
     ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
     ("TPOT at max batch", "m_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
-    ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
+    ("Cost at max batch", "m_cost", USD, "US$ per million output tokens, decode only"),
     # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
     # formula there stops a unit overflowing into it
     ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),

@@ -159,7 +159,14 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ),
         (
             "Cost per million output tokens",
-            ("d_cost", USD, "US$", "", "GPUs x price / 3600 / throughput x 1e6"),
+            (
+                "d_cost",
+                USD,
+                "US$",
+                "",
+                "GPUs x price / 3600 / throughput x 1e6: decode only, at this batch, 100% busy; prompt processing "
+                "not included",
+            ),
         ),
         ("Decode at max batch", None),
         ("Batch", ("served_batch", INT, "sequences", "", "the max batch the engine serves")),
@@ -168,7 +175,10 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("MFU", ("m_mfu", "0.00%", "", "", "")),
         ("MBU", ("m_mbu", "0.00%", "", "", "")),
         ("Arithmetic intensity", ("m_intensity", "#,##0.0", "FLOP/B", "", "")),
-        ("Cost per million output tokens", ("m_cost", USD, "US$", "", "")),
+        (
+            "Cost per million output tokens",
+            ("m_cost", USD, "US$", "", "decode only, at full batch, 100% busy; prompt processing not included"),
+        ),
         ("Prefill", None),
         (
             "TTFT (prompt of the whole context)",
