@@ -134,6 +134,10 @@ NAMED = {
     "hybrid-linear-attention-qwen3-next": dict(model="Qwen3-Next-80B-A3B", context=32768, gpus=2, batch=16),
     "float32-state-qwen3.6-rtx-pro": dict(gpu="RTX PRO 6000 Blackwell Server Edition", model="Qwen3.6-27B"),
     "sparse-attention-deepseek-v3.2": dict(model="DeepSeek-V3.2", context=65536, gpus=8, batch=4),
+    # vLLM caches DeepSeek-V3.2's fp8 latents as fp8_ds_mla, 656 B a token per layer (trial 21 F2; Calc's kvrec)
+    "sparse-attention-fp8-ds-mla-kv": dict(
+        gpu="H200 SXM 141GB", model="DeepSeek-V3.2", context=8192, gpus=8, kv_precision="fp8"
+    ),
     # the budget block: a blank or text target, no traffic, a target every lever meets
     "budget-blank-tpot-target": dict(model="Llama-2-70B", context=4096, gpus=4, tpot_target_ms=None),
     "budget-text-ttft-target": dict(model="Llama-2-70B", context=4096, gpus=4, ttft_target_ms="fast"),

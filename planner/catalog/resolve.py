@@ -675,11 +675,13 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
 
 def kv_layout_extra_bytes(mdl: Model, kv: Precision, engine: EngineProfile | None) -> float:
     """Bytes per token per layer the engine's KV layout stores beyond values x bytes (``PrecisionFacts.
-    kv_layout_extra_bytes_per_token_per_layer``): a DSA model's fp8 cache under vLLM (any release, the default engine
-    too) is ``fp8_ds_mla``, 656 B where 576 values x 1 B are counted: + 80 (``fp8_ds_mla_bytes_per_token``). SGLang,
-    TensorRT-LLM and the 'ideal' engine: 0 (not read from their source)."""
-    vllm = engine is None or engine.name == "vllm" or engine.name.startswith("vllm-")
-    if mdl.sparse_attention is None or mdl.mla is None or kv.name != "fp8" or not vllm:
+    kv_layout_extra_bytes_per_token_per_layer``): a DSA model's fp8 cache where the engine stores it as
+    ``fp8_ds_mla`` (``EngineProfile.fp8_ds_mla_cache``: every vLLM release; the default engine, vLLM, when none is
+    given), 656 B where 576 values x 1 B are counted: + 80 (``fp8_ds_mla_bytes_per_token``). SGLang, TensorRT-LLM and
+    the 'ideal' engine: 0 (not read from their source). The workbook's Calc row "kvrec" is the same rule."""
+    if engine is None:
+        engine = engine_profile(None)
+    if mdl.sparse_attention is None or mdl.mla is None or kv.name != "fp8" or not engine.fp8_ds_mla_cache:
         return 0.0
     values = mdl.mla.kv_lora_rank + mdl.mla.qk_rope_head_dim
     return float(fp8_ds_mla_bytes_per_token(mdl) - values * kv.bytes_per_element)

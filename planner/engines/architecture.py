@@ -487,6 +487,7 @@ def model_facts(m: Model) -> ModelFacts:
         linear_attention_flop_per_token=linear_attention_flop_per_token(m),
         attended_tokens_max=float(dsa.top_k) if dsa is not None else float("inf"),
         indexer_bytes_per_token_per_layer=dsa.indexer_cache_bytes_per_token if dsa is not None else 0,
+        fp8_ds_mla_bytes_per_token_per_layer=fp8_ds_mla_bytes_per_token(m) if dsa is not None else 0,
         indexer_flop_per_context_token_per_layer=2 * dsa.index_n_heads * dsa.index_head_dim if dsa is not None else 0,
         local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
         ssm_split_width=ssm_split_width(m),

@@ -75,6 +75,10 @@ class EngineProfile:
     #: vLLM V1's hybrid KV cache manager: layers paged in groups of equal size, padded with empty layers, a local
     #: group one block over its window (``planner.model.memory.padded_kv_layer_tokens``); False: layers alone
     kv_group_padding: bool = False
+    #: a DSA model's fp8 KV cache is vLLM's ``fp8_ds_mla`` record (fp8 NoPE latent, fp32 scales, bf16 RoPE: 656 B a
+    #: token per layer for DeepSeek-V3.2's 576 values; ``MLAAttentionSpec.real_page_size_bytes``,
+    #: vllm/v1/kv_cache_interface.py); False: values x bytes (SGLang, TensorRT-LLM: not read from their source)
+    fp8_ds_mla_cache: bool = False
     #: MXFP4 experts' hidden size is padded to a multiple of this when the engine loads them (vLLM, SGLang: 256,
     #: ``planner.model.memory.loaded_expert_padding_bytes``); 0: loaded as stored
     mxfp4_expert_hidden_alignment: int = 0
@@ -355,6 +359,7 @@ VLLM_COMMON = dict(
     sparse_mla_prefill_max_heads=32,
     block_size=16,
     kv_group_padding=True,
+    fp8_ds_mla_cache=True,
     mxfp4_expert_hidden_alignment=256,
     **KERNEL_FACTORS,
     step_overhead_s=VLLM_STEP_OVERHEAD_S,

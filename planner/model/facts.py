@@ -50,6 +50,9 @@ class ModelFacts:
     linear_attention_flop_per_token: ArrayLike = 0.0  # those layers' state update and read per token, all layers
     attended_tokens_max: ArrayLike = float("inf")  # DSA top-k: tokens one query attends to per layer; inf: all
     indexer_bytes_per_token_per_layer: ArrayLike = 0.0  # DSA indexer key cache (fp8 + scale), any KV precision
+    # a DSA model's latent as vLLM's fp8_ds_mla record (fp8 NoPE, fp32 scales, bf16 RoPE: 656 B for DeepSeek-V3.2), the
+    # bytes its fp8 cache takes where the engine uses that layout (``EngineProfile.fp8_ds_mla_cache``); 0: not DSA
+    fp8_ds_mla_bytes_per_token_per_layer: ArrayLike = 0.0
     indexer_flop_per_context_token_per_layer: ArrayLike = 0.0  # DSA indexer scoring of one cached token
     local_attention_chunked: ArrayLike = 0.0  # 1: the local layers are chunked attention (Llama 4), 0: sliding
     ssm_split_width: ArrayLike = (

@@ -95,6 +95,11 @@ ENGINE_FIELD_HELP = {
         "TRUE: layers paged in equal-size groups padded with empty layers, a sliding group one block over its "
         "window (vLLM's hybrid KV cache manager)",
     ),
+    "fp8_ds_mla_cache": (
+        "TRUE/FALSE",
+        "TRUE: a DSA model's fp8 KV cache is vLLM's fp8_ds_mla record (Models: fp8_ds_mla bytes, 656 B a token per "
+        "layer for DeepSeek-V3.2's 576 values); FALSE: values x bytes",
+    ),
     "mxfp4_expert_hidden_alignment": (
         "elements",
         "MXFP4 experts' hidden size padded to a multiple of this when loaded (vLLM, SGLang: 256; 0: as stored)",

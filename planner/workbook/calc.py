@@ -291,11 +291,23 @@ def calc_rows(
         ("linflop", "linear_attention_flop_per_token", "Linear-attention FLOP per token"),
         ("topk", "attended_tokens_max", "Tokens a query attends to (DSA top-k; 0: all)"),
         ("idxb", "indexer_bytes_per_token_per_layer", "DSA indexer bytes per token per layer"),
+        ("dsmla", "fp8_ds_mla_bytes_per_token_per_layer", "DSA latent as vLLM's fp8_ds_mla record, bytes"),
         ("idxflop", "indexer_flop_per_context_token_per_layer", "DSA indexer FLOP per cached token per layer"),
         ("mla", "mla_attention", "MLA attention (1: yes)"),
     ]
     c.add(S("s_facts", "Model facts (Models sheet)"))
     c.add(*[Row(k, label, "", INT, f"INDEX(model_{f},{{model_row}})") for k, f, label in facts])
+    c.add(
+        Row(
+            "kvrec",
+            "KV bytes per token per layer as cached (indexer apart)",
+            "B",
+            INT,
+            F.cached_latent_bytes(),
+            "memory.kv_latent_bytes_per_token_per_layer: values x bytes, a DSA model's fp8 cache under vLLM its "
+            "fp8_ds_mla record",
+        )
+    )
     c.add(
         Row(
             "wblock",
@@ -390,7 +402,9 @@ def calc_rows(
             "KV per token (one copy)",
             "B",
             INT,
-            "({kvel}*IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)+{idxb})*"
+            "("
+            + F.cached_latent_bytes("IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)")
+            + "+{idxb})*"
             + F.layer_tokens("1"),
             "api.kv_bytes_per_token",
             quantity="kv_bytes_per_token",
@@ -433,7 +447,7 @@ def calc_rows(
             "KV per sequence (blocks, one copy; vLLM: KV groups padded)",
             "B",
             INT,
-            "({kvel}*{kvbpe}+{idxb})*IF(eng_kv_group_padding,{kv_layer_slots},"
+            "({kvrec}+{idxb})*IF(eng_kv_group_padding,{kv_layer_slots},"
             + F.layer_tokens(F.seq_tokens("{context}"))
             + ")",
             "model.kv_bytes (vLLM: model.padded_kv_layer_tokens)",
@@ -534,7 +548,7 @@ def calc_rows(
             "KV per token per GPU",
             "B",
             INT,
-            "({kvel}*{kvbpe}+{idxb})*({full}+{swl})*{repl}/{n}",
+            "({kvrec}+{idxb})*({full}+{swl})*{repl}/{n}",
             quantity="memory_plan.kv_bytes_per_token_per_gpu",
         ),
         Row(

@@ -83,6 +83,14 @@ def causal_pairs(x: str, sparse: str | None = None) -> str:
     return f"({{full}}*{mean}+{{swl}}*MIN({x}/2,{{window}}))"
 
 
+def cached_latent_bytes(bytes_per_value: str = "{kvbpe}") -> str:
+    """memory.kv_latent_bytes_per_token_per_layer: KV values per token per layer x ``bytes_per_value``, or a DSA model's
+    fp8_ds_mla record (Models sheet) where the engine caches one (eng_fp8_ds_mla_cache) and the KV precision is fp8
+    (``planner.catalog.resolve.kv_layout_extra_bytes``)."""
+    vllm_record = 'AND(eng_fp8_ds_mla_cache,{dsmla}>0,INDEX(prec_names,{kv_row})="fp8")'
+    return f"IF({vllm_record},{{dsmla}},{{kvel}}*{bytes_per_value})"
+
+
 def sparse_mla_applies(prefill: bool) -> str:
     """operators.sparse_mla_applies: 1 where a DSA model (top-k > 0) runs on a GPU and engine with the fp8 sparse MLA
     kernel's time (its GPUs-sheet value > 0); a prefill only below the engine's head count per GPU."""
@@ -160,7 +168,7 @@ def hybrid_sequence(n: str, ctx: str = "{context}") -> str:
     """model.hybrid_sequence_bytes on n GPUs: n x group size x block x token page x (attention groups x
     ceil(ctx / block) + state groups), the block from model.hybrid_state_block_tokens (vLLM's attention block enlarged
     until one page holds a layer's state)."""
-    token_page = f"(({{kvel}}*{{kvbpe}}+{{idxb}})*{replication(n)}/{n})"
+    token_page = f"(({{kvrec}}+{{idxb}})*{replication(n)}/{n})"
     state_page = f"({{state}}/MAX({{linl}},1)/{n})"
     block = f"({{block}}*MAX(-INT(-{state_page}/({{block}}*{token_page})),1))"
     size = "MAX(IF(MAX({full},{linl})<1.5*MIN({full},{linl}),MAX({full},{linl}),MIN({full},{linl})),1)"
@@ -448,7 +456,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "KV bytes read",
             "B",
             "#,##0",
-            f"({{kvel}}*{{kvbpe}}*{{ctx_attended}}+{{idxb}}*{{ctx_layer_tokens}})*{b}*{{repl}}+2*{{state}}*{b}",
+            f"({{kvrec}}*{{ctx_attended}}+{{idxb}}*{{ctx_layer_tokens}})*{b}*{{repl}}+2*{{state}}*{b}",
         ),
         ("attn", "Attention FLOPs", "FLOP", "0.000E+00", f"{b}*{{attn_decode}}"),
         ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
@@ -460,8 +468,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "KV bytes the attention curves read",
             "B",
             "#,##0",
-            f"({{kvel}}*{{kvbpe}}*{{ctx_attended}}*(1-{{.sparse}})+{{idxb}}*{{ctx_layer_tokens}})*{b}*{{repl}}"
-            f"+2*{{state}}*{b}",
+            f"({{kvrec}}*{{ctx_attended}}*(1-{{.sparse}})+{{idxb}}*{{ctx_layer_tokens}})*{b}*{{repl}}+2*{{state}}*{b}",
         ),
         (
             "attn_att",
@@ -513,7 +520,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "IF(ISERROR({n}),{n}," + experts_touched("{context}") + ")",
         ),
         ("weights", "Weight bytes read", "B", "#,##0", WEIGHTS_READ),
-        ("kv", "KV bytes written", "B", "#,##0", "({kvel}*{kvbpe}+{idxb})*{ctx_layer_tokens}*{repl}+{state}"),
+        ("kv", "KV bytes written", "B", "#,##0", "({kvrec}+{idxb})*{ctx_layer_tokens}*{repl}+{state}"),
         (
             "attn",
             "Attention FLOPs (causal)",

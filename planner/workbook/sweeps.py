@@ -125,7 +125,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             def resolve(k, sc=sc, r=r):
                 return c.ref(k, sc, absolute=True, sheet=True)
 
-            seq = "({kvel}*{kvbpe}+{idxb})*" + F.held_layer_tokens(f"$A{r}")
+            seq = "({kvrec}+{idxb})*" + F.held_layer_tokens(f"$A{r}")
             per_seq = (
                 f"IF(AND(eng_kv_group_padding,{{linl}}>0),{F.hybrid_sequence('{n}', f'$A{r}')},"
                 f"({seq})*{{repl}}+{{state}})"
