@@ -503,6 +503,33 @@ class TestCommand:
         )
         assert not out.exists() and book.read_bytes() == before
 
+    def test_refresh_of_inputs_it_cannot_simulate_fails_and_writes_nothing(self, book, tmp_path):
+        """An Inputs or Assumptions cell the Load sheet cannot be simulated from: refresh exits 2 with one line naming
+        the cell and writes nothing. It printed "refreshed" and exited 0 with a Load sheet reading "not computed",
+        every fleet an estimate on the old rate factors (trial 19 F1: 25% fewer GPUs)."""
+        wb = openpyxl.load_workbook(book)
+        sheet, ref = next(iter(wb.defined_names["eng_use_engine_visible_memory"].destinations))
+        wb[sheet][ref.replace("$", "")] = "yes"
+        wb.save(book)
+        before = book.read_bytes()
+        out = tmp_path / "refreshed.xlsx"
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(book), "-o", str(out)])
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "Traceback" not in result.output
+        assert "(use_engine_visible_memory) must be TRUE or FALSE; got 'yes'" in result.output
+        assert "refreshed" not in result.output
+        assert not out.exists() and book.read_bytes() == before
+
+    def test_refresh_without_peak_traffic_says_the_load_sheet_simulated_nothing(self, book, tmp_path):
+        """A blank peak traffic is a question left unasked, not an error: refreshed (exit 0), and the line under it says
+        the Load sheet simulated nothing and why."""
+        wb = openpyxl.load_workbook(book)
+        wb[INPUTS_SHEET][f"B{input_row('peak_requests_per_s')}"] = None
+        wb.save(book)
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(book), "-o", str(tmp_path / "r.xlsx")])
+        assert result.exit_code == 0, result.output
+        assert "Load sheet not simulated: no peak traffic on Inputs (a number above 0)" in result.output
+
     def test_refresh_takes_a_listed_name_in_any_case(self, book):
         """MATCH ignores case (Excel and LibreOffice alike), so a listed name in another case is what the formulas
         look up: no refusal."""

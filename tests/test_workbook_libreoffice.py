@@ -42,7 +42,7 @@ from workbook_support import (
 from planner.catalog import default_catalog
 from planner.io.libreoffice import LibreOfficeError, convert, without_print_titles
 from planner.workbook.build import build_whatif
-from planner.workbook.calc import SCENARIOS, calc_rows
+from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import GLANCE, LOAD_FED, SERVED_NOTE_ROW, STALE_UNIT, glance_row
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, LOAD_SHEET, input_row
 from planner.workbook.load_sheet import STATUS_CELL
@@ -546,6 +546,25 @@ class TestRefreshKeepsUserData:
         # the Load sheet was computed for the GPU refresh saw; after the GPU changed its Status says so
         assert values[LOAD_SHEET][STATUS_CELL].startswith("STALE: Inputs changed")
         assert values[LOAD_SHEET]["D7"] == "changed"  # the GPU row
+
+    def test_a_workbook_saved_by_libreoffice_refreshes_as_written(self, tmp_path):
+        """Saved through LibreOffice (its TRUE / FALSE cells become ``=TRUE()`` / ``=FALSE()`` formulas with results 1
+        / 0), the workbook refreshes as the one planner wrote: the Load sheet simulated for its Inputs, the same rate
+        factors, nothing "not computed". Refresh read each switch as "must be TRUE or FALSE; got 1", printed
+        "refreshed" and left a fleet 25% short (trial 19 F1)."""
+        require_libreoffice()
+        spec = build_whatif()
+        path = write_workbook(spec, tmp_path / "book.xlsx")
+        (saved,) = convert(path, "xlsx", tmp_path / "saved")
+        assert "TRUE()" in zipfile.ZipFile(saved).read("xl/worksheets/sheet7.xml").decode()  # Assumptions
+        w = refresh(saved, output=tmp_path / "refreshed.xlsx")
+        assert w.load_not_simulated == ""
+        wb = openpyxl.load_workbook(w.path)
+        texts = [c.value for row in wb[LOAD_SHEET].iter_rows() for c in row if isinstance(c.value, str)]
+        assert not any("not computed" in t for t in texts)
+        row = calc_rows(lever_kv="fp8", lever_weights="fp8").row_of["rate_factor"]
+        factors = {k: wb["Calc"][f"{col}{row}"].value for k, _, _ in SCENARIOS for col in [scenario_col(k)]}
+        assert factors == pytest.approx(stored_rate_factors(spec), rel=1e-12)  # LibreOffice saves 15 digits
 
 
 NEW_GPU_TOML = """
