@@ -435,6 +435,20 @@ class TestRefreshWithoutRecalculation:
         assert openpyxl.load_workbook(book)["Assumptions"][ref].value == 0.5
 
 
+class TestPrintedPages:
+    def test_every_sheet_prints_titled_and_numbered(self, written):
+        """Every sheet's printed pages carry its name, the planner that wrote it, the date printed and "page n of N"
+        (``titled_pages``, as the budget review's: trial 19 F8); the Inputs print on one page."""
+        from planner import __version__
+
+        wb = openpyxl.load_workbook(written)
+        for ws in wb.worksheets:
+            assert ws.oddHeader.left.text == f"&B{ws.title}&B", ws.title
+            assert ws.oddFooter.left.text == f"planner {__version__}, what-if workbook, printed &D, file &F"
+            assert ws.oddFooter.right.text == "page &P of &N"
+        assert wb[INPUTS_SHEET].page_setup.fitToHeight == 1
+
+
 class TestCommand:
     def test_writes_the_workbook_and_refuses_to_overwrite_without_force(self, tmp_path, monkeypatch):
         """One GPU and one model (a small workbook: LibreOffice stores its values in a few seconds). The --force

@@ -21,7 +21,8 @@ from planner.engines.architecture import CATALOG_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
-from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
+from planner.units import USD_PER_GPU_HOUR_FORMAT
+from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
 
@@ -271,16 +272,26 @@ def gpus_sheet(
         Column(
             "On-demand price ($/GPU-hour)",
             lambda g, r: _on_demand(g, "usd_per_gpu_hour"),
-            USD,
+            USD_PER_GPU_HOUR_FORMAT,  # $3.595, the median of two quotes, not $3.60 (trial 19 F4)
             12,
             "gpu_price",
         ),
-        Column("Price provider", text(lambda g, r: _on_demand(g, "provider")), width=12),
+        Column("Price provider", text(lambda g, r: _on_demand(g, "provider")), width=12, name="gpu_price_provider"),
         Column("Price date", lambda g, r: _on_demand(g, "date"), width=10),
         Column("Price source", text(lambda g, r: _on_demand(g, "source")), width=40),
-        Column("Reserved price ($/GPU-hour)", lambda g, r: _on_demand(g, "usd_per_gpu_hour", "reserved"), USD, 12),
+        Column(
+            "Reserved price ($/GPU-hour)",
+            lambda g, r: _on_demand(g, "usd_per_gpu_hour", "reserved"),
+            USD_PER_GPU_HOUR_FORMAT,
+            12,
+        ),
         Column("Reserved quote (provider, date)", text(lambda g, r: _quote_label(g, "reserved")), width=18),
-        Column("Spot price ($/GPU-hour)", lambda g, r: _on_demand(g, "usd_per_gpu_hour", "spot"), USD, 12),
+        Column(
+            "Spot price ($/GPU-hour)",
+            lambda g, r: _on_demand(g, "usd_per_gpu_hour", "spot"),
+            USD_PER_GPU_HOUR_FORMAT,
+            12,
+        ),
         Column("Spot quote (provider, date)", text(lambda g, r: _quote_label(g, "spot")), width=18),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(

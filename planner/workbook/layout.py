@@ -24,6 +24,35 @@ LEVERS_SHEET = "Levers"
 LOAD_SHEET = "Load"
 #: The Load sheet's Status row (cell B of it: "current: ..." or "STALE: ..."), read by Calc and Levers.
 LOAD_STATUS_ROW = 3
+#: The Inputs the Load sheet's figures depend on, listed in its "Computed from" block in this order (``load_figures``).
+LOAD_INPUT_KEYS = (
+    "gpu",
+    "model",
+    "context",
+    "kv_precision",
+    "weight_precision",
+    "gpus",
+    "memory_utilization",
+    "compare_model",
+    "peak_requests_per_s",
+    "output_tokens",
+    "tpot_target_ms",
+    "ttft_target_ms",
+    "prefix_hit_rate",
+    "burstiness",
+)
+#: The Load sheet's first "Computed from" row; each of ``LOAD_INPUT_KEYS`` a row from it, then the engine's name and
+#: the engine parameters' summary (a simulated sheet), each with "yes" or "changed" in column D.
+LOAD_FIRST_INPUT_ROW = 7
+LOAD_ENGINE_ROWS = (LOAD_FIRST_INPUT_ROW + len(LOAD_INPUT_KEYS), LOAD_FIRST_INPUT_ROW + len(LOAD_INPUT_KEYS) + 1)
+#: The rows of the Load sheet's lever table that say which scenario each column simulated (a simulated sheet: a blank
+#: row, the table's subtitle and header after the engine rows), read by Calc's sim_lever row.
+LOAD_LEVER_ROWS = {
+    key: LOAD_ENGINE_ROWS[1] + 4 + i
+    for i, key in enumerate(("model", "context", "kv_precision", "weight_precision", "gpus"))
+}
+#: What the lever table writes for a blank KV-cache and weight precision.
+LOAD_BLANK_PRECISION = {"kv_precision": "default", "weight_precision": "as published"}
 #: The Inputs' Error line where the GPU has no catalog price and none is typed: no input is refused, the cost and the
 #: fleet's money have no value (``inputs.why_error``; Calc's input_refused row tells it from a refusal).
 NO_CATALOG_PRICE = "the catalog has no rental price (per GPU-hour) for this GPU: give a price per GPU-hour"

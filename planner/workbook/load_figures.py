@@ -54,6 +54,7 @@ from planner.workbook import calc
 from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.catalog_sheets import gqa_sibling
+from planner.workbook.layout import LOAD_INPUT_KEYS
 
 #: The data-parallel attention + expert parallel lever: its Calc key and header (``calc.DP_EP``), and its layout.
 (DP_EP, DP_EP_HEADER, _), DP_EP_LAYOUT = calc.DP_EP, "dp-ep"
@@ -64,22 +65,6 @@ LOAD_MULTIPLES = LOAD_CURVE
 #: default (``Workload.high_percentile``), so that both size the same fleet for the same traffic and targets.
 HIGH_PERCENTILE = 95
 #: The Inputs a Load sheet is computed from (``default_inputs`` keys); other inputs (price, batch) do not change it.
-LOAD_INPUT_KEYS = (
-    "gpu",
-    "model",
-    "context",
-    "kv_precision",
-    "weight_precision",
-    "gpus",
-    "memory_utilization",
-    "compare_model",
-    "peak_requests_per_s",
-    "output_tokens",
-    "tpot_target_ms",
-    "ttft_target_ms",
-    "prefix_hit_rate",
-    "burstiness",
-)
 
 
 @dataclass(frozen=True)

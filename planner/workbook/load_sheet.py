@@ -16,6 +16,8 @@ from planner.workbook.layout import (
     COMPARE_FIELD,
     ENGINE_NAME,
     INPUT_FIELDS,
+    LOAD_BLANK_PRECISION,
+    LOAD_FIRST_INPUT_ROW,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
 )
@@ -27,7 +29,7 @@ TITLE = "Load: latency against traffic per lever, computed by planner's queue si
 STATUS_ROW = LOAD_STATUS_ROW
 STATUS_CELL = f"B{STATUS_ROW}"
 #: The row of the first "Computed from" input.
-FIRST_INPUT_ROW = 7
+FIRST_INPUT_ROW = LOAD_FIRST_INPUT_ROW
 TARGET_COL = "I"
 #: Charts: (title, key, metric, percentile, y axis, log y). TTFT's high percentile near capacity is 10-50x its p50.
 QUANTITIES = (
@@ -188,8 +190,18 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
     rows = (
         ("Model", "", lambda v: v.inputs.get("model"), None),
         ("Context", "tokens", lambda v: v.inputs.get("context"), INT),
-        ("KV-cache precision", "", lambda v: v.inputs.get("kv_precision") or "default", None),
-        ("Weight precision", "", lambda v: v.inputs.get("weight_precision") or "as published", None),
+        (
+            "KV-cache precision",
+            "",
+            lambda v: v.inputs.get("kv_precision") or LOAD_BLANK_PRECISION["kv_precision"],
+            None,
+        ),
+        (
+            "Weight precision",
+            "",
+            lambda v: v.inputs.get("weight_precision") or LOAD_BLANK_PRECISION["weight_precision"],
+            None,
+        ),
         ("GPUs per replica", "GPUs", lambda v: v.inputs.get("gpus"), INT),
         ("Prompt tokens per request (context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),

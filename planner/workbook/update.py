@@ -153,6 +153,11 @@ def refresh(
         wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
     check_load_sheet(wb, src, force)
     _set_property(wb, VERSION_PROPERTY, __version__)
+    from planner.workbook.writer import PRINTED_FIELDS, printed_footer
+
+    for ws in wb.worksheets:  # the printed footer names the planner that refreshed it (a user's own sheet: as it was)
+        if ws.oddFooter.left.text and ws.oddFooter.left.text.startswith(printed_footer("")[:8]):
+            ws.oddFooter.left.text = printed_footer() + PRINTED_FIELDS
     if gpus or models:  # the selection this refresh listed, for the next one
         _set_property(wb, SELECTION_PROPERTY, selection_text(gpus, models))
     else:
