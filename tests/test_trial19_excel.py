@@ -1,0 +1,35 @@
+"""Trial 19's findings on the Excel functions (F5, F6, F13) and the add-in command (F9), called as Excel calls them
+(floats, None, text), as tests/test_excel_functions.py does."""
+
+from __future__ import annotations
+
+from planner.excel import functions as xf
+from planner.excel.support import BATCH_ONE_NOTE
+
+
+class TestF5TheBatchACostIsAtIsSaid:
+    """F5: COST_PER_MTOK with batch left empty is batch 1, $59 where plan and the workbook say $1.20, and its reason
+    said only "ok"."""
+
+    def test_an_empty_batch_is_said_to_be_one_sequence(self):
+        assert xf.COST_PER_MTOK("H100", "llama2-70b", 4096.0) == xf.COST_PER_MTOK("H100", "llama2-70b", 4096.0, 1.0)
+        for name in ("COST_PER_MTOK", "THROUGHPUT", "TPOT"):
+            assert BATCH_ONE_NOTE in xf.PLANNER_WHY(name, "H100", "llama2-70b", 4096.0), name
+
+    def test_a_given_batch_says_nothing_of_it(self):
+        assert "batch 1" not in xf.PLANNER_WHY("COST_PER_MTOK", "H100", "llama2-70b", 4096.0, 117.0, None, None, 4.0)
+
+
+class TestF6ThePrecisionsAreNamed:
+    """F6: "fp8" in MAX_BATCH's fourth argument is the KV cache's; PLANNER_WHY said only "ok"."""
+
+    def test_max_batch_names_which_precision_fp8_was(self):
+        assert xf.MAX_BATCH("H100", "llama3.1-70b", 8192.0, "fp8") == 2
+        assert xf.MAX_BATCH("H100", "llama3.1-70b", 8192.0, None, None, "fp8") == 26
+        kv = xf.PLANNER_WHY("MAX_BATCH", "H100", "llama3.1-70b", 8192.0, "fp8")
+        assert kv.endswith("; KV cache fp8 (given), weights bf16 (as published)")
+        weights = xf.PLANNER_WHY("MAX_BATCH", "H100", "llama3.1-70b", 8192.0, None, 4.0, "fp8")
+        assert weights == "ok; KV cache bf16 (the activation dtype), weights fp8 (given)"
+
+    def test_no_precision_given_no_note(self):
+        assert "KV cache" not in xf.PLANNER_WHY("MAX_BATCH", "H100", "llama3.1-70b", 8192.0, None, 4.0)
