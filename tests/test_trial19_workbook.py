@@ -162,3 +162,27 @@ class TestF4ThePriceIsOnThePrintedPage:
         from planner.units import fmt_usd_per_gpu_hour
 
         assert [fmt_usd_per_gpu_hour(x) for x in (3.595, 3.6, 2.5, 1234.5)] == ["$3.595", "$3.60", "$2.50", "$1,234.50"]
+
+
+class TestF7TheFp8LeverCarriesTheQualityCaveat:
+    """F7: the Levers sheet named fp8 weights the cheapest fleet that "serves the same requests" with no word on
+    quality, where the budget review asks for a sign-off before the saving is booked."""
+
+    def test_beside_the_cheapest_fleet_the_reviews_words(self, books):
+        from planner.export.quality import lever_quality_text
+
+        book = books["opening"]
+        r = _levers_row(book, "Quality: Weights fp8")
+        want = lever_quality_text("Weights fp8", "Llama-2-70B", "fp8", "fp16")
+        assert book[LEVERS_SHEET][f"C{r}"].value == want
+        assert "sign-off by the model owner on an evaluation of your own traffic before this saving is booked" in want
+
+    def test_a_published_delta_is_quoted(self):
+        from planner.catalog import default_catalog
+        from planner.workbook.catalog_sheets import fp8_quality
+
+        cat = default_catalog()
+        assert "RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8 scores 84.29 against 84.40" in fp8_quality(
+            cat, cat.model("llama3.1-70b")
+        )
+        assert fp8_quality(cat, cat.model("deepseek-v3")) == ""  # published in fp8: the lever changes nothing

@@ -488,6 +488,16 @@ def _digits_width(values) -> float:
     return max([11.0, *(len(f"{v:,.0f}") + 2.0 for v in values if v == v)])
 
 
+def fp8_quality(catalog: Catalog, model: Model) -> str:
+    """The budget review's quality line for the Levers' Weights fp8 lever of ``model`` (``planner.export.quality``:
+    its published evaluation delta and who signs off), "" for a model published in fp8 (the lever changes nothing)."""
+    from planner.export.quality import lever_quality_text
+    from planner.workbook.calc import SCENARIOS
+
+    lever = next(header for key, header, _ in SCENARIOS if key == "weights_fp8")
+    return lever_quality_text(lever, model.name, catalog.precision("fp8").name, model.native_precision)
+
+
 def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model]) -> tuple[Sheet, list[Name]]:
     facts = {m.name: model_facts(m) for m in models}
     cols = [
@@ -532,6 +542,12 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
     cols += [
         Column("Published params (billions)", lambda m, r: m.published_params_total, BILLIONS, 11),
         Column("Params source", text(lambda m, r: m.published_params_source), width=40),
+        Column(
+            "Weights fp8 lever: quality (catalogs/quality, as the budget review says it)",
+            text(lambda m, r: fp8_quality(catalog, m) or None),
+            width=60,
+            name="model_fp8_quality",
+        ),
         Column("Hugging Face id", text(lambda m, r: m.hf_id or None), width=34, detail=False),
         Column("Source", text(lambda m, r: m.source), width=30),
         Column("Notes", text(lambda m, r: m.notes or None), width=50),

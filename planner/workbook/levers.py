@@ -151,6 +151,20 @@ def no_cheapest(c: Calc) -> str:
     )
 
 
+#: Lines of the Weights fp8 lever's quality note across the scenario columns (about 420 characters in 133).
+QUALITY_LINES = 4
+
+
+def quality_formula(c: Calc) -> str:
+    """The Weights fp8 lever's quality caveat, the budget review's own words (the Models sheet's
+    ``model_fp8_quality`` column, ``catalog_sheets.fp8_quality``) for the baseline's model; "" where the lever
+    changes nothing (fp8 weights already) or the model is not listed."""
+    lever = scenario_col("weights_fp8")
+    no_change = c.ref("no_change", lever, absolute=True, sheet=True)
+    row = c.ref("model_row", scenario_col("base"), absolute=True, sheet=True)
+    return f'=IF(IFERROR({no_change}=1,TRUE),"",IFERROR(""&INDEX(model_fp8_quality,{row}),""))'
+
+
 def unknown_short(unknown: str) -> str:
     """The cheapest-fleet row's words for why nothing is judged, from Calc's unknown cell ``unknown``: the "Meets"
     rows' words before their advice ("not known: the Load sheet is stale", ``calc.UNKNOWN_SHORT``), two lines of its
@@ -321,6 +335,11 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     # a second printed page)
     s.note(f"{scenario_col(SCENARIOS[1][0])}{r}", groups_note(c), last)
     s.heights[r] = 13.5 * 2 + 2
+    r += 1
+    # beside the cheapest fleet, the budget review's caveat on fp8 weights (trial 19 F7): they change the answers
+    s.set(f"A{r}", "Quality: Weights fp8", style="label")
+    s.note(f"{first}{r}", quality_formula(c), last)
+    s.heights[r] = 13.5 * QUALITY_LINES + 2
     r += 2
     s.set(f"A{r}", "Change from baseline", style="subtitle")
     r += 1
