@@ -33,3 +33,20 @@ class TestF6ThePrecisionsAreNamed:
 
     def test_no_precision_given_no_note(self):
         assert "KV cache" not in xf.PLANNER_WHY("MAX_BATCH", "H100", "llama3.1-70b", 8192.0, None, 4.0)
+
+
+class TestF9AddinInstallSaysWhatAppliesHere:
+    """F9: on Linux `planner addin install` printed the Windows Excel steps and nothing about this machine."""
+
+    def test_linux_is_told_the_functions_need_excel(self, tmp_path, monkeypatch):
+        from click.testing import CliRunner
+
+        from planner.cli import main
+        from planner.cli.addin import platform_note
+
+        monkeypatch.setattr("sys.platform", "linux")
+        result = CliRunner().invoke(main, ["addin", "install", "--dry-run", "--config", str(tmp_path / "x.conf")])
+        assert result.exit_code == 0, result.output
+        assert "This machine runs Linux, where none of these steps apply" in result.output
+        assert "LibreOffice runs no xlwings functions" in result.output and "planner workbook" in result.output
+        assert platform_note("win32") is None and "macOS" in platform_note("darwin")
