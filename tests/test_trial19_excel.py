@@ -50,3 +50,23 @@ class TestF9AddinInstallSaysWhatAppliesHere:
         assert "This machine runs Linux, where none of these steps apply" in result.output
         assert "LibreOffice runs no xlwings functions" in result.output and "planner workbook" in result.output
         assert platform_note("win32") is None and "macOS" in platform_note("darwin")
+
+
+class TestF13AShortfallNoMemoryCouldCover:
+    """F13: "short by 5,902.6 GB" on up to 64 x H100 (5,497.6 GB in all) read as a miscalculation: it counts KV heads
+    replicated past the model's, which no GPU added relieves."""
+
+    def test_past_the_groups_whole_memory_it_says_how_many_the_group_holds(self):
+        from planner import api
+
+        why = xf.PLANNER_WHY("TPOT", "h100", "Llama 2 70B", 8000.0, 500.0)
+        held = int(api.max_batch("H100", "llama2-70b", 8000, gpus=64))
+        assert why.endswith(
+            f"do not fit on up to 64 x H100 SXM 80GB: the group holds at most {held} sequences of 8,000 tokens; "
+            "more replicas serve more"
+        )
+        assert "short by" not in why
+
+    def test_a_shortfall_within_the_groups_memory_is_still_said(self):
+        why = xf.PLANNER_WHY("TPOT", "h100", "Llama 2 70B", 8192.0, 10.0, None, 2.0)
+        assert "do not fit on 2 x H100 SXM 80GB: short by 17.3 GB; the smallest group that works is 4 x" in why
