@@ -151,12 +151,23 @@ class TestF4ThePriceIsOnThePrintedPage:
         price = _calc(book, "price")
         assert price == pytest.approx(3.595)
         cost_note = _glance(book, "m_cost", "D")
-        assert cost_note.startswith("at $3.595 per GPU-hour (on-demand, catalog: median of 4 quotes")
-        assert _glance(book, "fleet_usd_month", "D") == "= 96 GPUs x $3.595 per GPU-hour x 730 h a month"
+        assert cost_note.startswith(
+            "US$ per million output tokens, at $3.595 per GPU-hour (on-demand, catalog: median of 4 quotes"
+        )
+        assert _glance(book, "fleet_usd_month", "D") == "rented: = 96 GPUs x $3.595 per GPU-hour x 730 h a month"
         assert 96 * price * 730 == pytest.approx(_glance(book, "fleet_usd_month"))
 
+    def test_results_state_the_price_beside_the_cost(self, books):
+        results = books["opening"]["Results"]
+        r = next(
+            i
+            for i, row in enumerate(results.iter_rows(max_col=1), 1)
+            if row[0].value == "Cost per million output tokens"
+        )
+        assert "at $3.595 per GPU-hour" in results[f"D{r}"].value
+
     def test_a_stale_fleet_says_its_formula_is_an_estimate(self, books):
-        assert _glance(books["context_8192"], "fleet_usd_month", "D").startswith("~ ")
+        assert _glance(books["context_8192"], "fleet_usd_month", "D").startswith("rented: ~ ")
 
     def test_plan_prints_the_price_to_its_last_digit(self):
         from planner.units import fmt_usd_per_gpu_hour

@@ -710,3 +710,17 @@ def cheapest_label(book: openpyxl.Workbook):
     """The Levers cell that names the cheapest fleet meeting the targets."""
     row = next(r for r in book["Levers"].iter_rows() if r[0].value == CHEAPEST_ROW_LABEL)
     return row[2].value
+
+
+def page_body(text: str) -> str:
+    """A printed page's text (``pdftotext -layout`` or ``-raw``) without its header (the sheet's name and
+    ``writer.PRINTED_TITLE``) and footer (``writer.printed_footer``'s line and "page n of N"), which every page of the
+    what-if workbook carries since trial 19 F8: what the sheet itself prints."""
+    from planner.workbook.writer import PRINTED_TITLE, printed_footer
+
+    footer = re.escape(printed_footer()) + r", printed \S+, file \S+(\s+page \d+ of \d+)?"
+    if "\n" not in text.strip():  # -raw, whitespace made single spaces: the header leads, then the footer
+        text = re.sub(rf"^\s*\S+ {re.escape(PRINTED_TITLE)} ", "", text)
+        return re.sub(rf"\s*{footer}\s*", " ", text).strip()
+    lines = [x for x in text.splitlines() if PRINTED_TITLE not in x and not re.match(rf"\s*{footer}", x)]
+    return "\n".join(lines)

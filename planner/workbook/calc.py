@@ -824,8 +824,6 @@ def simulated_as(rate_factor_row: int) -> str:
     baseline's group now) equal to the Inputs', and a fleet simulated for it (a rate factor). Typing the Weights fp8
     lever on Inputs is that lever's scenario: its simulation sizes the baseline (trial 19 F3: 88 GPUs estimated beside
     the lever's simulated 76 for the same deployment)."""
-    from planner.workbook.load_sheet import same_input
-
     now = {"model": "in_model", "context": "in_context", "kv_precision": "in_kv_precision"}
     now["weight_precision"] = "in_weight_precision"
     conds = []
@@ -836,11 +834,11 @@ def simulated_as(rate_factor_row: int) -> str:
             return _load_cell(col, LOAD_LEVER_ROWS[k])
 
         terms = [f"ISNUMBER(${col}${rate_factor_row})"]
-        terms.append(same_input(used("model"), now["model"], "text"))
-        terms.append(same_input(used("context"), now["context"], "number"))
+        terms.append(F.same_input(used("model"), now["model"], "text"))
+        terms.append(F.same_input(used("context"), now["context"], "number"))
         for k in ("kv_precision", "weight_precision"):
             typed = f'IF({used(k)}="{LOAD_BLANK_PRECISION[k]}","",{used(k)})'
-            terms.append(same_input(typed, now[k], "text"))
+            terms.append(F.same_input(typed, now[k], "text"))
         terms.append(f"IFERROR({used('gpus')}={{n}},FALSE)")
         conds.append((i, "AND(" + ",".join(terms) + ")"))
     formula = '""'

@@ -190,7 +190,8 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     for i, (warning, height) in enumerate(warnings(c), FIRST_WARNING_ROW):
         s.set(f"D{r + i}", warning, style="warn_text")
         s.heights[r + i] = lines(height)
-    for key, words in (("m_cost", price_words(c)), ("fleet_usd_month", monthly_words(c))):  # trial 19 F4
+    cost = f'="US$ per million output tokens, "&{price_at(c)}'  # the unit, then the price (short unit in C)
+    for key, words in (("m_cost", cost), ("fleet_usd_month", monthly_words(c))):  # trial 19 F4
         row = r + [g[1] for g in GLANCE].index(key) + 1
         assert row >= r + FIRST_WARNING_ROW + len(warnings(c)), key  # column D of a warning's row is taken
         s.set(f"D{row}", words, style="note")
@@ -203,7 +204,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     return s, names
 
 
-#: Lines of the price note beside the cost (``price_words``: a median's four quotes run to about 200 characters).
+#: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters).
 PRICE_NOTE_LINES = 3
 
 
@@ -213,17 +214,18 @@ def price_text(c: Calc) -> str:
     return f'"$"&TEXT({c.ref("price", "C", True, True)},"#,##0.00##")'
 
 
-def price_words(c: Calc) -> str:
-    """Beside the cost, the price it is computed at and where it comes from: "at $3.595 per GPU-hour (on-demand,
-    median of 4 quotes: Lambda 3.99 (2026-09-20), ...)" or "(typed on Inputs)"; "" where the price is an error."""
+def price_at(c: Calc) -> str:
+    """The price the costs are computed at and where it comes from, a formula's body (no "="): "at $3.595 per
+    GPU-hour (on-demand, catalog: median of 4 quotes: Lambda 3.99 (2026-09-20), ...)" or "(typed on Inputs)"; ""
+    where the price is an error. Beside the Inputs' cost and in the Results' cost rows (trial 19 F4)."""
     price, gpu_row = c.ref("price", "C", True, True), c.ref("gpu_row", "C", True, True)
     origin = f'IF(in_price="","on-demand, catalog: "&INDEX(gpu_price_provider,{gpu_row}),"typed on Inputs")'
-    return f'=IF(ISERROR({price}),"","at "&{price_text(c)}&" per GPU-hour ("&{origin}&")")'
+    return f'IF(ISERROR({price}),"","at "&{price_text(c)}&" per GPU-hour ("&{origin}&")")'
 
 
 def monthly_words(c: Calc) -> str:
-    """Beside the fleet's monthly cost, its formula with the numbers: "= 96 GPUs x $3.595 per GPU-hour x 730 h a
-    month" (``planner.export.sizing.HOURS_PER_MONTH``), so the printed page reproduces the figure ("~ 196 GPUs ..."
+    """Beside the fleet's monthly cost, its formula with the numbers: "rented: = 96 GPUs x $3.595 per GPU-hour x 730 h
+    a month" (``planner.export.sizing.HOURS_PER_MONTH``), so the printed page reproduces the figure ("~ 196 GPUs ..."
     while the fleet is a stale estimate)."""
     from planner.export.sizing import HOURS_PER_MONTH
 
@@ -231,7 +233,7 @@ def monthly_words(c: Calc) -> str:
     stale = c.ref("stale", "C", True, True)
     return (
         f'=IF(OR(ISERROR({gpus}),ISERROR({price})),"fleet GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month",'
-        f'IF({stale}=1,"~ ","= ")&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
+        f'"rented: "&IF({stale}=1,"~ ","= ")&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
         f'{HOURS_PER_MONTH:g} h a month")'
     )
 

@@ -263,11 +263,13 @@ GLANCE = (
     ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
     ("TPOT at max batch", "m_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
-    ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
+    # short units: column D beside the two costs says the price they are at (``inputs.price_at``, trial 19 F4), and a
+    # unit longer than its column is cut there
+    ("Cost at max batch", "m_cost", USD, "US$/M out tok"),
     # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
     # formula there stops a unit overflowing into it
     ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),
-    ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
+    ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
 

@@ -162,7 +162,8 @@ def quality_formula(c: Calc) -> str:
     lever = scenario_col("weights_fp8")
     no_change = c.ref("no_change", lever, absolute=True, sheet=True)
     row = c.ref("model_row", scenario_col("base"), absolute=True, sheet=True)
-    return f'=IF(IFERROR({no_change}=1,TRUE),"",IFERROR(""&INDEX(model_fp8_quality,{row}),""))'
+    note = f"INDEX(model_fp8_quality,{row})"
+    return f'=IF(ISERROR({no_change}),"",IF({no_change}=1,"",IF(ISERROR({note}),"",""&{note})))'
 
 
 def unknown_short(unknown: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from planner import __version__
 from planner.workbook.calc import SCENARIOS, scenario_col
 from planner.workbook.formats import BOOL, INT
+from planner.workbook.formulas import same_input
 from planner.workbook.layout import (
     BUDGET_FIELDS,
     COMPARE_FIELD,
@@ -94,18 +95,6 @@ def _status_formula(last_row: int, engine_row: int | None) -> str:
         f'=IF({changed}=0,"{CURRENT}",IF(D{engine_row}="changed",IF({changed}=1,"{STALE_ENGINE}",'
         f'"{STALE_INPUTS}"),"{STALE_INPUTS}"))'
     )
-
-
-def same_input(used: str, now: str, kind: str) -> str:
-    """Whether an Input still matches the one the figures were computed from, as a condition over its "Used" and
-    "Inputs now" cells: a name or other text in any case, as the lookups' MATCH compares names (trial 13 F12:
-    "llama-2-70b" for "Llama-2-70B" computed every figure alike but marked the sheet STALE); a number only by a number
-    of the same value (text "4096" in a number's cell is refused by the formulas, ``refresh`` and ``export``, so the
-    figures do not hold for it: trial 13 F16). A blank is "" in both."""
-    text = f'EXACT(UPPER(""&{used}),UPPER(""&{now}))'
-    if kind == "text":
-        return text
-    return f"AND(ISNUMBER({used})=ISNUMBER({now}),{text})"
 
 
 def _inputs_block(s: Sheet, f: LoadFigures) -> int:
