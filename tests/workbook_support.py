@@ -723,4 +723,6 @@ def page_body(text: str) -> str:
         text = re.sub(rf"^\s*\S+ {re.escape(PRINTED_TITLE)} ", "", text)
         return re.sub(rf"\s*{footer}\s*", " ", text).strip()
     lines = [x for x in text.splitlines() if PRINTED_TITLE not in x and not re.match(rf"\s*{footer}", x)]
+    while lines and not lines[0].strip():  # the blank line between the header and the sheet's first row
+        lines.pop(0)
     return "\n".join(lines)
