@@ -1038,6 +1038,17 @@ def _short_by(short_bytes: float) -> str:
     return "short by more than any GPU group holds"
 
 
+def _holds_at_most(max_batch: float, context: float, short_bytes: float, group_bytes: float) -> str:
+    """``_short_by``, unless the shortfall is more than the group's whole memory ``group_bytes`` (it counts KV heads
+    replicated past the model's KV heads, which no GPU added relieves: trial 19 F13, "short by 5,902.6 GB" on 64 x
+    85.9 GB) and the group holds some sequences: then how many it holds ("the group holds at most 218 sequences of
+    8,000 tokens; more replicas serve more")."""
+    if not max_batch >= 1 or short_bytes <= group_bytes:
+        return _short_by(short_bytes)
+    held = counted(max_batch, "sequence", ",.0f")
+    return f"the group holds at most {held} of {context:,.0f} tokens; more replicas serve more"
+
+
 def _experts_as_loaded(r: Resolved, gpus: Any, parallelism: str) -> Resolved:
     """``r`` with its precision facts as the engine loads the experts on ``gpus`` (``model.experts_as_loaded``), so
     that the time functions read what the memory plan holds; ``r`` itself where nothing changes."""
@@ -1107,7 +1118,10 @@ def _does_not_fit(
     if gpus_given is None:
         per_seq = pick({k: at(p.kv_bytes_per_sequence) for k, p in plans.items()}, largest)
         budget = pick({k: at(p.kv_budget_bytes_per_gpu) for k, p in plans.items()}, largest)
+        holds = pick({k: at(p.max_batch) for k, p in plans.items()}, largest).tolist()
+        sees = pick({k: at(p.visible_bytes_per_gpu) for k, p in plans.items()}, largest).tolist()
         shorts = (per_seq * needs - budget * largest).tolist()
+        contexts = at(context)
         for i, (gname, mname, big) in enumerate(zip(gnames, mnames, largest.astype(int).tolist(), strict=True)):
             where_text = (
                 f"up to {big:,} x {gname}"
@@ -1116,7 +1130,8 @@ def _does_not_fit(
             )
             errors.append(
                 DoesNotFitError(
-                    f"{mname} weights plus {whats[i]} do not fit on {where_text}: {_short_by(shorts[i])}",
+                    f"{mname} weights plus {whats[i]} do not fit on {where_text}: "
+                    f"{_holds_at_most(holds[i], contexts[i], shorts[i], sees[i] * big)}",
                     shortfall_bytes=shorts[i],
                     smallest_gpus=None,
                 )
@@ -1129,6 +1144,7 @@ def _does_not_fit(
     util_n = np.asarray(at(utilization_on(r, engine, np.where(np.isnan(groups), GPU_GROUPS[-1], groups), util, par)))
     visibles, utils = at(plan.visible_bytes_per_gpu), util_n.tolist()
     weights_short = (weights / n > np.asarray(visibles) * util_n).tolist()
+    held, contexts = at(plan.max_batch), at(context)
     smallest = np.zeros(n.shape)
     for k in reversed(GPU_GROUPS):
         smallest = np.where(ok[k] & (np.asarray(at(plans[k].max_batch)) >= needs), float(k), smallest)
@@ -1153,6 +1169,7 @@ def _does_not_fit(
                 )
         else:
             head = f"{mname} weights plus {whats[i]} do not fit on {g:,} x {gname}"
+            short = _holds_at_most(held[i], contexts[i], shorts[i], visibles[i] * g)
         tail = (
             f"; the smallest group that works is {least:,} x {gname}"
             if least

@@ -108,15 +108,18 @@ def fmt_usd(x: float) -> str:
     return f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
 
 
-def fmt_usd_price(x: float) -> str:
-    """A price as computed with, to the cent at least and up to four decimals, trailing zeros dropped past the cents:
-    $3.595 (the median of 2.69, 3.20, 3.99 and 6.16), $5.1475, $9.00: a reader re-deriving a cost from it gets the
-    same figure. "n/a" for None or NaN."""
+def fmt_usd_per_gpu_hour(x: float) -> str:
+    """A price per GPU-hour, US$, to the cent and as many more digits as it has, up to four: "$3.595" (the median of
+    3.20 and 3.99, which "$3.60" hid, so that GPUs x price x 730 h did not reproduce a monthly cost: trial 19 F4),
+    "$2.50"."""
     if x is None or math.isnan(x):
         return "n/a"
     text = f"{x:,.4f}".rstrip("0")
-    decimals = len(text.split(".")[1])
-    return f"${text}" + "0" * max(2 - decimals, 0)
+    return "$" + (text if len(text.split(".")[1]) >= 2 else f"{x:,.2f}")
+
+
+#: The spreadsheet number format of a price per GPU-hour, as ``fmt_usd_per_gpu_hour`` writes it.
+USD_PER_GPU_HOUR_FORMAT = '"$"#,##0.00##'
 
 
 def count_accepted(unit: str, most: int) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from openpyxl.utils import get_column_letter
-from workbook_support import require_libreoffice
+from workbook_support import page_body, require_libreoffice
 
 from planner.io.libreoffice import convert
 from planner.workbook.build import build_whatif
@@ -56,7 +56,7 @@ def pages(written, tmp_path_factory) -> list[str]:
         pytest.skip("pdftotext (poppler-utils) not installed")
     (pdf,) = convert(written, "pdf", tmp_path_factory.mktemp("trial13-pdf"))
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
-    return text.split("\f")[:-1]
+    return [page_body(p) for p in text.split("\f")[:-1]]  # without the header and footer every page carries
 
 
 def _row_of(ws, text: str, col: str = "A") -> int:

@@ -435,6 +435,20 @@ class TestRefreshWithoutRecalculation:
         assert openpyxl.load_workbook(book)["Assumptions"][ref].value == 0.5
 
 
+class TestPrintedPages:
+    def test_every_sheet_prints_titled_and_numbered(self, written):
+        """Every sheet's printed pages carry its name, the planner that wrote it, the date printed and "page n of N"
+        (``titled_pages``, as the budget review's: trial 19 F8); the Inputs print on one page."""
+        from planner import __version__
+
+        wb = openpyxl.load_workbook(written)
+        for ws in wb.worksheets:
+            assert ws.oddHeader.left.text == f"&B{ws.title}&B", ws.title
+            assert ws.oddFooter.left.text == f"planner {__version__}, what-if workbook, printed &D, file &F"
+            assert ws.oddFooter.right.text == "page &P of &N"
+        assert wb[INPUTS_SHEET].page_setup.fitToHeight == 1
+
+
 class TestCommand:
     def test_writes_the_workbook_and_refuses_to_overwrite_without_force(self, tmp_path, monkeypatch):
         """One GPU and one model (a small workbook: LibreOffice stores its values in a few seconds). The --force
@@ -502,6 +516,33 @@ class TestCommand:
             f"type {name!r}" in result.output
         )
         assert not out.exists() and book.read_bytes() == before
+
+    def test_refresh_of_inputs_it_cannot_simulate_fails_and_writes_nothing(self, book, tmp_path):
+        """An Inputs or Assumptions cell the Load sheet cannot be simulated from: refresh exits 2 with one line naming
+        the cell and writes nothing. It printed "refreshed" and exited 0 with a Load sheet reading "not computed",
+        every fleet an estimate on the old rate factors (trial 19 F1: 25% fewer GPUs)."""
+        wb = openpyxl.load_workbook(book)
+        sheet, ref = next(iter(wb.defined_names["eng_use_engine_visible_memory"].destinations))
+        wb[sheet][ref.replace("$", "")] = "yes"
+        wb.save(book)
+        before = book.read_bytes()
+        out = tmp_path / "refreshed.xlsx"
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(book), "-o", str(out)])
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "Traceback" not in result.output
+        assert "(use_engine_visible_memory) must be TRUE or FALSE; got 'yes'" in result.output
+        assert "refreshed" not in result.output
+        assert not out.exists() and book.read_bytes() == before
+
+    def test_refresh_without_peak_traffic_says_the_load_sheet_simulated_nothing(self, book, tmp_path):
+        """A blank peak traffic is a question left unasked, not an error: refreshed (exit 0), and the line under it says
+        the Load sheet simulated nothing and why."""
+        wb = openpyxl.load_workbook(book)
+        wb[INPUTS_SHEET][f"B{input_row('peak_requests_per_s')}"] = None
+        wb.save(book)
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(book), "-o", str(tmp_path / "r.xlsx")])
+        assert result.exit_code == 0, result.output
+        assert "Load sheet not simulated: no peak traffic on Inputs (a number above 0)" in result.output
 
     def test_refresh_takes_a_listed_name_in_any_case(self, book):
         """MATCH ignores case (Excel and LibreOffice alike), so a listed name in another case is what the formulas
@@ -667,8 +708,14 @@ class TestWhatAReaderSees:
     """Issue 14's what-if workbook points that show in the file itself, without a spreadsheet engine."""
 
     def test_money_shows_dollars_and_cents(self, spec):
-        """Cost cells read "$14.20", not "$14.199": every currency format is "$"#,##0.00."""
+        """Cost cells read "$14.20", not "$14.199": every currency format is "$"#,##0.00, but a price per GPU-hour's,
+        which shows its further digits ("$3.595", the median of two quotes, not "$3.60": trial 19 F4)."""
+        from planner.units import USD_PER_GPU_HOUR_FORMAT
+
         money = {(s.name, ref, c.fmt) for s in spec.sheets for ref, c in s.cells.items() if c.fmt and "$" in c.fmt}
+        prices = {(name, ref) for name, ref, fmt in money if fmt == USD_PER_GPU_HOUR_FORMAT}
+        assert prices and {name for name, _ in prices} == {"GPUs"}
+        money = {m for m in money if m[:2] not in prices}
         # the ranking cost's "not ranked" section for its 10^300 placeholder, then the same dollars and cents
         assert money and {fmt.split(";")[-1] for *_, fmt in money} == {'"$"#,##0.00'}
         cost = [p for p in spec.probes if p.quantity.startswith("cost_per_mtok") and p.sheet != "Calc"]
@@ -763,7 +810,8 @@ class TestWhatAReaderSees:
         wb = openpyxl.load_workbook(book)
         for ws in wb.worksheets:
             assert ws.page_setup.orientation == "landscape", ws.title
-            assert ws.page_setup.fitToHeight == 0, ws.title  # as many pages tall as it takes
+            # as many pages tall as it takes, but the Inputs: one page (trial 19 F8)
+            assert ws.page_setup.fitToHeight == (1 if ws.title == INPUTS_SHEET else 0), ws.title
         for title in ("GPUs", "Models", "Precisions"):
             ws = wb[title]
             source = _column(ws, "Source")[0].column_letter

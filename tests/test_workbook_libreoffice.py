@@ -31,7 +31,7 @@ from workbook_support import (
     green_scenarios,
     read_csv_sheet,
     recalculate_inputs,
-    refused_input,
+    refused_beside_the_batch,
     require_libreoffice,
     scenario_inputs,
     stored_rate_factors,
@@ -39,10 +39,11 @@ from workbook_support import (
     with_inputs_xlsx,
 )
 
+from planner import __version__
 from planner.catalog import default_catalog
 from planner.io.libreoffice import LibreOfficeError, convert, without_print_titles
 from planner.workbook.build import build_whatif
-from planner.workbook.calc import SCENARIOS, calc_rows
+from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import GLANCE, LOAD_FED, SERVED_NOTE_ROW, STALE_UNIT, glance_row
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, LOAD_SHEET, input_row
 from planner.workbook.load_sheet import STATUS_CELL
@@ -331,7 +332,7 @@ class TestParityWithThePythonModel:
         assert label in want if want else label == expected_cheapest_label(inputs, factors, current, not current)
         # nothing is judged where an input is refused (trial 13 F16): Calc's row is plan's refusal
         refused = calc_rows(lever_kv="fp8", lever_weights="fp8").row_of["input_refused"]
-        assert books[name]["Calc"][f"C{refused}"].value == int(refused_input(inputs))
+        assert books[name]["Calc"][f"C{refused}"].value == int(refused_beside_the_batch(inputs))
 
     @pytest.mark.parametrize("name", [book(name) for name in sorted(SCENARIO_INPUTS)])
     def test_every_result_cell_equals_the_model(self, recalculated, name):
@@ -551,6 +552,25 @@ class TestRefreshKeepsUserData:
         assert values[LOAD_SHEET][STATUS_CELL].startswith("STALE: Inputs changed")
         assert values[LOAD_SHEET]["D7"] == "changed"  # the GPU row
 
+    def test_a_workbook_saved_by_libreoffice_refreshes_as_written(self, tmp_path):
+        """Saved through LibreOffice (its TRUE / FALSE cells become ``=TRUE()`` / ``=FALSE()`` formulas with results 1
+        / 0), the workbook refreshes as the one planner wrote: the Load sheet simulated for its Inputs, the same rate
+        factors, nothing "not computed". Refresh read each switch as "must be TRUE or FALSE; got 1", printed
+        "refreshed" and left a fleet 25% short (trial 19 F1)."""
+        require_libreoffice()
+        spec = build_whatif()
+        path = write_workbook(spec, tmp_path / "book.xlsx")
+        (saved,) = convert(path, "xlsx", tmp_path / "saved")
+        assert "TRUE()" in zipfile.ZipFile(saved).read("xl/worksheets/sheet7.xml").decode()  # Assumptions
+        w = refresh(saved, output=tmp_path / "refreshed.xlsx")
+        assert w.load_not_simulated == ""
+        wb = openpyxl.load_workbook(w.path)
+        texts = [c.value for row in wb[LOAD_SHEET].iter_rows() for c in row if isinstance(c.value, str)]
+        assert not any("not computed" in t for t in texts)
+        row = calc_rows(lever_kv="fp8", lever_weights="fp8").row_of["rate_factor"]
+        factors = {k: wb["Calc"][f"{col}{row}"].value for k, _, _ in SCENARIOS for col in [scenario_col(k)]}
+        assert factors == pytest.approx(stored_rate_factors(spec), rel=1e-12)  # LibreOffice saves 15 digits
+
 
 NEW_GPU_TOML = """
 [[gpu]]
@@ -598,18 +618,19 @@ class TestRenderedPages:
         # Results runs over two pages, Assumptions over three (its engine fields: s184's fused-MoE workspace pushed its
         # last rows onto a third), Load over four (inputs and levers, its four charts, its four tables, the engine
         # parameters the figures were simulated with: page breaks of its own). Five sheets too wide for one page at 8 pt print at 73% over several pages across
-        # (planner.workbook.printing): Calc over 22 (two across, eleven down: its operator block, one row per kernel,
+        # (planner.workbook.printing): Calc over 24 (two across, twelve down: its operator block, one row per kernel,
         # the budget fleet, linear-attention, sparse-attention and mesh-share rows, the datasheet floors of the ranges
-        # and why the targets are not judged: trial 13 F5, F11, F16), Models over 15 (five across,
+        # and why the targets are not judged: trial 13 F5, F11, F16; which lever ran the Inputs' scenario and whether
+        # the fleet is stale: trial 19 F3), Models over 15 (five across,
         # three down), GPUs over seven (seven across: s201's first-party quotes made the price columns wider), AllReduce over four (the measured table: two across, two down),
         # Ranges over four (two across; its factors and coverage: a page break of their own). Fit to one page wide they took
         # 6, 1, 1, 2 and 2 pages, at 2.2-5.5 pt.
-        assert len(sheets) <= len(pages) <= len(sheets) + 55
+        assert len(sheets) <= len(pages) <= len(sheets) + 57
         boxes = _word_box_heights(pdf)
         # the first GPUs page prints at exactly 73%: its words' boxes give an 11-pt word's box at 100%
         gpus = openpyxl.load_workbook(path)["GPUs"]
         assert not gpus.sheet_properties.pageSetUpPr.fitToPage and gpus.page_setup.scale == 73
-        first_gpus = next(i for i, (words, _) in enumerate(boxes) if words[:1] == ["GPU"])
+        first_gpus = next(i for i, (words, _) in enumerate(boxes) if words[:2] == ["GPUs", "GPU"])  # header, table
         box_11pt = boxes[first_gpus][1] / 0.73
         for i, (words, box) in enumerate(boxes, 1):
             # 8 pt or more in Excel; LibreOffice without Calibri (DejaVu Sans, 7 pt a character of width, not 5.25)
@@ -620,6 +641,9 @@ class TestRenderedPages:
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True
             ).stdout
             assert text.strip(), f"page {i} is blank"
+            # every page names its sheet (header), the planner, the date printed and its number (footer): trial 19 F8
+            assert text.split()[0] in sheets, f"page {i} has no sheet name in its header"
+            assert f"planner {__version__}, what-if workbook, printed " in text and f"page {i} of {len(pages)}" in text
             # a number too wide for its column prints as ### (the AllReduce sheet's 54,410 us and 1,073,741,824 B did)
             assert "###" not in text, f"page {i} prints a cell as ###"
 

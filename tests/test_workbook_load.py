@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from planner.errors import InvalidInputError, OutOfRangeError
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas
 from planner.serving.load import Replica, latency_under_load
-from planner.workbook.assumptions import simulated_parameters
+from planner.workbook.assumptions import read_engine, simulated_parameters
 from planner.workbook.build import build_whatif, select_entries
 from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import default_inputs
@@ -441,17 +442,40 @@ class TestRefreshComputesTheSheetAgain:
         for ref, cell in want.cells.items():
             assert ws[ref].value == cell.value, ref
 
-    def test_an_assumption_of_the_wrong_kind_is_not_simulated_and_says_which_cell(self, copy):
-        """Text where the engine needs a number: the Load sheet computes nothing and names the cell (the catalog
-        refresh goes on, as for an Inputs cell of the wrong kind)."""
+    def test_an_assumption_of_the_wrong_kind_is_refused_naming_the_cell(self, copy):
+        """Text where the engine needs a number: a WorkbookError naming the cell, nothing simulated or written (a
+        "not computed" Load sheet under "refreshed" kept the old fleet: trial 19 F1)."""
         path = copy
         wb = openpyxl.load_workbook(path, rich_text=True)
         sheet, ref = next(iter(wb.defined_names["eng_memory_utilization"].destinations))
         wb[sheet][ref.replace("$", "")] = "half"
-        refresh_load(wb, path, default_catalog(), engine_profile(None), resolve_calibration(None))
-        texts = [c.value for row in wb[LOAD_SHEET].iter_rows() for c in row if isinstance(c.value, str)]
         cell = f"{sheet}!{ref.replace('$', '')}"
-        assert any(f"{cell} (memory_utilization) must be a number; got 'half'" in t for t in texts)
+        with pytest.raises(WorkbookError, match=re.escape(f"{cell} (memory_utilization) must be a number; got 'half'")):
+            refresh_load(wb, path, default_catalog(), engine_profile(None), resolve_calibration(None))
+
+    @pytest.mark.parametrize("spelled", ["libreoffice", "numbers"])
+    def test_true_and_false_as_libreoffice_saves_them_are_the_same_engine(self, copy, spelled):
+        """LibreOffice saves a TRUE / FALSE cell as the formula ``=TRUE()`` / ``=FALSE()`` (its result 1 / 0); a
+        switch read as 1 or 0 is what the formulas read as TRUE and FALSE. Either way the Assumptions sheet gives the
+        engine it was written from: the Load sheet is current (``refresh_load`` False, nothing simulated), where
+        refresh used to refuse every switch ("must be TRUE or FALSE; got 1") and leave the Load sheet unsimulated
+        (trial 19 F1)."""
+        path = copy
+        wb = openpyxl.load_workbook(path)
+        eng = engine_profile(None)
+        switches = [name for name, item, value in simulated_parameters(eng) if item is None and isinstance(value, bool)]
+        assert len(switches) >= 4
+        for name in switches:
+            sheet, ref = next(iter(wb.defined_names[f"eng_{name}"].destinations))
+            value = getattr(eng, name)
+            if spelled == "libreoffice":
+                wb[sheet][ref.replace("$", "")] = "=TRUE()" if value else "=FALSE()"
+            else:
+                wb[sheet][ref.replace("$", "")] = int(value)
+        wb.save(path)
+        wb = openpyxl.load_workbook(path, rich_text=True)
+        assert read_engine(wb, path, eng) == eng
+        assert refresh_load(wb, path, default_catalog(), eng, resolve_calibration(None)) is False
 
     def test_unchanged_inputs_are_not_simulated_again(self, spec, copy, monkeypatch):
         """A file whose Inputs, catalog, engine and planner are those its Load sheet was computed from (the key in

@@ -607,7 +607,7 @@ def expected_cheapest_label(
 
     unknown = verdict_unknown(inputs, stale)
     if unknown:
-        return UNKNOWN_SHORT[unknown]  # the row's short words (levers.unknown_short)
+        return UNKNOWN_SHORT.get(unknown, unknown)  # the row's short words (levers.unknown_short)
 
     none_meets = (
         ONLY_WORKLOAD_MEETS_LABEL
@@ -660,6 +660,17 @@ def refused_input(inputs: dict) -> bool:
     return False
 
 
+def refused_beside_the_batch(inputs: dict) -> bool:
+    """``refused_input`` but for a batch above the max batch (a whole number the batch cell takes: Calc's
+    input_refused row; the fleet is sized at max batch, so a batch refused for the speed figures leaves it and its
+    verdict standing: trial 19 F12). A batch the cell itself refuses (0, a fraction, text) is still refused."""
+    from planner.api import MAX_BATCH_INPUT
+
+    batch = inputs.get("batch")
+    whole = isinstance(batch, (int, float)) and not isinstance(batch, bool) and batch == int(batch)
+    return refused_input({**inputs, "batch": None} if whole and 1 <= batch <= MAX_BATCH_INPUT else inputs)
+
+
 def refused_budget(inputs: dict) -> bool:
     """Whether a budget input (peak traffic, output tokens, targets, prompt share, burstiness; blank: the workbook's
     default) is one ``planner export`` of the file refuses (``planner.workbook.reader``, Calc's budget_refused row)."""
@@ -675,13 +686,19 @@ def refused_budget(inputs: dict) -> bool:
 
 def verdict_unknown(inputs: dict, stale: bool = False) -> str:
     """Why the workbook judges no scenario's targets, in its words (``planner.workbook.calc.verdict_unknown``): an
-    input refused, a budget input refused, or a Load sheet that is ``stale``; "" where it judges them."""
-    from planner.workbook.calc import INPUT_REFUSED_MEETS, REFUSED_MEETS, STALE_MEETS
+    input refused (not a batch above the max batch: the fleet is sized at max batch, trial 19 F12), a budget input
+    refused, no fleet asked for (a blank peak traffic or output tokens), or a Load sheet that is ``stale``; "" where it
+    judges them."""
+    from planner.workbook.calc import INPUT_REFUSED_MEETS, NO_FLEET_ASKED, REFUSED_MEETS, STALE_MEETS
 
-    if refused_input(inputs):
+    if refused_beside_the_batch(inputs):
         return INPUT_REFUSED_MEETS
     if refused_budget(inputs):
         return REFUSED_MEETS
+    if inputs.get("peak_requests_per_s", BUDGET_DEFAULTS["peak_requests_per_s"]) is None:
+        return NO_FLEET_ASKED["rps"]
+    if inputs.get("output_tokens", BUDGET_DEFAULTS["output_tokens"]) is None:
+        return NO_FLEET_ASKED["out_tok"]
     return STALE_MEETS if stale else ""
 
 
@@ -693,3 +710,19 @@ def cheapest_label(book: openpyxl.Workbook):
     """The Levers cell that names the cheapest fleet meeting the targets."""
     row = next(r for r in book["Levers"].iter_rows() if r[0].value == CHEAPEST_ROW_LABEL)
     return row[2].value
+
+
+def page_body(text: str) -> str:
+    """A printed page's text (``pdftotext -layout`` or ``-raw``) without its header (the sheet's name and
+    ``writer.PRINTED_TITLE``) and footer (``writer.printed_footer``'s line and "page n of N"), which every page of the
+    what-if workbook carries since trial 19 F8: what the sheet itself prints."""
+    from planner.workbook.writer import PRINTED_TITLE, printed_footer
+
+    footer = re.escape(printed_footer()) + r", printed \S+, file \S+(\s+page \d+ of \d+)?"
+    if "\n" not in text.strip():  # -raw, whitespace made single spaces: the header leads, then the footer
+        text = re.sub(rf"^\s*\S+ {re.escape(PRINTED_TITLE)} ", "", text)
+        return re.sub(rf"\s*{footer}\s*", " ", text).strip()
+    lines = [x for x in text.splitlines() if PRINTED_TITLE not in x and not re.match(rf"\s*{footer}", x)]
+    while lines and not lines[0].strip():  # the blank line between the header and the sheet's first row
+        lines.pop(0)
+    return "\n".join(lines)

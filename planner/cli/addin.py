@@ -108,6 +108,24 @@ Remaining steps in Excel (Windows; classic UDFs are not available on a Mac):
   A "UDF Modules" value in the ribbon or a workbook's xlwings.conf sheet overrides this file."""
 
 
+#: What applies on a machine that is not Windows, said after the steps (trial 19 F9: on Linux ``addin install`` printed
+#: the Windows steps alone). xlwings' classic UDFs need Excel on Windows; LibreOffice runs no xlwings functions.
+NOT_WINDOWS = """This machine runs {system}, where none of these steps apply: classic xlwings UDFs run only in Excel on Windows
+(this config takes effect where Excel on Windows reads it). On a Mac or Excel on the web: planner addin lite DIR
+(xlwings Lite). LibreOffice runs no xlwings functions (they show #NAME?): use the what-if workbook instead,
+planner workbook (plain spreadsheet formulas)."""
+
+#: ``sys.platform`` -> the system's name in ``NOT_WINDOWS``.
+SYSTEMS = {"linux": "Linux", "darwin": "macOS"}
+
+
+def platform_note(platform: str = sys.platform) -> str | None:
+    """``NOT_WINDOWS`` for a machine that is not Windows, None on Windows."""
+    if platform.startswith("win"):
+        return None
+    return NOT_WINDOWS.format(system=SYSTEMS.get(platform, platform))
+
+
 #: ``--config FILE``: the xlwings config file that install and uninstall edit.
 config_option = click.option(
     "--config",
@@ -152,6 +170,8 @@ def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run:
             + (f"; {CATALOG_KEY} = {_get(new, CATALOG_KEY)}" if catalog_dir else "")
         )
     echo(CLASSIC_STEPS)
+    if (note := platform_note()) is not None:
+        echo(note)
 
 
 @addin_group.command("uninstall")

@@ -20,7 +20,7 @@ from planner.cli.terminal import table as aligned
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
 from planner.io.files import write_file
-from planner.units import fmt_gb, fmt_usd_price
+from planner.units import fmt_gb, fmt_usd_per_gpu_hour
 
 KINDS = ("gpus", "models", "precisions")
 
@@ -47,7 +47,11 @@ def price_cell(g: Gpu, today: datetime.date | None = None) -> str:
         median = f" (median of {several})" if several > 1 else ""
         stale = " STALE" if bought.is_stale(today) else ""
         return f"no rental price; ${bought.purchase_usd:,.0f} purchase {bought.date}{median}{stale}"
-    amount = f"${price.purchase_usd:,.0f}" if price.kind == "purchase" else f"{fmt_usd_price(price.usd_per_gpu_hour)}/h"
+    amount = (
+        f"${price.purchase_usd:,.0f}"
+        if price.kind == "purchase"
+        else f"{fmt_usd_per_gpu_hour(price.usd_per_gpu_hour)}/h"
+    )
     quotes = [p for p in g.prices if p.kind == price.kind]
     median = f" (median of {len(quotes)})" if len(quotes) > 1 else ""
     newest = max(quotes, key=lambda p: p.quoted_on()).date if quotes else price.date

@@ -107,7 +107,7 @@ from planner.units import (
     fmt_rate,
     fmt_seconds,
     fmt_usd,
-    fmt_usd_price,
+    fmt_usd_per_gpu_hour,
 )
 
 #: How each layout reads after the GPU count ("" for plain tensor parallelism).
@@ -417,7 +417,7 @@ def render_plan(p: Plan) -> str:
             f"TPOT {low:+.0%} / {high:+.0%} under steady load, not this range: {p.serving_margin_note}",
         )
     price = (
-        f"{fmt_usd_price(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
+        f"{fmt_usd_per_gpu_hour(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
         else "the catalog has no on-demand price for this GPU"
         + (f" ({no_rental_price(p.gpu)})" if no_rental_price(p.gpu) else "")

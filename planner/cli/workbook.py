@@ -136,5 +136,7 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
     echo(f"refreshed {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')}){_selection_said(w)}")
+    if w.load_not_simulated:
+        echo(f"Load sheet not simulated: {w.load_not_simulated}; type it and refresh again to size a fleet")
     if not w.values_stored:
         echo(NO_VALUES.replace("run again with --force", "refresh again"))

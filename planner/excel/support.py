@@ -294,6 +294,47 @@ def _trained_context_warning(spec: Spec, values: dict[str, Any]) -> str | None:
     return api.trained_context_warning(model, tokens)
 
 
+def precision_notes(values: dict[str, Any]) -> list[str]:
+    """Which precision each of the KV cache and the weights is, where a cell gave either: "KV cache fp8 (given);
+    weights fp16 (as published)", so that "fp8" in MAX_BATCH's fourth argument, the KV cache's, is not read as the
+    weights' (trial 19 F6: 2 sequences where fp8 weights hold 26). Nothing where neither was given or the model does
+    not resolve."""
+    from planner.catalog.resolve import default_kv_precision
+
+    kv, weights = values.get("kv_precision", MISSING), values.get("weight_precision", MISSING)
+    if kv is MISSING and weights is MISSING:
+        return []
+    try:
+        model = catalog().model(values["model"])
+        kv_name = f"{catalog().precision(kv).name} (given)" if kv is not MISSING else None
+        w_name = f"{catalog().precision(weights).name} (given)" if weights is not MISSING else None
+    except (PlannerError, KeyError, TypeError):
+        return []
+    kv_name = kv_name or f"{default_kv_precision(model)} (the activation dtype)"
+    w_name = w_name or f"{model.native_precision} (as published)"
+    return [f"KV cache {kv_name}, weights {w_name}"]
+
+
+#: PLANNER_WHY's note on a decode figure whose batch was left empty (``batch_notes``).
+BATCH_ONE_NOTE = (
+    "at batch 1 (batch left empty: one sequence at a time); planner plan and the what-if workbook quote throughput and "
+    "cost at the max batch the engine serves: give it as batch for a loaded server"
+)
+
+
+def batch_notes(values: dict[str, Any]) -> list[str]:
+    """A decode figure's batch where the cell left it empty: 1, one sequence at a time, which is not the loaded
+    server ``planner plan`` and the what-if workbook price (COST_PER_MTOK of Llama 2 70B at 4,096 tokens on H100:
+    $59 a million tokens at batch 1, $1.20 at the 117 four GPUs serve: trial 19 F5)."""
+    return [BATCH_ONE_NOTE] if values.get("batch", MISSING) is MISSING else []
+
+
+def decode_notes(values: dict[str, Any]) -> list[str]:
+    """A decode figure's notes: the batch it is at where left empty (``batch_notes``), then the precisions
+    (``precision_notes``)."""
+    return batch_notes(values) + precision_notes(values)
+
+
 def ridge_notes(values: dict[str, Any]) -> list[str]:
     """Which math RIDGE's number is, where it is not the precision's own: a weight-only format's (int4: the matrix
     math runs at 16 bits), a 4-bit format's own math (nvfp4, mxfp4: fp4 on Blackwell, W4A4), or the GPU's stand-in for
@@ -916,6 +957,7 @@ SPECS: dict[str, Spec] = {
             (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL, PARALLELISM, ENGINE),
             integer=True,
             sequence=CTX,
+            notes=precision_notes,
             number_notes=max_batch_notes,
         ),
         Spec(
@@ -924,16 +966,18 @@ SPECS: dict[str, Spec] = {
             (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL, PARALLELISM, ENGINE),
             integer=True,
             sequence=CTX,
+            notes=precision_notes,
         ),
-        Spec("TPOT", api.tpot, DECODE_PARAMS, scale=1e3, sequence=CTX),
+        Spec("TPOT", api.tpot, DECODE_PARAMS, scale=1e3, sequence=CTX, notes=decode_notes),
         Spec(
             "TTFT",
             api.ttft,
             (GPU, MODEL, PROMPT, GPUS, WEIGHTS, KV, PARALLELISM, ENGINE),
             scale=1e3,
             sequence=("prompt_tokens",),
+            notes=precision_notes,
         ),
-        Spec("THROUGHPUT", api.throughput, DECODE_PARAMS, sequence=CTX),
+        Spec("THROUGHPUT", api.throughput, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
         Spec(
             "COST_PER_MTOK",
             api.cost_per_mtok,
@@ -955,10 +999,11 @@ SPECS: dict[str, Spec] = {
                 ENGINE,
             ),
             sequence=CTX,
+            notes=decode_notes,
         ),
-        Spec("MFU", api.mfu, DECODE_PARAMS, sequence=CTX),
-        Spec("MBU", api.mbu, DECODE_PARAMS, sequence=CTX),
-        Spec("DECODE_INTENSITY", api.decode_intensity, DECODE_PARAMS, sequence=CTX),
+        Spec("MFU", api.mfu, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
+        Spec("MBU", api.mbu, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
+        Spec("DECODE_INTENSITY", api.decode_intensity, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
         *(
             Spec(
                 f"{metric.upper()}_P{q}",

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.catalog.loader import shipped_catalog_dir
 
 QUALITY_FILE = Path("quality") / "quantized.toml"
+#: Who signs off answer quality where a scenario names no one (``finance.quality_sign_off``).
+DEFAULT_SIGN_OFF = "the model owner"
 
 
 class PublishedDelta(BaseModel):
@@ -167,3 +169,11 @@ def quality_notes(
         )
         for (model, weights), (native, names) in seen.items()
     )
+
+
+def lever_quality_text(option: str, model: str, weights: str, native: str, sign_off: str = DEFAULT_SIGN_OFF) -> str:
+    """The review's quality line for one option running ``model`` with ``weights`` (``QualityNote.text``), "" where
+    those are its published weights: the what-if workbook's Weights fp8 lever carries the same caveat as the review
+    (trial 19 F7: its cheapest fleet was fp8 weights with no word on quality)."""
+    notes = quality_notes([(option, model, weights, native)], sign_off)
+    return notes[0].text if notes else ""

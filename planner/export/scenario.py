@@ -37,6 +37,7 @@ from planner.catalog import Catalog
 from planner.catalog.resolve import kv_formats
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names, typed_name
+from planner.export.quality import DEFAULT_SIGN_OFF
 from planner.export.sizing import packs_into_nodes
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
@@ -624,7 +625,7 @@ class Finance(BaseModel):
         description="price kinds the like-for-like grid tries for every GPU (spot is added when an option asks for it)",
     )
     quality_sign_off: str = Field(
-        default="the model owner",
+        default=DEFAULT_SIGN_OFF,
         min_length=1,
         max_length=200,
         description="who signs off answer quality when weights are quantized",

@@ -85,6 +85,13 @@ def page_setup(ws: Worksheet, title: str, subtitle: str, footer: str, title_rows
     ws.page_margins.header = ws.page_margins.footer = 0.3
     if title_rows:
         ws.print_title_rows = title_rows
+    titled_pages(ws, title, subtitle, footer)
+
+
+def titled_pages(ws: Worksheet, title: str, subtitle: str, footer: str, fields: str = "") -> None:
+    """Every printed page of ``ws`` titled and numbered: the header ``title`` (bold, left) and ``subtitle`` (right),
+    the footer ``footer`` (left; then ``fields``, header codes kept as codes: "&D" the date printed, "&F" the file)
+    and "page &P of &N" (right). The budget review's pages and the what-if workbook's (trial 19 F8) alike."""
     # each of header and footer holds 255 characters, codes included: the title and subtitle share theirs
     ws.oddHeader.left.size = ws.oddHeader.right.size = 10
     ws.oddHeader.left.text, ws.oddHeader.right.text = "&B&B", ""
@@ -94,7 +101,7 @@ def page_setup(ws: Worksheet, title: str, subtitle: str, footer: str, title_rows
     ws.oddHeader.right.text = sub
     ws.oddFooter.left.size = ws.oddFooter.right.size = 8
     ws.oddFooter.left.text, ws.oddFooter.right.text = "", "page &P of &N"
-    ws.oddFooter.left.text = header_text(footer, MAX_HEADER_CHARS - len(str(ws.oddFooter)))
+    ws.oddFooter.left.text = header_text(footer, MAX_HEADER_CHARS - len(str(ws.oddFooter)) - len(fields)) + fields
 
 
 def header_row(ws: Worksheet, row: int, headers: list[str], col: int = 1) -> None:

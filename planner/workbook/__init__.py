@@ -8,7 +8,7 @@ May import ``planner`` (its version), ``planner.api``, ``planner.serving``, ``pl
 ranges), ``planner.engines``, ``planner.catalog``, ``planner.io``, ``planner.errors``, ``planner.units`` (a price's
 bound), ``planner.report`` (the plan ``planner plan`` prints: the DP attention + EP lever's figures are its) and the
 review's sizing rules (``planner.export``: the in-flight context and a replica's load figures, shared with the budget
-review).
+review, and its printed pages' titles and quality line).
 """
 
 from planner.workbook.reader import WorkbookError, read_inputs

@@ -229,8 +229,9 @@ def simulated_parameters(engine: EngineProfile) -> tuple[tuple[str, int | None, 
 
 def _typed(field, value: Any, where: str) -> Any:
     """An Assumptions cell's value as the EngineProfile field's annotation takes it (a float field read back as
-    268435456 is 268435456.0, so an unedited sheet gives the profile it was written from); a WorkbookError naming
-    the cell otherwise."""
+    268435456 is 268435456.0, so an unedited sheet gives the profile it was written from; a switch TRUE / FALSE, or 1 /
+    0 as the workbook's formulas read TRUE and FALSE and as a spreadsheet saves a TRUE formula's result); a
+    WorkbookError naming the cell otherwise."""
     from planner.errors import shown_name
     from planner.workbook.reader import WorkbookError
 
@@ -242,6 +243,8 @@ def _typed(field, value: Any, where: str) -> Any:
     if kind == "bool":
         if isinstance(value, bool):
             return value
+        if isinstance(value, (int, float)) and value in (0, 1):  # a spreadsheet's TRUE is 1: a TRUE formula's result
+            return bool(value)
         raise WorkbookError(f"{where} ({field.name}) must be TRUE or FALSE; got {shown_name(value)}")
     if kind.startswith(("int", "float")):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -256,15 +259,16 @@ def _typed(field, value: Any, where: str) -> Any:
 
 def read_engine(wb, path: Any, engine: EngineProfile) -> EngineProfile:
     """``engine`` with the parameters a workbook's Assumptions sheet holds now (``simulated_parameters``' cells, by
-    their ``eng_<field>`` names; a formula: its saved value), so that ``planner workbook refresh`` simulates the
+    their ``eng_<field>`` names, read by ``reader.SavedValues``: LibreOffice's ``=TRUE()`` is TRUE, another formula
+    its saved value), so that ``planner workbook refresh`` simulates the
     engine the workbook's formulas use: memory utilization 0.5 typed there is 0.5 in the Load sheet's runs. A name
     the file lacks keeps the profile's value. A WorkbookError (one line, naming the cell) for a value of the wrong
     kind or one the profile refuses."""
     from planner.errors import PlannerError
-    from planner.workbook.reader import WorkbookError, load
+    from planner.workbook.reader import SavedValues, WorkbookError
 
     kinds = {f.name: f for f in fields(EngineProfile)}
-    cached = None
+    saved = SavedValues(path)
     changes: dict[str, Any] = {}
     for name in dict.fromkeys(field for field, _, _ in simulated_parameters(engine)):
         dn = wb.defined_names.get(f"eng_{name}")
@@ -274,15 +278,7 @@ def read_engine(wb, path: Any, engine: EngineProfile) -> EngineProfile:
         sheet, ref = dests[0]
         cells = wb[sheet][ref.replace("$", "")]
         cells = [row[0] for row in cells] if isinstance(cells, tuple) else [cells]
-        values = []
-        for cell in cells:
-            value = cell.value
-            if type(value).__name__ == "CellRichText":
-                value = str(value)
-            if isinstance(value, str) and value.startswith("="):
-                cached = cached or load(path, data_only=True)
-                value = cached[sheet][cell.coordinate].value
-            values.append((value, f"{path}: {sheet}!{cell.coordinate}"))
+        values = [(saved(cell), f"{path}: {sheet}!{cell.coordinate}") for cell in cells]
         if isinstance(getattr(engine, name), tuple) or len(cells) > 1:
             items = tuple(str(v).strip() for v, _ in values if v is not None and str(v).strip())
             value = items if items or getattr(engine, name) is not None else None

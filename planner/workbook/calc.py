@@ -15,7 +15,16 @@ from planner.api import GPU_GROUPS
 from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.workbook import formulas as F
 from planner.workbook.formats import GB, INT, NOT_RANKED_USD
-from planner.workbook.layout import CALC_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
+from planner.workbook.layout import (
+    CALC_SHEET,
+    LOAD_BLANK_PRECISION,
+    LOAD_ENGINE_ROWS,
+    LOAD_FIRST_INPUT_ROW,
+    LOAD_INPUT_KEYS,
+    LOAD_LEVER_ROWS,
+    LOAD_SHEET,
+    LOAD_STATUS_ROW,
+)
 from planner.workbook.spec import Probe, Sheet
 
 #: Calc columns: (key, header, what changes against the baseline).
@@ -46,7 +55,7 @@ COLUMNS = (*SCENARIOS, DP_EP)
 #: Calc rows the dp-ep column takes from the baseline's column: the same deployment, only the layout differs.
 DP_EP_SAME = (
     "gpu", "model", "context", "kv", "wp", "n", "E", "trained_note", "price", "rps", "out_tok", "tpot_t", "ttft_t",
-    "budget_refused", "input_refused", "unknown",
+    "budget_refused", "input_refused",
 )  # fmt: skip
 #: Calc rows of the dp-ep column that hold a number planner computed (``load_figures.dp_ep_cells``), not a formula.
 DP_EP_STORED = (
@@ -57,7 +66,8 @@ DP_EP_STORED = (
 DP_EP_GUARDED = {"m_cost": "m_tput", "replicas": "rate_repl"}
 #: Calc rows whose formula the dp-ep column shares with the scenarios (over its own column's cells).
 DP_EP_SHARED = (
-    "m_cost", "tpot_ok", "ttft_ok", "sim_meets", "replicas", "fleet_gpus", "fleet_usd_month", "budget_rank", "green",
+    "m_cost", "tpot_ok", "ttft_ok", "unknown", "rate_used", "stale", "sim_meets", "replicas", "fleet_gpus",
+    "fleet_usd_month", "budget_rank", "green",
 )  # fmt: skip
 
 #: The levers that change the requests, not how they are served: each scenario key, what it changes. They stay on the
@@ -762,33 +772,93 @@ INPUT_REFUSED_MEETS = "not known: an input is refused (Inputs: Error line)"
 #: ... where the Load sheet is stale: its simulation, and the rate factor the fleet rests on, are for other Inputs
 #: (trial 13 F11: context 4,096 -> 16,384 read "yes" and a green cheapest fleet about 10x too small).
 STALE_MEETS = "not known: the Load sheet is stale; run planner workbook refresh"
+#: ... where no fleet is asked for: a blank peak traffic or output tokens (a legitimate "unit costs only" choice, not
+#: an error or a reason to refresh: trial 19 F11).
+NO_FLEET_ASKED = {
+    "rps": "no peak traffic given (Inputs): no fleet asked for",
+    "out_tok": "no output tokens given (Inputs): no fleet asked for",
+}
 #: Each of those in the Levers' cheapest-fleet row, its one short cell: the words before the advice.
 UNKNOWN_SHORT = {text: text.split(";")[0].split(" (")[0] for text in (INPUT_REFUSED_MEETS, REFUSED_MEETS, STALE_MEETS)}
 
 
+#: How the Inputs' Error line begins where the batch is the input refused (``inputs.why_error``'s last check).
+BATCH_REFUSED = "batch "
+
+
 def input_refusal() -> str:
     """1 where the Inputs' Error line (``inputs.why_error``) names a refused input other than a budget input (those are
-    Calc's budget_refused row), else 0. The line also says where a GPU has no catalog price and none is typed
-    (``NO_CATALOG_PRICE``): nothing typed is refused there, and the targets are judged. An error in the line itself
+    Calc's budget_refused row) and the batch for the speed figures (``BATCH_REFUSED``: the fleet is sized at max batch,
+    so it and its verdict stand: trial 19 F12), else 0. The line also says where a GPU has no catalog price and none
+    is typed (``NO_CATALOG_PRICE``): nothing typed is refused there, and the targets are judged. An error in the line itself
     counts as a refusal."""
     from planner.workbook.layout import INPUTS_SHEET, NO_CATALOG_PRICE, why_error_row
 
     line = f"{INPUTS_SHEET}!$D${why_error_row()}"
-    kept = f'OR({line}="",{line}="Error: {NO_CATALOG_PRICE}",{line}="Error: "&{{budget_refused}})'
+    batch = f"Error: {BATCH_REFUSED}"
+    kept = (
+        f'OR({line}="",{line}="Error: {NO_CATALOG_PRICE}",{line}="Error: "&{{budget_refused}},'
+        f'LEFT({line},{len(batch)})="{batch}")'
+    )
     return f"IF(ISERROR({line}),1,IF({kept},0,1))"
 
 
-def verdict_unknown(load: bool) -> str:
-    """Why no scenario's targets are judged, as a formula ("" where they are): an input refused
-    (``INPUT_REFUSED_MEETS``), a budget input refused (``REFUSED_MEETS``), or, with a Load sheet, its Status not
-    current (``STALE_MEETS``: the simulated p95 and the rate factor the fleet rests on are for other Inputs; the
-    no-queue check at max batch is no verdict either: a queue adds to TTFT, and a fleet under load runs below its max
-    batch). Every "Meets the latency targets" cell and the cheapest fleet read it first."""
-    stale = f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)<>"current"' if load else "FALSE"
+def verdict_unknown() -> str:
+    """Why a scenario's targets are not judged, as a formula ("" where they are): an input refused
+    (``INPUT_REFUSED_MEETS``), a budget input refused (``REFUSED_MEETS``), no fleet asked for (``NO_FLEET_ASKED``: a
+    blank peak traffic or output tokens), or its fleet resting on a simulation of
+    other Inputs (Calc's stale row: ``STALE_MEETS``; the simulated p95 and the rate factor are for another scenario;
+    the no-queue check at max batch is no verdict either: a queue adds to TTFT, and a fleet under load runs below its
+    max batch). Every "Meets the latency targets" cell and the cheapest fleet read it first."""
     return (
         f'IF({{input_refused}}=1,"{INPUT_REFUSED_MEETS}",IF({{budget_refused}}<>"","{REFUSED_MEETS}",'
-        f'IF({stale},"{STALE_MEETS}","")))'
+        f'IF({{rps}}="","{NO_FLEET_ASKED["rps"]}",IF({{out_tok}}="","{NO_FLEET_ASKED["out_tok"]}",'
+        f'IF({{stale}}=1,"{STALE_MEETS}","")))))'
     )
+
+
+def _load_cell(col: str, row: int) -> str:
+    return f"{LOAD_SHEET}!${col}${row}"
+
+
+def load_rest_same() -> str:
+    """1 where every Input and engine parameter the Load sheet's figures depend on, but the ones a lever changes
+    (model, context, precisions, GPU count) and the compare model, matches the one simulated (its Matches column reads
+    "yes"), else 0."""
+    varied = {"model", "context", "kv_precision", "weight_precision", "gpus", "compare_model"}
+    rows = [LOAD_FIRST_INPUT_ROW + i for i, k in enumerate(LOAD_INPUT_KEYS) if k not in varied]
+    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)]
+    return "IF(AND(" + ",".join(f'{c}="yes"' for c in cells) + "),1,0)"
+
+
+def simulated_as(rate_factor_row: int) -> str:
+    """The Levers scenario (1 to 6, ``SCENARIOS``' order) whose simulation on the Load sheet is the baseline's
+    scenario now, else "": the Load sheet's other Inputs unchanged (``load_rest_same``), and the lever's model,
+    context, KV-cache and weight precision (as typed, "default" / "as published" for blank) and GPU group (the
+    baseline's group now) equal to the Inputs', and a fleet simulated for it (a rate factor). Typing the Weights fp8
+    lever on Inputs is that lever's scenario: its simulation sizes the baseline (trial 19 F3: 88 GPUs estimated beside
+    the lever's simulated 76 for the same deployment)."""
+    now = {"model": "in_model", "context": "in_context", "kv_precision": "in_kv_precision"}
+    now["weight_precision"] = "in_weight_precision"
+    conds = []
+    for i, (key, _, _) in enumerate(SCENARIOS, 1):
+        col = scenario_col(key)
+
+        def used(k: str, col: str = col) -> str:
+            return _load_cell(col, LOAD_LEVER_ROWS[k])
+
+        terms = [f"ISNUMBER(${col}${rate_factor_row})"]
+        terms.append(F.same_input(used("model"), now["model"], "text"))
+        terms.append(F.same_input(used("context"), now["context"], "number"))
+        for k in ("kv_precision", "weight_precision"):
+            typed = f'IF({used(k)}="{LOAD_BLANK_PRECISION[k]}","",{used(k)})'
+            terms.append(F.same_input(typed, now[k], "text"))
+        terms.append(f"IFERROR({used('gpus')}={{n}},FALSE)")
+        conds.append((i, "AND(" + ",".join(terms) + ")"))
+    formula = '""'
+    for i, cond in reversed(conds):
+        formula = f"IF({cond},{i},{formula})"
+    return f'IF({{load_rest_same}}=1,{formula},"")'
 
 
 #: Calc's label of the stored queue term; ``update.refresh_load`` finds the row by it.
@@ -879,8 +949,8 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Why the targets are not judged (blank: they are)",
             "",
             None,
-            {"base": verdict_unknown(load), "*": "{C:unknown}"},
-            "an input refused, a budget input refused, or the Load sheet stale (its figures are for other Inputs)",
+            verdict_unknown(),
+            "an input refused, a budget input refused, or the fleet resting on a simulation of other Inputs (stale)",
             wrap=4,
         ),
         Row(
@@ -908,16 +978,60 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "planner.workbook.load_figures (LeverLoad.rate_factor): a number computed by planner's queue "
             "simulation, not a formula; blank: not simulated (1, no queue)",
         ),
+    )
+    current = f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current"'
+    factors = f"${first}${c.row_of['rate_factor']}:${last}${c.row_of['rate_factor']}"
+    c.add(
+        Row(
+            "load_rest_same",
+            "Load sheet: its other Inputs and engine as simulated (1 yes; all but model, context, precisions, GPUs)",
+            "",
+            INT,
+            {"base": load_rest_same() if load else "0", "*": None},
+            "the Load sheet's Matches column",
+        ),
+        Row(
+            "sim_lever",
+            "Load sheet: the scenario simulated as the baseline's now (1-6 in Levers order; blank: none)",
+            "",
+            INT,
+            {"base": simulated_as(c.row_of["rate_factor"]) if load else '""', "*": None},
+            "simulated_as: the lever whose model, context, precisions and group are the Inputs' now",
+            wrap=2,
+        ),
+        Row(
+            "rate_used",
+            "Rate factor the fleet uses (Baseline: that scenario's)",
+            "",
+            "0.000",
+            {
+                "base": f"IF(ISNUMBER({{sim_lever}}),INDEX({factors},{{sim_lever}}),{{rate_factor}})",
+                "*": "{rate_factor}",
+            },
+            "while the Load sheet is stale, the baseline takes the rate factor of the lever simulated as its scenario",
+        ),
+        Row(
+            "stale",
+            "Fleet rests on a simulation of other Inputs (1: stale, an estimate)",
+            "",
+            INT,
+            {
+                "base": f'IF(OR({current},ISNUMBER({{sim_lever}}),{{rps}}="",{{out_tok}}=""),0,1)',
+                "*": f'IF(OR({current},{{rps}}="",{{out_tok}}=""),0,1)',
+            }
+            if load
+            else "0",
+            "the Load sheet's Status not current, unless (Baseline) a lever simulated the Inputs' scenario; never "
+            "where no fleet is asked for (a blank peak traffic or output tokens)",
+        ),
         Row(
             "sim_meets",
             "Simulated p95 meets the targets with this fleet (1 yes, 0 no)",
             "",
             INT,
-            f'IF(AND(ISNUMBER({{rate_factor}}),LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current"),1,0)'
-            if load
-            else "0",
+            "IF(AND(ISNUMBER({rate_used}),{stale}=0),1,0)" if load else "0",
             "a rate factor exists only where the simulation found a fleet meeting both targets; it holds while the "
-            "Load sheet's Status is current",
+            "fleet is not stale",
         ),
         Row(
             "meets",
@@ -948,7 +1062,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "#,##0.00",
             'IF(ISERROR({m_tput}),{m_tput},IF(ISERROR({p_ttft}),{p_ttft},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
             'IF({out_tok}>=1,IF(AND({price_in}<>"",ISERROR({price})),{price},'
-            "IF(ISNUMBER({rate_factor}),{rate_factor},1)/({out_tok}/{m_tput}+{p_ttft})),OUT_OF_RANGE),"
+            "IF(ISNUMBER({rate_used}),{rate_used},1)/({out_tok}/{m_tput}+{p_ttft})),OUT_OF_RANGE),"
             "BAD_INPUT))))",
             "rate factor / (output tokens / throughput at max batch + the prompt's prefill): each request's share of "
             "the decode steps plus its own prefill, which holds the replica alone, times the queue term; a price given "
@@ -1037,14 +1151,16 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
     c.dp_ep_formulas.update(_dp_ep_formulas(load))
     last = scenario_col(DP_EP[0])  # the dp-ep lever is ranked with the scenarios
     rank = f"${first}${c.row_of['budget_rank']}:${last}${c.row_of['budget_rank']}"
+    stale = f"${first}${c.row_of['stale']}:${last}${c.row_of['stale']}"
     c.add(
         Row(
             "green",
             "Green on Levers: cheapest that meets the targets (1 yes, 0 no)",
             "",
             INT,
-            f"IF(AND({{budget_rank}}<{NOT_RANKED},{{budget_rank}}=MIN({rank})),1,0)",
-            "never a scenario that misses a target, lacks a value or changes the requests",
+            f"IF(AND({{budget_rank}}<{NOT_RANKED},{{budget_rank}}=MIN({rank}),MAX({stale})=0),1,0)",
+            "never a scenario that misses a target, lacks a value or changes the requests; none while any column's "
+            "fleet is stale (the cheapest is not known)",
         ),
     )
 

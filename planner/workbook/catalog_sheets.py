@@ -21,7 +21,8 @@ from planner.engines.architecture import CATALOG_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
-from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
+from planner.units import USD_PER_GPU_HOUR_FORMAT
+from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
 
@@ -271,16 +272,26 @@ def gpus_sheet(
         Column(
             "On-demand price ($/GPU-hour)",
             lambda g, r: _on_demand(g, "usd_per_gpu_hour"),
-            USD,
+            USD_PER_GPU_HOUR_FORMAT,  # $3.595, the median of two quotes, not $3.60 (trial 19 F4)
             12,
             "gpu_price",
         ),
-        Column("Price provider", text(lambda g, r: _on_demand(g, "provider")), width=12),
+        Column("Price provider", text(lambda g, r: _on_demand(g, "provider")), width=12, name="gpu_price_provider"),
         Column("Price date", lambda g, r: _on_demand(g, "date"), width=10),
         Column("Price source", text(lambda g, r: _on_demand(g, "source")), width=40),
-        Column("Reserved price ($/GPU-hour)", lambda g, r: _on_demand(g, "usd_per_gpu_hour", "reserved"), USD, 12),
+        Column(
+            "Reserved price ($/GPU-hour)",
+            lambda g, r: _on_demand(g, "usd_per_gpu_hour", "reserved"),
+            USD_PER_GPU_HOUR_FORMAT,
+            12,
+        ),
         Column("Reserved quote (provider, date)", text(lambda g, r: _quote_label(g, "reserved")), width=18),
-        Column("Spot price ($/GPU-hour)", lambda g, r: _on_demand(g, "usd_per_gpu_hour", "spot"), USD, 12),
+        Column(
+            "Spot price ($/GPU-hour)",
+            lambda g, r: _on_demand(g, "usd_per_gpu_hour", "spot"),
+            USD_PER_GPU_HOUR_FORMAT,
+            12,
+        ),
         Column("Spot quote (provider, date)", text(lambda g, r: _quote_label(g, "spot")), width=18),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
@@ -477,6 +488,16 @@ def _digits_width(values) -> float:
     return max([11.0, *(len(f"{v:,.0f}") + 2.0 for v in values if v == v)])
 
 
+def fp8_quality(catalog: Catalog, model: Model) -> str:
+    """The budget review's quality line for the Levers' Weights fp8 lever of ``model`` (``planner.export.quality``:
+    its published evaluation delta and who signs off), "" for a model published in fp8 (the lever changes nothing)."""
+    from planner.export.quality import lever_quality_text
+    from planner.workbook.calc import SCENARIOS
+
+    lever = next(header for key, header, _ in SCENARIOS if key == "weights_fp8")
+    return lever_quality_text(lever, model.name, catalog.precision("fp8").name, model.native_precision)
+
+
 def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model]) -> tuple[Sheet, list[Name]]:
     facts = {m.name: model_facts(m) for m in models}
     cols = [
@@ -521,6 +542,12 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
     cols += [
         Column("Published params (billions)", lambda m, r: m.published_params_total, BILLIONS, 11),
         Column("Params source", text(lambda m, r: m.published_params_source), width=40),
+        Column(
+            "Weights fp8 lever: quality (catalogs/quality, as the budget review says it)",
+            text(lambda m, r: fp8_quality(catalog, m) or None),
+            width=60,
+            name="model_fp8_quality",
+        ),
         Column("Hugging Face id", text(lambda m, r: m.hf_id or None), width=34, detail=False),
         Column("Source", text(lambda m, r: m.source), width=30),
         Column("Notes", text(lambda m, r: m.notes or None), width=50),

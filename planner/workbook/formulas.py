@@ -563,3 +563,15 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         ),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
     ]
+
+
+def same_input(used: str, now: str, kind: str) -> str:
+    """Whether an Input still matches the one the figures were computed from, as a condition over its "Used" and
+    "Inputs now" cells: a name or other text in any case, as the lookups' MATCH compares names (trial 13 F12:
+    "llama-2-70b" for "Llama-2-70B" computed every figure alike but marked the sheet STALE); a number only by a number
+    of the same value (text "4096" in a number's cell is refused by the formulas, ``refresh`` and ``export``, so the
+    figures do not hold for it: trial 13 F16). A blank is "" in both."""
+    text = f'EXACT(UPPER(""&{used}),UPPER(""&{now}))'
+    if kind == "text":
+        return text
+    return f"AND(ISNUMBER({used})=ISNUMBER({now}),{text})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from planner.catalog import Catalog
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED
-from planner.workbook.calc import Calc
+from planner.workbook.calc import BATCH_REFUSED, NO_FLEET_ASKED, Calc
 from planner.workbook.formats import INT
 from planner.workbook.layout import (
     BUDGET_DEFAULTS,
@@ -14,8 +14,6 @@ from planner.workbook.layout import (
     GLANCE,
     INPUT_FIELDS,
     INPUTS_SHEET,
-    LOAD_SHEET,
-    LOAD_STATUS_ROW,
     MAX_BURSTINESS,
     NO_CATALOG_PRICE,
     glance_row,
@@ -103,19 +101,33 @@ def lines(n: int) -> float:
 #: "Sized by" row does (a trial read a 106-GPU fleet there that the refreshed workbook put at 979).
 LOAD_FED = ("fleet_gpus", "fleet_usd_month")
 STALE_UNIT = "STALE: refresh"
+#: How a fleet figure resting on a stale simulation reads (``stale_estimate``): text, so that it is neither summed nor
+#: copied into a budget as a current number (trial 19 F2: "$514,372.60" beside STALE was 21% under the refreshed
+#: figure).
+ESTIMATE_SUFFIX = " est."
+
+
+def stale_estimate(figure: str, stale: str, money: bool) -> str:
+    """A fleet cell's formula: the figure (a reference) while its fleet is current; while Calc's ``stale`` cell is 1,
+    the figure as words, "~196 est." or "~$514,373 est." (text, whole numbers), so that only a refreshed workbook
+    shows a number in the cell; an error shows as itself."""
+    words = f'"~{"$" if money else ""}"&TEXT({figure},"#,##0")&"{ESTIMATE_SUFFIX}"'
+    return f"=IF(ISERROR({figure}),{figure},IF({stale}=1,{words},{figure}))"
 
 
 def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, list[Name]]:
     """The Inputs sheet."""
     # half-inch top and bottom margins: the inputs, the "at a glance" block with its warnings and the Error line below
     # it print on one page (with 1-in margins a refused input's Error line went to a second page)
-    s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5)
+    s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5, one_page_tall=True)
     s.widths.update(A=42, B=24, C=14, D=80)  # A: "TTFT target (time to first token) (optional)"
     s.set("A1", "LLM inference what-if: inputs", style="title")
     s.note(
         "A2",
-        "Change the yellow cells; every other sheet recalculates. Blank optional cells take the default "
-        "named in column D.",
+        "Change the yellow cells; every other sheet recalculates, but the peak fleet and its cost come from planner's "
+        "simulation (Load sheet): after an edit they read '~N est.' until planner workbook refresh (Python) runs on "
+        "this file. Blank optional cells take the default in column D. For a meeting, print Inputs, Results and "
+        "Levers (4 pages; the whole workbook prints about 70).",
     )
     for col, h in zip("ABCD", ("Input", "Value", "Unit", "What it means / default"), strict=True):
         s.set(f"{col}3", h, style="header")
@@ -156,10 +168,14 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         s.set(f"A{r + i}", label, style="label")
         text = key == "meets_text"  # right-aligned text past its column was cut by the label to its left
         formula = f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
+        if load and key in LOAD_FED:  # stale (Calc): an estimate in words, its unit cell says so
+            stale = c.ref("stale", "C", absolute=True, sheet=True)
+            formula = stale_estimate(formula[1:], stale, key == "fleet_usd_month")
+            for name, asked in (("in_output_tokens", "out_tok"), ("in_peak_requests", "rps")):  # not #N/A: F11
+                formula = f'=IF({name}="","{NO_FLEET_ASKED[asked].split(" (")[0]}",{formula[1:]})'
+
+            unit = f'=IF({stale}=1,"{STALE_UNIT}","{unit}")'
         s.set(f"B{r + i}", formula, fmt=fmt, style="result_text" if text else "result")
-        if load and key in LOAD_FED:  # the Load sheet's Status: "current: ..." or "STALE: ..."
-            status = f"{LOAD_SHEET}!$B${LOAD_STATUS_ROW}"
-            unit = f'=IF(LEFT({status},7)="current","{unit}","{STALE_UNIT}")'
         s.set(f"C{r + i}", unit, style="unit")
         if text:
             s.heights[r + i] = lines(MEETS_LINES)
@@ -174,12 +190,54 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     for i, (warning, height) in enumerate(warnings(c), FIRST_WARNING_ROW):
         s.set(f"D{r + i}", warning, style="warn_text")
         s.heights[r + i] = lines(height)
+    cost = (
+        f'="US$ per million output tokens, decode only, "&{price_at(c)}'  # the unit, then the price (short unit in C)
+    )
+    for key, words in (("m_cost", cost), ("fleet_usd_month", monthly_words(c))):  # trial 19 F4
+        row = r + [g[1] for g in GLANCE].index(key) + 1
+        assert row >= r + FIRST_WARNING_ROW + len(warnings(c)), key  # column D of a warning's row is taken
+        s.set(f"D{row}", words, style="note")
+        s.heights[row] = max(s.heights.get(row, 0), lines(PRICE_NOTE_LINES))
     fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
     s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
     s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
+
+
+#: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters).
+PRICE_NOTE_LINES = 3
+
+
+def price_text(c: Calc) -> str:
+    """The price per GPU-hour used, as a formula giving text with its cents and further digits ("$3.595", as
+    ``planner.units.fmt_usd_per_gpu_hour`` writes it: "$3.60" did not reproduce the monthly cost, trial 19 F4)."""
+    return f'"$"&TEXT({c.ref("price", "C", True, True)},"#,##0.00##")'
+
+
+def price_at(c: Calc) -> str:
+    """The price the costs are computed at and where it comes from, a formula's body (no "="): "at $3.595 per
+    GPU-hour (on-demand, catalog: median of 4 quotes: Lambda 3.99 (2026-09-20), ...)" or "(typed on Inputs)"; ""
+    where the price is an error. Beside the Inputs' cost and in the Results' cost rows (trial 19 F4)."""
+    price, gpu_row = c.ref("price", "C", True, True), c.ref("gpu_row", "C", True, True)
+    origin = f'IF(in_price="","on-demand, catalog: "&INDEX(gpu_price_provider,{gpu_row}),"typed on Inputs")'
+    return f'IF(ISERROR({price}),"","at "&{price_text(c)}&" per GPU-hour ("&{origin}&")")'
+
+
+def monthly_words(c: Calc) -> str:
+    """Beside the fleet's monthly cost, its formula with the numbers: "rented: = 96 GPUs x $3.595 per GPU-hour x 730 h
+    a month" (``planner.export.sizing.HOURS_PER_MONTH``), so the printed page reproduces the figure ("~ 196 GPUs ..."
+    while the fleet is a stale estimate)."""
+    from planner.export.sizing import HOURS_PER_MONTH
+
+    gpus, price = c.ref("fleet_gpus", "C", True, True), c.ref("price", "C", True, True)
+    stale = c.ref("stale", "C", True, True)
+    return (
+        f'=IF(OR(ISERROR({gpus}),ISERROR({price})),"fleet GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month",'
+        f'"rented: "&IF({stale}=1,"~ ","= ")&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
+        f'{HOURS_PER_MONTH:g} h a month")'
+    )
 
 
 #: Lines of the fleet's group note (``fleet_group_note``, about 340 characters) in the 80-wide column D.
@@ -289,7 +347,11 @@ def why_error(c: Calc) -> str:
         ),
         (
             "d_batch",
-            '"batch "&' + ref("batch") + '&" is more than the max batch that fits ("&' + ref("max_batch") + '&")"',
+            f'"{BATCH_REFUSED}"&'
+            + ref("batch")
+            + '&" is more than the max batch that fits ("&'
+            + ref("max_batch")
+            + '&")"',
         ),
     )
     mxfp4 = ref("mxfp4_refused")

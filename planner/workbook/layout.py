@@ -24,6 +24,35 @@ LEVERS_SHEET = "Levers"
 LOAD_SHEET = "Load"
 #: The Load sheet's Status row (cell B of it: "current: ..." or "STALE: ..."), read by Calc and Levers.
 LOAD_STATUS_ROW = 3
+#: The Inputs the Load sheet's figures depend on, listed in its "Computed from" block in this order (``load_figures``).
+LOAD_INPUT_KEYS = (
+    "gpu",
+    "model",
+    "context",
+    "kv_precision",
+    "weight_precision",
+    "gpus",
+    "memory_utilization",
+    "compare_model",
+    "peak_requests_per_s",
+    "output_tokens",
+    "tpot_target_ms",
+    "ttft_target_ms",
+    "prefix_hit_rate",
+    "burstiness",
+)
+#: The Load sheet's first "Computed from" row; each of ``LOAD_INPUT_KEYS`` a row from it, then the engine's name and
+#: the engine parameters' summary (a simulated sheet), each with "yes" or "changed" in column D.
+LOAD_FIRST_INPUT_ROW = 7
+LOAD_ENGINE_ROWS = (LOAD_FIRST_INPUT_ROW + len(LOAD_INPUT_KEYS), LOAD_FIRST_INPUT_ROW + len(LOAD_INPUT_KEYS) + 1)
+#: The rows of the Load sheet's lever table that say which scenario each column simulated (a simulated sheet: a blank
+#: row, the table's subtitle and header after the engine rows), read by Calc's sim_lever row.
+LOAD_LEVER_ROWS = {
+    key: LOAD_ENGINE_ROWS[1] + 4 + i
+    for i, key in enumerate(("model", "context", "kv_precision", "weight_precision", "gpus"))
+}
+#: What the lever table writes for a blank KV-cache and weight precision.
+LOAD_BLANK_PRECISION = {"kv_precision": "default", "weight_precision": "as published"}
 #: The Inputs' Error line where the GPU has no catalog price and none is typed: no input is refused, the cost and the
 #: fleet's money have no value (``inputs.why_error``; Calc's input_refused row tells it from a refusal).
 NO_CATALOG_PRICE = "the catalog has no rental price (per GPU-hour) for this GPU: give a price per GPU-hour"
@@ -234,11 +263,13 @@ GLANCE = (
     ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
     ("TPOT at max batch", "m_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
-    ("Cost at max batch", "m_cost", USD, "US$ per million output tokens, decode only"),
+    # short units: column D beside the two costs says the price they are at (``inputs.price_at``, trial 19 F4), and a
+    # unit longer than its column is cut there
+    ("Cost at max batch", "m_cost", USD, "US$/M out tok"),
     # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
     # formula there stops a unit overflowing into it
     ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),
-    ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
+    ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
 

@@ -3,9 +3,18 @@ the data-parallel attention + expert parallel lever of a MoE baseline (``calc.DP
 
 from __future__ import annotations
 
-from planner.workbook.calc import COLUMNS, DP_EP, SCENARIOS, UNKNOWN_SHORT, WORKLOAD_LEVERS, Calc, scenario_col
+from planner.workbook.calc import (
+    COLUMNS,
+    DP_EP,
+    SCENARIOS,
+    STALE_MEETS,
+    UNKNOWN_SHORT,
+    WORKLOAD_LEVERS,
+    Calc,
+    scenario_col,
+)
 from planner.workbook.formats import GB, INT, MS, USD
-from planner.workbook.inputs import STALE_UNIT
+from planner.workbook.inputs import LOAD_FED, STALE_UNIT, stale_estimate
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.load_figures import HIGH_PERCENTILE
 from planner.workbook.spec import Highlight, Probe, Sheet
@@ -34,19 +43,28 @@ def or_void(void: str | None, formula: str) -> str:
     return f'=IF({void}<>"",{void},{body})'
 
 
-def sized_by_formula(rate_factor_ref: str, load: bool, dp_ep: bool = False) -> str:
-    """What the fleet row rests on, as a formula over the scenario's rate factor (Calc; blank: not simulated) and,
-    with a Load sheet, its Status: the simulation (and whether its Inputs still match), or no queue. ``dp_ep``: the
-    dp-ep lever's column, whose fleet exists only where planner simulated one (no no-queue formula for the layout)."""
-    status = f"{LOAD_SHEET}!$B${LOAD_STATUS_ROW}"
-    stale = f'&IF(LEFT({status},7)="current",""," (STALE: refresh)")' if load else ""
+def sized_by_formula(c: Calc, col: str, load: bool, dp_ep: bool = False) -> str:
+    """What the fleet row rests on, as a formula over Calc's column ``col``: the rate factor it uses (blank: not
+    simulated), whether that is stale (an estimate until a refresh), and, for the Baseline, which lever's run it is
+    where the Load sheet simulated the Inputs' scenario as a lever ("the Weights fp8 lever's run"); else no queue.
+    ``dp_ep``: the dp-ep lever's column, whose fleet exists only where planner simulated one (no no-queue formula for
+    the layout)."""
+    rate = c.ref("rate_used", col, absolute=True, sheet=True)
+    said = f'"simulated p{HIGH_PERCENTILE} under load"'
+    if load:
+        stale = c.ref("stale", col, absolute=True, sheet=True)
+        said += f'&IF({stale}=1," (STALE: refresh)","")'
+        if col == scenario_col("base"):
+            lever = c.ref("sim_lever", col, absolute=True, sheet=True)
+            heads = f"{LEVERS_SHEET}!$C$3:${scenario_col(SCENARIOS[-1][0])}$3"
+            said += f'&IF(AND(ISNUMBER({lever}),{lever}>1)," (the "&INDEX({heads},{lever})&" lever\'s run)","")'
     otherwise = '"not sized: planner simulated no fleet"' if dp_ep else '"no queue (not simulated: Load sheet)"'
-    return f'=IF(ISNUMBER({rate_factor_ref}),"simulated p{HIGH_PERCENTILE} under load"{stale},{otherwise})'
+    return f"=IF(ISNUMBER({rate}),{said},{otherwise})"
 
 
 #: The Levers budget rows whose figures rest on the Load sheet (through Calc's stored rate factor): their unit cell
 #: reads ``inputs.STALE_UNIT`` while its Status is not current, as the Inputs' fleet rows do (``inputs.LOAD_FED``).
-LOAD_FED_ROWS = ("rate_factor", "rate_repl", "replicas", "fleet_gpus", "fleet_usd_month")
+LOAD_FED_ROWS = ("rate_used", "rate_repl", "replicas", "fleet_gpus", "fleet_usd_month")
 
 #: The cheapest-fleet row where only levers that change the requests meet the targets (they are never ranked).
 ONLY_WORKLOAD_MEETS = (
@@ -131,6 +149,21 @@ def no_cheapest(c: Calc) -> str:
         f'IF(AND(ISERROR({price}),ISNUMBER({gpu_row})),"no price for "&{base("gpu")}&": give a price per GPU-hour '
         f'(Inputs)",{none_meets})))'
     )
+
+
+#: Lines of the Weights fp8 lever's quality note across the scenario columns (about 420 characters in 133).
+QUALITY_LINES = 4
+
+
+def quality_formula(c: Calc) -> str:
+    """The Weights fp8 lever's quality caveat, the budget review's own words (the Models sheet's
+    ``model_fp8_quality`` column, ``catalog_sheets.fp8_quality``) for the baseline's model; "" where the lever
+    changes nothing (fp8 weights already) or the model is not listed."""
+    lever = scenario_col("weights_fp8")
+    no_change = c.ref("no_change", lever, absolute=True, sheet=True)
+    row = c.ref("model_row", scenario_col("base"), absolute=True, sheet=True)
+    note = f"INDEX(model_fp8_quality,{row})"
+    return f'=IF(ISERROR({no_change}),"",IF({no_change}=1,"",IF(ISERROR({note}),"",""&{note})))'
 
 
 def unknown_short(unknown: str) -> str:
@@ -246,7 +279,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     r += 1
     budget = [
         ("Meets the latency targets", "meets_text", None, "", ""),
-        ("Queue term: rate factor (planner's simulation)", "rate_factor", "0.000", "x no queue", ""),
+        ("Queue term: rate factor (planner's simulation)", "rate_used", "0.000", "x no queue", ""),
         ("Requests/s one replica takes", "rate_repl", "#,##0.00", "requests/s", ""),
         ("Replicas for the peak", "replicas", INT, "replicas", ""),
         ("Fleet sized by", "sized_by", None, "", ""),
@@ -263,13 +296,16 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
             col = scenario_col(sk)
             style = "result_text" if key in ("meets_text", "sized_by") else "result"
             if key == "sized_by":
-                formula = sized_by_formula(c.ref("rate_factor", col, absolute=True, sheet=True), load, sk == DP_EP[0])
-            elif sk == DP_EP[0] and key == "rate_factor":
+                formula = sized_by_formula(c, col, load, sk == DP_EP[0])
+            elif sk == DP_EP[0] and key == "rate_used":
                 formula = _shown(c.ref(key, col, absolute=True, sheet=True))  # its void words: or_void below
             else:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
+            if load and key in LOAD_FED:  # stale (Calc): an estimate in words, never a number to sum
+                stale = c.ref("stale", col, absolute=True, sheet=True)
+                formula = stale_estimate(formula[1:], stale, key == "fleet_usd_month")
             s.set(f"{col}{r}", or_void(void(sk), formula), fmt=fmt, style=style)
-            if q and sk != DP_EP[0]:
+            if q and sk != DP_EP[0] and not (load and key in LOAD_FED):  # Calc's row is probed (a number)
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
         if key == "meets_text":  # "no: TPOT not known (blank target or error), TTFT not known (...)" on five
             s.heights[r] = 13.5 * 5 + 2  # lines of its 20-wide column, bold (two cut it after "(blank target or")
@@ -282,8 +318,12 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         row = result_row[key]
         s.highlights.append(Highlight(f"{first}{row}:{last}{row}", f"{CALC_SHEET}!{first}${green_row}=1"))
     greens = f"{CALC_SHEET}!${first}${green_row}:${last}${green_row}"
-    # why nothing is judged (an input refused, the Load sheet stale), the "Meets" rows' first words: said here too
-    unknown = c.ref("unknown", first, absolute=True, sheet=True)
+    # why nothing is judged (an input refused, the Load sheet stale), the "Meets" rows' first words: said here too;
+    # stale where any column is (the Baseline simulated as a lever's run is current, the other levers are not)
+    stale_row = f"{CALC_SHEET}!${first}${c.row_of['stale']}:${last}${c.row_of['stale']}"
+    base_unknown = c.ref("unknown", first, absolute=True, sheet=True)
+    unknown = f'IF({base_unknown}<>"",{base_unknown},IF(MAX({stale_row})=1,"{STALE_MEETS}",""))'
+
     s.set(f"A{r}", "Cheapest fleet that meets the targets", style="label")
     s.set(
         f"{first}{r}",
@@ -296,6 +336,11 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     # a second printed page)
     s.note(f"{scenario_col(SCENARIOS[1][0])}{r}", groups_note(c), last)
     s.heights[r] = 13.5 * 2 + 2
+    r += 1
+    # beside the cheapest fleet, the budget review's caveat on fp8 weights (trial 19 F7): they change the answers
+    s.set(f"A{r}", "Quality: Weights fp8", style="label")
+    s.note(f"{first}{r}", quality_formula(c), last)
+    s.heights[r] = 13.5 * QUALITY_LINES + 2
     r += 2
     s.set(f"A{r}", "Change from baseline", style="subtitle")
     r += 1

@@ -54,6 +54,7 @@ from planner.workbook import calc
 from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.catalog_sheets import gqa_sibling
+from planner.workbook.layout import LOAD_INPUT_KEYS
 
 #: The data-parallel attention + expert parallel lever: its Calc key and header (``calc.DP_EP``), and its layout.
 (DP_EP, DP_EP_HEADER, _), DP_EP_LAYOUT = calc.DP_EP, "dp-ep"
@@ -64,22 +65,6 @@ LOAD_MULTIPLES = LOAD_CURVE
 #: default (``Workload.high_percentile``), so that both size the same fleet for the same traffic and targets.
 HIGH_PERCENTILE = 95
 #: The Inputs a Load sheet is computed from (``default_inputs`` keys); other inputs (price, batch) do not change it.
-LOAD_INPUT_KEYS = (
-    "gpu",
-    "model",
-    "context",
-    "kv_precision",
-    "weight_precision",
-    "gpus",
-    "memory_utilization",
-    "compare_model",
-    "peak_requests_per_s",
-    "output_tokens",
-    "tpot_target_ms",
-    "ttft_target_ms",
-    "prefix_hit_rate",
-    "burstiness",
-)
 
 
 @dataclass(frozen=True)
@@ -284,13 +269,8 @@ def _computed(
 ) -> LoadFigures:
     ms = [_number(inputs.get(k)) for k in ("ttft_target_ms", "tpot_target_ms")]
     targets = tuple(None if v is None else v / 1e3 for v in ms)
-    missing = [
-        label
-        for key, label in (("peak_requests_per_s", "peak traffic"), ("output_tokens", "output tokens per request"))
-        if _number(inputs.get(key)) is None
-    ]
-    if missing:
-        return not_computed(f"no {' and no '.join(missing)} on Inputs (a number above 0)", engine, used)
+    if (why := not_simulated_why(inputs)) is not None:
+        return not_computed(why, engine, used)
     levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets) for k, h, _ in SCENARIOS)
     dp = dp_ep_lever(inputs, catalog, engine, calibration, targets)
     return LoadFigures(
@@ -397,6 +377,17 @@ def rate_factors(figures: LoadFigures | None) -> dict[str, float | None]:
     if figures is None:
         return {}
     return {v.key: v.rate_factor if v.needed_replicas is not None else None for v in figures.levers}
+
+
+def not_simulated_why(inputs: dict[str, Any]) -> str | None:
+    """Why the Load sheet simulates nothing for these Inputs, a budget question left unasked: "no peak traffic on
+    Inputs (a number above 0)" (blank peak traffic or output tokens); None when it simulates."""
+    missing = [
+        label
+        for key, label in (("peak_requests_per_s", "peak traffic"), ("output_tokens", "output tokens per request"))
+        if _number(inputs.get(key)) is None
+    ]
+    return f"no {' and no '.join(missing)} on Inputs (a number above 0)" if missing else None
 
 
 def not_computed(why: str, engine: EngineProfile, inputs: dict[str, Any] | None = None) -> LoadFigures:

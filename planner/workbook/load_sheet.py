@@ -11,11 +11,14 @@ from __future__ import annotations
 from planner import __version__
 from planner.workbook.calc import SCENARIOS, scenario_col
 from planner.workbook.formats import BOOL, INT
+from planner.workbook.formulas import same_input
 from planner.workbook.layout import (
     BUDGET_FIELDS,
     COMPARE_FIELD,
     ENGINE_NAME,
     INPUT_FIELDS,
+    LOAD_BLANK_PRECISION,
+    LOAD_FIRST_INPUT_ROW,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
 )
@@ -27,7 +30,7 @@ TITLE = "Load: latency against traffic per lever, computed by planner's queue si
 STATUS_ROW = LOAD_STATUS_ROW
 STATUS_CELL = f"B{STATUS_ROW}"
 #: The row of the first "Computed from" input.
-FIRST_INPUT_ROW = 7
+FIRST_INPUT_ROW = LOAD_FIRST_INPUT_ROW
 TARGET_COL = "I"
 #: Charts: (title, key, metric, percentile, y axis, log y). TTFT's high percentile near capacity is 10-50x its p50.
 QUANTITIES = (
@@ -92,18 +95,6 @@ def _status_formula(last_row: int, engine_row: int | None) -> str:
         f'=IF({changed}=0,"{CURRENT}",IF(D{engine_row}="changed",IF({changed}=1,"{STALE_ENGINE}",'
         f'"{STALE_INPUTS}"),"{STALE_INPUTS}"))'
     )
-
-
-def same_input(used: str, now: str, kind: str) -> str:
-    """Whether an Input still matches the one the figures were computed from, as a condition over its "Used" and
-    "Inputs now" cells: a name or other text in any case, as the lookups' MATCH compares names (trial 13 F12:
-    "llama-2-70b" for "Llama-2-70B" computed every figure alike but marked the sheet STALE); a number only by a number
-    of the same value (text "4096" in a number's cell is refused by the formulas, ``refresh`` and ``export``, so the
-    figures do not hold for it: trial 13 F16). A blank is "" in both."""
-    text = f'EXACT(UPPER(""&{used}),UPPER(""&{now}))'
-    if kind == "text":
-        return text
-    return f"AND(ISNUMBER({used})=ISNUMBER({now}),{text})"
 
 
 def _inputs_block(s: Sheet, f: LoadFigures) -> int:
@@ -188,8 +179,18 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
     rows = (
         ("Model", "", lambda v: v.inputs.get("model"), None),
         ("Context", "tokens", lambda v: v.inputs.get("context"), INT),
-        ("KV-cache precision", "", lambda v: v.inputs.get("kv_precision") or "default", None),
-        ("Weight precision", "", lambda v: v.inputs.get("weight_precision") or "as published", None),
+        (
+            "KV-cache precision",
+            "",
+            lambda v: v.inputs.get("kv_precision") or LOAD_BLANK_PRECISION["kv_precision"],
+            None,
+        ),
+        (
+            "Weight precision",
+            "",
+            lambda v: v.inputs.get("weight_precision") or LOAD_BLANK_PRECISION["weight_precision"],
+            None,
+        ),
         ("GPUs per replica", "GPUs", lambda v: v.inputs.get("gpus"), INT),
         ("Prompt tokens per request (context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),

@@ -310,24 +310,50 @@ def _read(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]
     return out
 
 
-def _read_fields(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]]) -> dict[str, Any]:
-    """Each field's input cell (its defined name), converted and checked; a formula typed into an input: its saved
-    value."""
-    cached = None
-    out: dict[str, Any] = {}
-    for f in fields:
-        cell = _cell_of(wb, f.name, path)
+#: TRUE and FALSE as LibreOffice Calc saves them in an .xlsx: as the formulas ``=TRUE()`` / ``=FALSE()`` (their saved
+#: results 1 / 0, typed as numbers), not as Excel's boolean cells; ``=TRUE`` / ``=FALSE`` as typed by hand. Upper case:
+#: ``SavedValues`` compares the formula's text in upper case without spaces.
+BOOLEAN_FORMULAS = {"=TRUE()": True, "=FALSE()": False, "=TRUE": True, "=FALSE": False}
+
+
+class SavedValues:
+    """The one rule for reading a cell of a workbook as a spreadsheet shows it, for every reader of Inputs and
+    Assumptions (``planner export`` of a workbook and ``planner workbook refresh`` alike): rich text as its text;
+    TRUE / FALSE as a bool however it was saved (Excel's boolean cell, or LibreOffice's ``=TRUE()`` formula:
+    ``BOOLEAN_FORMULAS``); any other formula as the value saved with it (the file loaded again with ``data_only``,
+    once, on the first formula), None where no value was saved."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = path
+        self._cached = None
+
+    def __call__(self, cell) -> Any:
         value = cell.value
         if type(value).__name__ == "CellRichText":  # a workbook loaded with rich text kept (``refresh``)
             value = str(value)
-        if isinstance(value, str) and value.startswith("="):  # a formula typed into an input: use its saved value
-            cached = cached or load(path, data_only=True)
-            value = cached[cell.parent.title][cell.coordinate].value
-            if value is None:
-                raise WorkbookError(
-                    f"{path}: {cell.parent.title}!{cell.coordinate} ({f.label}) holds a formula "
-                    "without a saved value; open and save the file in Excel or LibreOffice first"
-                )
+        if not (isinstance(value, str) and value.startswith("=")):
+            return value
+        spelled = "".join(value.split()).upper()
+        if spelled in BOOLEAN_FORMULAS:
+            return BOOLEAN_FORMULAS[spelled]
+        if self._cached is None:
+            self._cached = load(self.path, data_only=True)
+        return self._cached[cell.parent.title][cell.coordinate].value
+
+
+def _read_fields(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]]) -> dict[str, Any]:
+    """Each field's input cell (its defined name), converted and checked; a formula typed into an input: its saved
+    value (``SavedValues``)."""
+    saved = SavedValues(path)
+    out: dict[str, Any] = {}
+    for f in fields:
+        cell = _cell_of(wb, f.name, path)
+        value = saved(cell)
+        if value is None and isinstance(cell.value, str) and cell.value.startswith("="):
+            raise WorkbookError(
+                f"{path}: {cell.parent.title}!{cell.coordinate} ({f.label}) holds a formula "
+                "without a saved value; open and save the file in Excel or LibreOffice first"
+            )
         out[f.key] = _convert(f, value, f"{path}: {cell.parent.title}!{cell.coordinate}", bounds.get(f.key))
     return out
 
@@ -336,6 +362,7 @@ __all__ = [
     "COMPARE_FIELD",
     "INPUTS_SHEET",
     "RefreshRefusedError",
+    "SavedValues",
     "WorkbookError",
     "check_file",
     "check_marker",

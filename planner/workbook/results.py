@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from planner.workbook.calc import Calc
 from planner.workbook.formats import GB, INT, MS, MS_BEFORE_TEXT, USD
+from planner.workbook.inputs import price_text
 from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
 from planner.workbook.spec import Probe, Sheet
 
 #: Lines of a range row's note (``range_note``, about 350 characters) in the 90-wide column D.
 RANGE_NOTE_LINES = 5
+#: The "How it is computed" of the cost per million output tokens: with the price used beside it (``inputs.price_text``; its source beside the Inputs' cost).
+COST_HOW = "GPUs x price / 3600 / throughput x 1e6"
 
 
 def range_note(quantity: str) -> str:
@@ -159,14 +162,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ),
         (
             "Cost per million output tokens",
-            (
-                "d_cost",
-                USD,
-                "US$",
-                "",
-                "GPUs x price / 3600 / throughput x 1e6: decode only, at this batch, 100% busy; prompt processing "
-                "not included",
-            ),
+            ("d_cost", USD, "US$", "", COST_HOW),
         ),
         ("Decode at max batch", None),
         ("Batch", ("served_batch", INT, "sequences", "", "the max batch the engine serves")),
@@ -207,6 +203,12 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
         s.set(f"C{r}", "" if fmt.endswith('"') else unit, style="unit")
+        if how == COST_HOW:  # the price it is computed at, on the printed page (trial 19 F4)
+            price = c.ref("price", "C", True, True)
+            how = (
+                f'="GPUs x price / 3600 / throughput x 1e6 (decode only, prompts not included), at "&IF(ISERROR({price}),"the price",{price_text(c)}&'
+                '" per GPU-hour")&" (Inputs: where the price comes from)"'
+            )
         s.set(f"D{r}", how, style="note")
         row = next(x for x in c.rows if x.key == key)
         if row.quantity:

@@ -122,6 +122,8 @@ class Sheet:
     protect: bool = True  # sheet protection without a password; "input" cells stay editable
     #: the printed page's top and bottom margins, inches (None: the spreadsheet's, 1 in); the width and its scale stay
     top_bottom_margin_in: float | None = None
+    #: printed on one page tall as well as wide (the Inputs: its block and Error line on the page a meeting gets)
+    one_page_tall: bool = False
     #: columns repeated on every page across ("A:B") where the sheet prints over several pages wide; None: the frozen
     #: columns, else column A (``writer``, ``printing.legible_print``)
     print_title_cols: str | None = None

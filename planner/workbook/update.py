@@ -55,6 +55,9 @@ class Written:
     #: catalog now), with the counts it listed before; "" otherwise
     selection: str = ""
     listed_before: tuple[int, int] = (0, 0)
+    #: why the Load sheet simulated nothing, a budget question the Inputs leave unasked (``refresh``:
+    #: ``load_figures.not_simulated_why``, "no peak traffic on Inputs ..."); "" where it was simulated
+    load_not_simulated: str = ""
 
 
 def generate(
@@ -117,6 +120,12 @@ def refresh(
         )
     eng = engine_profile(_engine_of(wb))
     cal = resolve_calibration(None)
+    # before anything is built: Inputs or engine parameters the Load sheet cannot be simulated from are refused here
+    from planner.workbook.assumptions import read_engine
+    from planner.workbook.load_figures import not_simulated_why
+
+    inputs = read_all_inputs(src, wb)
+    read_engine(wb, src, eng)
     gpus, models, selection = _selection(wb, gpus, models)
     listed_before = (_listed_count(wb, GPUS_SHEET), _listed_count(wb, MODELS_SHEET))
     gpu_list, model_list = select_entries(cat, gpus, models)
@@ -144,6 +153,11 @@ def refresh(
         wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
     check_load_sheet(wb, src, force)
     _set_property(wb, VERSION_PROPERTY, __version__)
+    from planner.workbook.writer import PRINTED_FIELDS, printed_footer
+
+    for ws in wb.worksheets:  # the printed footer names the planner that refreshed it (a user's own sheet: as it was)
+        if ws.oddFooter.left.text and ws.oddFooter.left.text.startswith(printed_footer("")[:8]):
+            ws.oddFooter.left.text = printed_footer() + PRINTED_FIELDS
     if gpus or models:  # the selection this refresh listed, for the next one
         _set_property(wb, SELECTION_PROPERTY, selection_text(gpus, models))
     else:
@@ -175,7 +189,15 @@ def refresh(
     stored = with_stored_values(buf.getvalue(), wb.sheetnames)  # openpyxl saved every formula without its value
     # in place: replace the file itself; a new -o file: created exclusively (of concurrent refreshes one wins)
     write_file(dest, stored or buf.getvalue(), force=force or in_place, make_parents=True)
-    return Written(dest, len(gpu_list), len(model_list), stored is not None, selection, listed_before)
+    return Written(
+        dest,
+        len(gpu_list),
+        len(model_list),
+        stored is not None,
+        selection,
+        listed_before,
+        not_simulated_why(inputs) or "",
+    )
 
 
 #: ``--gpus all`` / ``--models all``: the whole catalog, where the workbook kept a selection of its own.
@@ -304,32 +326,29 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     with ``engine`` as the Assumptions sheet's parameters edit it (``assumptions.read_engine``),
     in the place of the old one (new: after Levers), and the queue terms they give into Calc's rate_factor row. A
     Load sheet computed from the same Inputs, catalog, engine and planner (its ``load_key`` stored in the file's
-    ``LOAD_KEY_PROPERTY``) is kept as it is, without simulating: True when it was written again. Inputs that cannot
-    be read give a sheet saying so, not an error: the catalog refresh goes on. A sheet named Load that planner did
-    not write (another title) is a RefreshRefusedError unless ``force``."""
+    ``LOAD_KEY_PROPERTY``) is kept as it is, without simulating: True when it was written again. Inputs or engine
+    parameters that cannot be read raise their WorkbookError (one line naming the cell), so that refresh writes
+    nothing: a refreshed file whose Load sheet said "not computed" kept the old fleet estimates under a "refreshed"
+    (trial 19 F1). A sheet named Load that planner did not write (another title) is a RefreshRefusedError unless
+    ``force``."""
     from planner.workbook.assumptions import read_engine
     from planner.workbook.load_figures import (
         LOAD_KEY_PROPERTY,
         dp_ep_cells,
         load_figures,
         load_key,
-        not_computed,
         rate_factors,
     )
     from planner.workbook.load_sheet import TITLE, load_sheet
 
     check_load_sheet(wb, path, force)
-    try:
-        inputs = read_all_inputs(path, wb)
-        engine = read_engine(wb, path, engine)  # the engine parameters as the Assumptions sheet holds them now
-    except WorkbookError as exc:
-        figures = not_computed(str(exc), engine)
-    else:
-        ours = LOAD_SHEET in wb.sheetnames and str(wb[LOAD_SHEET]["A1"].value) == TITLE
-        stored = _property(wb, LOAD_KEY_PROPERTY)
-        if ours and stored and stored == load_key(inputs, catalog, engine, calibration):
-            return False  # current: the same figures would come out
-        figures = load_figures(inputs, catalog, engine, calibration)
+    inputs = read_all_inputs(path, wb)
+    engine = read_engine(wb, path, engine)  # the engine parameters as the Assumptions sheet holds them now
+    ours = LOAD_SHEET in wb.sheetnames and str(wb[LOAD_SHEET]["A1"].value) == TITLE
+    stored = _property(wb, LOAD_KEY_PROPERTY)
+    if ours and stored and stored == load_key(inputs, catalog, engine, calibration):
+        return False  # current: the same figures would come out
+    figures = load_figures(inputs, catalog, engine, calibration)
     if LOAD_SHEET in wb.sheetnames:
         index = wb.sheetnames.index(LOAD_SHEET)
         wb.remove(wb[LOAD_SHEET])

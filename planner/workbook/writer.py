@@ -23,6 +23,8 @@ from openpyxl.worksheet.protection import SheetProtection
 from openpyxl.worksheet.table import Table as XlTable
 from openpyxl.worksheet.table import TableStyleInfo
 
+from planner import __version__
+from planner.export.xlsx_cells import titled_pages
 from planner.io.files import write_file
 from planner.io.safetext import write_text
 from planner.workbook.printing import legible_print
@@ -233,8 +235,22 @@ def write_sheet(ws, s: Sheet) -> None:
         ws.print_title_cols = s.print_title_cols
     if s.print_title_rows:
         ws.print_title_rows = s.print_title_rows
+    if s.one_page_tall:
+        ws.page_setup.fitToHeight = 1
+    titled_pages(ws, s.name, PRINTED_TITLE, printed_footer(), PRINTED_FIELDS)
     legible_print(ws)  # a sheet too wide for one page at 8 pt prints over several, its title columns on each
     _merges_on_their_pages(ws)
+
+
+#: The printed pages' header (right of the sheet's name) and footer fields (codes: the date printed, the file).
+PRINTED_TITLE = "LLM inference what-if workbook"
+PRINTED_FIELDS = ", printed &D, file &F"
+
+
+def printed_footer(version: str = __version__) -> str:
+    """The printed pages' footer before its fields: the planner that wrote the workbook ("planner 0.1.0, what-if
+    workbook"); ``refresh`` writes it again with its own version."""
+    return f"planner {version}, what-if workbook"
 
 
 def protection() -> SheetProtection:
