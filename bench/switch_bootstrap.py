@@ -37,6 +37,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   curve's byte rate (``bench/h200_moe_kernels.block_fp8_read_fraction``, 0.79), on every GPU (s188; the dense GEMMs'
   rate before, which the measured bf16 layers read at 0.93-1.06 of). ``moe-read-rate:all`` (ablation): every MoE
   model's experts at DeepSeek-R1's measured fraction (0.76), bf16 too.
+- ``dsa-bf16-decode``: vLLM's DeepSeek Sparse Attention decode over a 16-bit KV cache at the same tables' bf16 module
+  (``planner.engines.kernel_curves.DSA_BF16_DECODE``, h-r4; docs/hypotheses/dsa-bf16-decode.md), a + b x min(context,
+  top-k) per token, not the fp8_ds_mla kernel's 1.08 us.
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
   MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
@@ -98,6 +101,7 @@ SWITCHES = (
     "a100-moe-floor",
     "chat-template-tokens",
     "sglang-admission-latch",
+    "dsa-bf16-decode",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -187,6 +191,8 @@ MODULE_FLAGS = {
     "chat-template-tokens": ("planner.accuracy.datasets", "CHAT_TEMPLATE_ON", True),
     # SGLang admits nothing after a NO_TOKEN until a request leaves (h-r3)
     "sglang-admission-latch": ("planner.serving.simulate", "SGLANG_ADMISSION_LATCH", True),
+    # vLLM's DSA decode over a 16-bit cache at its own measured bf16 module (h-r4)
+    "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }

@@ -165,3 +165,49 @@ class TestOtherGpus:
         for name in ("B200 180GB", "MI300X"):
             assert kernel_curves.kernel_factors(cat.gpu(name), cat)["sparse_mla_token_s"] == 0.0
         assert kernel_curves.sparse_mla_token_for(cat.gpu(H200), cat, None) == 0.0
+
+
+class TestBf16CacheExperiment:
+    """EXPERIMENT (h-r4, off): vLLM's decode over a 16-bit cache at its own measured bf16 module's line,
+    a + b x min(context, top-k) (docs/hypotheses/dsa-bf16-decode.md)."""
+
+    @pytest.mark.parametrize("gpu", [H100, H200])
+    def test_shipped_line_is_rederived(self, gpu):
+        a, b = kernel_curves.SPARSE_MLA_BF16_LINE[gpu]
+        fa, fb = kernel_floor.sparse_mla_bf16_line(gpu)
+        assert a == pytest.approx(fa, abs=1e-9) and b == pytest.approx(fb, abs=1e-12)
+
+    @pytest.mark.parametrize("gpu", [H100, H200])
+    def test_the_line_reaches_a_full_top_k_outside_its_fit(self, gpu):
+        """From 512 to 2,048 tokens (past the 256-1,024 fit) the bf16 module's time per token rises by the line's
+        b x 1,536 + the fp8 module's rise (the indexer's scan) within 15% at 8-64 heads (H200, 16 heads: 0.46 us
+        measured, 0.48 predicted)."""
+        _, b = kernel_curves.SPARSE_MLA_BF16_LINE[gpu]
+        for heads in (8, 16, 32, 64):
+
+            def per_token(context, kv, heads=heads):
+                return (
+                    _measured_ms(gpu, heads, 1024, context, kv) - _measured_ms(gpu, heads, 256, context, kv)
+                ) / 768e3
+
+            indexer = per_token(2048, "fp8") - per_token(512, "fp8")
+            measured = per_token(2048, "bfloat16") - per_token(512, "bfloat16")
+            assert b * 1536 + indexer == pytest.approx(measured, rel=0.15)
+
+    def test_off_by_default_and_on_follows_the_cache(self, monkeypatch):
+        """Off: a bf16 and an fp8 cache pay 1.08 us; on: bf16 at 8K context pays 0.292 + 0.270e-3 x 2,048 = 0.845 us,
+        fp8 keeps 1.08."""
+        from planner.catalog import lookup, resolve
+
+        options = dict(gpus=8, batch=64, check_fit=False)
+        f = deploy(H200, "DeepSeek-V3.2", 8192, Options.read(DecodeOptions, options, "decode_step")).facts
+        assert f.limits.sparse_mla_bf16_token_s == 0.0
+        monkeypatch.setattr(kernel_curves, "DSA_BF16_DECODE", True)
+        monkeypatch.setattr(resolve, "_ONE", {})
+        monkeypatch.setattr(lookup, "_MEMO", {})
+        f = deploy(H200, "DeepSeek-V3.2", 8192, Options.read(DecodeOptions, options, "decode_step")).facts
+        sparse = operators.sparse_mla_applies(f.model, f.limits, 8.0, prefill=False)
+        bf16 = operators.sparse_mla_time_s(f.model, f.limits, 64, 8.0, sparse, 2.0, 8192.0)
+        fp8 = operators.sparse_mla_time_s(f.model, f.limits, 64, 8.0, sparse, 1.0, 8192.0)
+        assert bf16 == pytest.approx(61 * 64 * (0.292e-6 + 0.270e-9 * 2048))
+        assert fp8 == pytest.approx(61 * 64 * 1.08e-6)

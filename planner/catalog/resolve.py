@@ -29,7 +29,7 @@ from planner.engines.allreduce_table import (
     table_source,
 )
 from planner.engines.architecture import MODEL_FACT_FIELDS, fp8_ds_mla_bytes_per_token, model_facts
-from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
+from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_bf16_for, sparse_mla_token_for
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError, typed_name
@@ -76,6 +76,7 @@ def gpu_numbers(
             kernels["attention_bandwidth_efficiency"], kernels["attention_fp8_bandwidth_efficiency"] = own
     if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
+    bf16_line = sparse_mla_bf16_for(g, default_catalog(), eng.sparse_mla_kernel) if eng.kernel_curves else (0.0, 0.0)
     if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_MOE_PROFILES:
         # TensorRT-LLM's own grouped-GEMM rate (1.x's CUTLASS fused MoE, 0.x's plugin: one runner) where it was
         # measured on the GPU or the GPU of its architecture whose curves it takes (s126, s142), else vLLM's; 0.x's
@@ -112,6 +113,8 @@ def gpu_numbers(
         "ecc_reserved_fraction": g.ecc_reserved_fraction,
         "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
         "sparse_mla_prefill_max_heads": float(eng.sparse_mla_prefill_max_heads),
+        "sparse_mla_bf16_token_s": bf16_line[0],
+        "sparse_mla_bf16_attended_s": bf16_line[1],
         "host_overlap": float(eng.host_overlap),
         "experts_whole": float(eng.experts_whole),
         "decode_graph_max_batch": float(eng.decode_graph_max_batch),

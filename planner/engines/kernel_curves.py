@@ -268,6 +268,13 @@ SPARSE_MLA_TOKEN_S = {
     "vllm": {"H100 SXM 80GB": 1.10e-6, "H200 SXM 141GB": 1.08e-6},
     "tensorrt-llm": {"H100 SXM 80GB": 1.54e-6, "H200 SXM 141GB": 1.48e-6},
 }
+#: EXPERIMENT (h-r4, off): vLLM's sparse MLA decode over a 16-bit cache at its own measured module (the same tables'
+#: ``bfloat16`` rows), not the fp8_ds_mla kernel's rate: seconds per token per DSA layer and 64-head tile = the
+#: first + the second x min(context, top-k) (``planner.engines.kernel_floor.sparse_mla_bf16_line``, rounded; the
+#: bf16 module grows with the attended tokens where the fp8 one walks a fixed 2,048 slots). docs/hypotheses/
+#: dsa-bf16-decode.md.
+DSA_BF16_DECODE = False
+SPARSE_MLA_BF16_LINE = {"H100 SXM 80GB": (0.323e-6, 0.370e-9), "H200 SXM 141GB": (0.292e-6, 0.270e-9)}
 MOE_FLOOR_MEASURED_TOKENS = 8
 #: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``
 #: is adapted from it.
@@ -550,6 +557,21 @@ def sparse_mla_token_for(gpu, catalog, kernel: str | None) -> float:
     peak = bf16_peak(g)
     own = bf16_peak(gpu)
     return times[src] * peak / own
+
+
+def sparse_mla_bf16_for(gpu, catalog, kernel: str | None) -> tuple[float, float]:
+    """``SPARSE_MLA_BF16_LINE``'s (per token, per attended token) for vLLM's kernel on catalog GPU ``gpu`` (its curves'
+    source GPU's x that GPU's bf16 peak over its own, as ``sparse_mla_token_for``); (0, 0): the fp8 rate stays
+    (``DSA_BF16_DECODE`` off, another engine, off Hopper or unmeasured)."""
+    if not DSA_BF16_DECODE or kernel != "vllm":
+        return 0.0, 0.0
+    src = source_gpu(gpu.name, gpu.architecture)
+    if gpu.architecture != SPARSE_MLA_ARCHITECTURE or src not in SPARSE_MLA_BF16_LINE:
+        return 0.0, 0.0
+    g = gpu if src == gpu.name else catalog.gpu(src)
+    scale = bf16_peak(g) / bf16_peak(gpu)
+    a, b = SPARSE_MLA_BF16_LINE[src]
+    return a * scale, b * scale
 
 
 def allreduce_factors(gpu, row: dict[str, str], measured_gpu) -> dict[str, float]:

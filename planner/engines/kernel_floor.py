@@ -333,19 +333,26 @@ def read_dsa_rows(path: str | Path | None = None) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def dsa_latency_s(rows: list[dict[str, str]], engine: str, op: str, gpu: str) -> dict[tuple[int, int, int], float]:
+def dsa_latency_s(
+    rows: list[dict[str, str]], engine: str, op: str, gpu: str, kv: str | None = None
+) -> dict[tuple[int, int, int], float]:
     """(heads, context, batch) -> the median measured latency, seconds, of ``engine``'s ``op`` module on ``gpu`` in
-    its ``SPARSE_MLA_KV`` format (a shape measured twice counts once)."""
+    KV format ``kv`` (default its ``SPARSE_MLA_KV`` format; a shape measured twice counts once)."""
     groups: dict[tuple[int, int, int], list[float]] = {}
+    kv = kv or SPARSE_MLA_KV[engine]
     for r in rows:
-        if (r["engine"], r["op"], r["gpu"], r["kv_cache_dtype"]) == (engine, op, gpu, SPARSE_MLA_KV[engine]):
+        if (r["engine"], r["op"], r["gpu"], r["kv_cache_dtype"]) == (engine, op, gpu, kv):
             key = (int(r["num_heads"]), int(r["context"]), int(r["batch"]))
             groups.setdefault(key, []).append(float(r["latency_ms"]) * 1e-3)
     return {k: statistics.median(v) for k, v in groups.items()}
 
 
 def sparse_mla_token_points(
-    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None, engine: str = "vllm"
+    gpu: str,
+    path: str | Path | None = None,
+    catalog: Catalog | None = None,
+    engine: str = "vllm",
+    kv: str | None = None,
 ) -> dict[tuple[int, int], float]:
     """Per (heads per GPU <= 64, context): seconds per token per layer of ``engine``'s sparse MLA kernel, from its
     measured decode module: (latency at batch 1,024 - at 256) / 768, less the module's projection GEMMs per token at
@@ -355,7 +362,7 @@ def sparse_mla_token_points(
     cat = catalog or default_catalog()
     g = cat.gpu(gpu)
     fp8_rate = g.peak_flop_per_s["fp8"] * kernel_factors(g, cat)["gemm_fp8_flop_efficiency"]
-    lat = dsa_latency_s(read_dsa_rows(path), engine, "generation", gpu)
+    lat = dsa_latency_s(read_dsa_rows(path), engine, "generation", gpu, kv)
     lo, hi = SPARSE_SLOPE_BATCHES
     out = {}
     for heads, ctx in sorted({(h, c) for h, c, _ in lat}):
@@ -378,6 +385,28 @@ def sparse_mla_token_s(
     padded heads, so its time per token hardly moves with the heads (8-64) or the context (256-1,024): vLLM's points
     on H200 lie within 1.04-1.13 us, TensorRT-LLM's within a few percent of 1.4 us (tests/test_sparse_mla.py)."""
     return float(statistics.median(sparse_mla_token_points(gpu, path, catalog, engine).values()))
+
+
+def sparse_mla_bf16_line(
+    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None
+) -> tuple[float, float]:
+    """(seconds per token, seconds per token per attended token) per DSA layer and 64-head tile of vLLM's sparse MLA
+    decode over a bf16 cache on ``gpu``: time per token = the first + the second x min(context, top-k).
+
+    Unlike the fp8 kernel (a fixed 2,048-slot walk), vLLM's bf16 module grows with the context up to the top-k
+    (H200, 16 heads: 0.32, 0.41, 0.56, 0.87 us at 256, 512, 1,024, 2,048 tokens; 1.01 at 4,096, where the fp8
+    module grows alike: the indexer's scan). The slope is the bf16 points' slope over the context less the fp8
+    points' (the indexer, which the operator model times itself), median over 8-64 heads at 256-1,024 tokens; the
+    intercept the median of each bf16 point less slope x context (``sparse_mla_token_points`` at ``kv="bfloat16"``)."""
+    bf = sparse_mla_token_points(gpu, path, catalog, "vllm", "bfloat16")
+    f8 = sparse_mla_token_points(gpu, path, catalog, "vllm", "fp8")
+    slopes = []
+    for heads in sorted({h for h, _ in bf}):
+        ctx = np.array(SPARSE_SLOPE_CONTEXTS, dtype=float)
+        diff = np.array([bf[(heads, c)] - f8[(heads, c)] for c in SPARSE_SLOPE_CONTEXTS])
+        slopes.append(float(np.polyfit(ctx, diff, 1)[0]))
+    slope = float(statistics.median(slopes))
+    return float(statistics.median(v - slope * c for (_, c), v in bf.items())), slope
 
 
 def prefill_token_s(gpu: str, engine: str = "tensorrt-llm", heads: int = 16, path: str | Path | None = None) -> float:

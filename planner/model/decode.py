@@ -240,7 +240,7 @@ def decode_step(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_read, attention_flop=attention_flop, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
-    ) + operators.sparse_mla_time_s(model, limits, rows, gpus, sparse)  # fmt: skip
+    ) + operators.sparse_mla_time_s(model, limits, rows, gpus, sparse, precision.kv_bytes_per_element, context_tokens)  # fmt: skip
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)

@@ -176,6 +176,10 @@ class EngineFacts:
     # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not
     # modelled apart (the attention curves alone time DSA's latents)
     sparse_mla_token_s: ArrayLike = 0.0
+    # EXPERIMENT (h-r4, off): over a 16-bit cache, that kernel's time per token = this + ``sparse_mla_bf16_attended_s``
+    # x min(context, top-k) (vLLM's measured bf16 module); 0: the fp8 rate for every cache
+    sparse_mla_bf16_token_s: ArrayLike = 0.0
+    sparse_mla_bf16_attended_s: ArrayLike = 0.0
     # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
     sparse_mla_prefill_max_heads: ArrayLike = 0.0
     # MLA's absorbed decode attention's FLOP/s over the dense 16-bit peak, from the measured MLA modules

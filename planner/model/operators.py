@@ -392,7 +392,13 @@ def sparse_mla_applies(model: ModelFacts, limits: EngineFacts, heads_gpus: Array
 
 
 def sparse_mla_time_s(
-    model: ModelFacts, limits: EngineFacts, tokens: ArrayLike, heads_gpus: ArrayLike, applies: ArrayLike
+    model: ModelFacts,
+    limits: EngineFacts,
+    tokens: ArrayLike,
+    heads_gpus: ArrayLike,
+    applies: ArrayLike,
+    kv_bytes_per_element: ArrayLike = 1.0,
+    context_tokens: ArrayLike = 0.0,
 ) -> ArrayLike:
     """The sparse MLA kernel of a DSA model (vLLM's FLASHMLA_SPARSE measured over its fp8_ds_mla KV, used for a bf16 cache too; TensorRT-LLM's
     DSA attention): ``tokens`` query tokens x full-attention layers x the GPU's measured time per token and 64-head
@@ -410,7 +416,13 @@ def sparse_mla_time_s(
     if type(applies) is float and applies == 0.0:
         return 0.0
     tiles = ops.ceil(model.num_attention_heads / heads_gpus / SPARSE_MLA_HEAD_TILE)
-    return applies * tokens * model.full_attention_layers * limits.sparse_mla_token_s * tiles
+    token_s = limits.sparse_mla_token_s
+    bf16_s = limits.sparse_mla_bf16_token_s
+    if not (type(bf16_s) is float and bf16_s == 0.0):  # EXPERIMENT (h-r4): a 16-bit cache at its own module's line
+        attended = ops.minimum(context_tokens, model.attended_tokens_max)
+        bf16 = bf16_s + limits.sparse_mla_bf16_attended_s * attended
+        token_s = ops.where((kv_bytes_per_element > 1.0) & (bf16_s > 0.0), bf16, token_s)
+    return applies * tokens * model.full_attention_layers * token_s * tiles
 
 
 def forward_kernels_time_s(

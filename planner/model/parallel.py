@@ -171,7 +171,7 @@ def dp_decode_step(
         attention_bytes=kv_read, attention_flop=attention_flop,
         dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
-    ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse)  # fmt: skip
+    ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse, precision.kv_bytes_per_element, context_tokens)  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_all
     comm = ep_communication_s(gpu, limits, model, precision, per_rank, gpus)
     overhead = step_costs_s(model, limits, kernels_s + comm, per_rank)
