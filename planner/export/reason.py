@@ -65,7 +65,8 @@ def risk(scenario: Scenario, rec: Result) -> str:
     )
     text = (
         f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of "
-        f"{range_basis(rec.time_range_note)}"
+        # with a margin, the sentence after says the TTFT margin is borrowed, with TTFT's own range
+        f"{range_basis(rec.time_range_note).replace(f'; {TTFT_BORROWED}', '' if rec.margin else f'; {TTFT_BORROWED}')}"
         + (f" (widened {rec.time_range_widened})" if rec.time_range_widened else "")
         + f"; sized with {how}"
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
