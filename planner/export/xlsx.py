@@ -686,7 +686,8 @@ def _charts(book: _Book) -> None:
     ws["A37"].alignment = Alignment(wrap_text=True, vertical="top")
     # merged cells do not grow with their text (trial 20, F9: the note was cut at the page foot): the two rows share
     # the height the wrapped note needs
-    chars = sum(ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, 17))
+    letters = [get_column_letter(j) for j in range(1, 17)]  # read without creating: a new dimension sets a width
+    chars = sum((ws.column_dimensions[c].width if c in ws.column_dimensions else 0) or 8.43 for c in letters)
     for r in (37, 38):
         ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 2  # italic runs wider
     ws.print_area = "A1:P38"
