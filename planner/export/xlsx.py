@@ -765,27 +765,21 @@ def _latency(book: _Book) -> None:
         },
     )
     goals = [i for i, r in enumerate(shown) if r.margin > 0]  # options whose goal is below the target
-    goal_words = (
-        "; thin dotted in an option's colour: its goals (the targets less its margin, the table's goal columns), which "
-        "a line under the grey target can already be past"
-        if goals
-        else ""
-    )
-    note = (
-        f"Each option keeps its serving replicas (the fewest that meet the goals at the peak; the fleet adds its spares "
-        f"and rounds to whole nodes) while traffic changes (simulated at the mean lengths, arrivals of "
-        f"burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; grey dotted: the planned peak ({planned:,.3g} "
-        f"requests/s) and the target{goal_words}. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x "
-        "the target. Headroom: the extra traffic the serving replicas take, spares not used, with both figures within "
-        "their goals (the targets less the margin); Summary's headroom at peak is the spares' and whole nodes'."
+    goal_words = "; thin, in its colour: an option's goal (target less margin)" if goals else ""
+    note = (  # short: the page prints at 8 pt or more only with the note within five estimated lines
+        f"Each option keeps its serving replicas (the fewest meeting the goals at the peak; spares apart) as traffic "
+        f"changes (mean lengths, burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak "
+        f"({planned:,.3g} requests/s) and the target{goal_words}. A line stops past a replica's capacity or at "
+        f"{LATENCY_CHART_CAP:g}x the target. Headroom: the extra traffic the serving replicas take (spares unused) "
+        "within both goals; Summary's headroom at peak is the spares' and whole nodes'."
     )
     # trial 20, F9: say which options meeting the targets the page leaves out, and why
     off_cost = [r.option.name for r in review.results if r.meets and r not in charted(review)]
     off_curve = [r.option.name for r in charted(review) if r.load_curve is None]
     if off_cost:
-        note += f" {not_charted_text(off_cost)}"
+        note += f" {not_charted_text(off_cost, f'over {CHART_COST_LIMIT:g}x the cost, or past the cheapest {CHART_MAX_OPTIONS}')}"
     if off_curve:
-        note += f" {not_charted_text(off_curve, 'not sized on simulated percentiles: no curve under load')}"
+        note += f" {not_charted_text(off_curve, 'not sized on simulated percentiles')}"
     figures = [
         [row[where[f"{m}_{which}_{i}"]] for m in ("ttft", "tpot") for which in ("p50", "high") for row in table.rows]
         for i in range(len(shown))
