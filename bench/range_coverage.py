@@ -4,6 +4,7 @@ would have stated for that row's query (issues 21 and 22: an honest range, not a
     PYTHONPATH=. python bench/range_coverage.py                 # all three parts (~1 minute)
     PYTHONPATH=. python bench/range_coverage.py --part prediction   # or margin, or loaded
     PYTHONPATH=. python bench/range_coverage.py --part rule   # s153's moved-out rule (not shipped), judged left out
+    PYTHONPATH=. python bench/range_coverage.py --part sources   # the margin's MIN_SOURCES rule against the one before
     PYTHONPATH=. python bench/range_coverage.py --write-coverage   # part 1's totals -> catalogs/reference/range_coverage.csv
 
 A range is the 10th-90th percentile of measured / predicted - 1, so 80% of figures should lie inside it, 10% below
@@ -51,6 +52,7 @@ from planner.accuracy.calibration import residual_range  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
 from planner.accuracy.ranges import COVERAGE_FILE_NAME, MIN_ROWS, TimeRange, _shift  # noqa: E402
 from planner.accuracy.serving_margin import (  # noqa: E402
+    MIN_SOURCES,
     MarginPool,
     ServingRegion,
     engine_name,
@@ -329,6 +331,7 @@ def left_out_regions(
 #: How the report names each branch of ``margin_range``'s rule (``MarginPool.kind``).
 RULES = {
     "own": f"own quantiles (>= {MIN_ROWS} figures)",
+    "own thin": f"own quantiles (>= {MIN_ROWS}, < {MIN_SOURCES} sources) + every GPU",
     "every GPU": "prediction range + every GPU",
     "every GPU and own few": f"prediction range + every GPU, own 1-{MIN_ROWS - 1}",
     "own few": f"prediction range + own 1-{MIN_ROWS - 1}",
@@ -346,9 +349,11 @@ def margin_records(
     tpot_pred_s: list[float],
     gpus: list[str | None],
     regions_for: Callable[[str], dict[tuple[str, str, str], ServingRegion]],
+    min_sources: int = MIN_SOURCES,
 ) -> list[dict]:
     """Each steady-load TPOT figure with the placement of its published value against the margin range the export
-    would use for its GPU, engine, TP size and model (and so its class), the regions given by ``regions_for(fold)``."""
+    would use for its GPU, engine, TP size and model (and so its class), the regions given by ``regions_for(fold)``;
+    ``min_sources``: the rule's (``serving_margin.MarginPool.min_sources``; 1: the rule before s202)."""
     cat, memo, out = default_catalog(), {}, []
     for r, pred_s, gpu in zip(rows, tpot_pred_s, gpus, strict=True):
         if gpu is None or not (math.isfinite(pred_s) and pred_s > 0 and math.isfinite(r.tpot_s)):
@@ -361,18 +366,86 @@ def margin_records(
         regions = regions_for(fold_of(r))
         profile = engine_profile(r.engine).name  # the export asks by profile (planner.export.evaluate)
         arch = margin_class(model)
-        rng = margin_range(prediction, gpu, profile, arch, regions)
+        rng = margin_range(prediction, gpu, profile, arch, regions, min_sources=min_sources)
         at = placement(pred_s, r.tpot_s, rng.low, rng.high)
         pair = f"{gpu} / {engine_name(r.engine)} / {arch}"
-        rule = rule_of(margin_pool(gpu, profile, arch, regions))
+        rule = rule_of(margin_pool(gpu, profile, arch, regions, min_sources=min_sources))
         # MLA is no class of the margin's (serving_margin's docstring); the report splits MoE by it to show what a
         # class of its own would have to beat
         kind = arch if model.moe is None else f"{arch}, {'MLA' if model.mla is not None else 'no MLA'}"
         # the margin is built from the kernel tables' engine lines only (serving_margin.KERNEL_LINES): an older line's
         # figure is shown, against the margin the export would give today's release, in its own group
         line = "kernel tables' line" if of_kernel_line(r.engine, r.engine_version) else "older line (not in the margin)"
-        out.append(dict(at=at, pair=pair, rule=rule, run=run_kind(r), fold=fold_of(r), cls=arch, kind=kind, line=line))
+        out.append(
+            dict(
+                at=at, pair=pair, rule=rule, run=run_kind(r), fold=fold_of(r), cls=arch, kind=kind, line=line,
+                high=rng.high,
+            )
+        )  # fmt: skip
     return out
+
+
+def at_or_under_high(records: list[dict]) -> tuple[float, float]:
+    """The share of records at or under their range's high end (inside or faster: the end a fleet is sized on;
+    nominal 90%), pooled over figures and with each source (``fold``) weighing 1 (the mean of its figures' share)."""
+    under = [{**r, "at": INSIDE if r["at"] != ABOVE else BELOW} for r in records]
+    pooled = sum(r["at"] == INSIDE for r in under) / len(under) if under else math.nan
+    return pooled, source_weighted_inside(under)
+
+
+def sources_report(held: list) -> list[str]:
+    """docs/hypotheses/margin-min-sources.md's judgement: each source's steady-load TPOT figures against the margin
+    built without that source, under the rule before s202 (a region's own quantiles from ``MIN_ROWS`` figures
+    whatever their sources), the shipped rule (own quantiles stand alone from ``MIN_SOURCES`` sources, else widened by
+    the engine and class on every GPU) and variant B (a thin region down the "fewer" branch as it is); the share at
+    or under the high end, per rule, per branch and per source, and the margins' high ends."""
+    import planner.accuracy.serving_margin as sm
+
+    rows, pred, gpus, classes = steady_load_tpot(held)
+    memo: dict[str, dict] = {}
+
+    def left_out(fold: str) -> dict:
+        if fold not in memo:
+            memo[fold] = left_out_regions(rows, pred, gpus, classes, fold)
+        return memo[fold]
+
+    rules = {}
+    for label, min_sources, as_few in (
+        ("before s202: own quantiles from 5 figures", 1, False),
+        (f"shipped: own alone from {MIN_SOURCES} sources, else widened", MIN_SOURCES, False),
+        ("variant B: thin own down the 'fewer' branch", MIN_SOURCES, True),
+    ):
+        sm.THIN_AS_FEW = as_few
+        try:
+            rules[label] = margin_records(rows, pred, gpus, left_out, min_sources)
+        finally:
+            sm.THIN_AS_FEW = False
+    lines = [
+        "",
+        "== The margin rule's sources (docs/hypotheses/margin-min-sources.md): each source's steady-load TPOT figures",
+        "   against the margin built without that source; at or under the high end (nominal 90%), pooled over figures",
+        "   and with each source weighing 1; inside the range (nominal 80%); the median high end of the ranges used",
+        f"{'':<56}{'figures':>8}{'<= high':>9}{'sources':>9}{'inside':>8}{'median high':>13}",
+    ]
+
+    def line(label: str, rs: list[dict]) -> str:
+        pooled, alike = at_or_under_high(rs)
+        inside = sum(r["at"] == INSIDE for r in rs) / len(rs)
+        highs = sorted(r["high"] for r in rs)
+        return f"{label:<56}{len(rs):>8}{pooled:>9.0%}{alike:>9.0%}{inside:>8.0%}{highs[len(highs) // 2]:>+13.0%}"
+
+    for label, rs in rules.items():
+        lines.append(line(label, rs))
+        for by in ("rule", "cls"):
+            for v in sorted({r[by] for r in rs}):
+                lines.append(line(f"  {by} {v}", [r for r in rs if r[by] == v]))
+    folds = sorted({r["fold"] for rs in rules.values() for r in rs})
+    lines += ["", f"   {'source left out':<50}" + "".join(f"{k.split(':')[0]:>13}" for k in rules)]
+    for fold in folds:
+        shares = [at_or_under_high([r for r in rs if r["fold"] == fold])[0] for rs in rules.values()]
+        n = sum(r["fold"] == fold for r in next(iter(rules.values())))
+        lines.append(f"   {fold[:44]:<44}{n:>6}" + "".join(f"{x:>13.0%}" for x in shares))
+    return lines
 
 
 def margin_report(held: list) -> list[str]:
@@ -527,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--part",
-        choices=("prediction", "margin", "loaded", "rule"),
+        choices=("prediction", "margin", "loaded", "rule", "sources"),
         help="one part only [default: the three; 'rule': s153's moved-out multipliers and left-out coverage]",
     )
     parser.add_argument(
@@ -545,6 +618,8 @@ def main(argv: list[str] | None = None) -> int:
         lines += prediction_report(time_checks(held))
     if args.part == "rule":
         lines += rule_report(time_checks(held))
+    if args.part == "sources":
+        lines += sources_report(held)
     if args.part in (None, "margin"):
         lines += margin_report(held)
     if args.part in (None, "loaded"):

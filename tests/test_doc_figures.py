@@ -312,9 +312,19 @@ class TestExportDoc:
         from planner.accuracy.serving_margin import EVERY_GPU, load_serving, margin_range, steady_load
 
         serving = load_serving()
-        rows, low, high = stated(self.DOC, r"\(H100 with vLLM, dense: (\d+) figures, (-\d+)% / ([-+]\d+)%\)")
+        rows, sources, low, high = stated(
+            self.DOC, r"H100 with vLLM, dense, has (\d+) figures from (\d+) sources \((-\d+)% / ([-+]\d+)%\)"
+        )
         h100 = serving[("H100 SXM 80GB", "vllm", "dense", "all")]
-        assert (rows, int(low), int(high)) == (h100.rows, _pct(h100.low), _pct(h100.high))
+        assert (rows, sources, int(low), int(high)) == (h100.rows, h100.source_count, _pct(h100.low), _pct(h100.high))
+        # fewer than MIN_SOURCES: widened by the dense vLLM runs on every GPU (s202, trial 20 F1)
+        w_low, w_high = stated(
+            self.DOC, r"widened to vLLM dense on every GPU \(21 runs from 5 sources ...\)\", (-\d+)% / \+(\d+)%"
+        )
+        got = margin_range(
+            residual_range("H100 SXM 80GB", "vllm", gpus=4, model="Llama-3.1-70B"), "H100 SXM 80GB", "vllm", "dense"
+        )
+        assert (int(w_low), int(w_high)) == (_pct(got.low), _pct(got.high))
         a_rows, smallest, largest, p_rows, p_low, p_high, m_low, m_high = stated(
             self.DOC,
             r"\(A100 80GB with vLLM, dense: (\d+) figures, (-\d+)% to (-\d+)%, and (\d+) dense vLLM runs on every GPU, "
@@ -687,7 +697,7 @@ class TestWorkbooksDoc:
             wb.needed_replicas,
             wb.batch_limit,
             int(review.fleet.replicas_needed) - option.spare_replicas,
-            int(review.replica.batch),
+            review.batch_per_replica,  # the most that hold the high lengths (its closed-form batch is the goal's: 94)
             int(w.prompt_tokens_high),
             int(w.output_tokens_high),
         )

@@ -101,14 +101,37 @@ class TestClass:
 
 
 class TestRule:
-    def test_a_gpu_engine_and_class_with_enough_figures_take_their_own_percentiles(self):
-        """H100 + vLLM, dense: 7 figures (-8% / -1%), not pooled with the 2 gpt-oss-120b MoE runs there; the note says
-        which runs: "from 7 dense-model runs on H100 SXM 80GB + vLLM"."""
-        row = shipped_row("H100 SXM 80GB", "vllm", "dense")
-        assert (int(row["rows"]), quantiles(row)) == (7, (-0.08, -0.01))
+    def test_own_figures_from_too_few_sources_are_widened_by_the_engine_and_class_on_every_gpu(self):
+        """H100 + vLLM, dense: 7 figures from 2 sources (-8% / -1%), not pooled with the 2 gpt-oss-120b MoE runs
+        there. Until s202 they stood alone and sized H100 on its prediction while H200, with none, took +25% (trial
+        20, F1); with fewer than ``MIN_SOURCES`` sources they are widened by the 21 dense vLLM runs on every GPU
+        (5 sources, -12% / +25%), and the note says so."""
+        row, pooled = shipped_row("H100 SXM 80GB", "vllm", "dense"), shipped_row(EVERY_GPU, "vllm", "dense")
+        assert (int(row["rows"]), quantiles(row), len(row["sources"].split())) == (7, (-0.08, -0.01), 2)
         got = margin_range(llama_range("H100 SXM 80GB"), "H100 SXM 80GB", "vllm", "dense")
-        assert got[:2] == quantiles(row)
+        assert got[:2] == (-0.12, 0.25) == quantiles(pooled)
         assert got.note.startswith("from 7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load")
+        assert (
+            "7 runs from 2 sources, fewer than 3: widened to vLLM dense on every GPU (21 runs from 5 sources"
+            in got.note
+        )
+        before = margin_range(llama_range("H100 SXM 80GB"), "H100 SXM 80GB", "vllm", "dense", min_sources=1)
+        assert before[:2] == quantiles(row)  # the rule before s202, which bench/range_coverage.py --part sources keeps
+
+    def test_own_figures_from_enough_sources_take_their_own_percentiles(self):
+        """A region of ``MIN_SOURCES`` sources or more stands alone, narrower than the pool or not."""
+        from dataclasses import replace
+
+        from planner.accuracy.serving_margin import MIN_SOURCES, ServingRegion
+
+        own = ServingRegion("H100 SXM 80GB", "vllm", "dense", 9, -0.05, 0.0, 0.04, -0.06, 0.05, "a b c")
+        pooled = replace(own, gpu=EVERY_GPU, rows=30, low=-0.2, high=0.5, sources="a b c d")
+        regions = {(r.gpu, "vllm", "dense", "all"): r for r in (own, pooled)}
+        got = margin_range(llama_range("H100 SXM 80GB"), "H100 SXM 80GB", "vllm", "dense", regions)
+        assert MIN_SOURCES == 3 and got[:2] == (-0.05, 0.04) and "sources: a b c)" in got.note
+        thin = {**regions, ("H100 SXM 80GB", "vllm", "dense", "all"): replace(own, sources="a b")}
+        got = margin_range(llama_range("H100 SXM 80GB"), "H100 SXM 80GB", "vllm", "dense", thin)
+        assert got[:2] == (-0.2, 0.5) and "9 runs from 2 sources, fewer than 3: widened to" in got.note
 
     def test_a_dense_model_is_not_sized_with_another_classs_runs_on_its_gpu(self):
         """H200 + vLLM has MLA figures (DeepSeek-R1, +40% / +149%; +150% before s199's regenerated serving residuals:
@@ -132,7 +155,7 @@ class TestRule:
         assert int(shipped_row(EVERY_GPU, "vllm", "MLA", "current")["rows"]) == 1
         prediction = residual_range("H200 SXM 141GB", "vllm", gpus=8, model="DeepSeek-R1")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA")
-        assert got[:2] == quantiles(row) == (0.40, 1.49)
+        assert quantiles(row) == (0.40, 1.49) and got[:2] == (0.40, 1.79)  # 2 sources: widened to 19 runs anywhere
         assert got.note.startswith("from 10 MLA-model runs on H200 SXM 141GB + vLLM")
 
     def test_with_the_current_line_first_todays_sglang_takes_its_own_runs(self, monkeypatch):
@@ -145,7 +168,8 @@ class TestRule:
 
         prediction = residual_range("H200 SXM 141GB", "sglang", gpus=8, model="DeepSeek-R1")
         shipped = margin_range(prediction, "H200 SXM 141GB", "sglang", "MLA")
-        assert shipped[:2] == quantiles(shipped_row("H200 SXM 141GB", "sglang", "MLA")) == (-0.02, 2.02)
+        assert quantiles(shipped_row("H200 SXM 141GB", "sglang", "MLA")) == (-0.02, 2.02)  # 2 sources: widened
+        assert quantiles(shipped_row(EVERY_GPU, "sglang", "MLA")) == (-0.05, 1.80) and shipped[:2] == (-0.05, 2.02)
         monkeypatch.setattr(serving_margin, "CURRENT_LINE_FIRST", True)
         pooled, own = (
             shipped_row(EVERY_GPU, "sglang", "MLA", "current"),
@@ -159,7 +183,7 @@ class TestRule:
         assert got[:2] == (min(prediction.low, -0.09, -0.04), max(prediction.high, 0.04, 0.02)) and got.high < 0.3
         assert "9 MLA-model runs of SGLang 0.5 and later on any GPU + SGLang" in got.note
         old = margin_range(prediction, "H200 SXM 141GB", "sglang-0.4", "MLA")
-        assert old[:2] == quantiles(shipped_row("H200 SXM 141GB", "sglang", "MLA")) == (-0.02, 2.02)
+        assert old[:2] == (-0.05, 2.02)  # every release's 13 (2 sources), widened by the 27 on every GPU
 
     def test_a_gqa_moe_model_is_not_sized_with_mla_runs(self):
         """gpt-oss-120b on B200 + SGLang (trial 9 F2: +180% from DeepSeek-R1 runs on H200 and MI300X): no SGLang run
@@ -248,7 +272,8 @@ class TestRule:
         prediction = llama_range("MI300X", gpus=8)
         got = margin_range(prediction, "MI300X", "vllm-0.6", "dense")  # vLLM's profiles share its figures
         row = shipped_row("MI300X", "vllm", "dense")
-        assert int(row["rows"]) == 5 and got[:2] == quantiles(row) == (-0.03, 0.55)
+        assert int(row["rows"]) == 5 and quantiles(row) == (-0.03, 0.55)
+        assert got[:2] == (-0.12, 0.55)  # 1 source: widened to the dense vLLM runs on every GPU (-12% / +25%)
         assert "kernel curves of H100 SXM 80GB stand in on MI300X" in prediction.widened
 
     @pytest.mark.parametrize("engine", ["vllm", "sglang"])
@@ -261,7 +286,7 @@ class TestRule:
         # then the runs' releases and layout (trial 16, F1: serving_margin.runs_clause)
         said, runs = got.note.split("; the runs' releases: ")
         assert said.endswith("these runs' errors hold that miss, which is why the range is theirs")
-        assert runs.endswith("layout TP8 (all 9)" if engine == "vllm" else "layout TP8 (all 14)")
+        assert runs.endswith("layout TP8 (all 19)" if engine == "vllm" else "layout TP8 (all 27)")  # widened: pool's
         h100 = margin_range(llama_range("H100 SXM 80GB", gpus=8), "H100 SXM 80GB", "vllm", "dense")
         assert "kernel curves of" not in h100.note
 
@@ -297,7 +322,7 @@ class TestRule:
         fewer than 5) and takes the dense vLLM runs on every GPU widened to them."""
         moe = shipped_row("B200 180GB", "vllm", "MoE")
         got = margin_range(llama_range("B200 180GB", gpus=8), "B200 180GB", "vllm", "MoE")
-        assert got[:2] == quantiles(moe) == (-0.13, 0.17)
+        assert quantiles(moe) == (-0.13, 0.17) and got[:2] == (-0.13, 0.30)  # 1 source: widened to 13 runs, 3
         assert int(shipped_row("B200 180GB", "vllm", "dense")["rows"]) == 4
         assert margin_pool("B200 180GB", "vllm", "dense").kind == "every GPU and own few"
 

@@ -65,8 +65,9 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
         prediction = TimeRange(-0.28, 0.09, "the prediction's own")
         dp = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA", parallelism="dp-ep")
         tp = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA", parallelism="tp")
-        assert (dp.low, dp.high) == (tp.low, tp.high) == (0.40, 1.49)  # the margin's size does not move (s197, s198)
-        assert f"{RUNS_CLAUSE}vLLM 0.7.4.dev181 (9 runs), 0.11.0 (1); layout TP8 (all 10)" in dp.note
+        # the margin's size does not move (s197, s198); 2 sources: widened by the 19 MLA runs on every GPU (s202)
+        assert (dp.low, dp.high) == (tp.low, tp.high) == (0.40, 1.79)
+        assert f"{RUNS_CLAUSE}vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9), 0.11.0 (1); layout TP8 (all 19)" in dp.note
         assert NO_DP_EP_RUN in dp.note and NO_DP_EP_RUN not in tp.note
         assert "none of these runs used data-parallel attention" in NO_DP_EP_RUN
 
@@ -74,7 +75,10 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
         prediction = TimeRange(-0.28, 0.09, "the prediction's own")
         note = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA", parallelism="dp-ep").note
         said = _basis(note)
-        assert said.startswith("10 MLA-model runs on H200 SXM 141GB + vLLM: vLLM 0.7.4.dev181 (9 runs)")
+        assert said.startswith(
+            "10 MLA-model runs on H200 SXM 141GB + vLLM, widened to vLLM MLA on every GPU, 19 runs from 2 sources: "
+            "vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9)"
+        )
         assert said.endswith(NO_DP_EP_RUN)
 
     def test_a_pooled_margin_names_the_pooled_runs(self):
@@ -87,7 +91,7 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
     def test_the_plans_margin_line_names_them(self):
         text = _rendered("H200", "deepseek-r1", 2500, gpus=8, parallelism="dp-ep")
         line = next(x for x in text.splitlines() if x.startswith("Budget review's margin"))
-        assert "vLLM 0.7.4.dev181 (9 runs)" in line and NO_DP_EP_RUN in line
+        assert "0.7.4.dev181 (9)" in line and NO_DP_EP_RUN in line
 
     def test_regions_read_from_a_file_without_the_new_columns(self, tmp_path):
         old = tmp_path / "old.csv"

@@ -104,8 +104,16 @@ def test_the_risk_sentence_says_what_its_range_rests_on():
         "gpustack-performance-lab sglang-v0.3.0-vs-vllm-v0.6.0): -8% / -1%"
     )
     assert range_basis(note) == (
-        "7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT sized with the "
-        "same range)"
+        "7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT's margin borrowed "
+        "from TPOT)"
+    )
+    from planner.accuracy.ranges import TimeRange
+    from planner.accuracy.serving_margin import margin_range
+
+    thin = margin_range(TimeRange(-0.1, 0.1, "p"), "H100 SXM 80GB", "vllm", "dense").note  # trial 20, F1
+    assert range_basis(thin) == (
+        "7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources: widened to vLLM dense on "
+        "every GPU, 21 runs from 5 sources; TTFT's margin borrowed from TPOT)"
     )
     h200 = (
         "held-out residuals of 10 published figures on H200 SXM 141GB (sources: trtllm-blog-h200-launch "
@@ -114,7 +122,7 @@ def test_the_risk_sentence_says_what_its_range_rests_on():
     )  # the README review's H200 row (trial 7 F10: it still read "its benchmark rows")
     assert range_basis(h200) == (
         "10 published figures on H200 SXM 141GB (2 sources), widened to hold 21 dense-model runs on any GPU + vLLM "
-        "(TTFT sized with the same range)"
+        "(TTFT's margin borrowed from TPOT)"
     )
     assert range_basis("a calibration file's own range") == "its benchmark rows"
 

@@ -19,10 +19,18 @@ MoE models (H200 + vLLM: 10 and 1, MI300X + vLLM: 9 and 1), so the data cannot t
 
 **Rule** (``margin_range``), for a query's GPU, engine and class:
 
-- at least ``MIN_ROWS`` figures of that GPU, engine and class: their 10th-90th percentiles are the range (H100 +
-  vLLM, dense: 7 figures, -8% / -1%); where the GPU's kernel curves are another vendor's (MI300X: H100's,
-  ``planner.accuracy.ranges.curves_text``), the note says so: the runs' errors hold the borrowed curves' miss, so
-  the range is not moved out for it again;
+- at least ``MIN_ROWS`` figures of that GPU, engine and class from at least ``MIN_SOURCES`` (3) independent
+  sources (``ServingRegion.source_count``): their 10th-90th percentiles are the range; where the GPU's kernel curves
+  are another vendor's (MI300X: H100's, ``planner.accuracy.ranges.curves_text``), the note says so: the runs' errors
+  hold the borrowed curves' miss, so the range is not moved out for it again;
+- at least ``MIN_ROWS`` figures from fewer sources ("own thin", s202, trial 20 F1): their 10th-90th percentiles
+  widened by those of the same engine and class on every GPU together (low = min of the two lows, high = max of the
+  highs) where that pool has more figures and ``MIN_ROWS`` or more; else their own, the note saying how many sources.
+  Until s202 such a region stood alone: H100 + vLLM, dense, 7 figures from 2 sources, -8% / -1%, sized the H100
+  options on the prediction while H200, with none of its own, took the pooled +25%, so the review's GPU ranking
+  followed the amount of evidence. Left out one source at a time (``bench/range_coverage.py --part sources``) the
+  share of steady-load TPOT figures at or under the margin's high end went from 75% to 77% (89% to 92% with each
+  source weighing 1; docs/hypotheses/margin-min-sources.md);
 - fewer: the prediction range (``ranges.region_residuals``), made at least as wide as the serving errors that stand
   in for the missing ones: the 10th-90th percentiles of the same engine and class on every GPU together, when they
   are ``MIN_ROWS`` figures or more (``pooled``), and the smallest and largest of this GPU's own 1 to
@@ -49,10 +57,12 @@ from typing import Any
 
 import numpy as np
 
+from planner.accuracy.loaded_ranges import MIN_SOURCES
 from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.profiles import ENGINE_ALIASES, parse_version
 from planner.model.layouts import layout_label
+from planner.units import counted
 
 #: Percentiles of a region's range, as the prediction ranges take them.
 LOW_Q, HIGH_Q = 10, 90
@@ -114,6 +124,14 @@ class ServingRegion:
         ""  # how the runs split the model, as read (``layouts.layout_label``: "TP8", "DEP8"), space-separated
     )
 
+    @property
+    def source_count(self) -> int:
+        """The independent sources of the figures: the ``sources`` words counted as folds
+        (``planner.accuracy.holdout.fold_of``: one benchmark's pages are one source)."""
+        from planner.accuracy.holdout import FOLD_PREFIXES
+
+        return len({next((p for p in FOLD_PREFIXES if s.startswith(p)), s) for s in self.sources.split()})
+
 
 def serving_residuals_file() -> Path:
     return shipped_catalog_dir() / "reference" / "heldout_serving_residuals.csv"
@@ -142,6 +160,12 @@ def steady_load(kind: str, batch: float, num_prompts: float | None, request_rate
         return True  # an infinite rate (every prompt at once) is a burst, not a rate
     return 0 < batch < (num_prompts or batch)
 
+
+#: Whether a region with ``MIN_ROWS`` figures or more from fewer than ``MIN_SOURCES`` sources goes down the "fewer"
+#: branch as it is (the prediction range widened by the pooled percentiles and its own smallest and largest
+#: figure) instead of its own percentiles widened by the pooled ones: docs/hypotheses/margin-min-sources.md's variant
+#: B, measured by ``bench/range_coverage.py --part sources``, not shipped.
+THIN_AS_FEW = False
 
 #: The first release of each engine's line that the kernel tables were measured on (aiconfigurator's collectors:
 #: SGLang 0.5.10-0.5.14, vLLM 0.14-0.24, TensorRT-LLM 1.3; docs/history.md): SGLang 0.5, vLLM 0.8 (the V1 engine by
@@ -342,39 +366,51 @@ class MarginPool:
     own: ServingRegion | None
     pooled: ServingRegion | None
     releases: str = "all"  # RELEASES: which runs the regions count
+    min_sources: int = MIN_SOURCES  # the sources a region's own figures need to stand alone (1: the rule before s202)
 
     @property
     def kind(self) -> str:
-        """Which branch of ``margin_range``'s rule applies: "own" (``MIN_ROWS`` figures or more of its own), "every
-        GPU" (fewer, and ``MIN_ROWS`` or more of the engine and class on every GPU), "every GPU and own few", "own
-        few" (1 to ``MIN_ROWS - 1`` of its own and too few anywhere), or "none"."""
-        if self.own is not None and self.own.rows >= MIN_ROWS:
-            return "own"
+        """Which branch of ``margin_range``'s rule applies: "own" (``MIN_ROWS`` figures or more of its own from
+        ``min_sources`` sources or more, or from fewer with no other GPU's figures to widen them), "own thin"
+        (``MIN_ROWS`` or more of its own from fewer sources, and more figures of the engine and class on every GPU,
+        ``MIN_ROWS`` or more), "every GPU" (fewer than ``MIN_ROWS`` of its own, and ``MIN_ROWS`` or more of the engine
+        and class on every GPU), "every GPU and own few", "own few" (1 to ``MIN_ROWS - 1`` of its own and too few
+        anywhere), or "none"."""
         pooled = self.pooled is not None and self.pooled.rows >= MIN_ROWS
+        if self.own is not None and self.own.rows >= MIN_ROWS:
+            thin = self.own.source_count < self.min_sources and pooled and self.pooled.rows > self.own.rows
+            if not thin:
+                return "own"
+            return "every GPU and own few" if THIN_AS_FEW else "own thin"
         if pooled:
             return "every GPU and own few" if self.own is not None else "every GPU"
         return "own few" if self.own is not None else "none"
 
 
 def margin_pool(
-    gpu_name: str, engine: object, architecture: str, regions: Regions | None = None, releases: str | None = None
+    gpu_name: str,
+    engine: object,
+    architecture: str,
+    regions: Regions | None = None,
+    releases: str | None = None,
+    min_sources: int = MIN_SOURCES,
 ) -> MarginPool:
     """The regions a margin for ``engine`` (a profile or family name) running a model of class ``architecture``
     (``margin_class``) on ``gpu_name`` reads; ``regions``: the file's unless given. ``releases`` None: every
     release's runs; with ``CURRENT_LINE_FIRST`` (not shipped), the current line's where the profile plans a
     current-line release (``profile_of_kernel_line``) and they are enough for a range (``MIN_ROWS`` on the GPU or on
-    every GPU together); or "all" / "current" as given."""
+    every GPU together); or "all" / "current" as given. ``min_sources``: ``MarginPool.min_sources``."""
     if architecture not in CLASSES:
         raise ValueError(f"architecture class {architecture!r} is not one of {', '.join(CLASSES)}")
     eng = engine_name(engine)
     regions = load_serving() if regions is None else regions
     if releases is None:
-        current = margin_pool(gpu_name, engine, architecture, regions, "current")
-        usable = CURRENT_LINE_FIRST and current.kind in ("own", "every GPU", "every GPU and own few")
+        current = margin_pool(gpu_name, engine, architecture, regions, "current", min_sources)
+        usable = CURRENT_LINE_FIRST and current.kind in ("own", "own thin", "every GPU", "every GPU and own few")
         return (
             current
             if usable and profile_of_kernel_line(engine)
-            else margin_pool(gpu_name, engine, architecture, regions, "all")
+            else margin_pool(gpu_name, engine, architecture, regions, "all", min_sources)
         )
     return MarginPool(
         gpu_name,
@@ -383,6 +419,7 @@ def margin_pool(
         regions.get((gpu_name, eng, architecture, releases)),
         regions.get((EVERY_GPU, eng, architecture, releases)),
         releases,
+        min_sources,
     )
 
 
@@ -391,6 +428,16 @@ def _runs(n: int, architecture: str, pool: MarginPool | None = None) -> str:
     line's runs)."""
     line = LINE_LABELS.get(pool.engine) if pool is not None and pool.releases == "current" else None
     return f"{n} {architecture}-model run{'s' if n != 1 else ''}" + (f" of {line}" if line else "")
+
+
+#: The words of a thin region's note (``margin_range``'s "own thin" branch) before the pool that widens it, which
+#: ``planner.export.reason.range_basis`` finds.
+THIN_WIDENED = "widened to"
+
+
+def _from_sources(region: ServingRegion) -> str:
+    """ "7 runs from 2 sources": a region's figures and its independent sources (``ServingRegion.source_count``)."""
+    return f"{counted(region.rows, 'run')} from {counted(region.source_count, 'source')}"
 
 
 def _pooled_gpus(pool: MarginPool, regions: Regions) -> str:
@@ -412,15 +459,17 @@ def margin_range(
     architecture: str,
     regions: Regions | None = None,
     parallelism: str | None = None,
+    min_sources: int = MIN_SOURCES,
 ) -> TimeRange:
     """The range a fleet of ``engine`` serving a model of class ``architecture`` (``margin_class``) on ``gpu_name``
     is sized with (the module's rule), from ``prediction``, the range of a
     single prediction there (``calibration.residual_range``). ``regions``: the file's (``load_serving``) unless given
     (``bench/range_coverage.py`` rebuilds them without one source at a time). The note says which runs the margin
     comes from ("from 7 dense-model runs on H100 SXM 80GB + vLLM ..."), and ends with those runs' engine releases and
-    layouts (``runs_clause``; ``parallelism``: the planned layout, said when no run had it)."""
+    layouts (``runs_clause``; ``parallelism``: the planned layout, said when no run had it). ``min_sources``:
+    ``MarginPool.min_sources`` (1: the rule before s202, which ``bench/range_coverage.py --part sources`` compares)."""
     regions = load_serving() if regions is None else regions
-    pool = margin_pool(gpu_name, engine, architecture, regions)
+    pool = margin_pool(gpu_name, engine, architecture, regions, min_sources=min_sources)
     kind, own, pooled = pool.kind, pool.own, pool.pooled
     label = ENGINE_LABELS.get(pool.engine, pool.engine)
     held = "held-out TPOT at steady load"
@@ -431,7 +480,20 @@ def margin_range(
         note = f"from {_runs(own.rows, architecture, pool)} on {gpu_name} + {label} ({held}; sources: {own.sources}): "
         note += f"{own.low:+.0%} / {own.high:+.0%}"
         note += f"; {borrowed}: these runs' errors hold that miss, which is why the range is theirs" if borrowed else ""
+        if own.source_count < pool.min_sources:  # thin, with nothing on other GPUs to widen it
+            note += f"; {_from_sources(own)}, fewer than {pool.min_sources}, and no other GPU's runs to widen them"
         return TimeRange(own.low, own.high, note + runs_clause(own, parallelism))
+    if kind == "own thin":
+        low, high = min(own.low, pooled.low), max(own.high, pooled.high)
+        note = f"from {_runs(own.rows, architecture, pool)} on {gpu_name} + {label} ({held}; sources: {own.sources}): "
+        note += f"{own.low:+.0%} / {own.high:+.0%}; {_from_sources(own)}, fewer than {pool.min_sources}: "
+        note += f"{THIN_WIDENED} {label} {architecture} on every GPU ({_from_sources(pooled)}: "
+        note += f"{_pooled_gpus(pool, regions)}; sources: {pooled.sources}): {pooled.low:+.0%} / {pooled.high:+.0%}"
+        if (low, high) == (own.low, own.high):
+            note += ", which it already holds"
+        borrowed = curves_part(prediction.widened)
+        note += f"; {borrowed}: these runs' errors hold that miss, which is why the range is theirs" if borrowed else ""
+        return TimeRange(low, high, note + runs_clause(pooled, parallelism))
     low, high, parts = prediction.low, prediction.high, []
     if kind.startswith("every GPU"):
         low, high = min(low, pooled.low), max(high, pooled.high)
@@ -468,7 +530,7 @@ def runs_clause(region: ServingRegion | None, parallelism: str | None = None) ->
         return ""
     label = ENGINE_LABELS.get(region.engine, region.engine)
     versions = counted_labels(region.versions)
-    said = ", ".join(f"{v} ({n}{' runs' if i == 0 else ''})" for i, (v, n) in enumerate(versions))
+    said = ", ".join(f"{v} ({counted(n, 'run') if i == 0 else n})" for i, (v, n) in enumerate(versions))
     text = f"{RUNS_CLAUSE}{label} {said}"
     layouts = counted_labels(region.layouts)
     if len(layouts) == 1:
@@ -495,4 +557,32 @@ def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None, paral
         gpu,
         engine,
         calibration,
+    )
+
+
+def ttft_borrowed_text(percentile: float = 95.0, ranges=None) -> str:
+    """What a review's TTFT margin is (trial 20, F2): the TPOT margin, borrowed, since the held-out steady-load
+    figures the margin is built from are TPOT's; beside it, TTFT's own held-out range under load at ``percentile``
+    (``loaded_ranges.range_for``: pooled over every GPU, engine and class, a p95 taking p99's) and its end without
+    the one source that sets it, which is why it is stated, not sized on (x15.66 would cut a 1.5 s target to 96 ms):
+    "TTFT's margin is TPOT's, borrowed (no held-out TTFT margin per GPU, engine and class); TTFT's own held-out p99
+    range under load, every GPU and engine pooled: 0.79x to 15.66x (6.41x without sglang-pr-4918-deepseek-v3-h200),
+    stated, not sized on". ``ranges``: ``load_loaded_ranges()`` unless given; without a TTFT range, the first clause
+    alone."""
+    from planner.accuracy import loaded_ranges
+
+    ranges = loaded_ranges.load_loaded_ranges() if ranges is None else ranges
+    text = "TTFT's margin is TPOT's, borrowed (no held-out TTFT margin per GPU, engine and class)"
+    rng = loaded_ranges.range_for(ranges, "ttft", percentile)
+    if rng is None:
+        return text
+    label = loaded_ranges.tabled_percentile(percentile)
+    without = "".join(
+        f" ({loaded_ranges.multiple_text(1 + end, True)} without {source})"
+        for side, end, source in rng.one_source_ends()
+        if side == "high"
+    )
+    return (
+        f"{text}; TTFT's own held-out {label} range under load, every GPU and engine pooled: {rng.text()}{without}, "
+        "stated, not sized on"
     )

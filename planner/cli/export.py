@@ -88,7 +88,7 @@ def summary_lines(review) -> list[str]:
         f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}, TPOT {_ms(float(rec.fleet.tpot_peak_s))}, "
         f"TTFT of one p{review.scenario.workload.high_percentile:g} prompt alone {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
     ]
-    if rec.time_range_widened:
+    if rec.time_range_widened and review.scenario.workload.latency_margin == "model-range":  # no margin, no note
         lines.append(f"  margin widened {rec.time_range_widened}")
     lines += [f"  warning: {w}" for w in rec.warnings]  # the recommended option's (every option's: in the review)
     width = max(len(r.option.name) for r in review.results)

@@ -23,6 +23,7 @@ from planner.accuracy.loaded_ranges import (
     uncovered_texts,
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
+from planner.accuracy.serving_margin import ttft_borrowed_text
 from planner.api import groups_to_try, weight_bytes
 from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words
@@ -41,6 +42,7 @@ from planner.cli.terminal import echo
 from planner.engines.architecture import model_facts, state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.vllm_log import concurrency_note, logs_vllm_lines, vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
+from planner.export.money_tables import MARGIN_SETS_FLEET
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
@@ -1700,8 +1702,19 @@ def margin_lines(m: MarginCheck, s: Sizing, p: Plan, given: bool = False) -> lis
         f"(TPOT {lo.margin:+.0%} / {hi.margin:+.0%}, {where}; planner export applies it to both targets) "
         f"p{s.percentile:g} " + "; ".join(said)
     ]
+    if math.isfinite(s.ttft_target_s):  # trial 20, F2: the TTFT margin is TPOT's
+        lines.append(f"  {ttft_borrowed_text(s.percentile)}")
     hi_margin = f"{hi.margin:+.0%}"
-    if m.replicas:
+    if m.replicas and m.replicas >= MARGIN_SETS_FLEET * max(s.replicas, 1):
+        # trial 20, F1: a slow end many times the plan is the margin's evidence speaking, not a budget figure
+        lines.append(
+            f"  low confidence: measure one replica first. At the {hi_margin} margin's end planner export sizes "
+            f"{m.replicas:,} x {p.gpus:,} = {counted(m.replicas * p.gpus, 'GPU')} (x{m.replicas / max(s.replicas, 1):,.0f} "
+            f"the {s.replicas:,} here; each target / {1 + range_margin(hi.margin):.3g}): the margin, not the traffic, "
+            "sets that fleet, so it is not a budget figure; run one replica at its planned load and size on what it "
+            "measures (planner calibrate)"
+        )
+    elif m.replicas:
         more = f", against the {s.replicas:,} given" if given else ""
         lines.append(
             f"  at the {hi_margin} margin's end: {m.replicas:,} x {p.gpus:,} = {counted(m.replicas * p.gpus, 'GPU')}"

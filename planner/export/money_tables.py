@@ -338,11 +338,12 @@ def margin_sets_fleet_line(review: Review) -> str:
     if not parts:
         return ""
     return (
-        "Sized on the margin, not the traffic: "
+        "Low confidence, measure one replica first: sized on the margin, not the traffic: "
         + "; ".join(parts)
         + ". A margin this wide leaves a replica so little of the TPOT target that it can run only a few sequences at "
-        "once: read these fleets as the far end of a range whose near end is the fleet as predicted, and measure "
-        "this deployment (planner validate, planner calibrate) before buying on either."
+        "once: these fleets are not budget figures but the far end of a range whose near end is the fleet as "
+        "predicted; measure one replica of this deployment at its planned load (planner validate, planner calibrate) "
+        "before buying on either."
     )
 
 
@@ -358,7 +359,8 @@ def _basis(note: str) -> str:
         pooled = re.search(r"widened to hold the errors of (.+?) \(", note) if runs else None
         head = "the model's range" + (f", widened to hold {pooled[1]}" if pooled else "")
     else:
-        head = basis.split(" (")[0]
+        thin = re.search(r": (widened to [^;]+);", basis)  # a region from too few sources (trial 20, F1)
+        head = basis.split(" (")[0] + (f", {thin[1]}" if thin else "")
     return head + (f": {runs}" if runs else "")
 
 

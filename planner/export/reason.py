@@ -22,23 +22,34 @@ def _ms(s: float) -> str:
     return f"{s * 1e3:.0f} ms" if s < 1 else f"{s:.2f} s"
 
 
+#: What a review says of the TTFT margin beside a range's basis (trial 20, F2: it read "TTFT sized with the same
+#: range"); ``serving_margin.ttft_borrowed_text`` gives TTFT's own held-out range beside it.
+TTFT_BORROWED = "TTFT's margin borrowed from TPOT"
+
+
 def range_basis(note: str) -> str:
     """What a sizing range rests on, in a few words, from its note (``serving_margin.margin_range``'s "from 7
     dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load; sources: a b): ..."): "7 dense-model runs
-    on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT sized with the same range)"; "its
-    benchmark rows" for a note of another form (the Assumptions sheet gives it whole). A GPU's own held-out figures,
-    widened by a pool: "10 published figures on H200 SXM 141GB (2 sources), widened to hold 21 dense-model runs on
-    any GPU + vLLM (TTFT sized with the same range)"."""
+    on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT's margin borrowed from TPOT)"; a region
+    from too few sources, widened (``serving_margin.THIN_WIDENED``): "7 dense-model runs on H100 SXM 80GB + vLLM
+    (held-out TPOT at steady load, 2 sources: widened to vLLM dense on every GPU, 21 runs from 5 sources; TTFT's
+    margin borrowed from TPOT)"; "its benchmark rows" for a note of another form (the Assumptions sheet gives it
+    whole). A GPU's own held-out figures, widened by a pool: "10 published figures on H200 SXM 141GB (2 sources),
+    widened to hold 21 dense-model runs on any GPU + vLLM (TTFT's margin borrowed from TPOT)"."""
+    from planner.accuracy.serving_margin import THIN_WIDENED
+
     hit = re.match(r"from (.+?) \((held-out TPOT at steady load); sources: ([^)]*)\)", note)
     if hit is not None:
         n = len(hit[3].split())
-        return f"{hit[1]} ({hit[2]}, {counted(n, 'source')}; TTFT sized with the same range)"
+        thin = re.search(rf"fewer than \d+: {THIN_WIDENED} (.+?) \((\d+ runs? from \d+ sources?)", note)
+        widened = f": {THIN_WIDENED} {thin[1]}, {thin[2]}" if thin else ""
+        return f"{hit[1]} ({hit[2]}, {counted(n, 'source')}{widened}; {TTFT_BORROWED})"
     own = re.match(r"held-out residuals of (.+? published figures on [^(;]+?) \(sources: ([^)]*)\)", note)
     if own is None:
         return "its benchmark rows"
     text = f"{own[1]} ({counted(len(own[2].split()), 'source')})"
     pooled = re.search(r"widened to hold the errors of (.+?) \(", note)
-    return text + (f", widened to hold {pooled[1]}" if pooled else "") + " (TTFT sized with the same range)"
+    return text + (f", widened to hold {pooled[1]}" if pooled else "") + f" ({TTFT_BORROWED})"
 
 
 def risk(scenario: Scenario, rec: Result) -> str:
@@ -54,7 +65,8 @@ def risk(scenario: Scenario, rec: Result) -> str:
     )
     text = (
         f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of "
-        f"{range_basis(rec.time_range_note)}"
+        # with a margin, the sentence after says the TTFT margin is borrowed, with TTFT's own range
+        f"{range_basis(rec.time_range_note).replace(f'; {TTFT_BORROWED}', '' if rec.margin else f'; {TTFT_BORROWED}')}"
         + (f" (widened {rec.time_range_widened})" if rec.time_range_widened else "")
         + f"; sized with {how}"
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
@@ -69,6 +81,11 @@ def risk(scenario: Scenario, rec: Result) -> str:
     )
     if tp * slow > w.tpot_target_s * (1 + 1e-9) or rec.replica.ttft_s * slow > w.ttft_target_s:
         text += " At the pessimistic end the targets are missed: set workload.latency_margin to size for it."
+    if rec.margin:  # trial 20, F2: the TTFT goal is cut by TPOT's margin
+        from planner.accuracy.serving_margin import ttft_borrowed_text
+
+        q = rec.under_load.percentile if rec.under_load is not None else w.high_percentile
+        text += f" {ttft_borrowed_text(q)}."
     return text
 
 
@@ -121,6 +138,13 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         if not sim.is_burst and math.isfinite(sim.rate_per_replica_s)
         else "one replica tested at its planned load"
     )
+    if s.meets and usd(s.monthly_usd) == plan:  # trial 20, F8: no "otherwise up to" the same figure
+        text = (
+            f"{rests}{ranged}at the slow end of those ranges the fleet is the same {counted(s.gpus, 'GPU', ',.0f')}: "
+            f"budget the plan's {plan} a month, and test one replica at its planned load"
+            f"{test.removeprefix('one replica tested at its planned load')} against the targets before buying"
+        )
+        return "What to budget: " + text + "."
     if s.meets:
         at_end = (
             f"at the slow end of those ranges the fleet is {counted(s.gpus, 'GPU', ',.0f')}, {usd(s.monthly_usd)} a "
@@ -246,6 +270,11 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     hi_best = min(meeting, key=lambda x: (float(x.high.monthly_usd), x.option.name))
     if lo_best is rec and hi_best is rec:
         text += f", and it stays the cheapest at -{scenario.traffic_change:.0%} and +{scenario.traffic_change:.0%}."
+    elif lo_best is hi_best:  # trial 20, F8: one option cheaper at both ends, said once
+        text += (
+            f"; but at -{scenario.traffic_change:.0%} and +{scenario.traffic_change:.0%} traffic "
+            f"{lo_best.option.name} is cheaper."
+        )
     else:
         flips = [
             f"{name} traffic {best.option.name} is cheaper"

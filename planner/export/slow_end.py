@@ -171,8 +171,9 @@ def budget_basis_text(plan: Result, workload: Workload) -> str:
     """Which fleet to budget on, as one test a reader can run (a trial: the review showed a +0% margin beside a
     slow end 8x the GPUs and did not say which to book): the plan's fleet holds while real latency at each replica's
     planned load is within target / simulated of the simulation, so booking it rests on one replica measured at that
-    load; the slow end's fleet is the one to book where the measurement is slower. "" where the option was not sized
-    on simulated percentiles."""
+    load; the slow end's fleet is the one to book where the measurement is slower (where the slow end has a fleet
+    that meets the targets; else measure before committing). "" where the option was not sized on simulated
+    percentiles."""
     sim = plan.under_load
     if sim is None or sim.is_burst or not math.isfinite(sim.rate_per_replica_s):
         return ""
@@ -192,9 +193,16 @@ def budget_basis_text(plan: Result, workload: Workload) -> str:
     # random; round-robin smooths even Poisson to gamma k)
     shape = replica_burstiness(workload.burstiness, sim.replicas, workload.routing)
     burst = f" --burstiness {shape:.2g}" if shape != 1 else ""
+    # trial 20, F8: no slow end's fleet to book where none of this option meets the targets there
+    slower = (
+        "and book the slow end's fleet where it is slower"
+        if plan.slow_end is not None and plan.slow_end.meets
+        else "the slow end has no fleet of this option that meets the targets: where it is slower, no fleet size "
+        "is promised, so measure before committing"
+    )
     return (
         f"Which to budget on: the plan's {counted(plan.gpus, 'GPU', ',.0f')} meet the targets while real latency at "
         f"each replica's planned load ({sim.rate_per_replica_s:.3g} requests/s) is within {' and '.join(slack)}; "
         f"measure one replica there before booking it (vllm bench serve --request-rate {sim.rate_per_replica_s:.3g}"
-        f"{burst} at the scenario's lengths), and book the slow end's fleet where it is slower."
+        f"{burst} at the scenario's lengths); {slower}."
     )

@@ -18,6 +18,7 @@ import zipfile
 from openpyxl import Workbook
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.chart.layout import Layout, ManualLayout
+from openpyxl.chart.legend import LegendEntry
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.styles import Alignment, Font, Protection
 from openpyxl.utils import column_index_from_string, get_column_letter
@@ -678,12 +679,17 @@ def _charts(book: _Book) -> None:
     )
     note += coincident_note(table, names, n_opt)
     if left_out:
-        note += f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
-        note += f"{CHART_MAX_OPTIONS}): {', '.join(left_out)}."
+        note += f" {not_charted_text(left_out)}"
     ws.merge_cells("A37:P38")
     put_text(ws["A37"], note)
     ws["A37"].font = NOTE_FONT
     ws["A37"].alignment = Alignment(wrap_text=True, vertical="top")
+    # merged cells do not grow with their text (trial 20, F9: the note was cut at the page foot): the two rows share
+    # the height the wrapped note needs
+    letters = [get_column_letter(j) for j in range(1, 17)]  # read without creating: a new dimension sets a width
+    chars = sum((ws.column_dimensions[c].width if c in ws.column_dimensions else 0) or 8.43 for c in letters)
+    for r in (37, 38):
+        ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 2  # italic runs wider
     ws.print_area = "A1:P38"
     # the planned-peak marker: a vertical segment, its points kept below the printed area
     helper = 44
@@ -710,6 +716,13 @@ def _charts(book: _Book) -> None:
         ch.series.append(_marker_line(ws, helper + 1, marker_col, f"Planned peak ({planned:,.3g})"))
         ws.add_chart(ch, anchor)
     ws.page_setup.fitToHeight = 1
+
+
+def not_charted_text(names: list[str], why: str = "") -> str:
+    """ "Not charted (over 3x the recommended cost, or beyond the cheapest 5): A, B." for options that meet the
+    targets but are left off the charts (``charted``); ``why`` replaces the reason in brackets."""
+    why = why or f"over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest {CHART_MAX_OPTIONS}"
+    return f"Not charted ({why}): {', '.join(names)}."
 
 
 #: The row of the Latency sheet's headroom table, under its two charts (7 cm tall each, anchored at A1 and A15), so
@@ -751,14 +764,22 @@ def _latency(book: _Book) -> None:
             **dict.fromkeys(("ttft_peak_range", "tpot_peak_range"), 10),
         },
     )
-    note = (
-        f"Each option keeps its serving replicas (the fewest that meet the goals at the peak; the fleet adds its spares "
-        f"and rounds to whole nodes) while traffic changes (simulated at the mean lengths, arrivals of "
-        f"burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak ({planned:,.3g} requests/s) "
-        f"and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. Headroom: "
-        "the extra traffic the serving replicas take, spares not used, with both figures within their goals (the targets less "
-        "the margin); Summary's headroom at peak is the spares' and whole nodes'."
+    goals = [i for i, r in enumerate(shown) if r.margin > 0]  # options whose goal is below the target
+    goal_words = "; thin, in its colour: an option's goal (target less margin)" if goals else ""
+    note = (  # short: the page prints at 8 pt or more only with the note within five estimated lines
+        f"Each option keeps its serving replicas (the fewest meeting the goals at the peak; spares apart) as traffic "
+        f"changes (mean lengths, burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak "
+        f"({planned:,.3g} requests/s) and the target{goal_words}. A line stops past a replica's capacity or at "
+        f"{LATENCY_CHART_CAP:g}x the target. Headroom: the extra traffic the serving replicas take (spares unused) "
+        "within both goals; Summary's headroom at peak is the spares' and whole nodes'."
     )
+    # trial 20, F9: say which options meeting the targets the page leaves out, and why
+    off_cost = [r.option.name for r in review.results if r.meets and r not in charted(review)]
+    off_curve = [r.option.name for r in charted(review) if r.load_curve is None]
+    if off_cost:
+        note += f" {not_charted_text(off_cost, f'over {CHART_COST_LIMIT:g}x the cost, or past the cheapest {CHART_MAX_OPTIONS}')}"
+    if off_curve:
+        note += f" {not_charted_text(off_curve, 'not sized on simulated percentiles')}"
     figures = [
         [row[where[f"{m}_{which}_{i}"]] for m in ("ttft", "tpot") for which in ("p50", "high") for row in table.rows]
         for i in range(len(shown))
@@ -795,11 +816,17 @@ def _latency(book: _Book) -> None:
         return max([target, *(v for v in cells if isinstance(v, float) and math.isfinite(v))]) * 1.1
 
     k = 1
+    goal_points = [
+        (x, shown[i].load_curve.ttft_goal_s, shown[i].load_curve.tpot_goal_s * 1e3)
+        for i in goals
+        for x in (min(xs), max(xs))
+    ]  # each option's goals (rows 5 and 6, 7 and 8 ...): trial 20, F7
     for x, t_ttft, t_tpot in (
         (planned, 0.0, 0.0),
         (planned, highest("ttft", w.ttft_target_s), highest("tpot", w.tpot_target_s * 1e3)),
         (min(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
         (max(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
+        *goal_points,
     ):
         ws.cell(row=helper + k, column=1, value=x)
         ws.cell(row=helper + k, column=2, value=t_ttft)
@@ -829,6 +856,12 @@ def _latency(book: _Book) -> None:
                 ch.series.append(_ringed(series, 5) if i in same else series)
         for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
             ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
+        for n, i in enumerate(goals):  # each option's goal in its colour, out of the legend (the note says it)
+            goal = _marker_line(ws, helper + 5 + 2 * n, marker_col, f"{shown[i].option.name}: goal")
+            goal.graphicalProperties.line.solidFill = SERIES_STYLES[i % len(SERIES_STYLES)][0]
+            goal.graphicalProperties.line.width = 12700
+            ch.series.append(goal)
+            ch.legend.legendEntry.append(LegendEntry(idx=len(ch.series) - 1, delete=True))
         ws.add_chart(ch, anchor)
     ws.print_area = f"A1:M{max(top + 3, notes_end)}"
     ws.page_setup.fitToHeight = 1

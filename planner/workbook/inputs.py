@@ -245,7 +245,7 @@ FLEET_NOTE_LINES = 5
 #: Beside the fleet: that it carries no latency margin, which ``planner export`` of the file sizes with (trial 6 F3:
 #: 1,528 GPUs here, 2,516 in the review of the same file, whose +25% margin the workbook never named). The margin is
 #: not a cell formula: export takes it from the held-out runs of the GPU, engine and model class
-#: (``planner.accuracy.serving_margin.sizing_range``: +0% for Llama 3.1 70B on 4 x H100 + vLLM, where the Ranges
+#: (``planner.accuracy.serving_margin.sizing_range``: +25% for Llama 3.1 70B on 4 x H100 + vLLM, where the Ranges
 #: sheet's single-prediction high reads +43%), so the note names where it is stated, not a figure (trial 7 F7).
 MARGIN_NOTE = (
     '". No latency margin: planner export of this file sizes against the targets less the margin its review states '
