@@ -12,7 +12,7 @@ from planner.workbook.spec import Sheet
 
 #: How many input scenarios the LibreOffice parity test recalculates (tests/test_workbook_libreoffice.py's
 #: SCENARIO_INPUTS; tests/test_trial10_excel.py checks this, README and docs/workbooks.md against it).
-PARITY_SCENARIOS = 82
+PARITY_SCENARIOS = 83
 
 
 def kv_refused(catalog: Catalog, engine: EngineProfile) -> str:
