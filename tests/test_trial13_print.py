@@ -77,7 +77,9 @@ class TestF1LoadEngineRowPrintsWhole:
 
     def test_it_prints_whole(self, pages):
         line = next(p for p in pages if ENGINE_ROW_LABEL in p).split(ENGINE_ROW_LABEL)[1]
-        assert re.match(r"\s+53 values, rows", line), line[:60]  # 50 before h-trt's two attention-DP gate fields, 53 with fp8_ds_mla_cache
+        assert re.match(r"\s+53 values, rows", line), line[
+            :60
+        ]  # 50 before h-trt's two attention-DP gate fields, 53 with fp8_ds_mla_cache
 
 
 class TestF2LoadEngineTableHasAHeaderOnEveryPage:
