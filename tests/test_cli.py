@@ -324,7 +324,8 @@ class TestRanges:
         text = run(*args, "--gpu", "B200").output
         assert "Time ranges widened" in text and "on B200" in text
         covered = run(*args, "--gpu", "H100")
-        assert covered.exit_code == 0 and "widened" not in covered.output
+        # the time range is not widened (the serving margin's line may say its own region was: trial 20 F1)
+        assert covered.exit_code == 0 and "Time ranges widened" not in covered.output
 
     def test_a_calibration_file_narrows_the_range(self, tmp_path):
         cal = tmp_path / "cal.toml"

@@ -204,7 +204,8 @@ class TestExportOffersIt:
         # before s186 read bf16 KV and MLA latents at the 16-bit cache's attention rate; 208, $785,013 both before
         # s189's asynchronous vLLM host loop; TP 184, $694,434 while the simulated replica ran at most the closed
         # form's TPOT-best batch, s197; $724,627 against $664,242 before trial 17's H200 quotes, s201: the median of
-        # Hyperstack's $3.99 and CoreWeave's $6.305 an hour, $5.1475, x 730 h x 192 = $721,474)
+        # Hyperstack's $3.99 and CoreWeave's $6.305 an hour, $5.1475, x 730 h x 192 = $721,474; 192 and 176 GPUs before
+        # s202's MIN_SOURCES margin rule widened the MLA margin: 256 x $5.1475 x 730 h)
         said = stated(
             "docs/model.md",
             r"\(DeepSeek-V3 on H200: DP \+ EP (\d+) GPUs, \$([\d,]+) a month, against tensor parallelism's (\d+) GPUs, "

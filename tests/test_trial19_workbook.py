@@ -152,7 +152,7 @@ class TestF4ThePriceIsOnThePrintedPage:
         assert price == pytest.approx(3.595)
         cost_note = _glance(book, "m_cost", "D")
         assert cost_note.startswith(
-            "US$ per million output tokens, at $3.595 per GPU-hour (on-demand, catalog: median of 4 quotes"
+            "US$ per million output tokens, decode only, at $3.595 per GPU-hour (on-demand, catalog: median of 4 quotes"
         )
         assert _glance(book, "fleet_usd_month", "D") == "rented: = 96 GPUs x $3.595 per GPU-hour x 730 h a month"
         assert 96 * price * 730 == pytest.approx(_glance(book, "fleet_usd_month"))

@@ -37,6 +37,9 @@ from typing import Any, NamedTuple
 from planner.catalog.loader import shipped_catalog_dir
 
 MIN_ROWS = 5
+#: The fewest sources a range is stated from (loaded ranges) or a margin region stands on alone (serving margin):
+#: fewer, and one source's client or host is the range.
+MIN_SOURCES = 3
 ALL = ("all", "*")
 #: The dimensions a query is judged on beyond its GPU, in the order the note names them.
 DIMENSIONS = ("gpu", "tp", "engine", "moe", "size")

@@ -57,8 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.accuracy.loaded_ranges import MIN_SOURCES
-from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part
+from planner.accuracy.ranges import MIN_ROWS, MIN_SOURCES, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.profiles import ENGINE_ALIASES, parse_version
 from planner.model.layouts import layout_label
@@ -557,32 +556,4 @@ def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None, paral
         gpu,
         engine,
         calibration,
-    )
-
-
-def ttft_borrowed_text(percentile: float = 95.0, ranges=None) -> str:
-    """What a review's TTFT margin is (trial 20, F2): the TPOT margin, borrowed, since the held-out steady-load
-    figures the margin is built from are TPOT's; beside it, TTFT's own held-out range under load at ``percentile``
-    (``loaded_ranges.range_for``: pooled over every GPU, engine and class, a p95 taking p99's) and its end without
-    the one source that sets it, which is why it is stated, not sized on (x15.66 would cut a 1.5 s target to 96 ms):
-    "TTFT's margin is TPOT's, borrowed (no held-out TTFT margin per GPU, engine and class); TTFT's own held-out p99
-    range under load, every GPU and engine pooled: 0.79x to 15.66x (6.41x without sglang-pr-4918-deepseek-v3-h200),
-    stated, not sized on". ``ranges``: ``load_loaded_ranges()`` unless given; without a TTFT range, the first clause
-    alone."""
-    from planner.accuracy import loaded_ranges
-
-    ranges = loaded_ranges.load_loaded_ranges() if ranges is None else ranges
-    text = "TTFT's margin is TPOT's, borrowed (no held-out TTFT margin per GPU, engine and class)"
-    rng = loaded_ranges.range_for(ranges, "ttft", percentile)
-    if rng is None:
-        return text
-    label = loaded_ranges.tabled_percentile(percentile)
-    without = "".join(
-        f" ({loaded_ranges.multiple_text(1 + end, True)} without {source})"
-        for side, end, source in rng.one_source_ends()
-        if side == "high"
-    )
-    return (
-        f"{text}; TTFT's own held-out {label} range under load, every GPU and engine pooled: {rng.text()}{without}, "
-        "stated, not sized on"
     )

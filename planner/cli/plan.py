@@ -20,10 +20,10 @@ from planner.accuracy.loaded_ranges import (
     load_loaded_ranges,
     loaded_run_coverage,
     quantity_for,
+    ttft_borrowed_text,
     uncovered_texts,
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
-from planner.accuracy.serving_margin import ttft_borrowed_text
 from planner.api import groups_to_try, weight_bytes
 from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words

@@ -23,7 +23,7 @@ def _ms(s: float) -> str:
 
 
 #: What a review says of the TTFT margin beside a range's basis (trial 20, F2: it read "TTFT sized with the same
-#: range"); ``serving_margin.ttft_borrowed_text`` gives TTFT's own held-out range beside it.
+#: range"); ``loaded_ranges.ttft_borrowed_text`` gives TTFT's own held-out range beside it.
 TTFT_BORROWED = "TTFT's margin borrowed from TPOT"
 
 
@@ -82,7 +82,7 @@ def risk(scenario: Scenario, rec: Result) -> str:
     if tp * slow > w.tpot_target_s * (1 + 1e-9) or rec.replica.ttft_s * slow > w.ttft_target_s:
         text += " At the pessimistic end the targets are missed: set workload.latency_margin to size for it."
     if rec.margin:  # trial 20, F2: the TTFT goal is cut by TPOT's margin
-        from planner.accuracy.serving_margin import ttft_borrowed_text
+        from planner.accuracy.loaded_ranges import ttft_borrowed_text
 
         q = rec.under_load.percentile if rec.under_load is not None else w.high_percentile
         text += f" {ttft_borrowed_text(q)}."

@@ -857,7 +857,7 @@ def _latency(book: _Book) -> None:
         for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
             ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
         for n, i in enumerate(goals):  # each option's goal in its colour, out of the legend (the note says it)
-            goal = _marker_line(ws, helper + 5 + 2 * n, marker_col, f"{shown[i].option.name}: goal")
+            goal = _marker_line(ws, helper + 5 + 2 * n, marker_col, _series_name(f"{shown[i].option.name}: goal"))
             goal.graphicalProperties.line.solidFill = SERIES_STYLES[i % len(SERIES_STYLES)][0]
             goal.graphicalProperties.line.width = 12700
             ch.series.append(goal)
