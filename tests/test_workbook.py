@@ -819,6 +819,22 @@ class TestWhatAReaderSees:
         models = wb["Models"]
         assert not models.column_dimensions[_column(models, "KV heads (MLA: 1)")[0].column_letter].hidden
 
+    def test_every_model_fact_has_a_header_in_words(self, spec):
+        """Each catalog fact the Models sheet prints has a FACT_HEADERS entry: fp8_ds_mla_bytes_per_token_per_layer
+        printed its field name as its header. The lookup-only ones (LOOKUP_FACTS) are facts, and folded."""
+        from planner.engines.architecture import CATALOG_FACT_FIELDS
+        from planner.workbook.catalog_sheets import FACT_HEADERS, LOOKUP_FACTS
+
+        assert set(FACT_HEADERS) == set(CATALOG_FACT_FIELDS)
+        assert LOOKUP_FACTS <= set(CATALOG_FACT_FIELDS)
+        sheet = spec.sheet("Models")
+        headers = {c.value: ref.rstrip("1") for ref, c in sheet.cells.items() if ref[-1] == "1" and ref[:-1].isalpha()}
+        for field in CATALOG_FACT_FIELDS:
+            assert "_" not in FACT_HEADERS[field] or "(" in FACT_HEADERS[field], field  # words, not a field name
+            assert FACT_HEADERS[field] in headers, field
+            assert (headers[FACT_HEADERS[field]] in sheet.folded) == (field in LOOKUP_FACTS), field
+        assert "fp8_ds_mla_bytes_per_token_per_layer" in LOOKUP_FACTS
+
     def test_no_visible_ranking_helper_row(self, spec):
         """The ranking of the levers' cost per million tokens (errors last) lives on Calc, not as a grey row on
         Levers."""

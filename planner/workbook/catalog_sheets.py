@@ -432,6 +432,7 @@ def gqa_sibling(model: Model, models: list[Model]) -> str:
     return min(candidates, key=lambda m: abs(math.log(model_facts(m).params_total / size))).name
 
 
+#: The Models sheet's header of each catalog fact (``CATALOG_FACT_FIELDS``): every fact has one, in words.
 FACT_HEADERS = {
     "num_layers": "Layers",
     "hidden_size": "Hidden size",
@@ -461,6 +462,17 @@ FACT_HEADERS = {
     "params_active": "Params active (billions)",
     "params_output_head": "Params of the output head (vocabulary x hidden)",
     "params_routed_expert_biases": "Routed experts' bias values (stored 16-bit)",
+    "mlp_split_width": "MLP width tensor parallelism splits (gcd; 0: none)",
+    "expert_split_width": "Expert width tensor parallelism splits (0: dense)",
+    "ssm_split_width": "Mamba-2 heads and groups tensor parallelism splits (gcd; 0: none)",
+    "weight_block_size": "Checkpoint's weight quantization block (values; 0: none)",
+    "linear_attention_layers": "Linear-attention layers",
+    "state_bytes_per_sequence": "Linear-attention state per sequence (B)",
+    "linear_attention_flop_per_token": "Linear-attention FLOP per token (all layers)",
+    "attended_tokens_max": "Tokens a query attends to (DSA top-k; blank: all)",
+    "indexer_bytes_per_token_per_layer": "DSA indexer key bytes per token per layer",
+    "fp8_ds_mla_bytes_per_token_per_layer": "DSA latent bytes per token per layer in vLLM's fp8 cache (fp8_ds_mla)",
+    "indexer_flop_per_context_token_per_layer": "DSA indexer FLOP per cached token per layer",
 }
 
 
@@ -479,6 +491,11 @@ LOOKUP_FACTS = {
     "moe_layers",
     "params_output_head",
     "params_routed_expert_biases",
+    "mlp_split_width",  # the tensor-parallel split rule's inputs (formulas.tp_ok)
+    "expert_split_width",
+    "ssm_split_width",
+    "weight_block_size",
+    "fp8_ds_mla_bytes_per_token_per_layer",  # Calc's "KV bytes per token per layer as cached"
 }
 
 
@@ -521,7 +538,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
             fmt = BILLIONS
         cols.append(
             Column(
-                FACT_HEADERS.get(f, f),
+                FACT_HEADERS[f],
                 (lambda field: lambda m, r: getattr(facts[m.name], field))(f),
                 fmt,
                 _digits_width(float(getattr(x, f)) for x in facts.values()),
