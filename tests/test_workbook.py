@@ -869,10 +869,35 @@ class TestWhatAReaderSees:
         fmts = {ref: c.fmt for ref, c in ws.cells.items() if c.fmt and re.fullmatch(r"[A-Z]+4", ref)}
         assert fmts and not any("E+" in f for f in fmts.values()), fmts
         header = {c.value: ref[:-1] for ref, c in ws.cells.items() if ref.endswith("3") and ref[-2].isalpha()}
-        assert fmts[header["FLOPs (GFLOP)"] + "4"] == "#,##0.00,,,"
-        assert fmts[header["Bytes moved (GB)"] + "4"] == "#,##0.00,,,"
+        assert fmts[header["FLOPs (GFLOP; cells hold FLOP)"] + "4"] == "#,##0.00,,,"
+        assert fmts[header["Bytes moved (GB; cells hold bytes)"] + "4"] == "#,##0.00,,,"
         assert fmts[header["TPOT (decode step) (s)"] + "4"] == "0.000000"
         assert ws.cells[header["Roofline memory time, not a TPOT term (ms)"] + "4"].value.endswith("*1000")
+
+    def test_a_scaled_unit_names_what_the_cell_holds(self, spec):
+        """Trial 21 F9: "(GB)" headers over cells holding bytes (a copied cell gave 80,000,000,000). Cells hold base
+        units everywhere; a header naming a scaled unit (GB, GB/s, TFLOP/s, GFLOP, billions) names the cell's unit
+        too, and beside a value whose format shows one ("80.00 GB") the Unit column does."""
+        from planner.workbook.formats import CELL_HOLDS
+
+        scaled = re.compile(r"\((?:[^()]*[;,] )?(" + "|".join(map(re.escape, CELL_HOLDS)) + r")(\)|[;,])")
+        checked = 0
+        for sheet in spec.sheets:
+            for ref, cell in sheet.cells.items():
+                if cell.style != "header" or not isinstance(cell.value, str) or not (m := scaled.search(cell.value)):
+                    continue
+                assert f"{m.group(1)}; cells hold {CELL_HOLDS[m.group(1)]}" in cell.value, (sheet.name, ref)
+                checked += 1
+        assert checked >= 15
+        gpus = spec.sheet("GPUs")
+        assert gpus.cells["D1"].value == "Memory, physical (GB; cells hold bytes)"
+        for name, unit_col in (("Results", "C"), ("Levers", "B")):
+            sheet = spec.sheet(name)
+            for ref, cell in sheet.cells.items():
+                if cell.fmt and cell.fmt.endswith(' GB"') and ref[0] == ("B" if name == "Results" else "C"):
+                    assert sheet.cells[f"{unit_col}{ref[1:]}"].value == "cell: bytes", (name, ref)
+                    checked += 1
+        assert checked >= 20
 
     def test_sweeps_print_one_page_wide_at_a_legible_size(self, spec):
         """One page wide like every sheet (test_every_sheet_prints_one_page_wide...): the decode workings are folded

@@ -22,7 +22,7 @@ from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
 from planner.units import USD_PER_GPU_HOUR_FORMAT
-from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM
+from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, shown_unit
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
 
@@ -192,22 +192,28 @@ def gpus_sheet(
         Column("GPU", text(lambda g, r: g.name), width=18, name="gpu_names"),
         Column("Vendor", lambda g, r: g.vendor, width=8),
         Column("Architecture", text(lambda g, r: g.architecture), width=12),
-        Column("Memory, physical (GB)", lambda g, r: g.memory_bytes, GB_NUM, 10, "gpu_memory"),
+        Column(f"Memory, physical ({shown_unit('GB')})", lambda g, r: g.memory_bytes, GB_NUM, 10, "gpu_memory"),
         Column(
-            "Memory the engine sees, measured (GB)",
+            f"Memory the engine sees, measured ({shown_unit('GB')})",
             lambda g, r: g.engine_visible_memory_bytes,
             GB_NUM,
             12,
             "gpu_visible",
         ),
-        Column("HBM bandwidth (GB/s)", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS_NUM, 10, "gpu_bandwidth"),
+        Column(
+            f"HBM bandwidth ({shown_unit('GB/s')})",
+            lambda g, r: g.hbm_bandwidth_bytes_per_s,
+            GBS_NUM,
+            10,
+            "gpu_bandwidth",
+        ),
     ]
-    cols += [Column(f"Peak {k} (TFLOP/s)", peak(k), TFLOPS_NUM, 10) for k in PEAK_KEYS]
+    cols += [Column(f"Peak {k} ({shown_unit('TFLOP/s')})", peak(k), TFLOPS_NUM, 10) for k in PEAK_KEYS]
     ic_cat = get_column_letter(len(cols) + 1)
     cols += [
-        Column("Interconnect, catalog (GB/s)", lambda g, r: g.interconnect_bytes_per_s, GBS_NUM, 11),
+        Column(f"Interconnect, catalog ({shown_unit('GB/s')})", lambda g, r: g.interconnect_bytes_per_s, GBS_NUM, 11),
         Column(
-            "Interconnect, model (GB/s)",
+            f"Interconnect, model ({shown_unit('GB/s')})",
             lambda g, r: f"=IF({ic_cat}{r}>0,{ic_cat}{r},{interconnect_default(g, r)})",
             GBS_NUM,
             11,
@@ -223,13 +229,19 @@ def gpus_sheet(
             "gpu_scale_up",
         ),
         Column(
-            "Mesh link, one of the fully connected fabric's (GB/s; 0: switched, any group gets it all)",
+            f"Mesh link, one of the fully connected fabric's ({shown_unit('GB/s')}; 0: switched, any group gets it all)",
             lambda g, r: g.mesh_link_bytes_per_s or 0.0,
             GBS_NUM,
             16,
             "gpu_mesh_link",
         ),
-        Column("PCIe, model (GB/s)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS_NUM, 12, "gpu_pcie_bw"),
+        Column(
+            f"PCIe, model ({shown_unit('GB/s')})",
+            lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"],
+            GBS_NUM,
+            12,
+            "gpu_pcie_bw",
+        ),
         Column(
             "PCIe all-reduce latency (model)",
             calibrated("allreduce_latency_s", "pcie_latency_s"),
@@ -448,7 +460,7 @@ FACT_HEADERS = {
     "mla_attention": "MLA attention (1: yes)",
     "attention_flop_per_context_token_per_layer": "Attention FLOP per cached token per layer (decode)",
     "prefill_attention_flop_per_token_pair_per_layer": "Attention FLOP per token pair per layer (prefill)",
-    "params_total": "Params total (billions)",
+    "params_total": f"Params total ({shown_unit('billions')})",
     "params_non_expert": "Params non-expert",
     "params_routed_experts": "Params routed experts",
     "params_read_per_step": "Params read per decode step (dense part)",
@@ -459,7 +471,7 @@ FACT_HEADERS = {
     "moe_layers": "MoE layers",
     "num_experts": "Experts",
     "experts_per_token": "Experts per token",
-    "params_active": "Params active (billions)",
+    "params_active": f"Params active ({shown_unit('billions')})",
     "params_output_head": "Params of the output head (vocabulary x hidden)",
     "params_routed_expert_biases": "Routed experts' bias values (stored 16-bit)",
     "mlp_split_width": "MLP width tensor parallelism splits (gcd; 0: none)",
@@ -557,7 +569,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         for key, label in (("moe", "MoE or dense"), ("size", "size (total params)"))
     ]
     cols += [
-        Column("Published params (billions)", lambda m, r: m.published_params_total, BILLIONS, 11),
+        Column(f"Published params ({shown_unit('billions')})", lambda m, r: m.published_params_total, BILLIONS, 11),
         Column("Params source", text(lambda m, r: m.published_params_source), width=40),
         Column(
             "Weights fp8 lever: quality (catalogs/quality, as the budget review says it)",

@@ -1,4 +1,11 @@
-"""Number formats shared by the workbook's sheets (SI units: 1 GB = 1e9 B; cells hold exact base units)."""
+"""Number formats shared by the workbook's sheets (SI units: 1 GB = 1e9 B; cells hold exact base units).
+
+The workbook's one convention for units: a cell holds its quantity in base units (bytes, bytes/s, FLOP, FLOP/s,
+seconds, counts), so a formula or a copied value is exact; a number format shows it scaled (GB, GB/s, TFLOP/s,
+GFLOP, billions). Wherever a scaled unit is named, in a column's header or beside a value, what the cell holds is
+named with it (``shown_unit``, ``cell_holds``): "Memory, physical (GB; cells hold bytes)" (trial 21 F9: a copied
+"(GB)" cell gave 80,000,000,000). Times shown in ms are computed in ms (x 1000), and say ms alone.
+"""
 
 GB = '#,##0.00,,," GB"'
 GBS = '#,##0,,," GB/s"'
@@ -7,7 +14,30 @@ USD = '"$"#,##0.00'
 INT = "#,##0"
 MS = '#,##0.00" ms"'
 MS_BEFORE_TEXT = '#,##0.00" ms   "'  # right-aligned beside a left-aligned text column: a gap before the text
-# Number-only forms for table columns whose header names the unit ("Memory (GB)"): narrow, readable columns.
+#: Each scaled unit a sheet shows -> the base unit its cells hold.
+CELL_HOLDS = {
+    "GB": "bytes",
+    "MB": "bytes",
+    "kB": "bytes",
+    "GB/s": "bytes/s",
+    "TFLOP/s": "FLOP/s",
+    "GFLOP": "FLOP",
+    "billions": "the count",
+}
+
+
+def shown_unit(shown: str) -> str:
+    """A column header's unit where a number format scales the cells: 'GB; cells hold bytes'."""
+    return f"{shown}; cells hold {CELL_HOLDS[shown]}"
+
+
+def cell_holds(shown: str) -> str:
+    """Beside a value whose format shows ``shown`` ("80.00 GB"), what the cell holds: 'cell: bytes' ('' if it holds
+    what it shows)."""
+    return f"cell: {CELL_HOLDS[shown]}" if shown in CELL_HOLDS else ""
+
+
+# Number-only forms for table columns whose header names the unit ("Memory (GB; cells hold bytes)").
 GB_NUM = "#,##0.00,,,"
 GBS_NUM = "#,##0,,,"
 TFLOPS_NUM = "#,##0.0,,,,"

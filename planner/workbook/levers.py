@@ -13,7 +13,7 @@ from planner.workbook.calc import (
     Calc,
     scenario_col,
 )
-from planner.workbook.formats import GB, INT, MS, USD
+from planner.workbook.formats import GB, INT, MS, USD, cell_holds
 from planner.workbook.inputs import LOAD_FED, STALE_UNIT, stale_estimate
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.load_figures import HIGH_PERCENTILE
@@ -238,7 +238,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     ]
     for label, key, fmt, unit in shown:
         s.set(f"A{r}", label, style="label")
-        s.set(f"B{r}", "" if (fmt or "").endswith('"') else unit, style="unit")
+        s.set(f"B{r}", cell_holds(unit) if (fmt or "").endswith('"') else unit, style="unit")
         for sk, _, _ in COLUMNS:
             col = scenario_col(sk)
             ref = c.ref(key, col, absolute=True, sheet=True)
@@ -250,7 +250,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     result_row = {}
     for label, key, fmt, unit, scale in results:
         s.set(f"A{r}", label, style="label")
-        s.set(f"B{r}", "" if fmt.endswith('"') else unit, style="unit")
+        s.set(f"B{r}", cell_holds(unit) if fmt.endswith('"') else unit, style="unit")
         q = next(x for x in c.rows if x.key == key).quantity
         for sk, _, _ in COLUMNS:
             col = scenario_col(sk)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.workbook.calc import Calc
-from planner.workbook.formats import GB, INT, MS, MS_BEFORE_TEXT, USD
+from planner.workbook.formats import GB, INT, MS, MS_BEFORE_TEXT, USD, cell_holds
 from planner.workbook.inputs import price_text
 from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
 from planner.workbook.spec import Probe, Sheet
@@ -202,7 +202,8 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         key, fmt, unit, scale, how = spec
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
-        s.set(f"C{r}", "" if fmt.endswith('"') else unit, style="unit")
+        # a unit the format shows ("80.00 GB"): the Unit column says what the cell holds (formats.cell_holds)
+        s.set(f"C{r}", cell_holds(unit) if fmt.endswith('"') else unit, style="unit")
         if how == COST_HOW:  # the price it is computed at, on the printed page (trial 19 F4)
             price = c.ref("price", "C", True, True)
             how = (

@@ -6,7 +6,7 @@ from openpyxl.utils import get_column_letter
 
 from planner.workbook import formulas as F
 from planner.workbook.calc import Calc, scenario_col
-from planner.workbook.formats import GB_NUM, GFLOP_NUM, INT, SECONDS_NUM
+from planner.workbook.formats import CELL_HOLDS, GB_NUM, GFLOP_NUM, INT, SECONDS_NUM, shown_unit
 from planner.workbook.layout import SWEEPS_SHEET
 from planner.workbook.spec import Probe, Sheet
 
@@ -18,7 +18,8 @@ MAX_BATCH_FORMAT = '#,##0" (max)"'
 CONTEXT_SWEEP = tuple(2**i for i in range(10, 18))  # 1,024 .. 131,072
 ROOF_INTENSITIES = (0.25, None, 20000.0)  # None: the ridge point
 #: Unit of a Calc decode row -> (unit the Sweeps header names, number format): FLOP in GFLOP, bytes in GB (SI),
-#: seconds in fixed point. The cells keep the base units (the parity tests read them); only the display changes.
+#: seconds in fixed point. The cells keep the base units (the parity tests read them); only the display changes, and
+#: the header says so (formats.shown_unit: "Bytes moved (GB; cells hold bytes)").
 SWEEP_DISPLAY = {"FLOP": ("GFLOP", GFLOP_NUM), "B": ("GB", GB_NUM), "s": ("s", SECONDS_NUM)}
 #: Decode columns a reader prints: the totals and ratios. The workings (operator times, bytes per kind, all-reduce
 #: parts) are folded (an outline group, "+" shows them), so the sheet prints one page wide at a legible size.
@@ -52,6 +53,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     for j, (key, label, unit, _fmt, _) in enumerate(block):
         col_of[f"s_{key}"] = get_column_letter(3 + j)
         unit = SWEEP_DISPLAY.get(unit, (unit, None))[0]
+        unit = shown_unit(unit) if unit in CELL_HOLDS else unit
         s.set(f"{col_of[f's_{key}']}3", f"{label}{f' ({unit})' if unit else ''}", style="header")
         if key not in SWEEP_PRINTED:
             s.folded.append(col_of[f"s_{key}"])
