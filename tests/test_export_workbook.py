@@ -145,13 +145,14 @@ class TestWorkbookInput:
 
     @pytest.mark.parametrize(
         ("name", "typed", "listed"),
-        [("in_gpu", "H100", "H100 SXM 80GB"), ("in_model", "llama3.1-8b", "Llama-3.1-8B")],
+        [("in_gpu", "h100 sxm-80gb", "H100 SXM 80GB"), ("in_model", "llama_3.1_8b", "Llama-3.1-8B")],
     )
     def test_a_name_the_workbooks_formulas_do_not_look_up_is_refused(
         self, tmp_path, whatif_cli_workbook, name, typed, listed
     ):
-        """The sheet looks names up with MATCH over its GPUs and Models sheets (no aliases: docs/workbooks.md); a
-        catalog alias typed there shows #N/A in every cell. `export` wrote a full review of such a file (trial s195:
+        """The sheet looks names up with MATCH over its GPUs and Models sheets and their alias tables (any case,
+        but spaces, hyphens and underscores count: docs/workbooks.md); a spelling the catalog takes that neither lists
+        shows #N/A in every cell (an alias, "H100", is read as its GPU: tests/test_workbook_aliases.py). `export` wrote a full review of such a file (trial s195:
         'H100' -> a $234,972 review of a workbook with no numbers); it now refuses as `workbook refresh` does."""
         path = typed_into(tmp_path, whatif_cli_workbook[0], {**EDITS, name: typed})
         result = invoke("export", str(path), "-o", str(tmp_path / "r.md"))

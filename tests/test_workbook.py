@@ -483,12 +483,12 @@ class TestCommand:
     @pytest.mark.parametrize(
         "key,typed,name",
         [
-            ("gpu", "H100", "H100 SXM 80GB"),
+            ("gpu", "h100 sxm-80gb", "H100 SXM 80GB"),  # a spelling the catalog takes, not an alias it lists
             ("gpu", "H100_SXM_80G", "H100 SXM 80GB"),
             ("gpu", " H100 SXM 80GB", "H100 SXM 80GB"),  # MATCH keeps the space
             ("gpu", 4090, "RTX 4090"),  # a number: MATCH finds no text
-            ("model", "llama2-70b", "Llama-2-70B"),
-            ("compare_model", "llama2-13b", "Llama-2-13B"),
+            ("model", "llama_2_70b", "Llama-2-70B"),
+            ("compare_model", "llama_2_13b", "Llama-2-13B"),
             (
                 "kv_precision",
                 " fp8",
@@ -497,8 +497,10 @@ class TestCommand:
         ],
     )
     def test_refresh_refuses_a_name_the_formulas_do_not_look_up(self, book, tmp_path, key, typed, name):
-        """The sheet's formulas find a GPU, model or precision by MATCH over the names on its catalog sheets (any
-        case; no aliases: docs/workbooks.md, "Defaults and errors"), while planner's catalog takes aliases. Refreshed,
+        """The sheet's formulas find a GPU, model or precision by MATCH over the names and alias tables on its
+        catalog sheets (any case, but spaces, hyphens and underscores count: docs/workbooks.md, "Defaults and
+        errors"), while planner's catalog takes other spellings too (an alias, "H100", passes:
+        tests/test_workbook_aliases.py). Refreshed,
         such a copy's Load sheet was simulated for the entry the alias names and read "current" while every formula
         showed #N/A: refresh refuses in one line naming the cell and the name to type (exit 2, bad input, as an input
         of the wrong kind), and writes nothing."""

@@ -31,16 +31,17 @@ CASES = {
     "kv": ({"kv_precision": "mxfp4"}, "Error: KV-cache precision mxfp4 is not a format the engine caches"),
     "gpu": (
         {"gpu": "H10"},
-        "Error: GPU 'H10' is not a name on the GPUs sheet, which the formulas look up (an alias? the GPUs sheet "
-        "lists the full names): pick one from the list",
+        "Error: GPU 'H10' is neither a name nor an alias on the GPUs sheet, which the formulas look up: pick one "
+        "from the list",
     ),
-    # trial 6 F10: "H200" is the catalog's alias of "H200 SXM 141GB" (`planner plan` takes it): the line said "not
-    # in the catalog"; refresh and export say it is not a name the formulas look up (update.check_names)
-    "gpu_alias": ({"gpu": "H200"}, "Error: GPU 'H200' is not a name on the GPUs sheet, which the formulas look up"),
-    "model_alias": (
-        {"model": "llama2-70b"},
-        "Error: model 'llama2-70b' is not a name on the Models sheet, which the formulas look up (an alias? the "
-        "Models sheet lists the full names)",
+    # trial 6 F10, trial 19 F10: "H200" is the catalog's alias of "H200 SXM 141GB" (`planner plan` takes it), read
+    # through the GPUs sheet's alias table as that GPU (tests/test_workbook_aliases.py)
+    "gpu_alias": ({"gpu": "H200"}, None),
+    "model_alias": ({"model": "llama2-70b"}, None),
+    # a spelling the catalog takes (case, spaces, hyphens and underscores ignored) but no listed alias: refused
+    "model_spelling": (
+        {"model": "llama_2_70b"},
+        "Error: model 'llama_2_70b' is neither a name nor an alias on the Models sheet, which the formulas look up",
     ),
     "context": ({"context": 0}, "Error: context: give a whole number of tokens from 1 to 16,777,216"),
     # text where a number belongs (#VALUE!) is said so, in `planner export`'s words for the same cell (TEXT_CASES)

@@ -76,12 +76,33 @@ DP_EP_SHARED = (
 #: serves shorter prompts (the context halved, the output tokens kept: 1,000-token prompts become 350 beside 300
 #: output tokens, ``levers.context_halved_words``). The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
 #: same requests. The compare model answers them with another model: a choice of model, not of deployment.
-#: The precision a typed name names (``{name}``, a cell): an alias on the Precisions sheet's alias table (``fp4``, any
-#: case, as MATCH compares) read as its precision (nvfp4), as the catalog and ``planner plan -w fp4`` read it; any other
-#: name as typed (its MATCH over prec_names then gives #N/A where it is not listed).
-PRECISION_OF = "IFERROR(INDEX(prec_alias_names,MATCH({name},prec_aliases,0)),{name})"
-
 WORKLOAD_LEVERS = {"context_half": "context halved, output kept", "compare": "another model"}
+
+
+def name_of(table: str, name: str) -> str:
+    """The catalog name a typed name (``name``, a cell) names: an alias on the ``table``'s alias table
+    (``{table}_aliases`` beside ``{table}_alias_names``: ``fp4``, ``H200``, ``llama2-70b``, any case, as MATCH compares)
+    read as its entry's name (nvfp4, H200 SXM 141GB, Llama-2-70B), as the catalog, ``planner plan`` and the Excel
+    functions read it; any other name as typed (its MATCH over the listed names then gives #N/A where it is not
+    listed)."""
+    return f"IFERROR(INDEX({table}_alias_names,MATCH({name},{table}_aliases,0)),{name})"
+
+
+#: The precision a typed name names (``{name}``, a cell): ``name_of`` over the Precisions sheet's alias table (fp4:
+#: nvfp4, as ``planner plan -w fp4`` reads it).
+PRECISION_OF = name_of("prec", "{name}")
+
+
+def typed_name_of(table: str, cell: str) -> str:
+    """``name_of`` of an Inputs cell, "" where it is blank (an empty alias cell is never matched)."""
+    return f'IF({cell}="","",{name_of(table, cell)})'
+
+
+#: The GPU and the models the Inputs name, read through the GPUs and Models sheets' alias tables (trial 19 F10: a GPU
+#: or model typed as an alias the CLI and the Excel functions take, H200 or llama2-70b, gave #N/A in every formula).
+GPU_OF = typed_name_of("gpu", "in_gpu")
+MODEL_OF = typed_name_of("model", "in_model")
+COMPARE_MODEL_OF = name_of("model", "in_compare_model")
 
 
 def scenario_col(key: str) -> str:
@@ -164,17 +185,18 @@ def calc_rows(
     S = lambda key, label: Row(key, label, section=True)  # noqa: E731
     c.add(
         S("s_inputs", "What this column evaluates (blank: the default)"),
-        Row("gpu", "GPU", "name", None, {"base": _raw("in_gpu"), "*": "{C:gpu}"}),
+        Row("gpu", "GPU", "name", None, {"base": GPU_OF, "*": "{C:gpu}"}, "an alias (H200) read as its GPU"),
         Row(
             "model",
             "Model",
             "name",
             None,
             {
-                "base": _raw("in_model"),
-                "compare": 'IF(in_compare_model="",INDEX(model_sibling,{C:model_row}),in_compare_model)',
+                "base": MODEL_OF,
+                "compare": f'IF(in_compare_model="",INDEX(model_sibling,{{C:model_row}}),{COMPARE_MODEL_OF})',
                 "*": "{C:model}",
             },
+            "an alias (llama2-70b) read as its model",
         ),
         Row(
             "ctx_in",

@@ -125,6 +125,40 @@ def _table_sheet(
     return sheet, names
 
 
+def name_aliases(entries: list) -> dict[str, str]:
+    """Each alias the catalog lists for one of ``entries``, and the entry's name (``H200``: H200 SXM 141GB), in catalog
+    order; an alias that is also a listed name (any case, as MATCH compares) is left out: the name finds its own row."""
+    names = {e.name.lower() for e in entries}
+    out: dict[str, str] = {}
+    for e in entries:
+        for a in e.aliases:
+            if a.lower() not in names and a.lower() not in {k.lower() for k in out}:
+                out[a] = e.name
+    return out
+
+
+def alias_table(sheet: Sheet, column: int, prefix: str, what: str, aliases: dict[str, str]) -> list[Name]:
+    """The alias table the Calc sheet reads a typed GPU or model name through (``calc.name_of``): aliases in column
+    ``column`` (after a blank one beside the catalog table) and the names they stand for beside, from row 2, named
+    ``{prefix}_aliases`` and ``{prefix}_alias_names``. Folded with the blank column ("+" shows them): a reference the
+    formulas read, not a column to print (the table's pages stay as they were)."""
+    gap, alias, name = (get_column_letter(column + i) for i in (-1, 0, 1))
+    sheet.set(f"{alias}1", "Alias (typed on Inputs; any case)", style="header")
+    sheet.set(f"{name}1", f"{what} it names", style="header")
+    sheet.widths[alias] = max([14.0] + [min(len(a) + 1.0, MAX_TEXT_WIDTH) for a in aliases])
+    sheet.widths[name] = max([14.0] + [min(len(n) + 1.0, MAX_TEXT_WIDTH) for n in aliases.values()])
+    for i, (a, n) in enumerate(aliases.items()):
+        sheet.set(f"{alias}{2 + i}", xlsx_text(a), text=True)
+        sheet.set(f"{name}{2 + i}", xlsx_text(n), text=True)
+    sheet.folded.extend((gap, alias, name))
+    last = 1 + max(len(aliases), 1)
+    title = sheet.name
+    return [
+        Name(f"{prefix}_aliases", f"{title}!${alias}$2:${alias}${last}"),
+        Name(f"{prefix}_alias_names", f"{title}!${name}$2:${name}${last}"),
+    ]
+
+
 def _weight_formats_cell(g: Gpu, catalog: Catalog) -> str:
     """ ",fp16,bf16,...," of the weight formats an engine runs on ``g`` (``Gpu.weight_formats_among``: NVFP4 on no
     AMD or Intel GPU), the text the calculation's SEARCH reads; "" where it runs any."""
@@ -414,12 +448,13 @@ def gpus_sheet(
         "Memory in GB (1 GB = 1e9 B; cells hold exact bytes). Sources, notes and engine columns are folded: "
         "+ above the columns shows them. Peaks are dense. Engine columns "
         "are formulas over the Assumptions sheet, or calibrated values where a calibration "
-        "file names the GPU.",
+        "file names the GPU. The aliases the Inputs take (H200) are folded at the right.",
     )
     peak_first = get_column_letter(7)
     peak_last = get_column_letter(6 + len(PEAK_KEYS))
     last = 1 + max(len(gpus), 1)
     names.append(Name("gpu_peaks", f"{GPUS_SHEET}!${peak_first}$2:${peak_last}${last}"))
+    names += alias_table(sheet, len(cols) + 2, "gpu", "GPU", name_aliases(gpus))
     return sheet, names
 
 
@@ -581,15 +616,18 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         Column("Source", text(lambda m, r: m.source), width=30),
         Column("Notes", text(lambda m, r: m.notes or None), width=50),
     ]
-    return _table_sheet(
+    sheet, names = _table_sheet(
         MODELS_SHEET,
         "tbl_models",
         models,
         cols,
         "Counts derived from each config.json by planner.engines.architecture.model_facts (exact). "
         "Sliding window blank: none. MLA models cache one latent (KV heads 1). GQA sibling: the "
-        "dense GQA model closest in size to an MHA model, else the model itself.",
+        "dense GQA model closest in size to an MHA model, else the model itself. The aliases the Inputs take "
+        "(llama2-70b) are folded at the right.",
     )
+    names += alias_table(sheet, len(cols) + 2, "model", "Model", name_aliases(models))
+    return sheet, names
 
 
 def _aliases_width(precisions: list[Precision]) -> float:

@@ -148,7 +148,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         s.set(f"D{r}", f.help, style="note")
         names.append(Name(f.name, f"{INPUTS_SHEET}!$B${r}"))
         if f.key in sources:
-            s.validations.append(_name_validation(f"B{r}", sources[f.key], f.unit, f.key in PRECISION_INPUTS))
+            s.validations.append(_name_validation(f"B{r}", sources[f.key], f.unit, f.key))
         elif f.kind in NUMBER_CHECKS:
             kind, low, high, prompt, error = NUMBER_CHECKS[f.kind]
             s.validations.append(
@@ -266,31 +266,31 @@ def fleet_group_note(c: Calc) -> str:
     )
 
 
-#: The Inputs whose name may also be an alias the catalog takes (Calc's ``PRECISION_OF`` reads it as its precision).
-PRECISION_INPUTS = ("weight_precision", "kv_precision")
+#: The name Inputs, each with the sheet whose alias table the Calc sheet reads it through (``calc.name_of``) and an
+#: example alias: a typed alias is read as its entry's name, as ``planner plan`` and the Excel functions read it.
+ALIAS_INPUTS = {
+    "gpu": ("GPUs", "H200: H200 SXM 141GB"),
+    "model": ("Models", "llama2-70b: Llama-2-70B"),
+    "compare_model": ("Models", "llama2-70b: Llama-2-70B"),
+    "weight_precision": ("Precisions", "fp4: nvfp4"),
+    "kv_precision": ("Precisions", "fp4: nvfp4"),
+}
 
 
-def _name_validation(cell: str, source: str, unit: str, alias: bool) -> Validation:
-    """The dropdown of a name input. A GPU or model not on the list is refused as typed (the formulas look up the
-    listed names only: "H200" is an alias they do not find); a precision's is a warning the user may accept, since an
-    alias the catalog takes (fp4) is read as its precision there, as by ``planner plan``."""
-    if alias:
-        return Validation(
-            cell,
-            "list",
-            source=source,
-            prompt=f"Pick a name from the list ({unit}), or type an alias the Precisions sheet lists (fp4: nvfp4).",
-            error="Not a name on the list: an alias the Precisions sheet lists (fp4) is read as its precision; any "
-            "other name shows #N/A.",
-            error_style="warning",
-        )
+def _name_validation(cell: str, source: str, unit: str, key: str) -> Validation:
+    """The dropdown of a name input: a warning the user may accept, not a refusal, for a name off the list, since
+    an alias the catalog takes (``ALIAS_INPUTS``: H200, llama2-70b, fp4) is read as its entry there (a list
+    validation of "stop" style refused "H200", which the CLI takes); any other name shows #N/A and the Error line
+    says which input."""
+    sheet, example = ALIAS_INPUTS[key]
     return Validation(
         cell,
         "list",
         source=source,
-        prompt=f"Pick a name from the list ({unit}).",
-        error="Not a name on the list (the formulas look names up as listed; an alias such as H200 is not): pick "
-        "from the list.",
+        prompt=f"Pick a name from the list ({unit}), or type an alias the {sheet} sheet lists ({example}).",
+        error=f"Not a name on the list: an alias the {sheet} sheet lists ({example}) is read as its entry; any "
+        "other name shows #N/A.",
+        error_style="warning",
     )
 
 
@@ -362,7 +362,8 @@ def why_error(c: Calc) -> str:
     formats = ref("weights_refused")
     weights = (  # the same place: the GPU does not run the weight format (deploy.weight_precision_error)
         f"IF(ISNUMBER({formats}),{formats},0)>0",
-        'in_gpu&" does not run weights in "&'
+        ref("gpu")
+        + '&" does not run weights in "&'
         + ref("wp")
         + '&": it runs "&SUBSTITUTE(MID(INDEX(gpu_weight_formats,'
         + ref("gpu_row")
@@ -375,8 +376,11 @@ def why_error(c: Calc) -> str:
         f"IF(ISNUMBER({kv_formats}),{kv_formats},0)>0",
         "IF("
         + ref("kv")
-        + '="fp8",in_gpu&" keeps no fp8 KV cache: vLLM 0.24\'s attention backends need SM 8.0 for one; pick fp16",'
-        + 'in_gpu&" has no "&'
+        + '="fp8",'
+        + ref("gpu")
+        + '&" keeps no fp8 KV cache: vLLM 0.24\'s attention backends need SM 8.0 for one; pick fp16",'
+        + ref("gpu")
+        + '&" has no "&'
         + ref("kv")
         + '&" to cache the KV in: it runs "&SUBSTITUTE(MID(INDEX(gpu_weight_formats,'
         + ref("gpu_row")
@@ -400,12 +404,13 @@ def why_error(c: Calc) -> str:
 
 
 def _not_listed(what: str, name: str, sheet: str) -> str:
-    """Why a GPU or model name gives #N/A: not a name the sheet lists. Said so, not "not in the catalog": "H200" is
-    an alias the catalog and `planner plan` take for "H200 SXM 141GB", which the formulas' MATCH does not look up
-    (trial 6 F10; ``update.check_names`` says the same for refresh and export, with the full name)."""
+    """Why a GPU or model name gives #N/A: neither a name nor an alias the sheet lists (its alias table: "H200" is
+    read as "H200 SXM 141GB", as `planner plan` reads it). Said so, not "not in the catalog" (trial 6 F10): a name the
+    catalog takes in another spelling ("H200_SXM") is not one the formulas' MATCH finds (``update.check_names`` says
+    so for refresh and export, with the full name)."""
     return (
-        f'"{what} \'"&{name}&"\' is not a name on the {sheet} sheet, which the formulas look up (an alias? the '
-        f'{sheet} sheet lists the full names): pick one from the list"'
+        f'"{what} \'"&{name}&"\' is neither a name nor an alias on the {sheet} sheet, which the formulas look up: '
+        'pick one from the list"'
     )
 
 

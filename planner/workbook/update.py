@@ -239,8 +239,8 @@ def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[
     (``gpus``, ``models``: the names listed there, any case), while the catalog also takes aliases and other
     spellings ("H100", "H100_SXM_80G", " fp8"). Refreshed anyway, the Load sheet would be simulated for H100 SXM
     80GB and read "current" while every formula showed #N/A; exported (``by="export"``), the review would size a
-    deployment the workbook shows no number for. A precision's alias (fp4) passes where the workbook's formulas read
-    it as its precision (``takes_precision_aliases``). A name neither side knows (a typo) passes: the formulas show
+    deployment the workbook shows no number for. An alias the sheet's alias table lists (fp4, H200, llama2-70b) passes
+    where the workbook's formulas read it as its entry (``takes_aliases``); another spelling ("H200_SXM") does not. A name neither side knows (a typo) passes: the formulas show
     #N/A and the Load sheet says why it computed nothing."""
     from planner.errors import PlannerError, shown_name
     from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS
@@ -249,6 +249,12 @@ def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[
     precisions = [p.name for p in catalog.precisions]
     if takes_precision_aliases(wb):
         precisions += [a for p in catalog.precisions for a in p.aliases]
+    # an alias of a listed GPU or model passes where the formulas read it through the sheet's alias table, which
+    # lists every alias of the entries on the sheet (``catalog_sheets.alias_table``)
+    if takes_aliases(wb, "gpu"):
+        gpus = [*gpus, *(a for g in catalog.gpus if g.name in gpus for a in g.aliases)]
+    if takes_aliases(wb, "model"):
+        models = [*models, *(a for m in catalog.models if m.name in models for a in m.aliases)]
     lookups = {  # input key: (the names its MATCH reads, the sheet listing them, the catalog's lookup)
         "gpu": (gpus, GPUS_SHEET, catalog.gpu),
         "model": (models, MODELS_SHEET, catalog.model),
@@ -290,11 +296,16 @@ def takes_precision_aliases(wb) -> bool:
     """Whether the workbook's formulas read a precision's alias as its precision (Calc's ``PRECISION_OF``, in
     workbooks written since); refresh rewrites the Precisions sheet, alias table and all, but not the Calc sheet, so
     the formulas, not the table, say it."""
+    return takes_aliases(wb, "prec")
+
+
+def takes_aliases(wb, prefix: str) -> bool:
+    """Whether the workbook's Calc formulas read a typed name through the ``{prefix}_aliases`` table (``calc.name_of``:
+    precisions in workbooks written since trial 11, GPUs and models since trial 19 F10)."""
     if CALC_SHEET not in wb.sheetnames:
         return False
-    return any(
-        isinstance(v, str) and "prec_aliases" in v for row in wb[CALC_SHEET].iter_rows(values_only=True) for v in row
-    )
+    table = f"{prefix}_aliases"
+    return any(isinstance(v, str) and table in v for row in wb[CALC_SHEET].iter_rows(values_only=True) for v in row)
 
 
 def check_listed_names(wb, path: Path, catalog: Catalog) -> None:
