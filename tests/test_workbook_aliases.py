@@ -8,7 +8,7 @@ gives for the names themselves.
 from __future__ import annotations
 
 import pytest
-from workbook_support import recalculate_inputs, require_libreoffice
+from workbook_support import recalculate_inputs, require_libreoffice, with_inputs
 
 from planner.catalog import default_catalog
 from planner.workbook.build import build_whatif
@@ -85,7 +85,6 @@ def test_refresh_and_export_take_an_alias_the_formulas_read(tmp_path):
     """``update.check_names`` (refresh, export) lets an alias of a listed GPU or model pass where the Calc sheet
     reads it through the alias table, and still refuses a spelling neither lists."""
     import openpyxl
-    from workbook_support import with_inputs
 
     from planner.workbook.reader import WorkbookError
     from planner.workbook.update import check_listed_names
@@ -98,3 +97,26 @@ def test_refresh_and_export_take_an_alias_the_formulas_read(tmp_path):
     path = write_workbook(with_inputs(spec, {**ALIASES, "model": "llama_2_70b"}), tmp_path / "spelling.xlsx")
     with pytest.raises(WorkbookError, match="'llama_2_70b' is not a name the workbook's formulas look up"):
         check_listed_names(openpyxl.load_workbook(path), path, cat)
+
+
+def test_export_reads_the_workbooks_own_alias_table(tmp_path):
+    """Exported, a workbook is checked against the alias table it holds, not the catalog's aliases: an alias the
+    catalog lists but the workbook's table does not (a table written before the catalog took it) is refused, since
+    its formulas show #N/A."""
+    import openpyxl
+
+    from planner.workbook.reader import WorkbookError
+    from planner.workbook.update import check_listed_names
+    from planner.workbook.writer import write_workbook
+
+    spec = build_whatif(gpus=["H100 SXM 80GB"], models=["Llama-2-70B", "LLaMA-65B"], load=False)
+    path = write_workbook(with_inputs(spec, ALIASES), tmp_path / "aliases.xlsx")
+    wb = openpyxl.load_workbook(path)
+    sheet, ref = next(iter(wb.defined_names["gpu_aliases"].destinations))
+    for row in wb[sheet][ref]:
+        for cell in row:
+            if str(cell.value).lower() == "h100":
+                cell.value = "not-h100"
+    wb.save(path)
+    with pytest.raises(WorkbookError, match="'h100' is not a name the workbook's formulas look up"):
+        check_listed_names(openpyxl.load_workbook(path), path, default_catalog())

@@ -249,12 +249,12 @@ def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[
     precisions = [p.name for p in catalog.precisions]
     if takes_precision_aliases(wb):
         precisions += [a for p in catalog.precisions for a in p.aliases]
-    # an alias of a listed GPU or model passes where the formulas read it through the sheet's alias table, which
-    # lists every alias of the entries on the sheet (``catalog_sheets.alias_table``)
+    # an alias passes where the formulas read it through the sheet's alias table: refreshed, the table this refresh
+    # writes (every alias of the entries listed, ``catalog_sheets.alias_table``); exported, the workbook's own
     if takes_aliases(wb, "gpu"):
-        gpus = [*gpus, *(a for g in catalog.gpus if g.name in gpus for a in g.aliases)]
+        gpus = [*gpus, *_aliases_of(wb, "gpu", catalog.gpus, gpus, by)]
     if takes_aliases(wb, "model"):
-        models = [*models, *(a for m in catalog.models if m.name in models for a in m.aliases)]
+        models = [*models, *_aliases_of(wb, "model", catalog.models, models, by)]
     lookups = {  # input key: (the names its MATCH reads, the sheet listing them, the catalog's lookup)
         "gpu": (gpus, GPUS_SHEET, catalog.gpu),
         "model": (models, MODELS_SHEET, catalog.model),
@@ -290,6 +290,23 @@ def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[
             f"{where}{named} is not on the workbook's {sheet} sheet, so its formulas show #N/A; add it with "
             f"`planner workbook refresh FILE {option} ...` or choose a name from the list"
         )
+
+
+def _aliases_of(wb, prefix: str, entries, listed: list[str], by: str) -> list[str]:
+    """The aliases the workbook's formulas will find for ``prefix`` ("gpu", "model"): for a refresh, those of the
+    ``listed`` entries the rewritten sheet's table holds; for an export, the ``{prefix}_aliases`` range as it is."""
+    if by == "refresh":
+        return [a for e in entries if e.name in listed for a in e.aliases]
+    defined = wb.defined_names.get(f"{prefix}_aliases")
+    if defined is None:
+        return []
+    out = []
+    for sheet, ref in defined.destinations:
+        if sheet in wb.sheetnames:
+            cells = wb[sheet][ref]
+            rows = cells if isinstance(cells, tuple) else ((cells,),)
+            out += [str(c.value).lstrip("'") for row in rows for c in row if c.value is not None]
+    return out
 
 
 def takes_precision_aliases(wb) -> bool:
