@@ -195,7 +195,8 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         ),
         (
             "Errors",
-            "#N/A: a GPU, model or precision name not in the catalog (names as in the lists), or no price for a GPU "
+            "#N/A: a GPU, model or precision name not in the catalog (names as in the lists, or an alias the GPUs, "
+            "Models and Precisions sheets list: H200, fp4), or no price for a GPU "
             "the catalog has no price for. #VALUE!: an input of the wrong kind (text where a number belongs). #NUM!: "
             "a number the model does not accept (a context of 0 or a fraction, a utilization above 1, a price of 0 "
             f"or less or above {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ per GPU-hour), a KV-cache precision the engine "
