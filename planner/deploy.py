@@ -51,7 +51,7 @@ from planner.io import heap
 from planner.model import failures, ops
 from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages, spreads_experts, stages_named
 from planner.model.parallel import streams_of
-from planner.model.rows import Rows, gathered
+from planner.model.rows import Rows, gathered, per_row
 from planner.options import Options
 from planner.units import counted
 
@@ -410,9 +410,14 @@ def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError
 
 def weights_refused(r: Resolved) -> Any:
     """Per scenario: whether the GPU lacks the weight format (``GpuFacts.weight_formats`` shares no bit with
-    ``PrecisionFacts.weight_format_bits``; a GPU without a list takes any format)."""
-    mask = np.asarray(gathered(r.gpu.weight_formats)).astype(np.int64)
-    bits = np.asarray(gathered(r.precision.weight_format_bits)).astype(np.int64)
+    ``PrecisionFacts.weight_format_bits``; a GPU without a list takes any format). Run per row where the facts
+    are ``Rows`` (once per (GPU, model) combination, ``planner.model.rows.per_row``), gathered once."""
+    return gathered(per_row(_weights_refused, r.gpu.weight_formats, r.precision.weight_format_bits))
+
+
+def _weights_refused(weight_formats: Any, weight_format_bits: Any) -> Any:
+    mask = np.asarray(weight_formats).astype(np.int64)
+    bits = np.asarray(weight_format_bits).astype(np.int64)
     return (mask > 0) & ((mask & bits) == 0)
 
 
@@ -425,9 +430,13 @@ FP8_KV_SOURCE = "vLLM 0.24's attention backends keep no fp8 cache below SM 8.0 (
 def kv_refused(r: Resolved) -> Any:
     """Per scenario: whether the GPU lacks the KV cache's dtype (``PrecisionFacts.kv_format_bits`` shares no bit with
     ``GpuFacts.weight_formats``: a bf16 cache on a T4, and an fp8 one there, ``FP8_KV_SOURCE``; an int8 or int4 cache
-    is the engine's matter, ``EngineProfile.accepts_kv``)."""
-    mask = np.asarray(gathered(r.gpu.weight_formats)).astype(np.int64)
-    bits = np.asarray(gathered(r.precision.kv_format_bits)).astype(np.int64)
+    is the engine's matter, ``EngineProfile.accepts_kv``). Per row, as ``weights_refused``."""
+    return gathered(per_row(_kv_refused, r.gpu.weight_formats, r.precision.kv_format_bits))
+
+
+def _kv_refused(weight_formats: Any, kv_format_bits: Any) -> Any:
+    mask = np.asarray(weight_formats).astype(np.int64)
+    bits = np.asarray(kv_format_bits).astype(np.int64)
     return (mask > 0) & (bits > 0) & ((mask & bits) == 0)
 
 

@@ -508,6 +508,85 @@ class TestEveryFormOfNames:
         assert len(hashed) == 1
         assert list(results[2][:2]) == [planner.max_batch(g, "llama3.1-8b", 4096, gpus=1) for g in ("H100", "L4")]
 
+    @staticmethod
+    def forms_of(gpus: list[str], models: list[str]) -> dict[str, list]:
+        """The four forms of names built from Python lists (a new string object per cell for the distinct form)."""
+        import pandas as pd
+
+        return {
+            "numpy text": [np.array(gpus), np.array(models)],
+            "distinct objects": [np.array(["".join(x) for x in v], dtype=object) for v in (gpus, models)],
+            "Series": [pd.Series(gpus), pd.Series(models)],
+            "Categorical": [pd.Series(gpus, dtype="category"), pd.Series(models, dtype="category")],
+        }
+
+    def test_every_form_gives_the_scalar_paths_numbers_bit_for_bit(self):
+        """Issue 21 (the name paths made cheaper): a 20,000-scenario sweep (paired with its contexts, as the bench's)
+        over GPUs that refuse some weights and KV dtypes (T4: no bf16), an unknown GPU and an unknown model, in each
+        form of names and with every grouping kept or not: max_batch, tpot and ttft (coerced) equal bit for bit to
+        the scalar API's numbers of each scenario checked (NaN where the scalar call fails), every form equal."""
+        from planner.catalog import lookup
+
+        rng = np.random.default_rng(21)
+        n = 20_000
+        gpu_names = ["H100", "T4", "L4", "A100 SXM 80GB", "H10", "MI300X"]
+        model_names = ["llama2-70b", "llama3.1-8b", "mixtral-8x7b", "lama2-70b", "qwen2.5-7b"]
+        gpus = rng.choice(gpu_names, n).tolist()
+        models = rng.choice(model_names, n).tolist()
+        ctx = rng.choice([1024, 4096, 32768], n)
+        calls = {
+            "max_batch": lambda g, m, c: planner.max_batch(g, m, c, gpus=2, errors="coerce"),
+            "tpot": lambda g, m, c: planner.tpot(g, m, c, batch=4, check_fit=False, gpus=2, errors="coerce"),
+            "ttft": lambda g, m, c: planner.ttft(g, m, c, gpus=2, errors="coerce"),
+        }
+        rows = np.unique(
+            np.concatenate(
+                [rng.choice(n, 40, replace=False)]
+                + [np.flatnonzero(np.array(gpus) == g)[:3] for g in gpu_names]
+                + [np.flatnonzero(np.array(models) == m)[:3] for m in model_names]
+            )
+        )
+        scalar = {
+            name: np.array([float(call(gpus[i], models[i], int(ctx[i]))) for i in rows]) for name, call in calls.items()
+        }
+        assert np.isnan(scalar["ttft"]).any() and not np.isnan(scalar["ttft"]).all()
+        reference = None
+        for form, (g, m) in self.forms_of(gpus, models).items():
+            for kept in (False, True):  # grouped afresh, then with the groupings of the run before kept
+                if not kept:
+                    lookup._BY_IDENTITY.clear()
+                for name, call in calls.items():
+                    out = np.asarray(call(g, m, ctx), dtype=float)
+                    np.testing.assert_array_equal(out[rows].view(np.uint64), scalar[name].view(np.uint64), form)
+                    if reference is None:
+                        reference = {}
+                    expected = reference.setdefault(name, out)
+                    np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64), f"{form} {name}")
+
+    @pytest.mark.parametrize(
+        "gpu, model, says",
+        [
+            ("H10", "llama2-70b", r"unknown GPU 'H10'; did you mean H100"),
+            ("H100", "lama2-70b", r"unknown model 'lama2-70b'; did you mean .*llama2-70b"),
+        ],
+    )
+    def test_an_unknown_name_raises_the_scalar_paths_error_in_every_form(self, gpu, model, says):
+        """An unknown name among known ones raises the same UnknownNameError, "did you mean" and all, in every form of
+        names (grouped afresh and with the grouping kept) as one scenario through the scalar API does."""
+        from planner.catalog import lookup
+
+        with pytest.raises(UnknownNameError, match=says) as one:
+            planner.max_batch(gpu, model, 4096, gpus=2)
+        gpus = ["H100", "L4"] * 3000 + [gpu] + ["L4"] * 100
+        models = ["llama3.1-8b"] * 6000 + [model] + ["llama2-70b"] * 100
+        for form, (g, m) in self.forms_of(gpus, models).items():
+            lookup._BY_IDENTITY.clear()
+            for _ in range(2):
+                for call in (planner.max_batch, planner.ttft):
+                    with pytest.raises(UnknownNameError) as many:
+                        call(g, m, 4096, gpus=2)
+                    assert str(many.value) == str(one.value), form
+
 
 class TestContextsPaired:
     """Issue 24: a sweep whose contexts repeat runs its formulas once per distinct (names, context) pair

@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from planner.model.rows import row_values
+
 _SCALARS = (float, int)
 
 
@@ -42,10 +44,13 @@ def where(condition, a, b):
 
 def any_positive(x) -> bool:
     """Whether any scenario's value of ``x`` (a number, an array or ``planner.model.rows.Rows``) is above 0: the
-    check before a rule that applies to few scenarios, so the common case skips its arithmetic."""
+    check before a rule that applies to few scenarios, so the common case skips its arithmetic. A ``Rows`` is read
+    at its innermost level (``row_values``: a catalog fact's GPU or model rows, not gathered to the combinations or
+    pairs): every scenario's value is one of those, so a positive value there is never missed (a row no scenario
+    uses can only make the rule run, and the rule computes each scenario's own answer)."""
     if type(x) in _SCALARS:
         return x > 0
-    return bool(np.any(np.asarray(getattr(x, "values", x)) > 0))
+    return bool(np.any(np.asarray(row_values(x)) > 0))
 
 
 def isnan(x):
