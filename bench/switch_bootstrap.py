@@ -40,6 +40,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``dsa-bf16-decode``: vLLM's DeepSeek Sparse Attention decode over a 16-bit KV cache at the same tables' bf16 module
   (``planner.engines.kernel_curves.DSA_BF16_DECODE``, h-r4; docs/hypotheses/dsa-bf16-decode.md), a + b x min(context,
   top-k) per token, not the fp8_ds_mla kernel's 1.08 us.
+- ``unmeasured-sparse-attention``: a DeepSeek Sparse Attention model (DeepSeek-V3.2, GLM-5) on an engine and GPU
+  without a measured sparse-attention kernel (SGLang's, any GPU off Hopper) gets no prediction, and a user's range
+  for it is widened (``planner.accuracy.basis.UNMEASURED_SPARSE_ATTENTION``; docs/hypotheses/worst-rows.md, h-worst).
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
   MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
@@ -102,6 +105,7 @@ SWITCHES = (
     "chat-template-tokens",
     "sglang-admission-latch",
     "dsa-bf16-decode",
+    "unmeasured-sparse-attention",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -185,6 +189,8 @@ MODULE_FLAGS = {
     "trtllm-own-attention": ("planner.engines.kernel_curves", "TENSORRT_LLM_OWN_ATTENTION", True),
     # Blackwell GPUs' MoE floors from their own measured kernels (s191)
     "blackwell-moe-floors": ("planner.engines.kernel_curves", "BLACKWELL_MOE_FLOORS", True),
+    # a DSA model on an engine and GPU without a measured sparse-attention kernel: refused (h-worst)
+    "unmeasured-sparse-attention": ("planner.accuracy.basis", "UNMEASURED_SPARSE_ATTENTION", True),
     # A100's MoE floor from SGLang 0.5.10's measured Triton kernel (s191)
     "a100-moe-floor": ("planner.engines.kernel_curves", "AMPERE_MOE_FLOOR", True),
     # a chat endpoint's template tokens on each prompt, beyond the client's count (h-r2)

@@ -27,6 +27,7 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner import api
+from planner.accuracy import basis
 from planner.accuracy.acceptance import middle_speculation, speculation_handled
 from planner.accuracy.calibration import residual_quantiles, resolve_calibration
 from planner.accuracy.datasets import chat_template_tokens, prefix_hit, run_requests
@@ -407,7 +408,9 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
 def release_refusal(row: DecodeRow, cat: Catalog) -> str:
     """Why the row's engine release cannot serve it: it cannot load the model on its GPU (``planner.engines.
     kernel_paths.mxfp4_refusal``: TensorRT-LLM 1.x's MXFP4 experts below SM 9.0), or it refused the row's prompts
-    (``prompt_limit_refusal``); "": it serves them, or the names do not resolve."""
+    (``prompt_limit_refusal``); with ``planner.accuracy.basis.UNMEASURED_SPARSE_ATTENTION`` on (h-worst, off), a DSA
+    model on an engine and GPU without a measured sparse-attention kernel (``basis.sparse_attention_gap``): no basis
+    to predict it from; "": it serves them, or the names do not resolve."""
     try:
         gpu = cat.gpu(resolve_gpu_name(row.gpu, cat))
         mdl = cat.model(resolve_model_name(row.model, cat))
@@ -415,6 +418,10 @@ def release_refusal(row: DecodeRow, cat: Catalog) -> str:
         return ""
     if limited := prompt_limit_refusal(row, gpu, mdl):
         return limited
+    if basis.UNMEASURED_SPARSE_ATTENTION and (
+        gap := basis.sparse_attention_gap(gpu, _base_profile_for(row, None), mdl, cat)
+    ):
+        return gap  # EXPERIMENT (h-worst, off): a DSA model on an engine and GPU without a measured kernel
     if mdl.native_expert_precision != "mxfp4" or row.weight_precision not in (None, "mxfp4"):
         return ""
     return mxfp4_refusal(row.engine, row.engine_version, gpu.architecture)

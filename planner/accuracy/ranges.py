@@ -216,12 +216,39 @@ def region_residuals(
     ``planner.engines.kernel_curves.curves_miss``), moved out by m either way: low -> (1 + low) / m - 1, high ->
     (1 + high) x m - 1; ``fallback`` (the fit's in-sample quantiles) without a residuals file."""
     out = _region_residuals(gpu_name, fallback, gpus=gpus, engine=engine, model=model)
+    out = _basis_widened(out, gpu_name, engine, model)
     miss, source = curves
     if miss > 1.0:
         text = curves_text(gpu_name, source, miss)
         widened = f"{out.widened}; {text}" if out.widened else text
         out = TimeRange(_shift(out.low, 1 / miss), _shift(out.high, miss), out.note, widened)
     return out._replace(note=f"{out.note}; widened {out.widened}") if out.widened else out
+
+
+def _basis_widened(out: TimeRange, gpu_name: str, engine: Any, model: Any) -> TimeRange:
+    """``out`` widened where the query's configuration has no measured basis (``planner.accuracy.basis``; the
+    EXPERIMENT switch ``UNMEASURED_SPARSE_ATTENTION``, h-worst, off): a DSA model on an engine and GPU without a
+    measured sparse-attention kernel takes the engine dimension's factor, as an engine without held-out figures
+    does (not twice where the engine is already uncovered), and the gap is said."""
+    from planner.accuracy import basis
+
+    if not basis.UNMEASURED_SPARSE_ATTENTION or engine is None or model is None or not gpu_name:
+        return out
+    gap = basis.sparse_attention_gap(gpu_name, engine, model)
+    regions = load_regions()
+    if not gap or not regions or "held-out figures of engine " in out.widened:
+        return out
+    factor = max(regions[("engine", "*")].widen, 1.0)
+    text = f"{gap} (x{factor:.2f}, an engine without held-out figures' factor" + (
+        "; not widened by it, and the range does not bound this configuration)" if factor <= 1.0 else ")"
+    )
+    if out.widened:
+        head, _, tail = out.widened.partition(": ")
+        total = float(head.lstrip("x")) * factor
+        widened = f"x{total:.2f}: {tail}, {text}"
+    else:
+        widened = f"x{factor:.2f}: {text}"
+    return TimeRange(_widen(out.low, factor), _widen(out.high, factor), out.note, widened)
 
 
 def curves_text(gpu_name: str, source: str, miss: float) -> str:
