@@ -176,6 +176,54 @@ def sglang_attention_dp(r: dict[str, str]) -> tuple[int, int]:
     return (ranks, ranks) if ranks > 1 else (1, 1)
 
 
+#: vLLM's data parallelism in a row's server command (``vllm serve -dp N`` / ``--data-parallel-size N``) and its
+#: expert parallelism switch (``--enable-expert-parallel``): with tensor parallelism 1, N attention ranks of one GPU
+#: each and the experts spread over the N GPUs (vLLM's "data parallel deployment" of a MoE model: DP attention + EP).
+VLLM_DATA_PARALLEL_FLAG = re.compile(r"(?<![\w-])(?:--data[-_]parallel[-_]size|-dp)[ =]+(\d+)")
+VLLM_EXPERT_PARALLEL_FLAG = re.compile(r"--enable[-_]expert[-_]parallel\b")
+
+
+def data_parallel_size(r: dict[str, str]) -> int:
+    """The run's data-parallel size (1 when not given): the ``data_parallel_size`` cell, else a vLLM row's server
+    command's ``-dp N`` / ``--data-parallel-size N`` (``command_cells``). A cell above 1 on a row of another engine is
+    a ValueError (SGLang's attention ranks are read from ``--enable-dp-attention --dp N``, TensorRT-LLM's from
+    ``enable_attention_dp: true``)."""
+    vllm = _engine_name(str(r.get("engine", "")))[0] == "vllm"
+    cell = str(r.get("data_parallel_size") or "").strip()
+    if cell:
+        dp = whole_number(cell, "data_parallel_size", 1) or 1
+        if dp > 1 and not vllm:
+            raise ValueError(
+                f"data_parallel_size {dp} is read for vLLM rows only (SGLang: --enable-dp-attention --dp N in the "
+                "batching or notes cell; TensorRT-LLM: enable_attention_dp: true)"
+            )
+        return dp
+    hit = VLLM_DATA_PARALLEL_FLAG.search(command_cells(r)) if vllm else None
+    return int(hit.group(1)) if hit else 1
+
+
+def _vllm_dp_ep(r: dict[str, str], dp: int) -> str:
+    """ "dp-ep" for a vLLM row of ``dp`` > 1 data-parallel ranks of one GPU each with its experts spread over them
+    (``--enable-expert-parallel`` in its command, or an ``expert_parallel_size`` cell equal to ``dp``); a ValueError
+    for any other data-parallel form (attention tensor-parallel inside each rank, experts not spread)."""
+    tp = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
+    if tp != 1 or pipeline_stages(r) != 1:
+        raise ValueError(
+            f"vLLM data parallelism {dp} with tensor_parallel_size {tp} (attention tensor-parallel inside each rank) "
+            "or a pipeline is not modelled: only -tp 1 -dp N --enable-expert-parallel (DP attention + EP)"
+        )
+    cell = str(r.get("expert_parallel_size") or "").strip()
+    ep = whole_number(cell, "expert_parallel_size") if cell else None
+    if ep is not None and ep not in (1, dp):
+        raise ValueError(f"vLLM data parallelism {dp} with experts over {ep} GPUs is not modelled (EP = DP)")
+    if ep == dp or (ep is None and VLLM_EXPERT_PARALLEL_FLAG.search(command_cells(r))):
+        return "dp-ep"
+    raise ValueError(
+        f"vLLM data parallelism {dp} without expert parallelism (--enable-expert-parallel, or expert_parallel_size "
+        f"{dp}) is not modelled: its experts run tensor-parallel over the {dp} GPUs"
+    )
+
+
 def parallelism_of(r: dict[str, str]) -> str:
     """How the run split the model over its group (``planner.model.parallel.PARALLELISMS``): "pp" for a pipeline
     of one GPU per stage (``pipeline_parallel_size`` > 1, tensor-parallel size 1); "dp-ep" where the run
@@ -187,6 +235,15 @@ def parallelism_of(r: dict[str, str]) -> str:
     over another number of GPUs than the group (only ``ep`` = ``tp`` is modelled; the ``expert_parallel_size`` cell,
     else the row's own command's ``--ep_size``), or whose ranks are fewer than the group (attention tensor-parallel
     inside each rank)."""
+    if (dp := data_parallel_size(r)) > 1:  # vLLM -tp 1 -dp N --enable-expert-parallel
+        return _vllm_dp_ep(r, dp)
+    group = (whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1) * pipeline_stages(r)
+    stated_ep = str(r.get("expert_parallel_size") or "").strip()
+    if stated_ep and (ep := whole_number(stated_ep, "expert_parallel_size") or 1) > group:  # not dropped unseen
+        raise ValueError(
+            f"expert_parallel_size {ep} is more than the row's group of {group} GPU(s) (tensor_parallel_size x "
+            "pipeline_parallel_size); a vLLM -tp 1 -dp N --enable-expert-parallel run: give data_parallel_size N"
+        )
     if (pp := pipeline_stages(r)) > 1:  # one GPU a stage: "pp"; stages of TP t: "ppN", the group t x N
         return "pp" if (whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1) == 1 else f"pp{pp}"
     gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
@@ -669,7 +726,8 @@ MAX_SIMULATED_PROMPTS = 3_000_000
 
 DECODE_COLUMNS = (
     "gpu, model, batch, input_len, output_len, and tpot_ms, ttft_ms and/or output_throughput_tok_s "
-    "(optional: record_id, kind, tensor_parallel_size, expert_parallel_size, pipeline_parallel_size, weight_dtype, "
+    "(optional: record_id, kind, tensor_parallel_size, expert_parallel_size, data_parallel_size, pipeline_parallel_size, "
+    "weight_dtype, "
     "kv_cache_dtype, engine, engine_version, batching, notes, num_prompts, request_rate, burstiness); a serving run at a rate: gpu, model, request_rate, num_prompts, "
     "input_len and output_len or a dataset, and ttft_median_ms ... itl_p99_ms"
 )
@@ -682,6 +740,7 @@ DECODE_COLUMNS = (
 DECODE_READ_COLUMNS = frozenset({
     "record_id", "source", "source_group", "gpu", "model", "engine", "engine_version", "kind", "batching", "notes",
     "statistic", "tensor_parallel_size", "gpus", "pipeline_parallel_size", "expert_parallel_size", "weight_dtype",
+    "data_parallel_size",
     "kv_cache_dtype", "batch_size_or_concurrency", "batch", "num_prompts", "request_rate", "burstiness", "dataset",
     "prefix_cache", "input_len", "output_len", "context", "tpot_ms", "ttft_ms", "itl_ms", "e2e_latency_ms",
     "output_throughput_tok_s", "throughput_tok_s", "throughput_unit",
@@ -888,6 +947,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"{UnknownNameError('kind', given, KIND_COLUMN)} (blank: the batching cell says)")
         tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
         tp *= pipeline_stages(r)  # the group: a pipeline of TP 1 stages has one GPU per stage
+        tp *= data_parallel_size(r)  # vLLM's -dp N: N ranks of tensor_parallel_size GPUs each
         if scope == "gpu":
             tput *= tp
         batch = whole_number(

@@ -171,8 +171,11 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     tensor-parallel (TP8), unless its batching or notes cell quotes TensorRT-LLM's "enable_attention_dp: true"
     (with expert_parallel_size, or an --ep_size in the command, equal to tensor_parallel_size) or SGLang's
     --enable-dp-attention (with --dp equal to it; up to SGLang 0.4.4 the flag alone): then data-parallel attention
-    with the experts spread (DEP8); pipeline_parallel_size N: N stages of tensor_parallel_size GPUs each.
-    expert_parallel_size alone, without one of those markers, leaves the row tensor-parallel. A batching cell is
+    with the experts spread (DEP8); pipeline_parallel_size N: N stages of tensor_parallel_size GPUs each. A vLLM
+    run of -tp 1 -dp N --enable-expert-parallel is DEP-N on N GPUs: a data_parallel_size column (with
+    expert_parallel_size N, or --enable-expert-parallel in the batching or notes cell), or those words in the cell.
+    expert_parallel_size alone, without one of those markers, leaves the row tensor-parallel (above the group: the
+    row is refused with a note). A batching cell is
     read for words: "rate" or "poisson" (a server at a rate), "serving", "continuous", "concurrency", "at once"
     (prompts sent together), else a static batch; max_throughput goes in the kind cell.
 
