@@ -151,6 +151,12 @@ def dp_decode_step(
     whole batch touches, E / g of them on each GPU: as tensor parallelism splits it) and attention over its own
     sequences' KV. ``split``: ``decode_step`` of the same batch on the same group, whose ``flop`` (the group's),
     batch and GPU count it keeps; ``bytes_moved`` g x one GPU's.
+
+    Attention takes the one rule ``decode_step`` gives a tensor-parallel GPU (``operators.attention_time_s`` over
+    the GPU's own cache and heads), here every query head over 1/g of the latents: MLA's 128 heads make it
+    compute-bound on Hopper, so an fp8 cache, which halves the bytes, hardly moves it, while TP8's 16 heads a GPU
+    are bound by the bytes (vLLM's measured MLA modules, ``catalogs/reference/mla_module_aic.csv``, H200: fp8 0.70x
+    bf16 at 16 heads, 0.93x at 128; trial 22 F6, tests/test_mla_attention_per_rank.py).
     """
     batch, gpus = split.batch, split.gpus
     per_rank = batch / gpus
