@@ -125,8 +125,7 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
     unsized = [r for r in results if r.shortfall.startswith(NOT_SIZED)]
     if unsized:
         return TargetNotMetError(
-            f"{source}: option: no option is sized; "
-            + "; ".join(f"{r.option.name}: {r.shortfall}" for r in results)
+            f"{source}: option: no option is sized; " + "; ".join(f"{r.option.name}: {r.shortfall}" for r in results)
         )
     fitting = [(c, r) for r in results for c in r.candidates if c.fits]
     if not fitting:
