@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from planner.catalog import default_catalog
-from planner.export.review import MARGIN_NOT_SIZED, NOT_SIZED, TargetNotMetError, build_review
+from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED
+from planner.export.review import TargetNotMetError, build_review
 from planner.export.scenario import load_scenario
 
 WORKLOAD = """[workload]
@@ -87,3 +88,13 @@ def test_the_low_confidence_line_reads_the_actual_batch(beside_tp8):
     if line:  # TP8 at x3: sized on the margin, not refused
         assert "sequences a replica may run in flight at the planned peak" in line
         assert f"of the {rec.batch_per_replica:,} " in line
+
+
+def test_the_data_parallel_lever_is_not_sized_either(beside_tp8):
+    """`planner export my/wb/dsv3-mine.xlsx` put the lever at 2,880 GPUs, -$10,461,367: a lever's fleet is judged
+    as an option's, so it shows no saving and says why."""
+    import math
+
+    lever = next(lv for lv in beside_tp8.levers if lv.name == "Data-parallel attention")
+    assert math.isnan(lever.saving_usd_per_month) and not lever.result.meets
+    assert lever.note.startswith(f"does not meet the targets: {NOT_SIZED}")

@@ -43,7 +43,7 @@ from planner.engines.architecture import model_facts, state_bytes_per_sequence, 
 from planner.engines.vllm_log import concurrency_note, logs_vllm_lines, vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.export.money_tables import MARGIN_SETS_FLEET
-from planner.export.review import MARGIN_NOT_SIZED
+from planner.export.not_sized import MARGIN_NOT_SIZED
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
