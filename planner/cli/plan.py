@@ -43,6 +43,7 @@ from planner.engines.architecture import model_facts, state_bytes_per_sequence, 
 from planner.engines.vllm_log import concurrency_note, logs_vllm_lines, vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.export.money_tables import MARGIN_SETS_FLEET
+from planner.export.not_sized import MARGIN_NOT_SIZED
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
@@ -1713,6 +1714,11 @@ def margin_lines(m: MarginCheck, s: Sizing, p: Plan, given: bool = False) -> lis
             f"the {s.replicas:,} here; each target / {1 + range_margin(hi.margin):.3g}): the margin, not the traffic, "
             "sets that fleet, so it is not a budget figure; run one replica at its planned load and size on what it "
             "measures (planner calibrate)"
+            + (  # trial 22, F1: at 10x or more the review does not rank or recommend it (review.MARGIN_NOT_SIZED)
+                f"; at {MARGIN_NOT_SIZED:g} times or more, planner export shows the option as not sized, not ranked"
+                if m.replicas >= MARGIN_NOT_SIZED * max(s.replicas, 1)
+                else ""
+            )
         )
     elif m.replicas:
         more = f", against the {s.replicas:,} given" if given else ""

@@ -332,18 +332,31 @@ def margin_sets_fleet_line(review: Review) -> str:
         if r.gpus >= MARGIN_SETS_FLEET * oo.gpus_without_margin:
             parts.append(
                 f"{r.option.name} {counted(r.gpus, 'GPU', ',.0f')} at +{r.margin:.0%} against "
-                f"{oo.gpus_without_margin:,.0f} as predicted (x{r.gpus / oo.gpus_without_margin:,.0f}; the margin from "
-                f"{_basis(r.time_range_note)})"
+                f"{oo.gpus_without_margin:,.0f} as predicted (x{r.gpus / oo.gpus_without_margin:,.0f}"
+                f"{_in_flight(r)}; the margin from {_basis(r.time_range_note)})"
             )
     if not parts:
         return ""
     return (
         "Low confidence, measure one replica first: sized on the margin, not the traffic: "
         + "; ".join(parts)
-        + ". A margin this wide leaves a replica so little of the TPOT target that it can run only a few sequences at "
-        "once: these fleets are not budget figures but the far end of a range whose near end is the fleet as "
+        + ". A margin this wide leaves a replica so little of the TPOT target that each replica is kept far below "
+        "what its memory holds: these fleets are not budget figures but the far end of a range whose near end is the fleet as "
         "predicted; measure one replica of this deployment at its planned load (planner validate, planner calibrate) "
         "before buying on either."
+    )
+
+
+def _in_flight(r) -> str:
+    """ ", at most 12 of the 1,848 sequences memory holds in flight per replica at the planned peak": the simulated
+    replica's peak (``LoadResult.peak_running``), not the batch limit, so the sentence reads the actual batch (trial
+    22, F1: "only a few sequences at once" stood beside "at most 1,848"); "" where the fleet was not simulated."""
+    sim = r.under_load
+    if sim is None or r.replica is None:
+        return ""
+    return (
+        f", at most {sim.result.peak_running:,} of the {r.batch_per_replica:,.0f} sequences a replica may run in flight "
+        "at the planned peak"
     )
 
 

@@ -16,6 +16,7 @@ from planner.errors import PlannerError
 from planner.export.assumptions import assumptions, grid_prices
 from planner.export.evaluate import SWEEP, evaluate, sized_again
 from planner.export.levers import levers
+from planner.export.not_sized import NOT_SIZED, not_sized
 from planner.export.outlook import build_outlook
 from planner.export.reason import reason
 from planner.export.records import Candidate, Lever, Result, Review
@@ -71,6 +72,11 @@ def with_sized_again(result: Result, scenario: Scenario, catalog: Catalog) -> Re
 
 def _impossible(scenario: Scenario, results: list[Result], source: str) -> TargetNotMetError:
     w = scenario.workload
+    unsized = [r for r in results if r.shortfall.startswith(NOT_SIZED)]
+    if unsized:
+        return TargetNotMetError(
+            f"{source}: option: no option is sized; " + "; ".join(f"{r.option.name}: {r.shortfall}" for r in results)
+        )
     fitting = [(c, r) for r in results for c in r.candidates if c.fits]
     if not fitting:
         tried = max(r.option.gpus_per_replica or r.option.max_gpus_per_replica for r in results)
@@ -122,6 +128,7 @@ def build_review(
         result = evaluate(
             o, scenario.workload, catalog, scenario.traffic_change, load_curves=True, finance=scenario.finance
         )
+        result = not_sized(result, scenario, catalog)  # a fleet the margin's cliff sets (trial 22, F1)
         result = with_sized_again(with_slow_end(result, scenario.workload, catalog, ranges), scenario, catalog)
         results.append(result)
         if progress:

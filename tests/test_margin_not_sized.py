@@ -1,0 +1,100 @@
+"""A fleet the latency margin's cliff sets is not sized, not recommended (user trial 22, F1).
+
+Trial 22's budget review recommended DeepSeek-V3 on 8 x H200 with data-parallel attention + expert parallelism at
+2,880 GPUs ($10,822,104 a month) for 30 requests/s, "Meets targets: yes", where `plan` sizes 8 GPUs: the +179% margin
+(TP8 runs of vLLM 0.7.x) cut the 50 ms TPOT target to 17.9 ms, 89% of which one sequence's decode on an idle replica
+takes, just under the 90% guard. These tests read the trial's scenario (its `my/small-dpep.toml`, and a DP-EP option
+beside TP8 as in its `my/moe2026.toml`) as the specification.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.catalog import default_catalog
+from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED
+from planner.export.review import TargetNotMetError, build_review
+from planner.export.scenario import load_scenario
+
+WORKLOAD = """[workload]
+peak_requests_per_s = 30
+average_requests_per_s = 12
+prompt_tokens_mean = 213
+prompt_tokens_high = 1024
+output_tokens_mean = 212
+output_tokens_high = 800
+ttft_target_s = 2
+tpot_target_s = 0.05
+"""
+
+DPEP = """[[option]]
+name = "DSV3 H200 DPEP"
+parallelism = "dp-ep"
+model = "DeepSeek-V3"
+gpu = "H200"
+"""
+
+TP8 = """[[option]]
+name = "DSV3 H200 TP8"
+model = "DeepSeek-V3"
+gpu = "H200"
+gpus_per_replica = 8
+"""
+
+
+def _review(tmp_path, text):
+    path = tmp_path / "t22.toml"
+    path.write_text('title = "small"\n' + text)
+    return build_review(load_scenario(path), default_catalog(), date="2026-12-06")
+
+
+def test_the_trials_one_dp_ep_option_is_refused_as_not_sized(tmp_path):
+    """my/small-dpep.toml alone: no recommendation of 2,880 GPUs; the refusal names both fleets and the margin's
+    source (TP8 runs, none with data-parallel attention) and says to measure one replica first."""
+    with pytest.raises(TargetNotMetError) as err:
+        _review(tmp_path, WORKLOAD + DPEP)
+    text = str(err.value)
+    assert "no option is sized" in text and NOT_SIZED in text
+    assert "+179% latency margin the TPOT goal is 17.9 ms" in text
+    assert "2,880 GPUs" in text and "the 16 GPUs" in text and "x180" in text
+    assert "layout TP8" in text and "none of these runs used data-parallel attention" in text
+
+
+@pytest.fixture(scope="module")
+def beside_tp8(tmp_path_factory):
+    return _review(tmp_path_factory.mktemp("t22"), WORKLOAD + DPEP + TP8)
+
+
+def test_dp_ep_is_not_recommended_at_thousands_of_gpus(beside_tp8):
+    """Beside TP8 (96 GPUs, x3 its 32 as predicted: under the bound) the DP-EP option is neither recommended nor
+    ranked as sized: it does not meet its targets, and its row says why."""
+    review = beside_tp8
+    assert review.recommended.option.name == "DSV3 H200 TP8"
+    assert review.recommended.gpus < MARGIN_NOT_SIZED * review.outlook.of("DSV3 H200 TP8").gpus_without_margin
+    dpep = next(r for r in review.results if r.option.name == "DSV3 H200 DPEP")
+    assert not dpep.meets and dpep.fleet is None and dpep.slow_end is None
+    assert dpep.shortfall.startswith(NOT_SIZED) and "x180 the 16 GPUs" in dpep.shortfall
+    assert review.results[-1] is dpep  # ranked after every sized option
+
+
+def test_the_low_confidence_line_reads_the_actual_batch(beside_tp8):
+    """The summary's low-confidence sentence gave "can run only a few sequences at once" beside a headline of
+    "at most 1,848 sequences at once"; it now states what the simulated replica ran against what it may run."""
+    from planner.export.money_tables import margin_sets_fleet_line
+
+    line = margin_sets_fleet_line(beside_tp8)
+    assert "only a few sequences at once" not in line
+    rec = beside_tp8.recommended
+    if line:  # TP8 at x3: sized on the margin, not refused
+        assert "sequences a replica may run in flight at the planned peak" in line
+        assert f"of the {rec.batch_per_replica:,} " in line
+
+
+def test_the_data_parallel_lever_is_not_sized_either(beside_tp8):
+    """`planner export my/wb/dsv3-mine.xlsx` put the lever at 2,880 GPUs, -$10,461,367: a lever's fleet is judged
+    as an option's, so it shows no saving and says why."""
+    import math
+
+    lever = next(lv for lv in beside_tp8.levers if lv.name == "Data-parallel attention")
+    assert math.isnan(lever.saving_usd_per_month) and not lever.result.meets
+    assert lever.note.startswith(f"does not meet the targets: {NOT_SIZED}")
