@@ -152,6 +152,18 @@ class TestBadInput:
         msg = error_of(scenario(option=[{"gpu": "H200", "model": "Llama-3.1-70B", "pricing": "purchase"}]))
         assert "purchase_usd" in msg and 'pricing = "cloud"' in msg
 
+    def test_a_spot_purchase_names_the_contradictory_pair(self):
+        """Trial 22 F12: pricing = "purchase" with price_kind = "spot" names both fields."""
+        o = {"gpu": "H200", "model": "Llama-3.1-70B", "pricing": "purchase", "price_kind": "spot"}
+        msg = error_of(scenario(option=[o]))
+        assert 'pricing = "purchase" with price_kind = "spot" contradict' in msg
+
+    def test_sglang_experts_that_do_not_divide_carry_the_options_prefix(self):
+        """Trial 22 F12: SGLang's expert-divisibility refusal names the file's option and field."""
+        o = {"name": "x", "gpu": "H200", "model": "DeepSeek-V3", "gpus_per_replica": 12}
+        msg = error_of(scenario(option=[{**o, "parallelism": "dp-ep", "engine": "sglang"}]))
+        assert "option #1 (x).gpus_per_replica: SGLang cannot spread" in msg
+
     def test_no_options_at_all(self):
         """A scenario without [[option]] tables."""
         assert "[[option]]" in error_of(scenario(option=[]))
