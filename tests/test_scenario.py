@@ -260,3 +260,14 @@ class TestNodes:
         assert any(
             "replicas of 4, 8 GPUs were not tried: each would straddle the 3-GPU nodes" in w for w in result.warnings
         )
+
+
+def test_a_per_gpu_rate_several_times_every_quote_is_a_warning_not_a_refusal():
+    """Trial 22 F10: 41.18 for an H200 (an 8-GPU instance's rate typed per GPU) asks "per GPU, not per instance?"."""
+    from planner.export.evaluate import _implausible_rate
+    from planner.export.scenario import Option
+
+    gpu = default_catalog().gpu("H200")
+    typed = Option(name="x", gpu="H200", model="Llama-3.3-70B", cloud_usd_per_gpu_hour=41.18)
+    assert "per GPU, not per 8-GPU instance?" in _implausible_rate(typed, gpu)
+    assert _implausible_rate(typed.model_copy(update={"cloud_usd_per_gpu_hour": 6.5}), gpu) == ""
