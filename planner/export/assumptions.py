@@ -250,6 +250,22 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 Assumption(f"{o.name}: amortization", o.amortization_months, "months", "scenario / default 36"),
                 Assumption(f"{o.name}: bought in nodes of", o.nodes_of, "GPUs", "scenario / default 8 when bought"),
             ]
+            borrowed = [  # the catalog's host figures are one node's (DGX H100): say so for another GPU's node
+                x.label
+                for x in (money.host_server_usd, money.networking_usd, money.host_power_w)
+                if "H100" in f"{x.label} {x.source}"
+            ]
+            if borrowed and not any(k in r.gpu.name for k in ("H100", "H200")):
+                rows.append(
+                    Assumption(
+                        f"{o.name}: host figures",
+                        "DGX H100's",
+                        "",
+                        f"host server, network and host power are DGX H100's; no {r.gpu.name} node figures in "
+                        "catalogs/costs/ownership.toml: give host_server_usd, networking_usd and host_power_w for "
+                        "this node",
+                    )
+                )
         else:
             rows += [
                 _priced(f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money),
