@@ -251,7 +251,7 @@ class TestLikeForLike:
         for part in (
             "weights fp8 (runner-up: bf16)",
             "price kind on-demand (runner-up: purchase)",
-            "price from median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.16 (2026-09-20) (runner-up:",
+            "price from median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.155 (2026-09-20) (runner-up:",
         ):
             assert part in "; ".join(diff)
         meeting = [r for r in example.results if r.meets]
