@@ -44,6 +44,7 @@ from planner.errors import (
     OutOfRangeError,
     OutputExistsError,
     PlannerError,
+    UnknownKeywordError,
     UnknownNameError,
     WriteError,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "OutputExistsError",
     "Plan",
     "PlannerError",
+    "UnknownKeywordError",
     "UnknownNameError",
     "WriteError",
     "__version__",

@@ -58,6 +58,14 @@ class InvalidInputError(PlannerError, ValueError):
     exit_code = 2
 
 
+class UnknownKeywordError(PlannerError, TypeError):
+    """Raised when a Python function gets a keyword argument it does not take: the message names the nearest one it
+    takes and lists them all (its own keywords first, then its options); a ``TypeError`` too, as Python raises."""
+
+    excel_error = "#VALUE!"
+    exit_code = 2
+
+
 class OutOfRangeError(InvalidInputError):
     """Raised when a number is of the right kind but outside what makes sense (context 0, utilization 1.5)."""
 

@@ -20,6 +20,7 @@ Imports: the catalog, engine profiles and argument checks (for types), nothing o
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
@@ -28,7 +29,7 @@ import numpy as np
 from planner.catalog import Catalog, as_catalog
 from planner.checks import Errors, check_errors, one_value
 from planner.engines.profiles import EngineProfile
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, UnknownKeywordError
 
 #: What to do instead of an array of engines or layouts (each is one name per call).
 ENGINE_HINT = "loop over engines: [max_batch(gpu, model, context, engine=e) for e in engines]"
@@ -108,11 +109,15 @@ class Options:
         allowed = takes.__optional_keys__
         if not given.keys() <= allowed:
             unknown = sorted(given.keys() - allowed)[0]
-            near = difflib.get_close_matches(unknown, allowed, n=1)
+            code = inspect.currentframe().f_back.f_code  # the calling function's own keyword-only arguments
+            own = [n for n in code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]]
+            own = [n for n in own if n not in allowed and n != "sizings"]
+            near = difflib.get_close_matches(unknown, [*own, *allowed], n=1, cutoff=0.5)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TypeError(
+            keywords = f"its keyword arguments: {', '.join(own)}; " if own else ""
+            raise UnknownKeywordError(
                 f"{function}() got an unexpected keyword argument {unknown!r}{hint}; "
-                f"its options: {', '.join(name for name in OPTION_NAMES if name in allowed)}"
+                f"{keywords}its options: {', '.join(name for name in OPTION_NAMES if name in allowed)}"
             )
         return cls(**given)
 

@@ -251,7 +251,7 @@ class TestLikeForLike:
         for part in (
             "weights fp8 (runner-up: bf16)",
             "price kind on-demand (runner-up: purchase)",
-            "price from median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.16 (2026-09-20) (runner-up:",
+            "price from median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.155 (2026-09-20) (runner-up:",
         ):
             assert part in "; ".join(diff)
         meeting = [r for r in example.results if r.meets]
@@ -412,8 +412,8 @@ class TestComparablePrices:
         assert len(rows) == 6 and all(r["price_from"] and r["price_date"] for r in rows)
         h100 = next(r for r in rows if r["option"] == "H100, rented")
         assert h100["pricing"] == "rented, $3.595/GPU-hour, billed in 8-GPU instances"  # (3.20 + 3.99) / 2
-        # the oldest of the four quotes (RunPod via Spheron); the latest came after the review's date (DATE, 2026-06-01)
-        assert h100["price_date"] == "2026-05-22 (a quote dated 2026-09-20, after the review)"
+        # the four quotes' dates, oldest (RunPod via Spheron) to latest, which came after the review's date (2026-06-01)
+        assert h100["price_date"] == "2026-05-22 to 2026-09-20 (a quote dated 2026-09-20, after the review)"
 
 
 class TestFinanceTable:

@@ -79,15 +79,20 @@ class TestOneDefinition:
             ),
             (
                 lambda: fleet.load_percentile("H100", "llama2-7b", 1.0, 128, 128, memory_utilization=0.8),
-                "load_percentile() got an unexpected keyword argument 'memory_utilization'; its options: kv_precision, "
-                "gpus, weight_precision, engine, catalog, errors",
+                "load_percentile() got an unexpected keyword argument 'memory_utilization'; its keyword arguments: "
+                "metric, percentile,",
+            ),
+            (  # trial 22 F14: its own keywords are offered too, and the error is planner's own
+                lambda: fleet.replicas_needed("H200", "deepseek-v3", 30, 213, 212, tpot_target=0.05, gpus=8),
+                "replicas_needed() got an unexpected keyword argument 'tpot_target' (did you mean 'tpot_target_s'?); "
+                "its keyword arguments: ttft_target_s, tpot_target_s,",
             ),
         ],
     )
     def test_the_serving_functions_refuse_an_option_they_do_not_take(self, call, message):
         """``predict_benchmark`` and ``load_percentile`` read their options as the capacity functions do: one line
         naming the misspelled or untaken option (and, for an option they lack, the ones they take)."""
-        with pytest.raises(TypeError) as info:
+        with pytest.raises(planner.UnknownKeywordError) as info:
             call()
         assert str(info.value).startswith(message)
 

@@ -152,6 +152,18 @@ class TestBadInput:
         msg = error_of(scenario(option=[{"gpu": "H200", "model": "Llama-3.1-70B", "pricing": "purchase"}]))
         assert "purchase_usd" in msg and 'pricing = "cloud"' in msg
 
+    def test_a_spot_purchase_names_the_contradictory_pair(self):
+        """Trial 22 F12: pricing = "purchase" with price_kind = "spot" names both fields."""
+        o = {"gpu": "H200", "model": "Llama-3.1-70B", "pricing": "purchase", "price_kind": "spot"}
+        msg = error_of(scenario(option=[o]))
+        assert 'pricing = "purchase" with price_kind = "spot" contradict' in msg
+
+    def test_sglang_experts_that_do_not_divide_carry_the_options_prefix(self):
+        """Trial 22 F12: SGLang's expert-divisibility refusal names the file's option and field."""
+        o = {"name": "x", "gpu": "H200", "model": "DeepSeek-V3", "gpus_per_replica": 12}
+        msg = error_of(scenario(option=[{**o, "parallelism": "dp-ep", "engine": "sglang"}]))
+        assert "option #1 (x).gpus_per_replica: SGLang cannot spread" in msg
+
     def test_no_options_at_all(self):
         """A scenario without [[option]] tables."""
         assert "[[option]]" in error_of(scenario(option=[]))
@@ -248,3 +260,14 @@ class TestNodes:
         assert any(
             "replicas of 4, 8 GPUs were not tried: each would straddle the 3-GPU nodes" in w for w in result.warnings
         )
+
+
+def test_a_per_gpu_rate_several_times_every_quote_is_a_warning_not_a_refusal():
+    """Trial 22 F10: 41.18 for an H200 (an 8-GPU instance's rate typed per GPU) asks "per GPU, not per instance?"."""
+    from planner.export.evaluate import _implausible_rate
+    from planner.export.scenario import Option
+
+    gpu = default_catalog().gpu("H200")
+    typed = Option(name="x", gpu="H200", model="Llama-3.3-70B", cloud_usd_per_gpu_hour=41.18)
+    assert "per GPU, not per 8-GPU instance?" in _implausible_rate(typed, gpu)
+    assert _implausible_rate(typed.model_copy(update={"cloud_usd_per_gpu_hour": 6.5}), gpu) == ""

@@ -432,7 +432,7 @@ class TestF15PrintLayout:
         trial's recomputation); the quotes in the row's "what", which wraps, the linked label short and whole."""
         row = _assumption(
             readme_example_review,
-            "H100, rented: on-demand price per GPU-hour (median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.16 (2026-09-20))",
+            "H100, rented: on-demand price per GPU-hour (median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.155 (2026-09-20))",
         )
         assert row.value == pytest.approx((3.20 + 3.99) / 2)
         assert row.label == "catalog on-demand price" and row.url.startswith("https://")
@@ -443,7 +443,7 @@ class TestF15PrintLayout:
         from planner.export.ownership import quote_text
 
         rented = next(r for r in readme_example_review.results if r.option.name == "H100, rented")
-        said = "median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.16 (2026-09-20)"
+        said = "median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.155 (2026-09-20)"
         assert quote_text(rented.money) == said
         bought = readme_example_review.recommended
         assert quote_text(bought.money) == f"{bought.money.price_provider}, {bought.money.price_date}"  # one quote

@@ -458,7 +458,9 @@ class Gpu(_Entry):
         if len(quotes) <= 1:
             return quotes[0] if quotes else None
         amount = statistics.median(p.amount for p in quotes)
-        listed = ", ".join(f"{p.provider} {p.amount:,.2f} ({p.date})" for p in quotes)
+        from planner.units import fmt_usd_per_gpu_hour  # each quote as used: the one price formatter (no "$")
+
+        listed = ", ".join(f"{p.provider} {fmt_usd_per_gpu_hour(p.amount)[1:]} ({p.date})" for p in quotes)
         value = {"purchase_usd": amount} if kind == "purchase" else {"usd_per_gpu_hour": amount}
         return Price(
             kind=kind,

@@ -250,6 +250,22 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 Assumption(f"{o.name}: amortization", o.amortization_months, "months", "scenario / default 36"),
                 Assumption(f"{o.name}: bought in nodes of", o.nodes_of, "GPUs", "scenario / default 8 when bought"),
             ]
+            borrowed = [  # the catalog's host figures are one node's (DGX H100): say so for another GPU's node
+                x.label
+                for x in (money.host_server_usd, money.networking_usd, money.host_power_w)
+                if "H100" in f"{x.label} {x.source}"
+            ]
+            if borrowed and not any(k in r.gpu.name for k in ("H100", "H200")):
+                rows.append(
+                    Assumption(
+                        f"{o.name}: host figures",
+                        "DGX H100's",
+                        "",
+                        f"host server, network and host power are DGX H100's; no {r.gpu.name} node figures in "
+                        "catalogs/costs/ownership.toml: give host_server_usd, networking_usd and host_power_w for "
+                        "this node",
+                    )
+                )
         else:
             rows += [
                 _priced(f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money),
@@ -289,9 +305,11 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 f"{o.name}: weights / KV cache / engine",
                 f"{r.weights_label} / {r.kv_precision} / {r.engine.name}",
                 "",
-                "scenario / as published, activation dtype, vllm",
+                _layer_sources(o),
             ),
         ]
+        util, util_src = _memory_utilization(r)
+        rows.append(Assumption(f"{o.name}: memory utilization", util, "share", util_src))
     for r in _first_per(results, lambda r: r.model.name):
         m = r.model
         rows += [
@@ -308,7 +326,6 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         e = r.engine
         src = f"planner.engines.profiles profile '{e.name}' (fitted to public measurements; docs/accuracy.md)"
         rows += [
-            Assumption(f"engine {e.name}: memory utilization", e.memory_utilization, "share", src),
             Assumption(
                 f"engine {e.name}: factor on the measured kernels' bandwidth (kernel time / this)",
                 e.bandwidth_efficiency,
@@ -548,3 +565,37 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
             "[finance] grid_price_kinds / default purchase, reserved, on-demand (spot added when an option pays it)",
         ),
     ]
+
+
+def _layer_sources(o) -> str:
+    """Where the option's weights / KV cache / engine came from, in that order (the scenario, else the default)."""
+    weights = "scenario" if o.weight_precision is not None else "as published"
+    kv = "scenario" if o.kv_precision is not None else "activation dtype"
+    engine = "scenario" if "engine" in o.model_fields_set else f"default {o.engine}"
+    return f"{weights} / {kv} / {engine}"
+
+
+def _memory_utilization(r) -> tuple[float, str]:
+    """The memory utilization this option's replicas used, with its source: the scenario's, SGLang's own rule on
+    this GPU and group (``planner.engines.sglang.default_memory_fraction``), else the engine profile's."""
+    o, e = r.option, r.engine
+    if o.memory_utilization is not None:
+        return float(o.memory_utilization), "scenario (memory_utilization)"
+    profile = f"planner.engines.profiles profile '{e.name}' (fitted to public measurements; docs/accuracy.md)"
+    if not e.memory_fraction_rule or r.replica is None:
+        return e.memory_utilization, profile
+    from planner.engines.sglang import default_memory_fraction
+
+    n = int(r.replica.gpus)
+    layout = o.parallelism or "tp"
+    ranks = n if layout == "dp-ep" else 1
+    g = r.gpu
+    measured = getattr(g, "engine_visible_memory_bytes", None)
+    usable = g.memory_bytes * (1.0 - (getattr(g, "ecc_reserved_fraction", 0.0) or 0.0))
+    visible = measured if measured else usable * e.visible_memory_fraction  # as planner.model.visible_memory_bytes
+    util = float(default_memory_fraction(e.memory_fraction_rule, visible, n, ranks, r.model.mla is not None))
+    where = f"{n} x {r.gpu.name}" + (f", data-parallel attention over {n}" if layout == "dp-ep" else f", TP{n}")
+    return round(util, 4), (
+        f"SGLang's own rule ({e.memory_fraction_rule}: mem_fraction_static on {where}; "
+        "planner.engines.sglang.default_memory_fraction)"
+    )

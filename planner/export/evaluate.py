@@ -7,6 +7,7 @@ This is the only place the export calls the capacity model: per-replica memory, 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import replace as dc_replace
 
 import numpy as np
@@ -41,6 +42,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
 )
 from planner.serving.load import Replica, fixed_length_tokens
 from planner.serving.speculative import decode_at_s, served_model, speculation_for
+from planner.units import fmt_usd_per_gpu_hour
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -470,6 +472,8 @@ def evaluate(
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
     stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
+    implausible = _implausible_rate(option, gpu)
+    warnings += [f"{option.name}: {implausible}"] if implausible else []
     beyond = api.trained_context_warning(mdl, workload.sizing_context_tokens)  # plan's words (planner.deploy)
     warnings += [f"{option.name}: {beyond}"] if beyond else []
     fp8_kv = api.fp8_kv_note(gpu, mdl, eng, kp, catalog.precision(kp).bytes_per_element)  # plan's words too
@@ -616,3 +620,24 @@ def latency_margin(workload: Workload, high: float) -> float:
     if workload.latency_margin != "model-range":
         return float(workload.latency_margin)
     return sizing.range_margin(high)
+
+
+def _implausible_rate(option: Option, gpu) -> str:
+    """A per-GPU cloud price several times above every catalog quote of that GPU (an instance's rate typed per GPU,
+    trial 22 F10): a warning, not a refusal. "" when the price is the catalog's, or within 4x its highest quote."""
+    rate = option.cloud_usd_per_gpu_hour
+    quotes = [p for p in gpu.prices if p.kind != "purchase"]
+    if option.pricing != "cloud" or not rate or not quotes:
+        return ""
+    top = max(p.usd_per_gpu_hour for p in quotes)
+    if rate < 4 * top:
+        return ""
+    kind = option.price_kind or "on-demand"
+    same = [p for p in quotes if p.kind == kind] or quotes
+    median = statistics.median(p.usd_per_gpu_hour for p in same)
+    inst = max(p.instance_gpus for p in same)
+    return (
+        f"cloud_usd_per_gpu_hour {fmt_usd_per_gpu_hour(rate)} is {rate / top:.1f}x the highest catalog quote for "
+        f"{gpu.name} ({fmt_usd_per_gpu_hour(top)}; {kind} median {fmt_usd_per_gpu_hour(median)}, {inst}-GPU instances): "
+        f"per GPU, not per {inst}-GPU instance?"
+    )

@@ -86,9 +86,20 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
             if tried < 16 and not any(r.option.gpus_per_replica for r in results)
             else ""
         )
+        tried_each = "; ".join(  # each option and the group it was held to: the cause, named
+            f"option #{scenario.option.index(r.option) + 1 if r.option in scenario.option else i + 1} "
+            f"({r.option.name}): "
+            + (
+                f"gpus_per_replica = {r.option.gpus_per_replica}"
+                if r.option.gpus_per_replica
+                else f"up to max_gpus_per_replica = {r.option.max_gpus_per_replica}"
+            )
+            + f" x {r.gpu.name}"
+            for i, r in enumerate(results)
+        )
         return TargetNotMetError(
             f"{source}: option: no option fits its model in GPU memory with a "
-            f"{w.sizing_context_tokens:,}-token sequence; use more or larger GPUs, a shorter "
+            f"{w.sizing_context_tokens:,}-token sequence ({tried_each}); use more or larger GPUs, a shorter "
             f"context or lower precisions{larger}"
         )
     tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s * (1 + cr[0].margin))

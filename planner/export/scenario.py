@@ -1099,10 +1099,22 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
                     f"{source}: {where}: {tp_size_error(model, o.gpus_per_replica, par, o.engine)}"
                     + _line_note(source, _where_loc(where))
                 )
+            from planner.deploy import uneven_experts  # SGLang refuses experts that do not divide over the ranks
+
+            refused = uneven_experts(model, o.gpus_per_replica, par, o.engine)[0]
+            if refused:
+                where = f"{label}.gpus_per_replica"
+                raise ScenarioError(f"{source}: {where}: {refused}" + _line_note(source, _where_loc(where)))
         if o.pricing == "purchase" and o.purchase_usd is None and gpu.price("purchase") is None:
             raise ScenarioError(
                 f"{source}: {label}.purchase_usd: the catalog has no purchase price for "
                 f'{catalog.gpu(o.gpu).name}; give purchase_usd (US$ per GPU) or use pricing = "cloud"'
+                + (
+                    f' (pricing = "purchase" with price_kind = "{o.price_kind}" contradict: '
+                    "a price kind is a rental rate; drop one)"
+                    if o.price_kind not in (None, "purchase")
+                    else ""
+                )
             )
         kind = o.price_kind or "on-demand"
         if o.pricing == "cloud" and o.cloud_usd_per_gpu_hour is None and gpu.price(kind) is None:

@@ -7,6 +7,7 @@ A column's ``kind`` says how to show its numbers: "int", "usd" (whole dollars), 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from planner.export.records import Result, Review
 from planner.export.scenario import Workload
 from planner.export.slow_end import ratios_text
 from planner.serving.fleet import HEADROOM_STEP
+from planner.units import fmt_usd_per_gpu_hour
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
-        else f"rented, ${_rate(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
+        else f"rented, {fmt_usd_per_gpu_hour(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
         + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
     )
     # what every option shows, met or not: option, GPU, model, precisions, pricing, price kind, source and date
@@ -253,17 +255,14 @@ def tpot_range_values(review: Review, ranges: Mapping[tuple[str, str], LoadedRan
     return out
 
 
-def _rate(usd_per_hour: float) -> str:
-    """Cents, or a tenth of a cent when the rate has one (a median of two quotes: $3.095)."""
-    return (
-        f"{usd_per_hour:,.2f}" if abs(usd_per_hour * 100 - round(usd_per_hour * 100)) < 1e-9 else f"{usd_per_hour:,.3f}"
-    )
-
-
 def _dated(r: Result, review_date: str) -> str:
     """The quote's date, '(stale)' when older than PRICE_STALE_AFTER_DAYS on the review's date; '' for the scenario's own."""
     stale = stale_text(r, review_date)
-    return r.money.price_date + (f" ({stale})" if stale else "")
+    dated = r.money.price_date
+    if r.money.price_provider.startswith("median of "):  # each quote's date: the range, not the oldest alone
+        days = sorted(set(re.findall(r"\((\d{4}-\d{2}-\d{2})\)", r.money.price_provider)))
+        dated = f"{days[0]} to {days[-1]}" if len(days) > 1 else dated
+    return dated + (f" ({stale})" if stale else "")
 
 
 def tco_table(review: Review) -> Table:
