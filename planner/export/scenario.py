@@ -30,6 +30,7 @@ from planner.api import (
     layout_error,
     release_cannot_run,
     tp_size_error,
+    uneven_experts,
     valid_tp_sizes,
     vendor_error,
 )
@@ -1099,8 +1100,7 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
                     f"{source}: {where}: {tp_size_error(model, o.gpus_per_replica, par, o.engine)}"
                     + _line_note(source, _where_loc(where))
                 )
-            from planner.deploy import uneven_experts  # SGLang refuses experts that do not divide over the ranks
-
+            # SGLang refuses experts that do not divide over the ranks
             refused = uneven_experts(model, o.gpus_per_replica, par, o.engine)[0]
             if refused:
                 where = f"{label}.gpus_per_replica"
