@@ -152,7 +152,7 @@ def kv_bytes_per_token(
 def memory_plan(gpu: Any, model: Any, context: Any, **options: Unpack[DeploymentOptions]) -> MemoryPlan:
     """All memory quantities of a deployment (``model.memory_plan``); ``gpus=None`` picks the smallest valid group
     holding ``batch`` sequences. Options: ``planner.options.DeploymentOptions``."""
-    return _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, "memory_plan"))
+    return _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, memory_plan))
 
 
 def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions]):
@@ -165,7 +165,7 @@ def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions
     ``gpus`` to compare on one group; ``min_gpus`` with the same arguments (or ``memory_plan(...).gpus``) gives the
     group of each. Options: ``planner.options.GroupOptions``.
     """
-    o = Options.read(GroupOptions, options, "max_batch")
+    o = Options.read(GroupOptions, options, max_batch)
     d = deploy(gpu, model, context, o)
     if d is None:
         return all_failed(None, o.errors, gpu, model, context, o.kv_precision, o.gpus)
@@ -176,7 +176,7 @@ def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions
 def min_gpus(gpu: Any, model: Any, context: Any, **options: Unpack[BatchOptions]):
     """Smallest valid tensor-parallel group (1, 2, 4, 8, ... 64) holding the weights and ``batch`` sequences.
     Options: ``planner.options.BatchOptions``."""
-    o = Options.read(BatchOptions, options, "min_gpus")
+    o = Options.read(BatchOptions, options, min_gpus)
     g = _memory_plan(gpu, model, context, o).gpus
     if o.errors == "raise":
         return int(g) if np.ndim(g) == 0 else g.astype("int64")

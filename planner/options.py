@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, TypedDict
 
@@ -103,20 +104,23 @@ class Options:
             set_(self, "catalog", as_catalog(self.catalog))
 
     @classmethod
-    def read(cls, takes: type, given: dict[str, Any], function: str) -> Options:
-        """The options of a call: ``given`` (the function's ``**options``), checked against the keys of ``takes``
-        (its ``TypedDict``); an option it does not take is a ``TypeError`` naming the ones it does."""
+    def read(cls, takes: type, given: dict[str, Any], function: Callable[..., Any]) -> Options:
+        """The options of a call to ``function``: ``given`` (its ``**options``), checked against the keys of ``takes``
+        (its ``TypedDict``); an option it does not take is an ``UnknownKeywordError`` (a ``TypeError``) naming the
+        closest of its keywords, its own keyword-only arguments and the options it does take."""
         allowed = takes.__optional_keys__
         if not given.keys() <= allowed:
             unknown = sorted(given.keys() - allowed)[0]
-            code = inspect.currentframe().f_back.f_code  # the calling function's own keyword-only arguments
-            own = [n for n in code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]]
-            own = [n for n in own if n not in allowed and n != "sizings"]
+            own = [
+                p.name
+                for p in inspect.signature(function).parameters.values()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in allowed
+            ]
             near = difflib.get_close_matches(unknown, [*own, *allowed], n=1, cutoff=0.5)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             keywords = f"its keyword arguments: {', '.join(own)}; " if own else ""
             raise UnknownKeywordError(
-                f"{function}() got an unexpected keyword argument {unknown!r}{hint}; "
+                f"{function.__name__}() got an unexpected keyword argument {unknown!r}{hint}; "
                 f"{keywords}its options: {', '.join(name for name in OPTION_NAMES if name in allowed)}"
             )
         return cls(**given)

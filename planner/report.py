@@ -261,7 +261,7 @@ def plan(
     (``cost_with_prompts_usd``).
     """
     one_scenario("plan", SWEEP_HINT, gpu=gpu, model=model, context=context, batch=batch, gpus=options.get("gpus"))
-    o = Options.read(GroupOptions, options, "plan")
+    o = Options.read(GroupOptions, options, plan)
     if o.errors != "raise":
         raise TypeError('plan() evaluates one scenario and raises its error: errors="raise" only')
     cat = as_catalog(o.catalog)

@@ -36,7 +36,7 @@ def decode_step(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOpti
     ``gpus=None``: the smallest valid group holding ``batch`` sequences; ``check_fit=False`` skips the memory test
     for a given group (time of a batch regardless of memory). Options: ``planner.options.DecodeOptions``.
     """
-    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "decode_step"))
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, decode_step))
 
 
 def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: str | None = None) -> Any:
@@ -74,7 +74,7 @@ def tpot(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -
     change along a sweep (a larger batch may move to more GPUs and run faster): ``min_gpus`` with the same arguments,
     or ``decode_step(...).gpus``, gives the group of each. Options: ``planner.options.DecodeOptions``.
     """
-    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "tpot"), "step_s")
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, tpot), "step_s")
 
 
 def throughput(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
@@ -84,31 +84,31 @@ def throughput(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptio
     ``planner.serving.benchmark.predict_benchmark(...).run_output_tokens_per_s``. Options: ``decode_step``.
     """
     return _decode_step(
-        gpu, model, context, Options.read(DecodeOptions, options, "throughput"), "throughput_tokens_per_s"
+        gpu, model, context, Options.read(DecodeOptions, options, throughput), "throughput_tokens_per_s"
     )
 
 
 def batch_token_time(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
     """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure."""
     return _decode_step(
-        gpu, model, context, Options.read(DecodeOptions, options, "batch_token_time"), "batch_token_time_s"
+        gpu, model, context, Options.read(DecodeOptions, options, batch_token_time), "batch_token_time_s"
     )
 
 
 def mfu(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
     """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%."""
-    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "mfu"), "mfu")
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, mfu), "mfu")
 
 
 def mbu(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
     """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth)."""
-    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "mbu"), "mbu")
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, mbu), "mbu")
 
 
 def decode_intensity(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context."""
     return _decode_step(
-        gpu, model, context, Options.read(DecodeOptions, options, "decode_intensity"), "intensity_flop_per_byte"
+        gpu, model, context, Options.read(DecodeOptions, options, decode_intensity), "intensity_flop_per_byte"
     )
 
 
@@ -124,7 +124,7 @@ def prefill(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[StepOpti
     ``planner.options.StepOptions`` (``check_fit=False``: a batch of prompts the group's memory does not hold at once
     is timed all the same).
     """
-    return _prefill(gpu, model, prompt_tokens, Options.read(StepOptions, options, "prefill"))
+    return _prefill(gpu, model, prompt_tokens, Options.read(StepOptions, options, prefill))
 
 
 def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: str | None = None) -> Any:
@@ -152,7 +152,7 @@ def ttft(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentO
     B such prompts prefilled together in one forward pass (every prompt's first token comes at its end), on the
     smallest group that holds B sequences unless ``gpus`` is given. Options: ``planner.options.DeploymentOptions``
     (``prefill``)."""
-    return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, "ttft"), "ttft_s")
+    return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, ttft), "ttft_s")
 
 
 def prefill_intensity(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> Any:
@@ -161,7 +161,7 @@ def prefill_intensity(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpac
         gpu,
         model,
         prompt_tokens,
-        Options.read(DeploymentOptions, options, "prefill_intensity"),
+        Options.read(DeploymentOptions, options, prefill_intensity),
         "intensity_flop_per_byte",
     )
 
@@ -182,7 +182,7 @@ def cost_per_mtok(
     ``price_per_gpu_hour`` defaults to the catalog's on-demand price for the GPU. Options:
     ``planner.options.DecodeOptions``.
     """
-    o = Options.read(DecodeOptions, options, "cost_per_mtok")
+    o = Options.read(DecodeOptions, options, cost_per_mtok)
     step = _decode_step(gpu, model, context, o)
     if price_per_gpu_hour is None:
         r = _resolve(as_catalog(o.catalog), o.errors, gpu=gpu)
@@ -282,7 +282,7 @@ def peak_fleet(
         raise InvalidInputError(f"rate_factor must be a number; got {rate_factor!r}")
     if not 0 < rate_factor < math.inf:
         raise OutOfRangeError(f"rate_factor must be above 0 and finite (1: no queue); got {rate_factor!r}")
-    o = Options.read(DeploymentOptions, options, "peak_fleet")
+    o = Options.read(DeploymentOptions, options, peak_fleet)
     plan = _memory_plan(gpu, model, context, o)
     g = as_catalog(o.catalog).gpu(gpu)
     batch, _ = served_batch(

@@ -98,7 +98,7 @@ class TestOneDefinition:
 
     def test_read_refuses_an_option_the_function_does_not_take_and_names_those_it_does(self):
         with pytest.raises(TypeError) as info:
-            Options.read(GroupOptions, {"kv_precison": "fp16"}, "max_batch")
+            Options.read(GroupOptions, {"kv_precison": "fp16"}, api.max_batch)
         assert str(info.value) == (
             "max_batch() got an unexpected keyword argument 'kv_precison' (did you mean 'kv_precision'?); its options: "
             "kv_precision, gpus, weight_precision, memory_utilization, engine, reserve_bytes, catalog, errors, calibration, "

@@ -21,6 +21,7 @@ from planner.model import operators
 from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
 from planner.model.prefill import prefill_step
 from planner.options import DecodeOptions, Options
+from planner.timing import decode_step
 
 H200, H100 = "H200 SXM 141GB", "H100 SXM 80GB"
 
@@ -39,7 +40,7 @@ def _module_ms(gpu: str, batch: int, context: int, engine: str = "vllm", gpus: i
     """The planner's DeepSeek-V3.2 decode attention module per layer at ``gpus``-way TP: the attention curves' part,
     the sparse kernel and the module's projection GEMMs (as ``linear_layers_time_s`` times them), no floors."""
     options = dict(gpus=gpus, batch=batch, engine=engine, check_fit=False)
-    f = deploy(gpu, "DeepSeek-V3.2", context, Options.read(DecodeOptions, options, "decode_step")).facts
+    f = deploy(gpu, "DeepSeek-V3.2", context, Options.read(DecodeOptions, options, decode_step)).facts
     m, lim, g = f.model, f.limits, float(gpus)
     sparse = operators.sparse_mla_applies(m, lim, g, prefill=False)
     kv = decode_attention_bytes(m, f.precision, context, batch, kv_replication(m, g), sparse)
@@ -120,13 +121,13 @@ class TestEngineRule:
         SGLang's sparse attention is not modelled apart, "ideal" has no kernel curves."""
         for engine, expected in (("vllm", 1.08e-6), ("sglang", 0.0), ("tensorrt-llm", 1.48e-6), ("ideal", 0.0)):
             options = dict(gpus=8, batch=1, engine=engine, check_fit=False)
-            lim = deploy(H200, "DeepSeek-V3.2", 1024, Options.read(DecodeOptions, options, "decode_step")).facts.limits
+            lim = deploy(H200, "DeepSeek-V3.2", 1024, Options.read(DecodeOptions, options, decode_step)).facts.limits
             assert lim.sparse_mla_token_s == pytest.approx(expected)
 
     def test_a_dense_attention_model_is_untouched(self):
         """Llama-3.1-70B has no top-k: no kernel term, the attention curves as before (0.0 exactly)."""
         options = dict(gpus=8, batch=64, check_fit=False)
-        f = deploy(H200, "Llama-3.1-70B", 4096, Options.read(DecodeOptions, options, "decode_step")).facts
+        f = deploy(H200, "Llama-3.1-70B", 4096, Options.read(DecodeOptions, options, decode_step)).facts
         assert operators.sparse_mla_applies(f.model, f.limits, 8.0, prefill=False) == 0.0
 
     def test_prompt_tokens_pay_below_32_heads_per_gpu_only(self):
@@ -137,7 +138,7 @@ class TestEngineRule:
         for engine in ("vllm", "sglang"):
             for gpus in (8, 4):
                 options = dict(gpus=gpus, batch=1, engine=engine, check_fit=False)
-                f = deploy(H200, "DeepSeek-V3.2", 2048, Options.read(DecodeOptions, options, "decode_step")).facts
+                f = deploy(H200, "DeepSeek-V3.2", 2048, Options.read(DecodeOptions, options, decode_step)).facts
                 at[engine, gpus] = prefill_step(f.gpu, f.model, f.precision, f.limits, 2048.0, 1.0, float(gpus)).ttft_s
         assert at["vllm", 8] - at["sglang", 8] == pytest.approx(61 * 2048 * 1.08e-6, rel=0.05)
         assert at["vllm", 4] == pytest.approx(at["sglang", 4], rel=1e-9)
@@ -147,7 +148,7 @@ class TestEngineRule:
         by 2,048-slot attention: the kernel term is the same 61 x 512 x 1.08 us = 33.7 ms at both."""
         for context in (256, 1024):
             options = dict(gpus=8, batch=512, check_fit=False)
-            f = deploy(H200, "DeepSeek-V3.2", context, Options.read(DecodeOptions, options, "decode_step")).facts
+            f = deploy(H200, "DeepSeek-V3.2", context, Options.read(DecodeOptions, options, decode_step)).facts
             sparse = operators.sparse_mla_applies(f.model, f.limits, 8.0, prefill=False)
             assert operators.sparse_mla_time_s(f.model, f.limits, 512, 8.0, sparse) == pytest.approx(61 * 512 * 1.08e-6)
 
@@ -200,12 +201,12 @@ class TestBf16CacheExperiment:
         from planner.catalog import lookup, resolve
 
         options = dict(gpus=8, batch=64, check_fit=False)
-        f = deploy(H200, "DeepSeek-V3.2", 8192, Options.read(DecodeOptions, options, "decode_step")).facts
+        f = deploy(H200, "DeepSeek-V3.2", 8192, Options.read(DecodeOptions, options, decode_step)).facts
         assert f.limits.sparse_mla_bf16_token_s == 0.0
         monkeypatch.setattr(kernel_curves, "DSA_BF16_DECODE", True)
         monkeypatch.setattr(resolve, "_ONE", {})
         monkeypatch.setattr(lookup, "_MEMO", {})
-        f = deploy(H200, "DeepSeek-V3.2", 8192, Options.read(DecodeOptions, options, "decode_step")).facts
+        f = deploy(H200, "DeepSeek-V3.2", 8192, Options.read(DecodeOptions, options, decode_step)).facts
         sparse = operators.sparse_mla_applies(f.model, f.limits, 8.0, prefill=False)
         bf16 = operators.sparse_mla_time_s(f.model, f.limits, 64, 8.0, sparse, 2.0, 8192.0)
         fp8 = operators.sparse_mla_time_s(f.model, f.limits, 64, 8.0, sparse, 1.0, 8192.0)

@@ -307,7 +307,7 @@ def predict_benchmark(
     ):  # fmt: skip
         if kind == "static" and np.any(np.asarray(value, dtype=float) != none):
             raise InvalidInputError(f"a static batch is timed as one engine call; use kind='serving' with {name}")
-    o = Options.read(BenchmarkOptions, options, "predict_benchmark")
+    o = Options.read(BenchmarkOptions, options, predict_benchmark)
     input_len = token_counts(input_len, "input_len", o.errors)  # "8k", "8,192": as planner plan --context reads them
     output_len = token_counts(output_len, "output_len", o.errors)
     opts = dict(

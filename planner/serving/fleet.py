@@ -982,7 +982,7 @@ def load_percentile(
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)
-    o = Options.read(ReplicaOptions, options, "load_percentile")
+    o = Options.read(ReplicaOptions, options, load_percentile)
     return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(burstiness,), method=speculative_method)
 
 
@@ -1027,7 +1027,7 @@ def replicas_needed(
         return float(sized.replicas)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
-    o = Options.read(ReplicaOptions, options, "replicas_needed")
+    o = Options.read(ReplicaOptions, options, replicas_needed)
     each = (ttft_target_s, tpot_target_s, burstiness, routing)
     return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each)
 
@@ -1071,7 +1071,7 @@ def fleet_gpus_needed(
         return float(choice.sizing.replicas * choice.gpus_per_replica)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
-    o = Options.read(ReplicaOptions, options, "fleet_gpus_needed")
+    o = Options.read(ReplicaOptions, options, fleet_gpus_needed)
     each = (ttft_target_s, tpot_target_s, burstiness, routing)
     return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each)
 
@@ -1122,7 +1122,7 @@ def replica_capacity_per_s(
         return capacity_per_s(replica, prompt, output, hit)
 
     args = (gpu, model, 1.0, prompt_tokens, output_tokens, None, None)
-    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, "replica_capacity_per_s"))
+    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, replica_capacity_per_s))
 
 
 def _target_s(value: Any, name: str) -> float:
