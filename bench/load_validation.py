@@ -7,6 +7,7 @@
     python bench/load_validation.py --serial-front-end   # one front-end process preparing requests in turn (s112)
     python bench/load_validation.py --bootstrap [N]  # each 'all' median / worst with its 90% interval over N (1,000)
                                                      # resamples of whole sources (planner.accuracy.bootstrap)
+    python bench/load_validation.py --classes   # the median TTFT's signed errors classed by regime (class_lines)
     python bench/load_validation.py --write-loaded-residuals   # catalogs/reference/loaded_residuals.csv (~20 s):
                                                      # the stated range under load (planner.accuracy.loaded_ranges)
 
@@ -31,8 +32,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planner.accuracy.published import load_decode_rows, reference_dir
+from planner.accuracy.published import load_decode_rows, reference_dir, resolve_model_name
 from planner.accuracy.validation import validate_load
+from planner.errors import PlannerError
 from planner.serving.simulate import weighted_percentile
 
 #: The figures in the table, in order: (quantity, column heading).
@@ -116,6 +118,92 @@ def signed_lines(rows, checks) -> list[str]:
             f"{f'{statistics.median(g[q]):+4.0%} ({len(g[q])})' if q in g else 'n/a':>13}" for q, _ in COLUMNS
         )
         lines.append(f"{engine:<13}{kind:<16}{cells}")
+    return lines
+
+
+#: ``class_lines``' bands: (upper bound, label), the last unbounded.
+LOAD_BANDS = ((1.3, "no queue (< 1.3x)"), (2.0, "1.3-2x"), (5.0, "2-5x"), (math.inf, "deep queue (>= 5x)"))
+PROMPT_BANDS = ((300, "<= 300"), (1000, "301-1,000"), (4000, "1,001-4,000"), (math.inf, "> 4,000"))
+
+
+def _band(x: float, bands) -> str:
+    return "?" if math.isnan(x) else next(label for top, label in bands if x < top)
+
+
+def run_regimes(row) -> dict[str, str]:
+    """The regimes ``class_lines`` classes a run's figures by that need the simulation: its load relative to capacity
+    (the simulated median TTFT without a front end over the same run's at one request in flight, ten requests
+    of its lengths: 1 where nothing queues) and how its prompt steps launch ("eager": the step table carries a host
+    launch floor, ``planner.serving.simulate.StepTable.prefill_host_s``; else "graphed")."""
+    from dataclasses import replace
+
+    from planner.accuracy.under_load import predict_percentiles
+    from planner.serving.load import RunTrace
+
+    trace = RunTrace()
+    try:
+        loaded = predict_percentiles(row, frontend_s=0.0, trace=trace)["ttft_median_ms"]
+        one = replace(row, batch=1, request_rate=None, num_prompts=10, kind="serving")
+        alone = predict_percentiles(one, frontend_s=0.0)["ttft_median_ms"]
+        ratio = loaded / alone if alone > 0 else math.nan
+    except PlannerError:
+        ratio = math.nan
+    launch = "eager" if trace.table is not None and trace.table.prefill_host_s > 0 else "graphed"
+    return {"load": _band(ratio, LOAD_BANDS), "launch": launch}
+
+
+def class_lines(rows, checks, quantity: str = "ttft_median_ms") -> list[str]:
+    """``quantity``'s signed errors classed by regime, one block per dimension (engine and arrival, GPU, source,
+    load relative to capacity, prompt length, dataset or drawn lengths, how prompt steps launch, MLA or not, and
+    the engine x launch x MLA cross): figures, median signed and |error|, how many beyond -15% / +15%, and the
+    median of published - predicted, milliseconds. Where the headline median comes from (issue 22's house method)."""
+    from planner.catalog import default_catalog
+
+    cat = default_catalog()
+    by_id = {r.record_id: r for r in rows}
+    figs = [c for c in checks if c.quantity == quantity and not math.isnan(c.error)]
+    regimes = {rid: run_regimes(by_id[rid]) for rid in {c.record_id for c in figs}}
+
+    def mla(r) -> str:
+        try:
+            return "MLA" if cat.model(resolve_model_name(r.model, cat)).mla is not None else "not MLA"
+        except PlannerError:
+            return "?"
+
+    def lengths(r) -> str:
+        if r.dataset.lower().startswith("sharegpt"):
+            return "ShareGPT"
+        return "drawn (range ratio)" if r.length_range_ratio not in (None, 1.0) else "fixed or as published"
+
+    dims = {
+        "engine x arrival": lambda r: f"{r.engine} {arrival_kind(r)}",
+        "GPU": lambda r: r.gpu.split("(")[0].strip(),
+        "source": lambda r: r.source_group,
+        "load (simulated TTFT / the same run at 1 in flight)": lambda r: regimes[r.record_id]["load"],
+        "prompt tokens": lambda r: _band(float(r.input_len), PROMPT_BANDS),
+        "lengths": lengths,
+        "prompt steps launch": lambda r: regimes[r.record_id]["launch"],
+        "attention": mla,
+        "engine x launch x attention": lambda r: f"{r.engine} {regimes[r.record_id]['launch']} {mla(r)}",
+    }
+    errs = [c.error for c in figs]
+    lines = [
+        f"{quantity} classed by regime ({len(figs)} figures; all: median signed {statistics.median(errs):+.0%}, "
+        f"|error| {statistics.median(abs(e) for e in errs):.0%}, {sum(e < 0 for e in errs)} too fast)",
+        f"  {'class':<50}{'figures':>8}{'signed':>8}{'|error|':>8}{'< -15%':>8}{'> +15%':>8}{'gap ms':>9}",
+    ]
+    for name, key in dims.items():
+        lines.append(f"{name}:")
+        groups: dict[str, list] = {}
+        for c in figs:
+            groups.setdefault(key(by_id[c.record_id]), []).append(c)
+        for label, cs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            e = [c.error for c in cs]
+            gap = statistics.median(c.published - c.published * (1 + c.error) for c in cs)
+            lines.append(
+                f"  {label[:50]:<50}{len(cs):>8}{statistics.median(e):>+8.0%}{statistics.median(map(abs, e)):>8.0%}"
+                f"{sum(x < -0.15 for x in e):>8}{sum(x > 0.15 for x in e):>8}{gap:>+9.1f}"
+            )
     return lines
 
 
@@ -406,6 +494,12 @@ def main(argv: list[str]) -> int:
     add_serial_front_end_option(parser)
     add_bootstrap_option(parser)
     parser.add_argument(
+        "--classes",
+        action="store_true",
+        help="also class the median TTFT's signed errors by regime (class_lines: engine, GPU, source, load, prompt, "
+        "launch, attention); simulates each run twice more",
+    )
+    parser.add_argument(
         "--write-loaded-residuals",
         action="store_true",
         help="write catalogs/reference/loaded_residuals.csv (planner.accuracy.loaded_ranges) and stop",
@@ -424,6 +518,8 @@ def main(argv: list[str]) -> int:
     lines = summarise(rows, table.checks) + [""] + signed_lines(rows, table.checks)
     if resamples:
         lines += [""] + bootstrap_lines(rows, table.checks, resamples)
+    if args.classes:
+        lines += [""] + class_lines(rows, table.checks)
     print("\n".join(lines + ([""] + worst_lines(rows, table.checks, worst) if worst else [])))
     return 0
 

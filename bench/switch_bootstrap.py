@@ -43,6 +43,10 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``unmeasured-sparse-attention``: a DeepSeek Sparse Attention model (DeepSeek-V3.2, GLM-5) on an engine and GPU
   without a measured sparse-attention kernel (SGLang's, any GPU off Hopper) gets no prediction, and a user's range
   for it is widened (``planner.accuracy.basis.UNMEASURED_SPARSE_ATTENTION``; docs/hypotheses/worst-rows.md, h-worst).
+- ``trtllm-eager-context``: TensorRT-LLM's PyTorch backend runs steps that carry a context request outside CUDA
+  graphs, so they take at least the host's launch, SGLang's published per-layer time borrowed
+  (``planner.accuracy.basis.TRTLLM_EAGER_CONTEXT``, ``planner.serving.benchmark.eager_context_host_s``;
+  docs/hypotheses/trtllm-eager-context.md, h-load).
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
   MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
@@ -106,6 +110,7 @@ SWITCHES = (
     "sglang-admission-latch",
     "dsa-bf16-decode",
     "unmeasured-sparse-attention",
+    "trtllm-eager-context",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -197,6 +202,8 @@ MODULE_FLAGS = {
     "chat-template-tokens": ("planner.accuracy.datasets", "CHAT_TEMPLATE_ON", True),
     # SGLang admits nothing after a NO_TOKEN until a request leaves (h-r3)
     "sglang-admission-latch": ("planner.serving.simulate", "SGLANG_ADMISSION_LATCH", True),
+    # TensorRT-LLM's PyTorch context steps launched eagerly: SGLang's host floor (h-load)
+    "trtllm-eager-context": ("planner.accuracy.basis", "TRTLLM_EAGER_CONTEXT", True),
     # vLLM's DSA decode over a 16-bit cache at its own measured bf16 module (h-r4)
     "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
     # every GPU, not only those whose curves are A100's (ablation)

@@ -151,6 +151,24 @@ def scheduler_of(engine: EngineProfile) -> str:
     return next((n for n in SCHEDULERS if engine.name == n or engine.name.startswith(n + "-")), "vllm")
 
 
+def eager_context_host_s(profile: Any, num_layers: int, moe_layers: int) -> float:
+    """EXPERIMENT (h-load, ``planner.accuracy.basis.TRTLLM_EAGER_CONTEXT``, off; docs/hypotheses/trtllm-eager-context.md):
+    the host's time to launch a TensorRT-LLM PyTorch-backend step that carries a context request, seconds; 0 with the
+    switch off or for another profile. The backend (profile "tensorrt-llm": ``trtllm-serve``'s default from 1.0, and
+    0.x rows served with ``--backend pytorch``) replays a CUDA graph only for generation-only batches
+    (``PyTorchModelEngine._maybe_get_cuda_graph``: ``if not self._run_cuda_graphs or not batch.is_generation_only:
+    return None``; the runner a ``DecodingCUDAGraphRunner``), unless ``torch_compile_config.enable_piecewise_cuda_graph``
+    (not read here), so a context step launches kernel by kernel. Its launch per layer is not published: SGLang's
+    (``planner.engines.profiles.SGLANG_HOST_LAYER_S``, ``SGLANG_HOST_MOE_LAYER_S``, sgl-project/sglang pull request
+    1401) stands in for it, as ``profiles.PYTORCH_EAGER_COSTS`` does for the backend's eager decode (s183)."""
+    from planner.accuracy import basis
+    from planner.engines.profiles import SGLANG_HOST_LAYER_S, SGLANG_HOST_MOE_LAYER_S
+
+    if not basis.TRTLLM_EAGER_CONTEXT or getattr(profile, "name", "") != "tensorrt-llm":
+        return 0.0
+    return SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
+
+
 def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:
     """Whether an engine schedules each step while the one before runs, by default (``OVERLAP_SCHEDULING_ENGINES``):
     its profile's name when ``engine`` is given (``planner.engines.profiles``: "tensorrt-llm" is the 1.x PyTorch
@@ -496,6 +514,10 @@ def serving_setups(
             if table is not None and kinds[i] == "sglang":  # its extend steps launched eagerly (0 where graphed)
                 mod = cat.model(m[i])
                 host = sglang_prefill_host_s(eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers)
+                table = replace(table, prefill_host_s=host) if host > 0 else table
+            elif table is not None and kinds[i] == "tensorrt-llm":  # EXPERIMENT (h-load): its context steps eager
+                mod = cat.model(m[i])
+                host = eager_context_host_s(eng, mod.num_layers, mod.moe_layers)
                 table = replace(table, prefill_host_s=host) if host > 0 else table
             if table is not None:
                 sched = Scheduler(

@@ -56,8 +56,10 @@ class StepTable:
     prefill_s: tuple[float, ...]
     shared_s: float
     #: the host's time to launch a prefill step kernel by kernel, seconds: a prefill step run outside any CUDA graph
-    #: (SGLang's extend before 0.5.10, and on AMD: ``planner.engines.profiles.sglang_prefill_host_s``) takes at least
-    #: this long, less what the step before it hides under an overlapping scheduler (``simulate``); 0: none.
+    #: (SGLang's extend before 0.5.10, and on AMD: ``planner.engines.profiles.sglang_prefill_host_s``; with
+    #: ``planner.accuracy.basis.TRTLLM_EAGER_CONTEXT``, TensorRT-LLM's PyTorch context steps, prefill-only or mixed:
+    #: ``planner.serving.benchmark.eager_context_host_s``) takes at least this long, less what the step before it
+    #: hides under an overlapping scheduler (``simulate``); 0: none.
     prefill_host_s: float = 0.0
     #: ``prefill_alone_s`` answers by prompt tokens: a run's steps prefill the same few chunk sizes again and again
     #: (the same ``numpy.interp`` on the same numbers, asked once). Not compared, hashed or given.
@@ -664,6 +666,9 @@ def simulate(
             stall = 0.0
         else:
             dt = table.step_s(b, ctx, prefill)
+            if prefill and table.prefill_host_s > dt:  # a mixed step launched kernel by kernel (h-load, TensorRT-LLM's
+                # PyTorch backend with ``TRTLLM_EAGER_CONTEXT``): no shorter than its launch, less the step before's
+                dt = max(dt, table.prefill_host_s - (last_dt if async_scheduling else 0.0))
             if b:
                 itls.append((dt + stall + held, b))
                 stall = 0.0
