@@ -28,7 +28,7 @@ from openpyxl.writer.excel import ExcelWriter
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.export import held_out, slow_end
 from planner.export import money_tables as money
-from planner.export.glossary import GLOSSARY
+from planner.export.glossary import GLOSSARY, LOAD_LABEL
 from planner.export.ownership import SCALED, SIZED_AFRESH, amortization_rule, capital_terms
 from planner.export.print_layout import keep_together
 from planner.export.records import Review
@@ -222,7 +222,7 @@ def _summary(book: _Book) -> None:
         *grown,
         ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
         ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
-        ("Utilization at average load", float(f.utilization_average), "pct"),
+        (LOAD_LABEL, float(f.utilization_average), "pct"),
         *_headroom_figures(rec),
         ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
         (
