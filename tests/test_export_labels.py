@@ -8,6 +8,8 @@ KV format was offered int8 and int4, which vLLM does not cache.
 
 from __future__ import annotations
 
+import csv
+
 import openpyxl
 import pytest
 from cli_support import SCENARIO, one_line, run
@@ -18,6 +20,7 @@ from planner.engines.profiles import engine_profile
 #: cli_support.SCENARIO's p95 prompt + p95 output, tokens: 3,000 + 1,200 (the context memory is sized for).
 SIZING_CONTEXT_TOKENS = 3000 + 1200
 BATCH_LABEL = "Sequences in flight per replica (batch)"
+LOAD_LABEL = "Load vs sized capacity (average)"
 DECODE_LABEL = "TPOT, decode step alone: full batch, every sequence at p95 prompt + output (4,200 tokens)"
 
 
@@ -86,6 +89,31 @@ class TestDecodeStepAlone:
         steps); the Summary's reading note for Details says the bases differ."""
         assert cell(book, "Details", DECODE_LABEL) < cell(book, "Options", "TPOT at peak")
         assert "on another basis than TPOT at peak" in all_text(book)
+
+
+class TestLoadVsSizedCapacity:
+    """Trial 22 F15: "Utilization (average)" read 40% on a 2,880-GPU fleet 180 times the one sized on the prediction,
+    and a committee reads utilization as GPU busy time. The figure (average traffic over what the deployed replicas
+    carry within the targets) is named for what it is, on every sheet and in the Markdown; its value is unchanged."""
+
+    def test_options_and_summary_name_it_load_vs_sized_capacity_with_the_csv_figure(self, book, outputs):
+        """The same figure under the new name on Options and Summary as the csv's ``utilization_average`` (the
+        machine key kept), between 0 and 1."""
+        with (outputs / "r.csv").open(newline="") as f:
+            load = float(next(csv.DictReader(f))["utilization_average"])  # the first option, as Options' row 2
+        assert 0 < load < 1
+        assert cell(book, "Options", LOAD_LABEL) == pytest.approx(load, abs=5e-5)  # the csv's 4 decimals
+        summary = {c.value: book["Summary"].cell(row=c.row, column=2).value for c in book["Summary"]["A"]}
+        assert summary[LOAD_LABEL] == pytest.approx(load, abs=5e-5)
+
+    def test_nothing_calls_it_utilization_and_the_glossary_says_it_is_not_busy_time(self, book, outputs):
+        md = (outputs / "r.md").read_text()
+        texts = (all_text(book), md)
+        assert all("Utilization (average)" not in t and "Utilization at average" not in t for t in texts)
+        assert all(" utilized" not in t for t in texts)  # the Summary's reason: "it is at 29% of its sized capacity"
+        assert f"| {LOAD_LABEL} |" in md and f"**{LOAD_LABEL}**" in md  # the options table and the glossary
+        terms = {r[0]: r[1] for r in book["Glossary"].iter_rows(min_row=2, values_only=True)}
+        assert "not how busy its GPUs are" in terms[LOAD_LABEL]
 
 
 class TestKernelFactors:

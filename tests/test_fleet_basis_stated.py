@@ -122,7 +122,7 @@ class TestSharesOnTheSimulatedBasis:
         assert float(rec.fleet.utilization_average) == pytest.approx(24 / (10 * 60 / 9))
 
     def test_the_summary_says_cost_per_token_is_at_the_average_after_growth(self, example, tmp_path):
-        """Cost per token and utilization are at 24 requests/s, not today's 16 (a trial found the Summary's
+        """Cost per token and the load vs sized capacity are at 24 requests/s, not today's 16 (a trial found the Summary's
         per-token rates add up to the monthly cost only at the grown average)."""
         out = tmp_path / "r.xlsx"
         out.write_bytes(render(example, "xlsx"))
@@ -134,7 +134,7 @@ class TestSharesOnTheSimulatedBasis:
         assert labels[at + 1 : at + 4] == [
             "$ per million input tokens",
             "$ per million output tokens",
-            "Utilization at average load",
+            "Load vs sized capacity (average)",
         ]
         assert "At the average load after growth (24 requests/s, the basis of the cost per token)" in example.reason
         assert not math.isnan(float(example.recommended.fleet.usd_per_million_output))

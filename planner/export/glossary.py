@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+#: The average load's name on Options and Summary (the field ``utilization_average``): the average traffic against
+#: the capacity the fleet was sized to, which a reader took for GPU busy time when it read "Utilization (average)"
+#: (trial 22 F15: 40% on a 2,880-GPU fleet 180 times the one sized on the prediction).
+LOAD_LABEL = "Load vs sized capacity (average)"
+
 #: (term, definition), in reading order.
 GLOSSARY: tuple[tuple[str, str], ...] = (
     (
@@ -36,9 +41,12 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "request's prefill, still 100% busy (lower than these rates where the average utilization is below 100%).",
     ),
     (
-        "Utilization (average)",
-        "Average traffic as a share of what the deployed replicas carry within the targets (sized on simulated "
-        "percentiles; by Little's law: the share of batch slots in use).",
+        LOAD_LABEL,
+        "Average traffic as a share of the traffic the deployed replicas (spares included) carry within the "
+        "targets (sized on simulated percentiles; by Little's law: the share of batch slots in use). It measures "
+        "the fleet against its own sizing, not how busy its GPUs are: where a wide latency margin keeps each "
+        "replica to a few sequences, what the replicas carry is small, and a fleet many times what the traffic "
+        "needs on the prediction can still read 40%.",
     ),
     (
         "Headroom (peak)",

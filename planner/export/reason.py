@@ -262,7 +262,7 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     text += (
         f" At {'the average load after growth' if w.growth_factor != 1 else 'average load'} "
         f"({rec.average_rate_per_s:.3g} requests/s, the basis of the cost per token) it is "
-        f"{float(f.utilization_average):.0%} utilized; with traffic "
+        f"at {float(f.utilization_average):.0%} of its sized capacity; with traffic "
         f"{scenario.traffic_change:.0%} higher it needs {counted(int(rec.high.gpus), 'GPU', ',.0f')} ({usd(float(rec.high.monthly_usd))} a month)"
     )
     meeting = [x for x in ranked if x.meets]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
+from planner.export.glossary import LOAD_LABEL
 from planner.export.outlook import stale_text
 from planner.export.ownership import capital_terms
 from planner.export.records import Result, Review
@@ -86,7 +87,7 @@ def options_table(review: Review) -> Table:
         Column("Opex per month", "usd", "opex_usd_per_month"),
         Column("$ per M input tokens", "usd2", "usd_per_million_input_tokens"),
         Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
-        Column("Utilization (average)", "pct", "utilization_average"),
+        Column(LOAD_LABEL, "pct", "utilization_average"),
         Column("Headroom (peak)", "pct", "headroom_peak"),
         Column(f"GPUs at {MINUS}{pct} traffic", "int", "gpus_low"),
         Column(f"Monthly at {MINUS}{pct}", "usd", "monthly_usd_low"),

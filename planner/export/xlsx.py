@@ -28,7 +28,7 @@ from openpyxl.writer.excel import ExcelWriter
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.export import held_out, slow_end
 from planner.export import money_tables as money
-from planner.export.glossary import GLOSSARY
+from planner.export.glossary import GLOSSARY, LOAD_LABEL
 from planner.export.ownership import SCALED, SIZED_AFRESH, amortization_rule, capital_terms
 from planner.export.print_layout import keep_together
 from planner.export.records import Review
@@ -77,6 +77,7 @@ from planner.export.xlsx_cells import (
     page_setup,
     put_table_value,
     put_text,
+    row_lines,
     safe_text,
     store_cached_values,
     wrapped_lines,
@@ -155,7 +156,7 @@ def _summary(book: _Book) -> None:
     ws = book.sheet("Summary", "Summary (a snapshot; live box below)", None)
     s, w, rec = review.scenario, review.scenario.workload, review.recommended
     f, m = rec.fleet, rec.money
-    for col, width in zip("ABCDEF", (40, 22, 26, 44, 24, 12), strict=True):
+    for col, width in zip("ABCDEF", (40, 22, 26, 44, LIVE_WIDTH, 12), strict=True):
         ws.column_dimensions[col].width = width
     put_text(ws["A1"], s.title)
     ws["A1"].font = Font(bold=True, size=16)
@@ -177,6 +178,11 @@ def _summary(book: _Book) -> None:
         f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {counted(rec.gpus, 'GPU', ',.0f')} ({m.price_kind})",
     )
     ws["B5"].font = Font(bold=True, size=13, color="375623")
+    ws["B5"].alignment = Alignment(wrap_text=True)
+    # 13-pt bold runs about 1.3 times as wide as the 11-pt text wrapped_lines counts: a long option name wraps
+    span_b = sum(ws.column_dimensions[c].width for c in "BCDEF") / 1.3
+    if (lines := wrapped_lines(ws["B5"].value, span_b)) > 1:
+        ws.row_dimensions[5].height = 17.0 * lines + 3
     ws.merge_cells("A7:F7")
     put_text(ws["A7"], review.reason)
     ws["A7"].alignment = Alignment(wrap_text=True, vertical="top")
@@ -216,7 +222,7 @@ def _summary(book: _Book) -> None:
         *grown,
         ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
         ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
-        ("Utilization at average load", float(f.utilization_average), "pct"),
+        (LOAD_LABEL, float(f.utilization_average), "pct"),
         *_headroom_figures(rec),
         ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
         (
@@ -254,7 +260,10 @@ def _summary(book: _Book) -> None:
     _label(ws, r, "Sensitivity (snapshot)")
     sens = sensitivity_table(review)
     header_row(ws, r + 1, [c.header for c in sens.columns])
-    ws.row_dimensions[r + 1].height = 30
+    # "GPUs (<option name>)" wraps in its column, in bold: about 1.1 times as wide as wrapped_lines counts
+    head = max(wrapped_lines(c.header, ws.column_dimensions[get_column_letter(j)].width / 1.1)
+               for j, c in enumerate(sens.columns, start=1))  # fmt: skip
+    ws.row_dimensions[r + 1].height = max(30.0, LINE_PT * head + 3)
     for i, row in enumerate(sens.rows, start=r + 2):
         for j, (v, col) in enumerate(zip(row, sens.columns, strict=True), start=1):
             c = ws.cell(row=i, column=j)
@@ -266,6 +275,9 @@ def _summary(book: _Book) -> None:
                 c.number_format = NUMBER_FORMATS[col.kind]
                 c.alignment = NUM
             c.border = THIN
+        # an option name of 35-50 characters wraps in "Cheapest option there": the row grows to hold it (a trial
+        # printed a 34-character name's second line over the next row)
+        _grow_row(ws, i)
     # the heading, header and rows on one page, the blank row above going with them (a page may open with it)
     keep_together(ws, r - 1, r + 1 + len(sens.rows))
     r += 2 + len(sens.rows) + 1
@@ -400,6 +412,22 @@ def _slow_end_figures(rec) -> list[tuple[str, object, str]]:
     ]
 
 
+def _grow_row(ws: Worksheet, row: int, texts: tuple[tuple[str, float], ...] = ()) -> None:
+    """Make a Summary row tall enough for its wrapped cells and ``texts`` ((text, width in characters): a formula's
+    text, which may change) where one takes more than a line (``fit_row``'s measure), its cells then set at the top;
+    a row of one-line text keeps its height (the printed pages stay as they were)."""
+    lines = max([row_lines(ws, row)] + [wrapped_lines(t, w) for t, w in texts])
+    if lines <= 1:
+        return
+    ws.row_dimensions[row].height = max(ws.row_dimensions[row].height or 0.0, LINE_PT * lines + 3)
+    for cell in ws[row]:
+        if cell.value is not None and cell.alignment.vertical != "top":
+            a = cell.alignment
+            cell.alignment = Alignment(
+                horizontal=a.horizontal, vertical="top", wrap_text=a.wrap_text, indent=a.indent or 0
+            )
+
+
 def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
     """Label / value rows from ``top`` in columns ``col`` and ``col + 1``; a None value is a heading. Next free row."""
     r = top
@@ -496,6 +524,10 @@ def _yellow_words(review: Review) -> str:
     return text
 
 
+#: Width of the Summary's column E (characters): the LIVE box's values, the Sensitivity table's cheapest option.
+LIVE_WIDTH = 24
+
+
 def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
     """Formulas over Options (cached with the review's values): they follow edited prices; the rest does not."""
     review = book.review
@@ -523,6 +555,9 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
             "usd",
         ),
     ]
+    # the cheapest option's name follows the prices: any option's may show, so its row holds the longest wrapped
+    # (a trial: a 34-character name, right-aligned and unwrapped, printed with its first word cut off on the left)
+    longest = max((r.option.name for r in review.results), key=lambda name: wrapped_lines(name, LIVE_WIDTH))
     for k, (label, formula, value, kind) in enumerate(rows, start=1):
         a = ws.cell(row=top + k, column=4)
         put_text(a, label)
@@ -531,7 +566,8 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
         book.cache.formula(ws, cell.coordinate, formula, value)
         cell.number_format = NUMBER_FORMATS[kind]
         cell.fill = LIVE_FILL
-        cell.alignment = Alignment(horizontal="right", vertical="top")
+        cell.alignment = Alignment(horizontal="right", vertical="top", wrap_text=kind == "text")
+        _grow_row(ws, top + k, ((longest, LIVE_WIDTH),) if kind == "text" else ())
 
 
 def _options_keys(review: Review) -> tuple[str, ...]:

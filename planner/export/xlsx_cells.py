@@ -137,16 +137,21 @@ def _word_lines(part: str, per_line: int) -> int:
     return lines
 
 
-def fit_row(ws: Worksheet, row: int, min_lines: int = 1) -> None:
-    """Set the row's height to hold its tallest wrapped cell (spreadsheets do not autofit rows openpyxl wrote)."""
-    lines = min_lines
+def row_lines(ws: Worksheet, row: int) -> int:
+    """Lines the row's tallest wrapped text cell takes (``wrapped_lines`` in its column, less its indent); 1 without."""
+    lines = 1
     for cell in ws[row]:
         if isinstance(cell.value, str) and cell.data_type == "s" and cell.alignment.wrap_text:
             width = ws.column_dimensions[cell.column_letter].width or 10
             if cell.alignment.horizontal == "left":  # the indent narrows the text
                 width -= INDENT_CHARS * (cell.alignment.indent or 0)
             lines = max(lines, wrapped_lines(cell.value, width))
-    ws.row_dimensions[row].height = LINE_PT * lines + 3
+    return lines
+
+
+def fit_row(ws: Worksheet, row: int, min_lines: int = 1) -> None:
+    """Set the row's height to hold its tallest wrapped cell (spreadsheets do not autofit rows openpyxl wrote)."""
+    ws.row_dimensions[row].height = LINE_PT * max(min_lines, row_lines(ws, row)) + 3
 
 
 def put_table_value(cell, value, kind: str, key: str) -> None:
