@@ -28,6 +28,7 @@ from planner.deploy import (
     GPU_GROUPS,
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
+    block_checkpoint_note,
     check_parallelism,
     dsa_default_kv_note,
     experts_published_apart,
@@ -329,6 +330,8 @@ def plan(
     warnings += [own] if own else []
     only = weight_only_note(g, cat.precision(wp), eng)
     warnings += [only] if only else []
+    which_fp8 = block_checkpoint_note(mdl, wp, n, layout, eng)  # Qwen's block-FP8 checkpoint does not split here
+    warnings += [which_fp8] if which_fp8 else []
     if b > limit:
         warnings.append(
             f"batch {b:,} is more than {eng.name} runs at once on {n:,} x {g.name}: {limit:,} sequences "
