@@ -171,3 +171,25 @@ class TestPlan:
     def test_a_deployment_without_published_runs_prints_none(self):
         out = run("plan", "--gpu", "H200", "--model", "qwen3-235b-a22b", "--context", "8k", "-w", "fp8", "--gpus", "8")
         assert out.exit_code == 0 and "Published runs of this deployment" not in out.output
+
+
+def test_the_review_names_them_for_an_option_on_its_assumptions(tmp_path):
+    """The option's kept group (8 GPUs, given) is SGLANG_TP8's deployment: its Assumptions row lists GPUSTACK-017
+    first with validate's errors, as plan does."""
+    scenario = tmp_path / "dsv32.toml"
+    scenario.write_text(
+        "[workload]\npeak_requests_per_s = 2\naverage_requests_per_s = 1\nprompt_tokens_mean = 1000\n"
+        "prompt_tokens_high = 2000\noutput_tokens_mean = 200\noutput_tokens_high = 400\nhigh_percentile = 95\n"
+        "ttft_target_s = 20\ntpot_target_s = 0.5\nsizing = 'littles-law'\n[[option]]\nname = 'sglang tp8'\n"
+        "gpu = 'H200'\nmodel = 'deepseek-v3.2'\nengine = 'sglang'\ngpus_per_replica = 8\n",
+        encoding="utf-8",
+    )
+    out = run("export", str(scenario), "-o", str(tmp_path / "r.md"))
+    assert out.exit_code == 0, out.output
+    row = next(x for x in (tmp_path / "r.md").read_text(encoding="utf-8").splitlines() if "published runs" in x)
+    first = same_deployment_runs(SGLANG_TP8)[0]
+    assert row.startswith(
+        "| sglang tp8: published runs of this deployment (TP8), farthest off first | GPUSTACK-017 TPOT "
+    )
+    assert f"GPUSTACK-017 TPOT {first.figures[0].error:+.0%}, TTFT {first.figures[1].error:+.0%}" in row
+    assert f"the {len(same_deployment_runs(SGLANG_TP8))} shipped published runs of the same GPU" in row
