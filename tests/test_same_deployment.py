@@ -168,6 +168,15 @@ class TestPlan:
             "error": pytest.approx(runs[0]["figures"][0]["predicted"] / 1103.96 - 1),
         }
 
+    def test_the_python_api_carries_them_too(self):
+        """``planner.plan`` is what plan prints: its ``published_runs`` and ``to_dict()["published_runs"]``."""
+        import planner
+
+        p = planner.plan("H200", "deepseek-v3.2", 8192, gpus=8, engine="sglang")
+        assert [r.record_id for r in p.published_runs] == [r.record_id for r in same_deployment_runs(SGLANG_TP8)]
+        assert p.to_dict()["published_runs"][0]["record_id"] == "GPUSTACK-017"
+        assert p.to_dict()["published_runs"][0]["in_sample"] is False  # gpustack is not a fit source
+
     def test_a_deployment_without_published_runs_prints_none(self):
         out = run("plan", "--gpu", "H200", "--model", "qwen3-235b-a22b", "--context", "8k", "-w", "fp8", "--gpus", "8")
         assert out.exit_code == 0 and "Published runs of this deployment" not in out.output

@@ -196,6 +196,22 @@ class PublishedRun:
     run: str
     figures: tuple[Check, ...]
 
+    def as_dict(self) -> dict[str, Any]:
+        """The run as plain values (``planner plan --json``'s ``published_runs``): each figure's quantity (validate's
+        name), predicted and published value and signed error, predicted / published - 1."""
+        return {
+            "record_id": self.record_id,
+            "source_group": self.source_group,
+            "engine": self.engine,
+            "release": self.release or None,
+            "run": self.run,
+            "in_sample": self.source_group in FIT_SOURCE_GROUPS,
+            "figures": [
+                {"quantity": c.quantity, "predicted": c.predicted, "published": c.published, "error": c.error}
+                for c in self.figures
+            ],
+        }
+
     @property
     def worst(self) -> float:
         """The largest |error| of its figures."""

@@ -24,7 +24,7 @@ from planner.accuracy.loaded_ranges import (
     uncovered_texts,
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
-from planner.accuracy.same_deployment import Deployment, PublishedRun, same_deployment_runs
+from planner.accuracy.same_deployment import Deployment
 from planner.api import groups_to_try, weight_bytes
 from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words
@@ -264,20 +264,16 @@ def window_words(m: Model) -> str:
 PUBLISHED_RUNS_SHOWN = 3
 
 
-def plan_deployment(p: Plan) -> Deployment:
-    """The deployment a plan prints, as ``planner.accuracy.same_deployment`` matches published runs to it."""
-    return Deployment.planned(
-        p.gpu.name, p.model.name, p.engine.name, p.parallelism, p.gpus, p.weight_precision, p.kv_precision
-    )
-
-
-def published_runs_rows(runs: list[PublishedRun], p: Plan) -> list[tuple[str, str]]:
+def published_runs_rows(p: Plan) -> list[tuple[str, str]]:
     """The plan's rows naming the shipped published runs of its deployment with ``planner validate``'s error on each
-    (trial 22 F7): a head saying how many and how they were matched, then the ``PUBLISHED_RUNS_SHOWN`` farthest off,
-    one row each; none where the reference holds no run of it."""
+    (``Plan.published_runs``; trial 22 F7): a head saying how many and how they were matched, then the
+    ``PUBLISHED_RUNS_SHOWN`` farthest off, one row each; none where the reference holds no run of it."""
+    runs = list(p.published_runs)
     if not runs:
         return []
-    d = plan_deployment(p)
+    d = Deployment.planned(
+        p.gpu.name, p.model.name, p.engine.name, p.parallelism, p.gpus, p.weight_precision, p.kv_precision
+    )
     shown = runs[:PUBLISHED_RUNS_SHOWN]
     which = (
         "it" if len(runs) == 1 else f"the {len(shown)} farthest off" if len(runs) > len(shown) else "farthest off first"
@@ -291,9 +287,8 @@ def published_runs_rows(runs: list[PublishedRun], p: Plan) -> list[tuple[str, st
     return [("Published runs of this deployment", head)] + [(f"  {r.record_id}", r.words()) for r in shown]
 
 
-def render_plan(p: Plan, published: list[PublishedRun] | None = None) -> str:
-    """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost. ``published``: the
-    shipped published runs of its deployment (``same_deployment_runs``), named after the Budget review's margin."""
+def render_plan(p: Plan) -> str:
+    """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
     mem, m, g = p.memory, p.model, p.gpu
     stages, per_stage = _stages(p)
     # the GPUs one sequence's KV heads are split over: a stage's, or one attention rank's (dp-ep: none split)
@@ -452,7 +447,7 @@ def render_plan(p: Plan, published: list[PublishedRun] | None = None) -> str:
             "Budget review's margin",
             f"TPOT {low:+.0%} / {high:+.0%} under steady load, not this range: {p.serving_margin_note}",
         )
-    for label, words in published_runs_rows(published or [], p):
+    for label, words in published_runs_rows(p):
         row(label, words)
     price = (
         f"{fmt_usd_per_gpu_hour(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
@@ -912,8 +907,8 @@ def plan_command(
     seqs_line = seqs_line if rate_per_s is not None else ""
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
-    # the shipped published runs of this deployment, validate's error on each; a speculating plan is another deployment
-    published = same_deployment_runs(plan_deployment(p)) if spec is None else []
+    if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
+        p = dc_replace(p, published_runs=())
     if as_json:
         out = plan_as_dict(p) | (
             {"under_load": sizing_as_dict(sized, p, sent_output) | {"prefix_hit_rate": hit}} if sized else {}
@@ -959,20 +954,6 @@ def plan_command(
                     "prefill_stalls_decodes": binding.prefill_stalls,
                 }
             )
-        out["published_runs"] = [
-            {
-                "record_id": r.record_id,
-                "source_group": r.source_group,
-                "engine": r.engine,
-                "release": r.release or None,
-                "run": r.run,
-                "figures": [
-                    {"quantity": c.quantity, "predicted": c.predicted, "published": c.published, "error": c.error}
-                    for c in r.figures
-                ],
-            }
-            for r in published
-        ]
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "method": spec.method,
@@ -1019,7 +1000,7 @@ def plan_command(
         lines = held_out_range_lines(sized, ranges, _arrival(sized), deployment_range_words(p)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
-        echo(render_plan(p, published) + text)
+        echo(render_plan(p) + text)
 
 
 def routing_words(routing: str) -> str:
