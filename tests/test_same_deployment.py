@@ -102,9 +102,12 @@ class TestTheShippedFile:
         ]
         assert first.run == "1,000 prompts at once, ShareGPT 219/197 tokens"
 
-    @pytest.mark.parametrize("ids", [("GPUSTACK-016", "GPUSTACK-017", "GPUSTACK-018", "DM028")])
+    @pytest.mark.parametrize(
+        "ids", [("GPUSTACK-016", "GPUSTACK-017", "GPUSTACK-018", "GPUSTACK-032", "TRT12-167", "DM028")]
+    )
     def test_benchmark_rows_are_as_validate_computes_them(self, ids):
-        """validate_time on the rows (their own engine and release, no calibration: ``planner validate``); the file
+        """validate_time on the rows (their own engine and release, no calibration: ``planner validate``): TP8 vLLM,
+        SGLang and TensorRT-LLM, TEP8 (GPUSTACK-032), DEP8 (TRT12-167) and a static LMDeploy batch (DM028); the file
         holds each figure's prediction to 8 digits. Fails while the file is stale: PYTHONPATH=. python
         bench/published_run_errors.py."""
         rows = [r for r in load_decode_rows() if r.record_id in ids]
