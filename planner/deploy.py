@@ -49,7 +49,14 @@ from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError, typed_name
 from planner.io import heap
 from planner.model import failures, ops
-from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages, spreads_experts, stages_named
+from planner.model.layouts import (
+    PARALLELISMS,
+    is_pipeline,
+    layout_label,
+    pipeline_stages,
+    spreads_experts,
+    stages_named,
+)
 from planner.model.parallel import streams_of
 from planner.model.rows import Rows, gathered, per_row
 from planner.options import Options
@@ -762,6 +769,59 @@ def tp_refusal(model: Model, gpus: int, engine: Any = None) -> str:
     return (
         f"its weights are quantized in blocks of {block} and {label} needs whole blocks on each GPU: "
         f"{short[0]:,} / {g} = {short[0] / g:g} (validate_fp8_block_shape{hint})"
+    )
+
+
+def block_checkpoint_note(
+    model: Model, weight_precision: str, gpus: int, parallelism: str = "tp", engine: Any = None
+) -> str:
+    """Which fp8 a plan of ``model`` with fp8 weights on ``gpus`` GPUs split as ``parallelism`` is, where it matters:
+    the model's makers publish a block-FP8 checkpoint (``Model.block_fp8_checkpoint``: Qwen/Qwen3-235B-A22B-FP8,
+    128 x 128 blocks) that this layout cannot load, as the checkpoint's own name would be refused here
+    (``tp_refusal``: vLLM ``validate_fp8_block_shape`` and the MoE layer's ``intermediate_size_per_partition %
+    block_n``; "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128",
+    https://github.com/vllm-project/vllm/issues/17569). The plan is then of per-tensor FP8, the 16-bit weights
+    quantized online (vLLM ``--quantization fp8``, ``fp8_per_tensor`` in releases with its online-quantization
+    frontend, https://docs.vllm.ai/en/latest/features/quantization/online/; SGLang ``--quantization fp8``,
+    https://docs.sglang.io/docs/advanced_features/quantization) or a per-tensor FP8 checkpoint, which runs; the note
+    says so and names the layouts the published checkpoint loads on (vLLM's Qwen3 guide: "Consider
+    --tensor-parallel-size 4 or --tensor-parallel-size 8 --enable-expert-parallel",
+    https://github.com/vllm-project/vllm/issues/17327). "" where the checkpoint loads on this layout, the weights
+    are not fp8, the model has no such checkpoint, or the model was named by the checkpoint itself
+    (``Catalog.model`` then gives it the block size, and a layout that splits a block is refused).
+
+    A note, not a refusal: the per-tensor FP8 planned has no blocks to split, so it loads on this layout; only the
+    published block checkpoint needs whole blocks on each GPU."""
+    ck = model.block_fp8_checkpoint
+    if ck is None or weight_precision != "fp8" or model.weight_block_size:
+        return ""
+    g = int(gpus)
+    blocked = model.model_copy(update={"weight_block_size": ck.weight_block_size})
+    if g in valid_tp_sizes(blocked, max_gpus=max(g, GPU_GROUPS[-1]), parallelism=parallelism, engine=engine):
+        return ""
+    per_stage = g // int(pipeline_stages(parallelism, g)) if is_pipeline(parallelism) else g
+    f, b = model_facts(blocked), ck.weight_block_size
+    widths = [
+        ("its MLP width" if model.moe is None else "its dense and shared-expert MLP width", int(f.mlp_split_width))
+    ]
+    widths += [("each expert's width", int(f.expert_split_width))] if parallelism != "tp-ep" else []
+    split = [(what, w) for what, w in widths if w and w % (per_stage * b)]
+    why = (
+        f"{split[0][0]} {split[0][1]:,} / {per_stage} = {split[0][1] / per_stage:,g} per GPU, not a whole number of "
+        f"{b}-wide blocks, which vLLM and SGLang refuse"
+        if split
+        else tp_refusal(blocked, per_stage, engine)
+    )
+    loads = [n for n in valid_tp_sizes(blocked, engine=engine) if n in GPU_GROUPS]
+    where = "TP " + ", ".join(map(str, loads))
+    if model.moe is not None and parallelism != "tp-ep":
+        ep = valid_tp_sizes(blocked, max_gpus=max(g, GPU_GROUPS[-1]), parallelism="tp-ep", engine=engine)
+        if g in ep:
+            where += f", or on these {g:,} GPUs with expert parallelism (--parallelism tp-ep: routed experts whole)"
+    return (
+        f"fp8 weights here are per-tensor FP8: the {model.native_precision} weights quantized online (vLLM --quantization fp8 or "
+        f"fp8_per_tensor, SGLang --quantization fp8) or a per-tensor FP8 checkpoint. The makers' block-FP8 checkpoint "
+        f"{ck.hf_id} does not load as {layout_label(parallelism, g)}: {why}; it loads at {where}"
     )
 
 

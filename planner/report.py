@@ -28,6 +28,7 @@ from planner.deploy import (
     GPU_GROUPS,
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
+    block_checkpoint_note,
     check_parallelism,
     dsa_default_kv_note,
     experts_published_apart,
@@ -131,6 +132,10 @@ class Plan:
     #: its share of the decode steps at ``batch``, 100% busy (``model.cost_per_million_output_tokens_with_prompts_usd``);
     #: NaN without ``request_tokens``. ``cost_per_mtok_usd`` is decode only.
     cost_with_prompts_usd: float = math.nan
+    #: the shipped published runs of this deployment with ``planner validate``'s error on each, the farthest off first
+    #: (``planner.accuracy.same_deployment.same_deployment_runs``: same GPU, model, engine, layout and group, weight
+    #: and KV precision)
+    published_runs: tuple = ()
 
     def to_dict(self) -> dict:
         """The plan as plain values (``planner plan --json``'s object): every figure the text prints, in base units
@@ -200,6 +205,7 @@ class Plan:
             else {"gpus": p.larger_group[0], "max_batch": p.larger_group[1]},
             "parallelism": p.parallelism,
             "alternatives": [vars(a) for a in p.alternatives],
+            "published_runs": [r.as_dict() for r in p.published_runs],
         }
 
     @property
@@ -329,6 +335,8 @@ def plan(
     warnings += [own] if own else []
     only = weight_only_note(g, cat.precision(wp), eng)
     warnings += [only] if only else []
+    which_fp8 = block_checkpoint_note(mdl, wp, n, layout, eng)  # Qwen's block-FP8 checkpoint does not split here
+    warnings += [which_fp8] if which_fp8 else []
     if b > limit:
         warnings.append(
             f"batch {b:,} is more than {eng.name} runs at once on {n:,} x {g.name}: {limit:,} sequences "
@@ -376,6 +384,7 @@ def plan(
             default_memory_fraction(eng.memory_fraction_rule, mem.visible_bytes_per_gpu, n, ranks, mdl.mla is not None)
         )
     from planner.accuracy.ranges import coverage_note  # (not at import: the Excel add-in imports this module)
+    from planner.accuracy.same_deployment import Deployment, same_deployment_runs
     from planner.accuracy.serving_margin import sizing_range
 
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
@@ -417,6 +426,7 @@ def plan(
         ttft_floor if ttft_floor == ttft_floor else 0.0,
         request,
         with_prompts,
+        tuple(same_deployment_runs(Deployment.planned(g.name, mdl.name, eng.name, layout, n, wp, kp))),
     )
 
 

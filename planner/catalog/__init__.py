@@ -20,6 +20,7 @@ from planner.catalog.loader import (
 )
 from planner.catalog.schema import (
     PRICE_STALE_AFTER_DAYS,
+    BlockFp8Checkpoint,
     Gpu,
     LinearAttention,
     Mla,
@@ -35,6 +36,7 @@ from planner.catalog.schema import (
 
 __all__ = [
     "PRICE_STALE_AFTER_DAYS",
+    "BlockFp8Checkpoint",
     "Catalog",
     "as_catalog",
     "Gpu",

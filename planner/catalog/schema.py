@@ -538,6 +538,26 @@ class Moe(BaseModel):
         return self
 
 
+class BlockFp8Checkpoint(BaseModel):
+    """A block-FP8 checkpoint of a 16-bit model published by its own makers (Qwen's "-FP8" repositories): its weights
+    are FP8 with one scale per ``weight_block_size`` x ``weight_block_size`` block (config.json
+    ``quantization_config.weight_block_size``), so engines need whole blocks of every split width on each GPU
+    (``planner.model.memory.tp_blocks_ok``). Planning the model with fp8 weights plans per-tensor FP8 (the 16-bit
+    checkpoint quantized online); ``planner.deploy.block_checkpoint_note`` says so where this checkpoint could not
+    be split the same way."""
+
+    model_config = ENTRY_CONFIG
+
+    hf_id: str = Field(min_length=3, description="the checkpoint's hub name (Qwen/Qwen3-235B-A22B-FP8)")
+    weight_block_size: PositiveInt = Field(description="config.json quantization_config.weight_block_size [b, b] -> b")
+    source: str = Field(description="where the checkpoint and its block size are stated; no placeholder")
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        return check_source(value, "block_fp8_checkpoint.source")
+
+
 class Mla(BaseModel):
     """Multi-head latent attention (DeepSeek-V2/V3): the KV cache holds a compressed latent per layer."""
 
@@ -816,6 +836,11 @@ class Model(_Entry):
         description="config.json quantization_config.weight_block_size of the published checkpoint (block-FP8: "
         "[128, 128] -> 128); engines need every tensor-parallel shard to hold whole blocks",
     )
+    block_fp8_checkpoint: BlockFp8Checkpoint | None = Field(
+        default=None,
+        description="the block-FP8 checkpoint its makers publish of a 16-bit model ([model.block_fp8_checkpoint]); "
+        "fp8 weights planned on the model's own name are per-tensor FP8, not this checkpoint",
+    )
     gated_mlp: bool = Field(default=True, description="SwiGLU/GeGLU (3 matrices) rather than 2")
     attention_bias: bool = Field(default=False, description="q, k, v projections carry biases (Qwen2)")
     attention_output_bias: bool = False
@@ -957,6 +982,11 @@ class Model(_Entry):
             self._check_nas(self.nas)
         if self.sparse_attention is not None and self.mla is None:
             raise ValueError("sparse_attention (DSA) is modelled on MLA models only (DeepSeek-V3.2, GLM-5)")
+        if self.block_fp8_checkpoint is not None and (self.weight_block_size or self.native_precision == "fp8"):
+            raise ValueError(
+                "block_fp8_checkpoint names the block-FP8 checkpoint of a 16-bit model; this model's own weights are "
+                "FP8 (native_precision / weight_block_size)"
+            )
         if (self.mtp_layers > 0) != (self.mtp_params > 0):
             raise ValueError("mtp_layers and mtp_params are given together: the MTP layers and their parameters")
         if self.mtp_params > self.extra_params:

@@ -24,6 +24,7 @@ from planner.accuracy.loaded_ranges import (
     uncovered_texts,
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
+from planner.accuracy.same_deployment import Deployment
 from planner.api import groups_to_try, weight_bytes
 from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words
@@ -259,6 +260,33 @@ def window_words(m: Model) -> str:
     )
 
 
+#: The published runs of the plan's deployment a plan prints, the farthest off first (``published_runs_rows``).
+PUBLISHED_RUNS_SHOWN = 3
+
+
+def published_runs_rows(p: Plan) -> list[tuple[str, str]]:
+    """The plan's rows naming the shipped published runs of its deployment with ``planner validate``'s error on each
+    (``Plan.published_runs``; trial 22 F7): a head saying how many and how they were matched, then the
+    ``PUBLISHED_RUNS_SHOWN`` farthest off, one row each; none where the reference holds no run of it."""
+    runs = list(p.published_runs)
+    if not runs:
+        return []
+    d = Deployment.planned(
+        p.gpu.name, p.model.name, p.engine.name, p.parallelism, p.gpus, p.weight_precision, p.kv_precision
+    )
+    shown = runs[:PUBLISHED_RUNS_SHOWN]
+    which = (
+        "it" if len(runs) == 1 else f"the {len(shown)} farthest off" if len(runs) > len(shown) else "farthest off first"
+    )
+    own = "; the planner's own error, without your calibration" if p.calibration is not None else ""
+    head = (
+        f"{counted(len(runs), 'run')} in planner validate's tables, each predicted as it ran (same GPU, model and "
+        "engine, any release; "
+        f"{d.layout}, {d.weights} weights, {d.kv} KV){own}; {which}:"
+    )
+    return [("Published runs of this deployment", head)] + [(f"  {r.record_id}", r.words()) for r in shown]
+
+
 def render_plan(p: Plan) -> str:
     """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
     mem, m, g = p.memory, p.model, p.gpu
@@ -419,6 +447,8 @@ def render_plan(p: Plan) -> str:
             "Budget review's margin",
             f"TPOT {low:+.0%} / {high:+.0%} under steady load, not this range: {p.serving_margin_note}",
         )
+    for label, words in published_runs_rows(p):
+        row(label, words)
     price = (
         f"{fmt_usd_per_gpu_hour(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
@@ -877,6 +907,8 @@ def plan_command(
     seqs_line = seqs_line if rate_per_s is not None else ""
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
+    if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
+        p = dc_replace(p, published_runs=())
     if as_json:
         out = plan_as_dict(p) | (
             {"under_load": sizing_as_dict(sized, p, sent_output) | {"prefix_hit_rate": hit}} if sized else {}

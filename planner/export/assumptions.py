@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
+from planner.accuracy.same_deployment import FIGURE_WORDS, Deployment, same_deployment_runs
 from planner.export import sizing
 from planner.export.ownership import (
     ON_PREMISES_LEFT_OUT,
@@ -364,6 +365,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             )
         )
         rows.append(Assumption(f"{where}: margin used", r.margin, "share", "workload.latency_margin"))
+    rows += [row for r in results if (row := published_runs_row(r))]
     if results and (first := stated_coverage()):
         rows.append(
             Assumption(
@@ -491,6 +493,42 @@ def _not_included(scenario: Scenario) -> str:
             "own, so each would add to buying's cost alone: they favour renting)"
         )
     return text
+
+
+#: The published runs of an option's deployment its Assumptions row names (plan names as many).
+PUBLISHED_RUNS_SHOWN = 3
+
+
+def published_runs_row(r) -> Assumption | None:
+    """The option's row naming the shipped published runs of its deployment (the kept group's GPUs, layout, weight
+    and KV precisions) with ``planner validate``'s signed error on each, the farthest off first, as ``planner plan``
+    names them (``planner.accuracy.same_deployment``); None where the option keeps no group or no run matches."""
+    if not r.meets:
+        return None
+    d = Deployment.planned(
+        r.gpu.name,
+        r.model.name,
+        r.engine.name,
+        r.option.parallelism or "tp",
+        r.candidate.gpus_per_replica,
+        r.weight_precision,
+        r.kv_precision,
+    )
+    runs = same_deployment_runs(d)
+    if not runs:
+        return None
+    shown = "; ".join(
+        f"{run.record_id} " + ", ".join(f"{FIGURE_WORDS[c.quantity]} {c.error:+.0%}" for c in run.figures)
+        for run in runs[:PUBLISHED_RUNS_SHOWN]
+    )
+    return Assumption(
+        f"{r.option.name}: published runs of this deployment ({d.layout}), farthest off first",
+        shown,
+        "predicted / published - 1",
+        f"planner validate's error on the {counted(len(runs), 'shipped published run')} of the same GPU, model, "
+        f"engine (any release), layout and group, weight and KV precision ({d.words()}), each predicted as it ran "
+        "(catalogs/reference/published_run_errors.csv; planner plan names them too)",
+    )
 
 
 def grid_prices(results, grid) -> tuple[Assumption, ...]:

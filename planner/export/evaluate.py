@@ -503,6 +503,9 @@ def evaluate(
     # the margin stated: the kept group's, or (none meets) that of the group the shortfall quotes
     kept = best[3] if best is not None else quoted_group(cands)
     tpot_goal = kept.goal_s(workload.tpot_target_s)
+    # which fp8 the kept group plans where the makers' block-FP8 checkpoint would not load on it (plan's words)
+    which_fp8 = api.block_checkpoint_note(mdl, wp, kept.gpus_per_replica, layout, eng)
+    warnings += [f"{option.name}: {which_fp8}"] if which_fp8 else []
     common = dict(
         option=option,
         gpu=gpu,
