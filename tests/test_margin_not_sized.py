@@ -48,16 +48,48 @@ def _review(tmp_path, text):
     return build_review(load_scenario(path), default_catalog(), date="2026-12-06")
 
 
+#: What a not-sized option of the review says of its fleet: the search under load stopped at ten times the 16 GPUs
+#: as predicted (trial 22, F4: it went on to 2,880 GPUs, a figure the review then set aside), so no exact fleet.
+STOPPED = (
+    "so the fleet would be 10 times or more the 16 GPUs ($60,123 a month) sized on the prediction: no fleet of fewer "
+    "than 160 GPUs ($601,228 a month) meets the margin's goals under load, and the search stopped there"
+)
+
+
 def test_the_trials_one_dp_ep_option_is_refused_as_not_sized(tmp_path):
-    """my/small-dpep.toml alone: no recommendation of 2,880 GPUs; the refusal names both fleets and the margin's
-    source (TP8 runs, none with data-parallel attention) and says to measure one replica first."""
+    """my/small-dpep.toml alone: no recommendation of 2,880 GPUs; the refusal names both fleets (the one with the
+    margin as a bound: 10 times or more) and the margin's source (TP8 runs, none with data-parallel attention) and
+    says to measure one replica first."""
     with pytest.raises(TargetNotMetError) as err:
         _review(tmp_path, WORKLOAD + DPEP)
     text = str(err.value)
     assert "no option is sized" in text and NOT_SIZED in text
     assert "+179% latency margin the TPOT goal is 17.9 ms" in text
-    assert "2,880 GPUs" in text and "the 16 GPUs" in text and "x180" in text
+    assert STOPPED in text and "2,880" not in text and "x180" not in text
     assert "layout TP8" in text and "none of these runs used data-parallel attention" in text
+
+
+def test_the_search_with_the_margin_stops_at_ten_times_the_bare_fleet(tmp_path, monkeypatch):
+    """The bare fleet (16 GPUs: 1 replica of 8 + 1 spare) is sized first; the fleet with the margin is then searched
+    below 160 GPUs only: at most 18 serving replicas of 8 (+ 1 spare: 152 GPUs; 19 are 160), never the 360 replicas
+    (2,880 GPUs) the search went on to before (trial 22, F4)."""
+    import planner.export.evaluate as ev
+
+    searched = []
+    real = ev.fewest_replicas
+
+    def spy(replica, *args, **kwargs):
+        searched.append((int(replica.gpus), kwargs["max_replicas"], kwargs["tpot_target_s"]))
+        return real(replica, *args, **kwargs)
+
+    monkeypatch.setattr(ev, "fewest_replicas", spy)
+    with pytest.raises(TargetNotMetError):
+        _review(tmp_path, WORKLOAD + DPEP)
+    bare = [s for s in searched if s[2] == pytest.approx(0.05)]
+    margin = [s for s in searched if s[2] < 0.04]
+    assert [s[:2] for s in bare] == [(8, ev.MAX_REPLICAS)]  # sized once, the search unbounded
+    assert margin and all(s[:2] == (8, 18) for s in margin)
+    assert margin[0][2] == pytest.approx(0.0179, abs=5e-5)  # the +179% goal
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +105,7 @@ def test_dp_ep_is_not_recommended_at_thousands_of_gpus(beside_tp8):
     assert review.recommended.gpus < MARGIN_NOT_SIZED * review.outlook.of("DSV3 H200 TP8").gpus_without_margin
     dpep = next(r for r in review.results if r.option.name == "DSV3 H200 DPEP")
     assert not dpep.meets and dpep.fleet is None and dpep.slow_end is None
-    assert dpep.shortfall.startswith(NOT_SIZED) and "x180 the 16 GPUs" in dpep.shortfall
+    assert dpep.shortfall.startswith(NOT_SIZED) and STOPPED in dpep.shortfall
     assert review.results[-1] is dpep  # ranked after every sized option
 
 
@@ -98,3 +130,5 @@ def test_the_data_parallel_lever_is_not_sized_either(beside_tp8):
     lever = next(lv for lv in beside_tp8.levers if lv.name == "Data-parallel attention")
     assert math.isnan(lever.saving_usd_per_month) and not lever.result.meets
     assert lever.note.startswith(f"does not meet the targets: {NOT_SIZED}")
+    # the lever's fleet was searched in full (levers size it, then judge it): its exact figure, and the ratio
+    assert "the fleet would be 2,880 GPUs ($10,822,104 a month), x180 the 16 GPUs ($60,123 a month)" in lever.note

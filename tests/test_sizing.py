@@ -68,6 +68,29 @@ class TestFleet:
         assert [sizing.packs_into_nodes(g, 3) for g in (1, 2, 4, 6, 8)] == [True, True, False, True, False]
         assert sizing.packs_into_nodes(8, None) and sizing.packs_into_nodes(8, 1)  # billed per GPU
 
+    def test_the_most_serving_replicas_below_a_gpu_count(self):
+        """The review's search bound (ten times the 16 GPUs as predicted: 160): 18 serving replicas of 8 + 1 spare are
+        152 GPUs, 19 + 1 are 160, not below it. 2-GPU replicas in 8-GPU nodes under 100 GPUs: 47 + 1 = 48 replicas
+        fill 12 nodes (96), 48 + 1 need 13 (104). Where one serving replica and its spare are already that many: 0."""
+        assert sizing.replicas_below(160, 8, 1, 8) == 18 and sizing.gpus_to_buy(19 + 1, 8, 8) == 160
+        assert sizing.replicas_below(161, 8, 1, 8) == 19
+        assert sizing.replicas_below(100, 2, 1, 8) == 47
+        assert sizing.gpus_to_buy(47 + 1, 2, 8) == 96 and sizing.gpus_to_buy(48 + 1, 2, 8) == 104
+        assert sizing.replicas_below(16, 8, 1, 8) == 0 and sizing.replicas_below(17, 8, 1, 8) == 1
+        assert sizing.replicas_below(10, 1, 0) == 9  # billed per GPU, no spare
+
+    @given(
+        st.floats(1, 1e5),
+        st.sampled_from([1, 2, 4, 8, 16]),
+        st.integers(0, 3),
+        st.sampled_from([1, 4, 8, 16]),
+    )
+    def test_replicas_below_is_the_largest_under_the_bound(self, gpus, group, spare, node):
+        """k = replicas_below(...): k + spare replicas' GPUs are under the bound, k + 1 + spare's are not."""
+        k = sizing.replicas_below(gpus, group, spare, node)
+        assert k == 0 or sizing.gpus_to_buy(k + spare, group, node) < gpus
+        assert sizing.gpus_to_buy(k + 1 + spare, group, node) >= gpus
+
     def test_utilization_and_headroom_add_to_one(self):
         """106 requests over 6 replicas x 90 slots: 19.6% used, 80.4% free."""
         assert sizing.utilization(106, 6, 90) == pytest.approx(106 / 540)

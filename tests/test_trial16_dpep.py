@@ -28,7 +28,7 @@ from planner.deploy import spans_nodes_warning, weight_only_note
 from planner.engines.profiles import engine_profile
 from planner.engines.sglang import sglang_mem_fraction_static
 from planner.errors import PlannerError
-from planner.export.money_tables import _basis
+from planner.export.not_sized import margin_basis
 from planner.export.reason import budget_sentence
 from planner.report import plan
 
@@ -74,7 +74,7 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
     def test_the_sized_on_the_margin_line_names_them(self):
         prediction = TimeRange(-0.28, 0.09, "the prediction's own")
         note = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA", parallelism="dp-ep").note
-        said = _basis(note)
+        said = margin_basis(note)
         assert said.startswith(
             "10 MLA-model runs on H200 SXM 141GB + vLLM, widened to vLLM MLA on every GPU, 19 runs from 2 sources: "
             "vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9)"
@@ -86,7 +86,7 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
         prediction = TimeRange(-0.2, 0.2, "all GPUs' held-out residuals")
         note = margin_range(prediction, "B200 180GB", "vllm", "MLA", parallelism="dp-ep").note
         assert "vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9), 0.11.0 (1); layout TP8 (all 19)" in note
-        assert _basis(note).startswith("the model's range, widened to hold 19 MLA-model runs on any GPU + vLLM: ")
+        assert margin_basis(note).startswith("the model's range, widened to hold 19 MLA-model runs on any GPU + vLLM: ")
 
     def test_the_plans_margin_line_names_them(self):
         text = _rendered("H200", "deepseek-r1", 2500, gpus=8, parallelism="dp-ep")

@@ -511,7 +511,7 @@ def margin_range(
     return TimeRange(low, high, f"{prediction.note}; {verb} " + " and of ".join(parts) + clause, prediction.widened)
 
 
-#: The words ``runs_clause`` starts with, which ``planner.export.money_tables`` finds in a note.
+#: The words ``runs_clause`` starts with, which ``runs_named`` finds in a note.
 RUNS_CLAUSE = "; the runs' releases: "
 #: How a note names the dp-ep layout where no run of a margin had it (trial 16, F1).
 NO_DP_EP_RUN = (
@@ -539,6 +539,13 @@ def runs_clause(region: ServingRegion | None, parallelism: str | None = None) ->
     if parallelism == "dp-ep" and layouts and not any(v.startswith("DEP") for v, _ in layouts):
         text += f"; {NO_DP_EP_RUN}"
     return text
+
+
+def runs_named(note: str) -> str:
+    """What a margin's note says of its runs after ``RUNS_CLAUSE`` (``runs_clause``'s text: "vLLM 0.7.4.dev181 (9 runs),
+    0.11.0 (1); layout TP8 (all 10)"), read back by the review's sentences on the margin
+    (``planner.export.not_sized.margin_basis``); "" where the note has none."""
+    return note.split(RUNS_CLAUSE, 1)[1] if RUNS_CLAUSE in note else ""
 
 
 def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None, parallelism: str | None = None) -> TimeRange:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import replace as dc_replace
 
 import numpy as np
@@ -20,7 +21,7 @@ from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
-from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
+from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
 from planner.export import sizing
 from planner.export.ownership import Money, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
@@ -31,6 +32,7 @@ from planner.model.parallel import streams_of
 from planner.serving.fleet import HEADROOM_STEP as HEADROOM_STEP  # re-exported: the review's step, plan's too
 from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan --replicas' too
     LOAD_CURVE,
+    MAX_REPLICAS,
     NO_TPOT_WITH_ONE_TOKEN,
     Sizing,
     fewest_replicas,
@@ -231,7 +233,12 @@ ONE_TOKEN_NOTE = (
 
 
 def _simulated(
-    workload: Workload, replica: Replica, slots: int, peak_rate_per_s: float, goals: tuple[float, float]
+    workload: Workload,
+    replica: Replica,
+    slots: int,
+    peak_rate_per_s: float,
+    goals: tuple[float, float],
+    max_replicas: int = MAX_REPLICAS,
 ) -> Sizing:
     """The fewest replicas (of the kept group, each running at most ``slots`` sequences at once:
     ``Candidate.slots``) whose simulated high-percentile TTFT and TPOT meet the
@@ -240,7 +247,8 @@ def _simulated(
     shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
     (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``). Where every request emits one output
     token there is no TPOT (``one_output_token``): the fleet is sized on TTFT alone, as ``plan`` sizes it without a
-    TPOT target (the option's warnings say so: ``ONE_TOKEN_NOTE``)."""
+    TPOT target (the option's warnings say so: ``ONE_TOKEN_NOTE``). ``max_replicas``: where the search stops
+    (``NoFleetMeetsError`` past it)."""
     percentile = workload.high_percentile
     if one_output_token(workload.output_tokens_mean):
         goals = (goals[0], math.inf)
@@ -255,6 +263,7 @@ def _simulated(
         burstiness=workload.burstiness,
         prefix_hit_rate=workload.prefix_hit_rate,
         routing=workload.routing,
+        max_replicas=max_replicas,
     )
 
 
@@ -427,12 +436,16 @@ def evaluate(
     groups: tuple[int, ...] | None = None,
     load_curves: bool = False,
     finance: Finance | None = None,
+    most_gpus: Callable[[], float] | None = None,
 ) -> Result:
     """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak.
     ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
     only, not the levers' and outlook's variants). ``finance``: the scenario's [finance], whose cost of capital and
     residual value a bought GPU's monthly charge takes (``option_money``; None: straight line). Fractional mean lengths are computed in whole tokens
-    (``Workload.at_request_lengths``)."""
+    (``Workload.at_request_lengths``). ``most_gpus``: a bound on the fleet under load, asked for once where one is
+    searched (``planner.export.review.sized``: ten times the fleet sized without the margin, sized only then): the
+    search runs below that many GPUs only, and where no group's fleet below it meets the targets the option meets
+    none, its shortfall ``past_limit_text`` of the bound."""
     workload = workload.at_request_lengths()
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
@@ -499,7 +512,9 @@ def evaluate(
     best = min(passing, key=lambda t: t[0]) if passing else None
     under_load: Sizing | PlannerError | None = None
     if best is not None and workload.sizing == "simulated":
-        best, under_load = _cheapest_under_load(passing, option, workload, catalog, gpu, mdl, eng, wp, kp, money)
+        best, under_load = _cheapest_under_load(
+            passing, option, workload, catalog, gpu, mdl, eng, wp, kp, money, most_gpus
+        )
     # the margin stated: the kept group's, or (none meets) that of the group the shortfall quotes
     kept = best[3] if best is not None else quoted_group(cands)
     tpot_goal = kept.goal_s(workload.tpot_target_s)
@@ -525,7 +540,7 @@ def evaluate(
         ttft_goal_s=kept.goal_s(workload.ttft_target_s),
         calibration=calibration_in_effect(gpu, eng),
     )
-    if best is None:
+    if best is None or isinstance(under_load, FleetPastLimit):
         peak = avg = math.nan
         if workload.by_rate:
             peak = workload.peak_requests_per_s * workload.growth_factor
@@ -539,7 +554,7 @@ def evaluate(
             sweep=None,
             peak_rate_per_s=peak,
             average_rate_per_s=avg,
-            shortfall=shortfall_text(cands, workload, gpu, mdl),
+            shortfall=shortfall_text(cands, workload, gpu, mdl) if best is None else str(under_load),
         )
     _, rep, fl, _ = best
     peak, avg = _rates(workload, rep)
@@ -576,6 +591,20 @@ def evaluate(
     )
 
 
+def past_limit_text(gpus: float) -> str:
+    """The shortfall of an option whose fleet under load was searched below ``gpus`` GPUs only and meets none there."""
+    return f"no fleet of fewer than {gpus:,.0f} GPUs meets the targets under load (the search stopped there)"
+
+
+class FleetPastLimit(PlannerError):
+    """Every group's search for the fewest replicas under load stopped at ``evaluate``'s ``most_gpus`` unmet: the
+    fleet, if any meets, has at least that many GPUs."""
+
+    def __init__(self, gpus: float):
+        self.gpus = gpus
+        super().__init__(past_limit_text(gpus))
+
+
 def _cheapest_under_load(
     passing: list,
     option: Option,
@@ -587,20 +616,33 @@ def _cheapest_under_load(
     wp: str,
     kp: str,
     money: Money,
+    most_gpus: Callable[[], float] | None = None,
 ) -> tuple[tuple, Sizing | PlannerError]:
     """Of the groups that meet the targets by Little's law (``passing``: (key, replica, fleet, candidate)), the one
     whose fleet sized on simulated percentiles (``_simulated``) costs least (then fewest GPUs, then the smaller
     group), with its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
     Each group is simulated: Little's law misses the queue of long prompts, so its cheapest group is not always the
     cheapest under load (Llama 3.1 70B fp8 on H200 at 40 requests/s of 7,792 / 400 tokens: 412 x 2 = 824 GPUs kept
-    by Little's law, 28 x 8 = 224 under load)."""
-    best, found, first_error = None, None, None
+    by Little's law, 28 x 8 = 224 under load). ``most_gpus``: the bound, asked for here; each group is searched for a
+    fleet of fewer GPUs only (``sizing.replicas_below``); where none meets there and some group stopped at it (not
+    refused for a reason no number of replicas changes: an idle replica too slow), Little's law's cheapest with a
+    ``FleetPastLimit``."""
+    best, found, first_error, stopped = None, None, None, False
+    bound = most_gpus() if most_gpus is not None else math.inf
     for key, rep, fl, c in sorted(passing, key=lambda t: t[0]):
+        most = MAX_REPLICAS
+        if math.isfinite(bound):
+            most = min(sizing.replicas_below(bound, c.gpus_per_replica, option.spare_replicas, money.node_size), most)
+            if most < 1:  # even one serving replica's fleet is that large
+                stopped = True
+                continue
         replica = _serving_replica(option, gpu, mdl, c.gpus_per_replica, eng, catalog, wp, kp)
         goals = (c.goal_s(workload.ttft_target_s), c.goal_s(workload.tpot_target_s))
         try:
-            sim = _simulated(workload, replica, c.slots, _rates(workload, rep)[0], goals)
+            sim = _simulated(workload, replica, c.slots, _rates(workload, rep)[0], goals, most)
         except PlannerError as exc:
+            # stopped at the limit, not at the search's own end nor by an idle replica's miss
+            stopped = stopped or (most < MAX_REPLICAS and isinstance(exc, NoFleetMeetsError) and not exc.idle_misses)
             first_error = first_error or exc
             continue
         loaded = _fleet(option, workload, rep, money, 1.0, goals[1], sim)
@@ -608,7 +650,7 @@ def _cheapest_under_load(
         if best is None or k < best[0]:
             best, found = (k, (key, rep, fl, c)), sim
     if best is None:
-        return min(passing, key=lambda t: t[0]), first_error
+        return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error
     return best[1], found
 
 

@@ -7,10 +7,10 @@ Same ``Table`` and column kinds as ``planner.export.tables``; every figure comes
 from __future__ import annotations
 
 import math
-import re
 
 from planner.catalog.resolve import experts_words
 from planner.engines.profiles import IDEAL
+from planner.export.not_sized import margin_basis
 from planner.export.outlook import GridRow, stale_text
 from planner.export.ownership import (
     RESERVED_PHASING,
@@ -333,7 +333,7 @@ def margin_sets_fleet_line(review: Review) -> str:
             parts.append(
                 f"{r.option.name} {counted(r.gpus, 'GPU', ',.0f')} at +{r.margin:.0%} against "
                 f"{oo.gpus_without_margin:,.0f} as predicted (x{r.gpus / oo.gpus_without_margin:,.0f}"
-                f"{_in_flight(r)}; the margin from {_basis(r.time_range_note)})"
+                f"{_in_flight(r)}; the margin from {margin_basis(r.time_range_note)})"
             )
     if not parts:
         return ""
@@ -358,23 +358,6 @@ def _in_flight(r) -> str:
         f", at most {sim.result.peak_running:,} of the {r.batch_per_replica:,.0f} sequences a replica may run in flight "
         "at the planned peak"
     )
-
-
-def _basis(note: str) -> str:
-    """The runs a margin note names ("13 MLA-model runs on H200 SXM 141GB + SGLang"), or "the model's range"."""
-    from planner.accuracy.serving_margin import RUNS_CLAUSE
-    from planner.export.reason import range_basis
-
-    basis = range_basis(note)
-    # the runs' releases and layout (trial 16, F1): "vLLM 0.7.4.dev181 (9 runs), 0.11.0 (1); layout TP8 (all 10)"
-    runs = note.split(RUNS_CLAUSE, 1)[1] if RUNS_CLAUSE in note else ""
-    if basis == "its benchmark rows":
-        pooled = re.search(r"widened to hold the errors of (.+?) \(", note) if runs else None
-        head = "the model's range" + (f", widened to hold {pooled[1]}" if pooled else "")
-    else:
-        thin = re.search(r": (widened to [^;]+);", basis)  # a region from too few sources (trial 20, F1)
-        head = basis.split(" (")[0] + (f", {thin[1]}" if thin else "")
-    return head + (f": {runs}" if runs else "")
 
 
 def _margin_cost_line(review: Review) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -114,11 +115,26 @@ def demand_cases(scenario: Scenario, result: Result) -> tuple[Case, ...]:
 
 
 def without_margin(scenario: Scenario, result: Result, catalog: Catalog) -> Result | None:
-    """The same option sized with no latency margin (predictions meet the targets as they are)."""
+    """The same option sized with no latency margin (predictions meet the targets as they are); None where that
+    meets no target. The review sizes it once per option and passes it on (``review.sized``: ``bare_fleet``, before
+    the option itself, where its fleet is searched under load; else this)."""
     if result.margin == 0:
         return result
     w = scenario.workload.model_copy(update={"latency_margin": 0.0})
     r = evaluate(result.option, w, catalog, scenario.traffic_change, model=result.model, finance=scenario.finance)
+    return r if r.meets else None
+
+
+def bare_fleet(scenario: Scenario, option: Option, catalog: Catalog) -> Result | None:
+    """``option`` sized with no latency margin before it is sized with its own (``without_margin`` of a result not
+    yet there: the same ``evaluate``, the option's served model and weights as evaluate derives them); None where it
+    meets no target or cannot be sized (the sizing with the margin then says why). The review searches the fleet
+    with the margin below ten times this one only (``review.sized``, ``not_sized``)."""
+    w = scenario.workload.model_copy(update={"latency_margin": 0.0})
+    try:
+        r = evaluate(option, w, catalog, scenario.traffic_change, finance=scenario.finance)
+    except PlannerError:
+        return None
     return r if r.meets else None
 
 
@@ -283,20 +299,28 @@ def stale_text(result: Result, review_date: str) -> str:
 # -- the whole outlook ----------------------------------------------------------------------------------
 
 
-def build_outlook(scenario: Scenario, results: tuple[Result, ...], catalog: Catalog) -> Outlook:
-    """Ownership, demand cases and the margin's price of every meeting option; the grid; the quality lines."""
+def build_outlook(
+    scenario: Scenario,
+    results: tuple[Result, ...],
+    catalog: Catalog,
+    bare: Mapping[str, Result | None] | None = None,
+) -> Outlook:
+    """Ownership, demand cases and the margin's price of every meeting option; the grid; the quality lines.
+    ``bare``: each option's fleet sized with no latency margin by name (``without_margin``'s: the review's, sized once
+    per option); an option not in it is sized so here."""
+    given = bare or {}
     opts = []
     for r in results:
         if not r.meets:
             continue
-        bare = without_margin(scenario, r, catalog)
+        fleet = given[r.option.name] if r.option.name in given else without_margin(scenario, r, catalog)
         opts.append(
             OptionOutlook(
                 r.option.name,
                 ownership(scenario, r),
                 demand_cases(scenario, r),
-                bare.gpus if bare is not None else 0,
-                bare.monthly_usd if bare is not None else math.nan,
+                fleet.gpus if fleet is not None else 0,
+                fleet.monthly_usd if fleet is not None else math.nan,
             )
         )
     grid = like_for_like(scenario, results, catalog)

@@ -5,6 +5,7 @@ sensitivity. The writers only lay out a ``Review`` (``planner.export.records``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace as dc_replace
 
@@ -16,11 +17,11 @@ from planner.errors import PlannerError
 from planner.export.assumptions import assumptions, grid_prices
 from planner.export.evaluate import SWEEP, evaluate, sized_again
 from planner.export.levers import levers
-from planner.export.not_sized import NOT_SIZED, not_sized
-from planner.export.outlook import build_outlook
+from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
+from planner.export.outlook import bare_fleet, build_outlook, without_margin
 from planner.export.reason import reason
 from planner.export.records import Candidate, Lever, Result, Review
-from planner.export.scenario import Scenario, check_names
+from planner.export.scenario import Option, Scenario, check_names
 from planner.export.shortfall import pessimistic
 from planner.export.slow_end import with_slow_end
 from planner.units import counted
@@ -68,6 +69,38 @@ def with_sized_again(result: Result, scenario: Scenario, catalog: Catalog) -> Re
         again=tuple(again),
         warnings=tuple(warnings),
     )
+
+
+def sized(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result, Result | None]:
+    """The option sized with its latency margin and judged (``not_sized``: a fleet the margin's cliff sets, trial 22,
+    F1), and its fleet sized with no margin (``outlook.without_margin``'s: None where that meets no target), each
+    sized once. Where the fleet with the margin is searched under load, the bare fleet is sized first (then only: an
+    option that meets no target by the closed form is not) and the search stops at ``MARGIN_NOT_SIZED`` times it
+    (``evaluate``'s ``most_gpus``), where the option is not sized whatever the exact figure (trial 22, F4: the 2,880
+    and 4,768 GPUs of two such options were searched for, then set aside)."""
+    w = scenario.workload
+    bare: list[Result | None] = []
+
+    def bound() -> float:
+        bare.append(bare_fleet(scenario, option, catalog))
+        return MARGIN_NOT_SIZED * bare[0].gpus if bare[0] is not None and bare[0].gpus else math.inf
+
+    result = evaluate(
+        option,
+        w,
+        catalog,
+        scenario.traffic_change,
+        load_curves=True,
+        finance=scenario.finance,
+        most_gpus=bound if w.latency_margin != 0 else None,
+    )
+    if result.meets and result.margin == 0:  # no margin on the kept group: the fleet as predicted is this one
+        fleet = result
+    elif bare:
+        fleet = bare[0]
+    else:  # not searched under load (sized by Little's law), or meets no target
+        fleet = without_margin(scenario, result, catalog) if result.meets else None
+    return not_sized(result, scenario, catalog, fleet), fleet
 
 
 def _impossible(scenario: Scenario, results: list[Result], source: str) -> TargetNotMetError:
@@ -135,11 +168,9 @@ def build_review(
     check_names(scenario, catalog, source)
     results = []
     ranges = load_loaded_ranges()  # the held-out ranges under load: the sensitivity at their slow end (none: absent)
+    bares: dict[str, Result | None] = {}  # each option sized with no margin, once: not_sized's and the outlook's
     for o in scenario.option:
-        result = evaluate(
-            o, scenario.workload, catalog, scenario.traffic_change, load_curves=True, finance=scenario.finance
-        )
-        result = not_sized(result, scenario, catalog)  # a fleet the margin's cliff sets (trial 22, F1)
+        result, bares[o.name] = sized(o, scenario, catalog)
         result = with_sized_again(with_slow_end(result, scenario.workload, catalog, ranges), scenario, catalog)
         results.append(result)
         if progress:
@@ -168,7 +199,7 @@ def build_review(
     if progress:
         progress("levers")
     warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings))
-    outlook = build_outlook(scenario, tuple(ranked), catalog)
+    outlook = build_outlook(scenario, tuple(ranked), catalog, bares)
     return Review(
         scenario,
         source,

@@ -209,6 +209,17 @@ def gpus_to_buy(replicas: ArrayLike, gpus_per_replica: ArrayLike, node_size: Arr
     return gpus[()]  # scalars in, a numpy scalar out (as np.ceil gives), not a 0-d array
 
 
+def replicas_below(gpus: float, gpus_per_replica: int, spare_replicas: int, node_size: int = 1) -> int:
+    """The most serving replicas of ``gpus_per_replica`` GPUs whose fleet, with ``spare_replicas`` and in whole nodes
+    (``gpus_to_buy``), has fewer than ``gpus`` GPUs; 0 where not even one's has."""
+    if not math.isfinite(gpus):
+        raise ValueError(f"no finite GPU count to stay below: {gpus!r}")
+    k = max(math.ceil(gpus / gpus_per_replica) - int(spare_replicas), 0)  # its fleet has at least k + spare groups
+    while k > 0 and float(gpus_to_buy(k + spare_replicas, gpus_per_replica, node_size)) >= gpus:
+        k -= 1
+    return k
+
+
 def packs_into_nodes(gpus_per_replica: int, node_size: int | None) -> bool:
     """Whether each replica of ``gpus_per_replica`` GPUs sits in one node of ``node_size`` or spans whole nodes.
     Otherwise (a 4-GPU replica in 3-GPU instances) a replica straddles a node boundary, its tensor-parallel
