@@ -311,10 +311,21 @@ def scenario_inputs(base: dict, key: str) -> dict:
         s["gpus"] = api.next_tp_size(base["model"], n) if key == "more_gpus" else n
     except PlannerError as exc:
         s["gpus"] = _err(exc)  # n-dependent results repeat the baseline's (or the next group's) error
-    if key == "context_half":
+    if key == "context_half":  # load_figures.halved_prompt: the prompt halved, its output kept
+        from planner.workbook.load_figures import halved_prompt, prompt_of
+
         ctx = base["context"]
         whole = isinstance(ctx, (int, float)) and not isinstance(ctx, bool) and ctx >= 1 and float(ctx).is_integer()
-        s["context"] = max(1, int(ctx) // 2) if whole else ctx
+
+        def number(v) -> bool:
+            return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+        output, prompt = (base.get(k, BUDGET_DEFAULTS.get(k)) for k in ("output_tokens", "prompt_tokens"))
+        if whole and prompt is not None and not number(prompt):  # Calc's prompt row errs, and the lever's context
+            s["context"] = s["gpus"] = Error("#VALUE!")
+        elif whole:  # output tokens that are no number: no prompt, as blank ones (Calc's prompt row: "")
+            inputs = {"context": ctx, "output_tokens": output if number(output) else None, "prompt_tokens": prompt}
+            s["context"] = halved_prompt(int(ctx), prompt_of(inputs), inputs)[0]
     elif key == "compare":
         cat = default_catalog()
         s["model"] = base.get("compare_model") or gqa_sibling(cat.model(base["model"]), list(cat.models))
@@ -339,6 +350,7 @@ def _options(s: dict, n: int | None = None) -> dict:
         gpus=s.get("gpus") if n is None else n,
         weight_precision=s.get("weight_precision"),
         memory_utilization=s.get("memory_utilization"),
+        **({"engine": s["engine"]} if s.get("engine") else {}),  # the Inputs' Engine (blank: the workbook's first)
     )
 
 
@@ -539,7 +551,7 @@ def expected_green(
     tie). Meeting the targets: a rate factor in a book whose Load sheet is current (``simulated``: the simulation
     found that fleet meeting them), else TPOT at max batch (api.decode_step) and TTFT (api.prefill) within them. A
     blank or text target, or an error in a value, means not met. A lever that changes the requests
-    (``planner.workbook.calc.WORKLOAD_LEVERS``: Context halved, Compare model) is never green, nor one that changes
+    (``planner.workbook.calc.WORKLOAD_LEVERS``: Prompt halved, Compare model) is never green, nor one that changes
     nothing (``load_figures.lever_changes_nothing``: weights fp8 of an fp8 model). None is green where nothing is
     judged (``verdict_unknown``: an input refused, or the book's Load sheet ``stale``)."""
     from planner.workbook.calc import SCENARIOS, WORKLOAD_LEVERS
@@ -589,9 +601,9 @@ def green_scenarios(book: openpyxl.Workbook) -> set[str]:
 NO_PEAK_LABEL = "no peak traffic given (Inputs): no fleet asked for"
 NO_OUTPUT_LABEL = "no output tokens given (Inputs): no fleet asked for"
 NONE_MEETS_LABEL = "none meets the targets"
-#: ... and where only a lever that changes the requests meets them (Context halved, Compare model: never ranked).
+#: ... and where only a lever that changes the requests meets them (Prompt halved, Compare model: never ranked).
 ONLY_WORKLOAD_MEETS_LABEL = (
-    "none that serves the same requests meets the targets (Context halved and Compare model change them)"
+    "none that serves the same requests meets the targets (Prompt halved and Compare model change them)"
 )
 
 
