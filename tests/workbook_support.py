@@ -296,6 +296,7 @@ def scenario_inputs(base: dict, key: str) -> dict:
     s = dict(base)
     if key == "base":
         return s
+    engine = {"engine": base["engine"]} if base.get("engine") else {}  # the Inputs' Engine (blank: the first)
     try:
         n = int(
             api.memory_plan(
@@ -306,9 +307,10 @@ def scenario_inputs(base: dict, key: str) -> dict:
                 gpus=base.get("gpus"),
                 weight_precision=base.get("weight_precision"),
                 memory_utilization=base.get("memory_utilization"),
+                **engine,
             ).gpus
         )
-        s["gpus"] = api.next_tp_size(base["model"], n) if key == "more_gpus" else n
+        s["gpus"] = api.next_tp_size(base["model"], n, **engine) if key == "more_gpus" else n
     except PlannerError as exc:
         s["gpus"] = _err(exc)  # n-dependent results repeat the baseline's (or the next group's) error
     if key == "context_half":  # load_figures.halved_prompt: the prompt halved, its output kept
