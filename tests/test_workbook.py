@@ -14,7 +14,7 @@ import openpyxl
 import pytest
 from cli_support import without_libreoffice
 from click.testing import CliRunner
-from workbook_support import workbook_differences
+from workbook_support import first_engine, workbook_differences
 
 from planner.accuracy.calibration import Calibration
 from planner.cli import main
@@ -27,18 +27,6 @@ from planner.workbook.layout import BUDGET_FIELDS, COMPARE_FIELD, INPUT_FIELDS, 
 from planner.workbook.reader import WorkbookError, read_all_inputs
 from planner.workbook.update import refresh
 from planner.workbook.writer import save_atomic, to_openpyxl, write_workbook
-
-
-def first_engine(value):
-    """A cell's value for the engine the workbook was written for (the first of the engines it offers): a value the
-    engines share as it is, a ``CHOOSE(eng_index, ...)`` over them (``planner.workbook.by_engine``) its first choice."""
-    if not (isinstance(value, str) and value.startswith("=CHOOSE(eng_index,")):
-        return value
-    first = re.match(r'=CHOOSE\(eng_index,("(?:[^"]|"")*"|[^,]*),', value)[1]
-    if first.startswith('"'):
-        return first[1:-1].replace('""', '"') or None
-    return float(first) if "." in first else int(first)
-
 
 #: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("test_workbook")

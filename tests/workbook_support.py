@@ -33,6 +33,17 @@ from planner.workbook.writer import write_workbook
 WHATIF_CLI_GROUP = "whatif_cli_workbook"
 
 
+def first_engine(value):
+    """A cell's value for the engine the workbook was written for (the first of the engines it offers): a value the
+    engines share as it is, a ``CHOOSE(eng_index, ...)`` over them (``planner.workbook.by_engine``) its first choice."""
+    if not (isinstance(value, str) and value.startswith("=CHOOSE(eng_index,")):
+        return value
+    first = re.match(r'=CHOOSE\(eng_index,("(?:[^"]|"")*"|[^,]*),', value)[1]
+    if first.startswith('"'):
+        return first[1:-1].replace('""', '"') or None
+    return float(first) if "." in first else int(first)
+
+
 def require_libreoffice() -> None:
     """Skip without soffice, except on CI (CI=true), where a missing LibreOffice is a failure."""
     if find_soffice() is None:
