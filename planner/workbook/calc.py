@@ -907,9 +907,10 @@ def simulated_as(rate_factor_row: int) -> str:
     """The Levers scenario (1 to 6, ``SCENARIOS``' order) whose simulation on the Load sheet is the baseline's
     scenario now, else "": the Load sheet's other Inputs unchanged (``load_rest_same``), and the lever's model,
     context, KV-cache and weight precision (as typed, "default" / "as published" for blank), GPU group (the
-    baseline's group now) and prompt tokens (Calc's prompt row: typed, or context - output) equal to the Inputs', and a fleet simulated for it (a rate factor). Typing the Weights fp8
-    lever on Inputs is that lever's scenario: its simulation sizes the baseline (trial 19 F3: 88 GPUs estimated beside
-    the lever's simulated 76 for the same deployment)."""
+    baseline's group now) and prompt tokens (Calc's prompt row: typed, or context - output) equal to the Inputs', and
+    a fleet simulated for it (a rate factor). Typing the Weights fp8 lever on Inputs is that lever's scenario: its
+    simulation sizes the baseline (trial 19 F3: 88 GPUs estimated beside the lever's simulated 76 for the same
+    deployment)."""
     now = {"model": "in_model", "context": "in_context", "kv_precision": "in_kv_precision"}
     now["weight_precision"] = "in_weight_precision"
     conds = []
