@@ -135,9 +135,8 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "profile",
         "text",
         False,
-        "The list: the Assumptions sheet's engine columns; every formula follows it (the Load sheet after planner "
-        "workbook refresh). SGLang's memory share: its memory_utilization there, not its per-GPU default (type one "
-        "to pin it). Blank: the first.",
+        "Assumptions' engine columns; every formula follows it. SGLang: its memory_utilization there, not its "
+        "per-GPU rule. Blank: the first.",
     ),
     InputField(
         "memory_utilization",
@@ -218,8 +217,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Tokens each request's prompt holds (the Load sheet's requests, planner export's). Prompt + output must fit "
-        "the context. Blank: context - output tokens.",
+        "At most context - output tokens (the default when blank).",
     ),
     InputField(
         "tpot_target_ms",
