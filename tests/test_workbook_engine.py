@@ -27,6 +27,9 @@ from planner.workbook.levers import SAME_REQUESTS_LABEL
 from planner.workbook.reader import WorkbookError, read_all_inputs, read_inputs
 from planner.workbook.writer import write_workbook
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_workbook_engine")
+
 #: The catalog entries the books name (and the models' GQA siblings): a small book recalculates quickly, and its
 #: formulas read the Inputs' GPU and model row by row, as in the whole catalog's book.
 GPUS = ["H100", "H200", "MI300X"]
@@ -178,31 +181,34 @@ class TestRead:
         assert inputs["engine"] == "sglang" and inputs["prompt_tokens"] is None
 
 
+#: Llama 3.1 8B on one H100 at 2,048 tokens, 256 output and 1,000 prompt tokens, TensorRT-LLM chosen on Inputs.
+TYPED = dict(
+    gpu="H100 SXM 80GB", model="Llama-3.1-8B", context=2048, gpus=1, batch=None, compare_model=None,
+    engine="tensorrt-llm", peak_requests_per_s=50, output_tokens=256, prompt_tokens=1000, tpot_target_ms=50,
+    ttft_target_ms=2000,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def refreshed(tmp_path_factory):
+    """The small book with ``TYPED`` on Inputs, refreshed without LibreOffice (no stored values: these checks read the
+    Load sheet's numbers and the stored rate factors)."""
+    from planner.workbook.update import refresh
+
+    mp = pytest.MonkeyPatch()
+    try:
+        without_libreoffice(mp)
+        tmp = tmp_path_factory.mktemp("refresh")
+        spec = build_whatif(gpus=["H100"], models=["llama-3.1-8b"], load=False)
+        path = _written(tmp, spec, **TYPED)
+        refresh(path, force=True)
+    finally:
+        mp.undo()
+    return path
+
+
 class TestRefreshAndExport:
-    """Llama 3.1 8B on one H100 at 2,048 tokens, 256 output and 1,000 prompt tokens, TensorRT-LLM chosen on Inputs."""
-
-    TYPED = dict(
-        gpu="H100 SXM 80GB", model="Llama-3.1-8B", context=2048, gpus=1, batch=None, compare_model=None,
-        engine="tensorrt-llm", peak_requests_per_s=50, output_tokens=256, prompt_tokens=1000, tpot_target_ms=50,
-        ttft_target_ms=2000,
-    )  # fmt: skip
-
-    @pytest.fixture(scope="class")
-    def refreshed(self, tmp_path_factory):
-        """The small book (with its Load sheet) with ``TYPED`` on Inputs, refreshed without LibreOffice (no stored
-        values: these checks read the Load sheet's numbers and the stored rate factors)."""
-        from planner.workbook.update import refresh
-
-        mp = pytest.MonkeyPatch()
-        try:
-            without_libreoffice(mp)
-            tmp = tmp_path_factory.mktemp("refresh")
-            spec = build_whatif(gpus=["H100"], models=["llama-3.1-8b"], load=False)
-            path = _written(tmp, spec, **self.TYPED)
-            refresh(path, force=True)
-        finally:
-            mp.undo()
-        return path
+    """``TYPED``: refresh simulates its engine and prompt, export reviews them."""
 
     def test_refresh_simulates_the_chosen_engine_and_the_typed_prompt(self, refreshed):
         """The Load sheet says tensorrt-llm and lists the prompt it sent (1,000; Prompt halved: 500 with the same 256
