@@ -169,7 +169,7 @@ class TestWorkbookInputs:
 
     def test_a_number_typed_as_text_in_a_budget_input_is_refused(self, tmp_path):
         """The Error line refuses it as "must be a number (requests/s); got '40'" (``calc.budget_refusal``)."""
-        with pytest.raises(WorkbookError, match=r"Inputs!B14 \(Peak traffic\) is text '40', which .*; type 40 as"):
+        with pytest.raises(WorkbookError, match=r"Inputs!B15 \(Peak traffic\) is text '40', which .*; type 40 as"):
             read_all_inputs(edited(tmp_path, in_peak_requests="40"))
 
     def test_export_of_a_context_typed_8k_is_refused_naming_the_cell(self, tmp_path):
@@ -188,7 +188,7 @@ class TestWorkbookInputs:
             ("in_context", 1e308, "Inputs!B6 (Context per sequence) must be a whole number of tokens from 1 to"),
             ("in_context", datetime.datetime(2024, 1, 1), "must be a number (tokens); got a date (2024-01-01"),
             ("in_context", "#DIV/0!", "holds the error #DIV/0!; enter a number (tokens)"),
-            ("in_peak_requests", 0, "Inputs!B14 (Peak traffic) must be above 0 requests/s; got 0"),
+            ("in_peak_requests", 0, "Inputs!B15 (Peak traffic) must be above 0 requests/s; got 0"),
             ("in_tpot_target_ms", -50, "(TPOT target (time per output token)) must be above 0 ms; got -50"),
         ],
     )

@@ -273,7 +273,10 @@ class TestWhatIfWorkbook:
         sheet, ref = spec.name("gpu_mxfp4_refused").ref.split("!")
         col, first, last = re.fullmatch(r"\$([A-Z]+)\$(\d+):\$[A-Z]+\$(\d+)", ref).groups()
         cells = spec.sheet(sheet).cells
-        assert [cells[f"{col}{r}"].value for r in range(int(first), int(last) + 1)] == want
+        # the workbook's engine's: a cell the engines it offers differ in reads the one chosen on Inputs (trial 22 F13)
+        from workbook_support import first_engine
+
+        assert [first_engine(cells[f"{col}{r}"].value) for r in range(int(first), int(last) + 1)] == want
 
     @pytest.mark.libreoffice
     def test_recalculated_group_is_num_where_the_model_refuses(self, tmp_path):

@@ -1,6 +1,6 @@
 """Trial 10 (an SRE sizing a bursty SLO fleet) and trial 11 (a formula auditor): the Excel load functions' burstiness,
 the what-if workbook's burstiness input and p95 statement, refresh keeping a workbook's own GPUs and models, the
-Context halved lever's words, the precision alias on the Error line, and the parity scenario count.
+Prompt halved lever's words, the precision alias on the Error line, and the parity scenario count.
 
 Every expected figure names its source: another surface's output for the same inputs (``planner plan --rate
 --burstiness``, ``--replicas 1``, the catalog's aliases, ``planner export``'s refusal of the same file)."""
@@ -145,20 +145,28 @@ class TestWorkbookBurstiness:
 
 
 class TestContextHalvedWords:
-    """Trial 10 F10: the lever halves the context and keeps the output, so prompts 1,000 -> 350, not "halved"."""
+    """Trial 10 F10: the lever's words say what it does to the prompts; trial 22 F13: it halves the prompt and keeps the
+    output (halving the context had left a 425-token context with 212 output tokens no prompt at all)."""
 
     def test_the_words_follow_the_load_sheets_prompts(self):
-        """1,300 tokens with 300 output: the Load sheet's prompts (lever_inputs: context - output) 1,000 and 350."""
+        """1,300 tokens with 300 output: the Load sheet's prompts (lever_inputs: context - output) 1,000 and 500, the
+        lever's context 800 (1,300 less the 500 tokens the prompt drops)."""
         from planner.catalog import default_catalog
         from planner.engines.profiles import engine_profile
         from planner.workbook.levers import context_halved_words
         from planner.workbook.load_figures import lever_inputs
 
         cat, eng = default_catalog(), engine_profile(None)
-        base, half = (lever_inputs(BURSTY_INPUTS, k, cat, eng)["context"] for k in ("base", "context_half"))
-        assert (base - 300, half - 300) == (1000, 350)
-        assert context_halved_words(1300, 300) == "no: prompts 1,000 -> 350 (output kept)"
-        assert context_halved_words(500, 300) == "no: prompts 200 -> none (output kept)"
+        base, half = (lever_inputs(BURSTY_INPUTS, k, cat, eng) for k in ("base", "context_half"))
+        assert (base["context"], base["prompt_tokens"], half["context"], half["prompt_tokens"]) == (
+            1300,
+            1000,
+            800,
+            500,
+        )
+        assert context_halved_words(1300, 300) == "no: prompts 1,000 -> 500 (output kept)"
+        assert context_halved_words(500, 300) == "no: prompts 200 -> 100 (output kept)"
+        assert context_halved_words(425, 212) == "no: prompts 213 -> 106 (output kept)"  # trial 22 F13
 
 
 def _parity_scenarios() -> int:
@@ -223,17 +231,17 @@ class TestRecalculated:
         return {h: sheet[f"{scenario_col(k)}{row}"].value for k, h, _ in SCENARIOS}
 
     def test_context_halved_says_what_it_serves(self, books):
-        """Levers' "Serves the same requests" is context_halved_words of the Inputs (1,300 and 300: 1,000 -> 350);
+        """Levers' "Serves the same requests" is context_halved_words of the Inputs (1,300 and 300: 1,000 -> 500);
         without output tokens, the whole sequence's tokens."""
         from planner.workbook.levers import SAME_REQUESTS_LABEL, context_halved_words
 
         _, b = books
         row = self._levers_row(b["trial10"], SAME_REQUESTS_LABEL)
-        assert row["Context halved"] == context_halved_words(1300, 300)
+        assert row["Prompt halved"] == context_halved_words(1300, 300)
         # the compare model blank: Llama 3.3 70B's own GQA sibling is itself, a lever that changes nothing (trial 13
         # F13: it said "no: another model")
         assert row["Compare model"] == "no change" and row["Baseline"] == "yes"
-        blank = self._levers_row(b["no_output"], SAME_REQUESTS_LABEL)["Context halved"]
+        blank = self._levers_row(b["no_output"], SAME_REQUESTS_LABEL)["Prompt halved"]
         assert blank == context_halved_words(4096, None) == "no: prompt + output 4,096 -> 2,048"
 
     def test_a_precision_alias_is_read_as_its_precision(self, books):

@@ -117,6 +117,7 @@ class TestF3ALeverSimulatedTheInputsScenario:
             "kv_precision": "KV-cache precision",
             "weight_precision": "Weight precision",
             "gpus": "GPUs per replica",
+            "prompt_tokens": "Prompt tokens per request (typed, or context - output)",  # trial 22 F13
         }
 
 

@@ -14,7 +14,7 @@ import openpyxl
 import pytest
 from cli_support import without_libreoffice
 from click.testing import CliRunner
-from workbook_support import workbook_differences
+from workbook_support import first_engine, workbook_differences
 
 from planner.accuracy.calibration import Calibration
 from planner.cli import main
@@ -79,9 +79,18 @@ class TestDescription:
                 assert name.lower() in defined, f"{sheet}!{ref} uses undefined {name}"
 
     def test_every_engine_parameter_is_a_named_cell_with_the_live_value(self, spec):
-        """Each EngineProfile field of the default engine has a visible Assumptions cell holding its current value."""
+        """Each EngineProfile field of the default engine has a visible Assumptions cell reading the chosen engine's
+        column, whose first (the default engine's) holds its current value; each other engine offered has its own
+        column (trial 22 F13: the engine is an Input)."""
+        from planner.workbook.assumptions import value_formula
+        from planner.workbook.build import offered_engines
+
         eng = engine_profile(None)
+        engines = offered_engines(eng)
         sheet = spec.sheet("Assumptions")
+        assert [sheet.cells[f"{chr(ord('E') + j)}3"].value for j in range(len(engines))] == [
+            "vllm", "sglang", "tensorrt-llm", "lmdeploy"
+        ]  # fmt: skip
         for f in dataclasses.fields(EngineProfile):
             if f.name == "description":  # text shown beside, not a parameter
                 continue
@@ -91,9 +100,14 @@ class TestDescription:
                 continue
             name = spec.name(f"eng_{f.name}")
             first = name.ref.split("!")[1].split(":")[0].replace("$", "")
-            value = getattr(eng, f.name)
-            want = (value[0] if value else None) if isinstance(value, tuple) else value  # () is one blank cell
-            assert sheet.cells[first].value == want, f.name
+            row = int(first.lstrip("ABCD"))
+            formula = "=INDEX(engine_names,eng_index)" if f.name == "name" else value_formula(row, engines)
+            assert sheet.cells[first].value == formula, f.name
+            for j, e in enumerate(engines):
+                value = getattr(e, f.name)
+                want = (value[0] if value else None) if isinstance(value, tuple) else value  # () is one blank cell
+                got = sheet.cells.get(f"{chr(ord('E') + j)}{row}")
+                assert (got.value if got else None) == want, (f.name, e.name)
 
     def test_results_are_formulas_not_values(self, spec):
         """Every probed result cell is a spreadsheet formula, so changing an input recalculates it."""
@@ -103,7 +117,7 @@ class TestDescription:
 
     def test_levers_cover_the_four_levers_against_the_baseline(self, spec):
         headers = [c.value for ref, c in spec.sheet("Levers").cells.items() if ref.endswith("3") and len(ref) == 2]
-        for lever in ("Baseline", "More GPUs", "Context halved", "Compare model", "KV cache fp8", "Weights fp8"):
+        for lever in ("Baseline", "More GPUs", "Prompt halved", "Compare model", "KV cache fp8", "Weights fp8"):
             assert lever in headers
 
     def test_gqa_sibling_of_llama_65b_is_llama_2_70b(self):
@@ -201,7 +215,7 @@ class TestAllReduceSheet:
             headers = {c.value: ref[0] for ref, c in gpus.cells.items() if ref[1:] == "1"}
             block = headers["All-reduce table block (AllReduce sheet; 0: the form)"]
             scale = headers["All-reduce message scale (that fabric / this one)"]
-            assert [gpus.cells[f"{block}{r}"].value for r in (2, 3, 4)] == blocks
+            assert [first_engine(gpus.cells[f"{block}{r}"].value) for r in (2, 3, 4)] == blocks
             if blocks[0]:
                 assert gpus.cells[f"{scale}2"].value == 1.0
                 assert gpus.cells[f"{scale}3"].value == 1.0
@@ -260,7 +274,8 @@ class TestWrittenFile:
         sheet, cells = ref.split("!")
         first, last = (int(c.rsplit("$", 1)[1]) for c in cells.split(":"))
         column = cells.split("$")[1]
-        listed = [spec.sheet(sheet).cells[f"{column}{r}"].value for r in range(first, last + 1)]
+        listed = [first_engine(spec.sheet(sheet).cells[f"{column}{r}"].value) for r in range(first, last + 1)]
+        listed = [name for name in listed if name]  # the rows past the engine's last: blank
         eng, cat = engine_profile(engine), default_catalog()
         assert listed == [p.name for p in cat.precisions if p.kv_cache and eng.accepts_kv(p.name)]
         if engine == "vllm":
@@ -739,17 +754,29 @@ class TestWhatAReaderSees:
     @pytest.mark.parametrize("engine", ["vllm", "tensorrt-llm", "sglang", "lmdeploy"])
     def test_assumptions_keep_long_text_out_of_the_narrow_value_column(self, engine):
         """A source text (vLLM's kv_precisions_source is 127 characters) printed in column B (16 wide) was cut at
-        the Unit column; a text longer than B sits in the wrapped Meaning column, B saying "(see right)"."""
-        sheet, names = assumptions_sheet(engine_profile(engine), Calibration())
+        the Unit column; a text longer than B sits in the wrapped Meaning column, B saying "(see right)". B reads the
+        chosen engine's column (trial 22 F13), so no engine's text there is longer than B."""
+        from planner.workbook.assumptions import value_formula
+        from planner.workbook.build import offered_engines
+
+        engines = offered_engines(engine_profile(engine))
+        sheet, names = assumptions_sheet(engines, Calibration())
         width = sheet.widths["B"]
         params = {f.name for f in dataclasses.fields(EngineProfile)}
         rows = [ref[1:] for ref, c in sheet.cells.items() if ref.startswith("A") and c.value in params]
         for row in rows:  # the Calibration line below spills into empty C and D, unclipped
             value = sheet.cells[f"B{row}"].value if f"B{row}" in sheet.cells else None
-            assert not isinstance(value, str) or len(value) <= width, (row, value)
+            if value == value_formula(int(row), engines):  # each engine's value, as B shows it
+                for j in range(len(engines)):
+                    shown = sheet.cells.get(f"{chr(ord('E') + j)}{row}")
+                    assert not isinstance(shown and shown.value, str) or len(shown.value) <= width, (row, shown)
+            elif not str(value).startswith("="):
+                assert not isinstance(value, str) or len(value) <= width, (row, value)
         row = next(ref[1:] for ref, c in sheet.cells.items() if c.value == "kv_precisions_source")
         source = engine_profile(engine).kv_precisions_source
-        assert sheet.cells[f"D{row}"].value == source and sheet.cells[f"D{row}"].style == "note"
+        assert sheet.cells[f"E{row}"].value == source and sheet.cells[f"B{row}"].value == "(see right)"
+        assert sheet.cells[f"D{row}"].value == value_formula(int(row), engines)
+        assert sheet.cells[f"D{row}"].style == "note"
         assert next(n for n in names if n.name == "eng_kv_precisions_source").ref.endswith(f"$D${row}")
 
     def test_every_engine_parameter_on_assumptions_says_what_it_means(self, spec):

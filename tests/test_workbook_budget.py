@@ -55,7 +55,8 @@ CASES = {
     "does-not-fit": dict(gpu="L40S", model="Qwen2.5-72B", gpus=1, compare_model=None),
     "invalid-context": dict(context=0),
     "zero-price": dict(price_per_gpu_hour=0),
-    # only Context halved meets a 200 ms TTFT (205 ms at 8 GPUs, 307 ms at 4): it changes the requests, not ranked
+    # only Prompt halved meets a 200 ms TTFT (170 ms at 2,248 tokens; 205 ms at 8 GPUs, 307 ms at 4): it changes the
+    # requests, not ranked
     "only-context-halved-meets": dict(ttft_target_ms=200),
     # the GPU count blank: the fleets sit on the smallest group (1 x H200) and the next (2)
     "blank-gpu-count": dict(
@@ -90,32 +91,35 @@ def _levers_row(book, label: str) -> dict[str, object]:
 
 
 class TestNeverGreen:
-    def test_context_halved_is_cheapest_but_changes_the_requests_so_is_not_green(self, books):
-        """Shipped inputs: Context halved's fleet is the cheapest ($94,476.60 a month: 9 replicas x 4 H100 x $3.595,
-        the median of its four on-demand quotes since trial 17 ((3.20 + 3.99) / 2), x 730 h, as api.peak_fleet: 40 requests/s over 4.51 a replica, each request's 400 tokens at max batch plus its
-        2,048-token prefill) and its TPOT at max batch, 38.6 ms (api.tpot at 2,048 tokens, batch 234), meets 50 ms;
-        but it serves shorter prompts (context halved, output kept), not the user's requests, so it is labelled so and never green (trial 2,
-        F6: it was named the cheapest fleet, 86 GPUs where the baseline needed 979). KV cache fp8 and Weights fp8 tie
-        for the cheapest that serve the same requests ($167,958.40: 64 x $3.595 x 730). Against 37 ms Context halved misses ("no: TPOT
-        38.6 ms > 37.0 ms"), and so do Weights fp8 (37.2 ms); the Baseline (35.2 ms, 18 replicas, $188,953.20: 72 x $3.595 x 730) meets
-        it. TPOTs from s189, vLLM's asynchronous host loop (52.4, 47.1 and 42.1 ms from s186, a bf16 cache read at its
-        own attention rate; 54.7, 50.4 and 44.4 ms before)."""
+    def test_prompt_halved_is_cheapest_but_changes_the_requests_so_is_not_green(self, books):
+        """Shipped inputs (4,096 tokens, 400 output): Prompt halved sends prompts of 1,848 tokens (3,696 // 2) with
+        the 400 output tokens, a context of 4,096 - 3,696 + 1,848 = 2,248 (trial 22 F13: it halved the context to
+        2,048, so prompts of 1,648). Its fleet is the cheapest ($104,974.00 a month: 10 replicas x 4 H100 x $3.595,
+        the median of its four on-demand quotes since trial 17 ((3.20 + 3.99) / 2), x 730 h, as api.peak_fleet at
+        2,248 tokens: 40 requests/s over 4.14 a replica, each request's 400 tokens at max batch plus its
+        2,248-token prefill) and its TPOT at max batch, 37.9 ms (api.tpot at 2,248 tokens, batch 212), meets 50 ms;
+        but it serves shorter prompts (output kept), not the user's requests, so it is labelled so and never green
+        (trial 2, F6: it was named the cheapest fleet, 86 GPUs where the baseline needed 979). KV cache fp8 and
+        Weights fp8 tie for the cheapest that serve the same requests ($167,958.40: 64 x $3.595 x 730). Against 37 ms
+        Prompt halved misses ("no: TPOT 37.9 ms > 37.0 ms"), and so do Weights fp8 (37.2 ms); the Baseline (35.2 ms,
+        18 replicas, $188,953.20: 72 x $3.595 x 730) meets it. TPOTs from s189, vLLM's asynchronous host loop."""
         _, wb = books
         book = wb["as-shipped"]
         cost = _levers_row(book, "Fleet cost per month")
-        half = api.peak_fleet("H100", "Llama-2-70B", 2048, gpus=4, peak_requests_per_s=40, output_tokens=400)
-        assert cost["Context halved"] == pytest.approx(half.monthly_usd, rel=1e-9) == pytest.approx(94476.6)
+        half = api.peak_fleet("H100", "Llama-2-70B", 2248, gpus=4, peak_requests_per_s=40, output_tokens=400)
+        assert cost["Prompt halved"] == pytest.approx(half.monthly_usd, rel=1e-9) == pytest.approx(104974.0)
         # a whole-dollar cost comes back from Calc as an int
         numbers = [v for v in cost.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        assert cost["Context halved"] == min(numbers)
-        batch = api.max_batch("H100", "Llama-2-70B", 2048, gpus=4)
-        assert api.tpot("H100", "Llama-2-70B", 2048, gpus=4, batch=batch) * 1000 == pytest.approx(38.6, abs=0.05)
-        assert _levers_row(book, "Meets the latency targets")["Context halved"] == "yes"
+        assert cost["Prompt halved"] == min(numbers)
+        batch = api.max_batch("H100", "Llama-2-70B", 2248, gpus=4)
+        assert api.tpot("H100", "Llama-2-70B", 2248, gpus=4, batch=batch) * 1000 == pytest.approx(37.9, abs=0.05)
+        assert _levers_row(book, "Meets the latency targets")["Prompt halved"] == "yes"
+        assert _levers_row(book, "Context")["Prompt halved"] == 2248
         same = _levers_row(book, SAME_REQUESTS_LABEL)
         assert same == {
             "Baseline": "yes",
             "More GPUs": "yes",
-            "Context halved": "no: prompts 3,696 -> 1,648 (output kept)",  # 4,096 and 2,048 less 400
+            "Prompt halved": "no: prompts 3,696 -> 1,848 (output kept)",  # 4,096 less 400, and its half
             "Compare model": "no: another model",
             "KV cache fp8": "yes",
             "Weights fp8": "yes",
@@ -125,10 +129,10 @@ class TestNeverGreen:
         assert cost["Weights fp8"] == cost["KV cache fp8"] == pytest.approx(167958.4)
         assert cost["Baseline"] == pytest.approx(188953.2)
         tight = wb["tpot-target-missed-by-the-cheapest"]
-        assert _levers_row(tight, "Meets the latency targets")["Context halved"] == "no: TPOT 38.6 ms > 37.0 ms"
+        assert _levers_row(tight, "Meets the latency targets")["Prompt halved"] == "no: TPOT 37.9 ms > 37.0 ms"
         green = green_scenarios(tight)
         assert green == expected_green(INPUTS["tpot-target-missed-by-the-cheapest"])
-        assert "Baseline" in green and not green & {"Context halved", "Weights fp8"}
+        assert "Baseline" in green and not green & {"Prompt halved", "Weights fp8"}
 
     @pytest.mark.parametrize("name", sorted(CASES))
     def test_green_only_where_both_targets_are_met_and_a_cost_exists(self, books, name):
@@ -190,7 +194,7 @@ class TestNeverGreen:
     def test_when_every_lever_meets_the_targets_the_cheapest_fleets_are_green(self, books):
         """Loose targets and 1 request/s: one replica each (api.peak_fleet), so the four 4 x H100 scenarios tie at the
         lowest cost ($10,497.40 a month: 4 x $3.595 x 730 h; More GPUs and the compare model take 8 GPUs); the three
-        that serve the same requests are green (not Context halved)."""
+        that serve the same requests are green (not Prompt halved)."""
         _, wb = books
         want = {"Baseline", "KV cache fp8", "Weights fp8"}
         assert green_scenarios(wb["every-lever-meets"]) == want == expected_green(INPUTS["every-lever-meets"])

@@ -93,18 +93,19 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         """Column B holds the Inputs used (the opening ones); C and D are formulas over the Inputs now; Status
         counts the changed ones."""
         sheet = spec.sheet(LOAD_SHEET)
-        used = {sheet.cells[f"A{r}"].value: sheet.cells[f"B{r}"].value for r in range(7, 22)}
+        used = {sheet.cells[f"A{r}"].value: sheet.cells[f"B{r}"].value for r in range(7, 23)}
         assert used["GPU"] == GPU and used["Model"] == MODEL and used["Context per sequence (tokens)"] == CONTEXT
         assert used["Peak traffic (requests/s)"] == PEAK and used["TTFT target (time to first token) (ms)"] == 1500
         assert used["Engine (Assumptions)"] == "vllm" and used["Prompt share in the prefix cache (share)"] is None
         assert used["Traffic burstiness (gamma shape)"] == 1  # Poisson (tests/test_trial10_excel.py)
+        assert used["Prompt tokens per request (tokens)"] is None  # blank: context - output (trial 22 F13)
         assert sheet.cells["C7"].value == '=IF(in_gpu="","",in_gpu)'
         # a name in any case, as the lookups match it (trial 13 F12: tests/test_trial13_workbook.py); a number only by
         # a number (D9: the context)
         assert sheet.cells["D7"].value == '=IF(EXACT(UPPER(""&B7),UPPER(""&C7)),"yes","changed")'
         assert sheet.cells["D9"].value.startswith("=IF(AND(ISNUMBER(B9)=ISNUMBER(C9),")
-        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D22,"changed")=0,"current')
-        assert sheet.cells["A22"].value == ENGINE_ROW_LABEL  # the engine parameters' row (test below)
+        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D23,"changed")=0,"current')
+        assert sheet.cells["A23"].value == ENGINE_ROW_LABEL  # the engine parameters' row (test below)
 
     def test_lists_the_engine_parameters_it_was_simulated_with(self, spec):
         """The foot of the sheet lists each engine parameter the runs used, as the Assumptions sheet holds it (vLLM's
@@ -118,7 +119,7 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         assert sheet.cells[f"C{r}"].value == '=IF(eng_memory_utilization="","",eng_memory_utilization)'
         assert sheet.cells[f"C{rows['kv_precisions (4)']}"].value.startswith('=IF(INDEX(eng_kv_precisions,4)=""')
         first, last = rows["budget_mode"], rows["sparse_mla_prefill_max_heads"]
-        assert sheet.cells["D22"].value == f'=IF(COUNTIF(D{first}:D{last},"changed")=0,"yes","changed")'
+        assert sheet.cells["D23"].value == f'=IF(COUNTIF(D{first}:D{last},"changed")=0,"yes","changed")'
         # one row per parameter; the table's second part repeats the subtitle and header (tests/test_trial13_print.py)
         params = [
             r

@@ -58,7 +58,7 @@ CASES = {
     ),
     "price_text": (
         {"price_per_gpu_hour": "$2.50"},
-        "Error: Inputs!B11 (Price per GPU-hour) must be a number (US$); got '$2.50'",
+        "Error: Inputs!B12 (Price per GPU-hour) must be a number (US$); got '$2.50'",
     ),
     # vLLM caches fp16, bf16, fp32 or fp8 (EngineProfile.kv_precisions): int4 is a KV-cache format it refuses, and the
     # line points at the list (those formats), not at a format of its own ("fp8 or blank")
@@ -102,32 +102,55 @@ CASES = {
     # fleet cells, an empty Error line and "yes"; F8: targets typed in seconds read as 0.05 ms and 1.5 ms, no hint)
     "peak_negative": (
         {"peak_requests_per_s": -3},
-        "Error: Inputs!B14 (Peak traffic) must be above 0 requests/s; got -3",
+        "Error: Inputs!B15 (Peak traffic) must be above 0 requests/s; got -3",
     ),
     "targets_in_seconds": (
         {"tpot_target_ms": 0.05, "ttft_target_ms": 1.5},
-        "Error: Inputs!B16 (TPOT target (time per output token)) 0.05 ms looks like seconds typed as milliseconds; "
+        "Error: Inputs!B18 (TPOT target (time per output token)) 0.05 ms looks like seconds typed as milliseconds; "
         "write 50 for 0.05 s (this cell takes milliseconds)",
     ),
     "ttft_in_seconds": (
         {"ttft_target_ms": 1.5},
-        "Error: Inputs!B17 (TTFT target (time to first token)) 1.5 ms looks like seconds typed as milliseconds; "
+        "Error: Inputs!B19 (TTFT target (time to first token)) 1.5 ms looks like seconds typed as milliseconds; "
         "write 1500 for 1.5 s (this cell takes milliseconds)",
     ),
-    "ttft_text": ({"ttft_target_ms": "fast"}, "Error: Inputs!B17 (TTFT target (time to first token)) must be a number"),
+    "ttft_text": ({"ttft_target_ms": "fast"}, "Error: Inputs!B19 (TTFT target (time to first token)) must be a number"),
     "output_fraction": (
         {"output_tokens": 2.5},
-        "Error: Inputs!B15 (Output tokens per request) must be a whole number of tokens from 1 to 16,777,216; got 2.5",
+        "Error: Inputs!B16 (Output tokens per request) must be a whole number of tokens from 1 to 16,777,216; got 2.5",
     ),
     "share_one": (
         {"prefix_hit_rate": 1},
-        "Error: Inputs!B18 (Prompt share in the prefix cache) must be 0 or more and below 1; got 1",
+        "Error: Inputs!B20 (Prompt share in the prefix cache) must be 0 or more and below 1; got 1",
     ),
     # tight but plausible targets in milliseconds pass, and are shown as typed ("1.25 ms", "15.5 ms")
     "tight_targets": ({"tpot_target_ms": 1.25, "ttft_target_ms": 15.5}, None),
+    # trial 22 F13: prompt tokens typed (blank: context - output) must fit the context beside the output tokens
+    "prompt_fits": ({"context": 425, "output_tokens": 212, "prompt_tokens": 213}, None),
+    "prompt_too_long": (
+        {"context": 425, "output_tokens": 212, "prompt_tokens": 300},
+        "Error: Inputs!B17 (Prompt tokens per request) 300 plus 212 output tokens is more than the context of 425 "
+        "tokens each sequence holds: give at most 213 prompt tokens, a longer context, or leave it blank (context - "
+        "output)",
+    ),
+    # the engine chosen on Inputs: TensorRT-LLM runs on NVIDIA GPUs only (deploy.vendor_error); a name the Assumptions
+    # sheet has no column for (an alias `planner plan` takes) shows #N/A everywhere, and the line says why
+    "engine_switched": ({"engine": "tensorrt-llm"}, None),
+    "engine_on_amd": (
+        {"gpu": "MI300X", "engine": "tensorrt-llm"},
+        "Error: engine tensorrt-llm runs on NVIDIA GPUs only; MI300X is AMD's: choose vllm or sglang there (Inputs: "
+        "Engine)",
+    ),
+    "engine_not_listed": (
+        {"engine": "trtllm"},
+        "Error: engine 'trtllm' is not one the Assumptions sheet holds a column for: pick one from the list",
+    ),
 }
 #: The cases whose Error line names a budget input: `planner export` of the same file refuses it in the same words.
-BUDGET_CASES = ("peak_negative", "targets_in_seconds", "ttft_in_seconds", "ttft_text", "output_fraction", "share_one")
+BUDGET_CASES = (
+    "peak_negative", "targets_in_seconds", "ttft_in_seconds", "ttft_text", "output_fraction", "share_one",
+    "prompt_too_long",
+)  # fmt: skip
 
 #: The Explain sheet's "Errors" row puts each case under the error value it shows: (case, its words there, the
 #: "at a glance" result that shows the error).
@@ -177,7 +200,10 @@ def test_explain_names_each_case_under_the_error_it_shows(spec, books, key, word
     the Inputs legend and docs/workbooks.md say)."""
     explain = spec.sheet(EXPLAIN_SHEET).cells
     (row,) = [ref[1:] for ref, cell in explain.items() if ref.startswith("A") and cell.value == "Errors"]
-    parts = re.split(r"(#N/A|#VALUE!|#NUM!): ", explain[f"B{row}"].value)[1:]
+    text = explain[f"B{row}"].value
+    if text.startswith("=INDEX("):  # its words per engine (by_engine): the shipped workbook's, vllm's, first
+        text = explain[f"D{row}"].value
+    parts = re.split(r"(#N/A|#VALUE!|#NUM!): ", text)[1:]
     under = dict(zip(parts[::2], parts[1::2], strict=True))
     assert set(under) == {"#N/A", "#VALUE!", "#NUM!"}
     shown = books[key][INPUTS_SHEET][f"B{glance_row() + [g[0] for g in GLANCE].index(result) + 1}"].value

@@ -33,6 +33,17 @@ from planner.workbook.writer import write_workbook
 WHATIF_CLI_GROUP = "whatif_cli_workbook"
 
 
+def first_engine(value):
+    """A cell's value for the engine the workbook was written for (the first of the engines it offers): a value the
+    engines share as it is, a ``CHOOSE(eng_index, ...)`` over them (``planner.workbook.by_engine``) its first choice."""
+    if not (isinstance(value, str) and value.startswith("=CHOOSE(eng_index,")):
+        return value
+    first = re.match(r'=CHOOSE\(eng_index,("(?:[^"]|"")*"|[^,]*),', value)[1]
+    if first.startswith('"'):
+        return first[1:-1].replace('""', '"') or None
+    return float(first) if "." in first else int(first)
+
+
 def require_libreoffice() -> None:
     """Skip without soffice, except on CI (CI=true), where a missing LibreOffice is a failure."""
     if find_soffice() is None:
@@ -296,6 +307,7 @@ def scenario_inputs(base: dict, key: str) -> dict:
     s = dict(base)
     if key == "base":
         return s
+    engine = {"engine": base["engine"]} if base.get("engine") else {}  # the Inputs' Engine (blank: the first)
     try:
         n = int(
             api.memory_plan(
@@ -306,15 +318,27 @@ def scenario_inputs(base: dict, key: str) -> dict:
                 gpus=base.get("gpus"),
                 weight_precision=base.get("weight_precision"),
                 memory_utilization=base.get("memory_utilization"),
+                **engine,
             ).gpus
         )
-        s["gpus"] = api.next_tp_size(base["model"], n) if key == "more_gpus" else n
+        s["gpus"] = api.next_tp_size(base["model"], n, **engine) if key == "more_gpus" else n
     except PlannerError as exc:
         s["gpus"] = _err(exc)  # n-dependent results repeat the baseline's (or the next group's) error
-    if key == "context_half":
+    if key == "context_half":  # load_figures.halved_prompt: the prompt halved, its output kept
+        from planner.workbook.load_figures import halved_prompt, prompt_of
+
         ctx = base["context"]
         whole = isinstance(ctx, (int, float)) and not isinstance(ctx, bool) and ctx >= 1 and float(ctx).is_integer()
-        s["context"] = max(1, int(ctx) // 2) if whole else ctx
+
+        def number(v) -> bool:
+            return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+        output, prompt = (base.get(k, BUDGET_DEFAULTS.get(k)) for k in ("output_tokens", "prompt_tokens"))
+        if whole and prompt is not None and not number(prompt):  # Calc's prompt row errs, and the lever's context
+            s["context"] = s["gpus"] = Error("#VALUE!")
+        elif whole:  # output tokens that are no number: no prompt, as blank ones (Calc's prompt row: "")
+            inputs = {"context": ctx, "output_tokens": output if number(output) else None, "prompt_tokens": prompt}
+            s["context"] = halved_prompt(int(ctx), prompt_of(inputs), inputs)[0]
     elif key == "compare":
         cat = default_catalog()
         s["model"] = base.get("compare_model") or gqa_sibling(cat.model(base["model"]), list(cat.models))
@@ -339,6 +363,7 @@ def _options(s: dict, n: int | None = None) -> dict:
         gpus=s.get("gpus") if n is None else n,
         weight_precision=s.get("weight_precision"),
         memory_utilization=s.get("memory_utilization"),
+        **({"engine": s["engine"]} if s.get("engine") else {}),  # the Inputs' Engine (blank: the workbook's first)
     )
 
 
@@ -539,7 +564,7 @@ def expected_green(
     tie). Meeting the targets: a rate factor in a book whose Load sheet is current (``simulated``: the simulation
     found that fleet meeting them), else TPOT at max batch (api.decode_step) and TTFT (api.prefill) within them. A
     blank or text target, or an error in a value, means not met. A lever that changes the requests
-    (``planner.workbook.calc.WORKLOAD_LEVERS``: Context halved, Compare model) is never green, nor one that changes
+    (``planner.workbook.calc.WORKLOAD_LEVERS``: Prompt halved, Compare model) is never green, nor one that changes
     nothing (``load_figures.lever_changes_nothing``: weights fp8 of an fp8 model). None is green where nothing is
     judged (``verdict_unknown``: an input refused, or the book's Load sheet ``stale``)."""
     from planner.workbook.calc import SCENARIOS, WORKLOAD_LEVERS
@@ -589,9 +614,9 @@ def green_scenarios(book: openpyxl.Workbook) -> set[str]:
 NO_PEAK_LABEL = "no peak traffic given (Inputs): no fleet asked for"
 NO_OUTPUT_LABEL = "no output tokens given (Inputs): no fleet asked for"
 NONE_MEETS_LABEL = "none meets the targets"
-#: ... and where only a lever that changes the requests meets them (Context halved, Compare model: never ranked).
+#: ... and where only a lever that changes the requests meets them (Prompt halved, Compare model: never ranked).
 ONLY_WORKLOAD_MEETS_LABEL = (
-    "none that serves the same requests meets the targets (Context halved and Compare model change them)"
+    "none that serves the same requests meets the targets (Prompt halved and Compare model change them)"
 )
 
 

@@ -84,8 +84,9 @@ def _selection(f):
 @catalog_option
 @click.pass_context
 def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs) -> None:
-    """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns, results, the baseline and
-    five levers side by side (more GPUs, context halved, a compare model, KV cache fp8, weights fp8), a lever that
+    """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns (the engine among them: vllm,
+    sglang, tensorrt-llm, lmdeploy), results, the baseline and five levers side by side (more GPUs, prompt halved,
+    a compare model, KV cache fp8, weights fp8), a lever that
     changes nothing saying so, for a MoE model a sixth (DP attention + EP, figures planner computed), charts, and
     the catalog as tables. Every other result is a native spreadsheet formula, so it
     recalculates in Excel or LibreOffice without Python.
@@ -123,8 +124,8 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 @catalog_option
 def refresh_command(file: Path, output: Path | None, gpu_names, model_names, force: bool, catalog_dirs) -> None:
     """Update the catalog sheets (GPUs, Models, Precisions) of a what-if workbook from the current catalog:
-    new GPUs, new prices; and compute its Load sheet again from your Inputs (latency under load comes from
-    planner's simulation, not from cell formulas). Your inputs, your edits on other sheets (Assumptions included)
+    new GPUs, new prices; and compute its Load sheet again from your Inputs, the engine and prompt tokens among them
+    (latency under load comes from planner's simulation, not from cell formulas). Your inputs, your edits on other sheets (Assumptions included)
     and sheets you added are kept. Refuses a file `planner workbook` did not make, and an Inputs name its formulas
     do not look up (an alias such as H100: it names the catalog name to type).
 

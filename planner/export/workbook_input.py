@@ -1,16 +1,19 @@
 """A what-if workbook made by ``planner workbook``, read back as a one-option scenario.
 
-The workbook describes one deployment (GPU, model, context, precisions, GPU count, memory utilization, price,
-engine) and the budget question its Levers and Load sheets size a fleet for (peak traffic, output tokens per request,
-TPOT and TTFT targets, each optional). The review asks the same question: the traffic and targets typed there, every
-request of the workbook's fixed lengths (output tokens; prompt = context - output, as the Load sheet sends them), p95
-targets. What the workbook leaves blank, and the average traffic it does not hold, take the stated defaults below,
+The workbook describes one deployment (GPU, model, context, precisions, GPU count, engine (the Inputs' Engine),
+memory utilization, price) and the budget question its Levers and Load sheets size a fleet for (peak traffic, output
+and prompt tokens per request, TPOT and TTFT targets, each optional). The review asks the same question: the traffic
+and targets typed there, every request of the workbook's fixed lengths (output tokens; the prompt tokens, blank:
+context - output, as the Load sheet sends them), p95 targets. What the workbook leaves blank, and the average traffic it does not hold, take the stated defaults below,
 printed on the review's Assumptions sheet ("workbook"). Reading is done by ``planner.workbook.read_all_inputs``
 (defusedxml, marker check): a file it did not make is refused with one line.
 
     peak traffic P     -> peak P requests/s, average 0.4 x P (blank: 10 and 4)
     output tokens O    -> every request O output tokens and C - O prompt tokens (mean = p95)
                           (blank: p95 output = C // 4 (at least 1), p95 prompt = C - p95 output; means half of those)
+    prompt tokens P    -> every request P prompt tokens (mean = p95) in the place of C - O; with O blank, the p95
+                          output C // 4, at most C - P (at least 1), its mean half of it
+    engine E           -> the option's engine (blank: the workbook's first, as its formulas read it)
     TPOT / TTFT target -> the same targets at p95 (blank: TPOT 100 ms, TTFT 2 s)
     prompt share cached -> workload.prefix_hit_rate (blank: 0)
     burstiness b       -> workload.burstiness (blank: 1, Poisson)
@@ -42,8 +45,8 @@ WORKBOOK_AVERAGE_SHARE = WORKBOOK_WORKLOAD["average_requests_per_s"] / WORKBOOK_
 
 #: The review's Assumptions: where the workload of a workbook comes from.
 WORKBOOK_ORIGIN = (
-    "workbook: its Inputs' peak traffic, output tokens and targets (prompt = context - output); blank ones and the "
-    "average (0.4 x peak): workbook defaults (docs/export.md)"
+    "workbook: its Inputs' peak traffic, output and prompt tokens (blank prompt: context - output) and targets; blank "
+    "ones and the average (0.4 x peak): workbook defaults (docs/export.md)"
 )
 
 
@@ -74,18 +77,28 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
         "prompt_tokens_mean": max(1, prompt_high // 2),
         "output_tokens_mean": max(1, out_high // 2),
     }
-    if output is not None:  # the Load sheet's requests: every one the same lengths, the prompt what the context leaves
-        output = int(output)
-        if context - output < 1:
+    prompt = inputs.get("prompt_tokens")
+    if output is not None:  # the Load sheet's requests: every one the same lengths, the prompt typed or what the
+        output = int(output)  # context leaves
+        prompt = int(prompt) if prompt is not None else context - output
+        if prompt < 1:
             raise ScenarioError(
                 f"{name}: a context of {context:,} tokens leaves no prompt beside the {output:,} output tokens on "
-                "Inputs; give a longer context or fewer output tokens"
+                "Inputs; give a longer context, fewer output tokens or the prompt tokens"
             )
         workload.update(
-            prompt_tokens_high=context - output,
-            prompt_tokens_mean=context - output,
+            prompt_tokens_high=prompt,
+            prompt_tokens_mean=prompt,
             output_tokens_high=output,
             output_tokens_mean=output,
+        )
+    elif prompt is not None:  # the prompt typed, the output the default's share of what the context leaves
+        out_high = max(1, min(context // 4, context - int(prompt)))
+        workload.update(
+            prompt_tokens_high=int(prompt),
+            prompt_tokens_mean=int(prompt),
+            output_tokens_high=out_high,
+            output_tokens_mean=max(1, out_high // 2),
         )
     if inputs.get("peak_requests_per_s") is not None:
         peak = float(inputs["peak_requests_per_s"])

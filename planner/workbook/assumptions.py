@@ -5,14 +5,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import fields, replace
 from typing import Any
+
+from openpyxl.utils import get_column_letter
 
 from planner.accuracy.calibration import Calibration
 from planner.api import PEAK_KEYS
 from planner.engines.profiles import EngineProfile
 from planner.workbook.formats import BOOL
-from planner.workbook.layout import ASSUMPTIONS_SHEET
+from planner.workbook.layout import ASSUMPTIONS_SHEET, ENGINE_INDEX, ENGINE_NAME, ENGINE_NAMES
 from planner.workbook.spec import Name, Sheet
 
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
@@ -260,16 +263,27 @@ def _typed(field, value: Any, where: str) -> Any:
 def read_engine(wb, path: Any, engine: EngineProfile) -> EngineProfile:
     """``engine`` with the parameters a workbook's Assumptions sheet holds now (``simulated_parameters``' cells, by
     their ``eng_<field>`` names, read by ``reader.SavedValues``: LibreOffice's ``=TRUE()`` is TRUE, another formula
-    its saved value), so that ``planner workbook refresh`` simulates the
-    engine the workbook's formulas use: memory utilization 0.5 typed there is 0.5 in the Load sheet's runs. A name
-    the file lacks keeps the profile's value. A WorkbookError (one line, naming the cell) for a value of the wrong
-    kind or one the profile refuses."""
+    its saved value), so that ``planner workbook refresh`` simulates the engine the workbook's formulas use: memory
+    utilization 0.5 typed there is 0.5 in the Load sheet's runs. A Value cell holding the formula planner wrote
+    (``reads_engine_column``) is read from ``engine``'s own column (``engine_column``: edits there count, and no saved
+    value is needed). A name the file lacks keeps the profile's value. A WorkbookError (one line, naming the cell) for
+    a value of the wrong kind or one the profile refuses."""
     from planner.errors import PlannerError
-    from planner.workbook.reader import SavedValues, WorkbookError
+    from planner.workbook.reader import SavedValues, WorkbookError, engine_column
 
     kinds = {f.name: f for f in fields(EngineProfile)}
     saved = SavedValues(path)
+    own = engine_column(wb, engine.name)
     changes: dict[str, Any] = {}
+
+    def read(cell) -> tuple[Any, str]:
+        value = cell.value
+        if type(value).__name__ == "CellRichText":
+            value = str(value)
+        if own is not None and reads_engine_column(value):
+            cell = wb[own[0]].cell(cell.row, own[1])
+        return saved(cell), f"{path}: {cell.parent.title}!{cell.coordinate}"
+
     for name in dict.fromkeys(field for field, _, _ in simulated_parameters(engine)):
         dn = wb.defined_names.get(f"eng_{name}")
         dests = list(dn.destinations) if dn is not None else []
@@ -278,7 +292,7 @@ def read_engine(wb, path: Any, engine: EngineProfile) -> EngineProfile:
         sheet, ref = dests[0]
         cells = wb[sheet][ref.replace("$", "")]
         cells = [row[0] for row in cells] if isinstance(cells, tuple) else [cells]
-        values = [(saved(cell), f"{path}: {sheet}!{cell.coordinate}") for cell in cells]
+        values = [read(cell) for cell in cells]
         if isinstance(getattr(engine, name), tuple) or len(cells) > 1:
             items = tuple(str(v).strip() for v, _ in values if v is not None and str(v).strip())
             value = items if items or getattr(engine, name) is not None else None
@@ -292,49 +306,133 @@ def read_engine(wb, path: Any, engine: EngineProfile) -> EngineProfile:
         raise WorkbookError(f"{path}: the Assumptions sheet's engine parameters are refused: {exc}") from None
 
 
-def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
+#: The Assumptions sheet's first engine column (E): one column per engine offered on Inputs (``ENGINE_NAMES``, the
+#: headers), each holding that engine's profile; the Value column (B) reads the chosen engine's (``ENGINE_INDEX``).
+FIRST_ENGINE_COL = 5
+#: Characters of an engine column (folded: "+" above the columns shows them).
+ENGINE_COL_WIDTH = 14
+#: The row of the engine-column headers (the sheet's header row) and of ``ENGINE_INDEX``.
+HEADER_ROW, INDEX_ROW = 3, 4
+
+
+def engine_columns(engines: Sequence[EngineProfile]) -> tuple[str, str]:
+    """The first and last engine column letters of the Assumptions sheet for ``engines``."""
+    return get_column_letter(FIRST_ENGINE_COL), get_column_letter(FIRST_ENGINE_COL + len(engines) - 1)
+
+
+def value_formula(row: int, engines: Sequence[EngineProfile]) -> str:
+    """The Value cell of an engine parameter on ``row``: the chosen engine's column of that row (``ENGINE_INDEX``), ""
+    where it is blank (a blank optional parameter: the formulas read "" as none given, never 0)."""
+    first, last = engine_columns(engines)
+    cell = f"INDEX(${first}${row}:${last}${row},{ENGINE_INDEX})"
+    return f'=IF({cell}="","",{cell})'
+
+
+def reads_engine_column(value: Any) -> bool:
+    """Whether an Assumptions cell holds the formula planner wrote (``value_formula``): it reads the chosen engine's
+    column, so its value is that column's cell (``read_engine``), whatever the file saved with it."""
+    return isinstance(value, str) and value.startswith("=") and ENGINE_INDEX in value.lower()
+
+
+def assumptions_sheet(
+    engine: EngineProfile | Sequence[EngineProfile], calibration: Calibration
+) -> tuple[Sheet, list[Name]]:
+    """The Assumptions sheet for ``engine`` (a sequence: the engines offered on Inputs, the default first): one column
+    of parameters per engine (folded, at the right), and the Value column, named ``eng_<field>``, reading the column
+    of the engine chosen on Inputs. A Value typed over holds for every engine; an engine's column is that engine's
+    own."""
+    engines = [engine] if isinstance(engine, EngineProfile) else list(engine)
+    first_col, last_col = engine_columns(engines)
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
     s.widths.update(A=38, B=VALUE_WIDTH, C=13, D=90)
     s.set(
-        "A1", f"Assumptions: the {engine.name} engine profile (planner.engines.profiles) and constants", style="title"
+        "A1",
+        f'="Assumptions: the "&{ENGINE_NAME}&" engine profile (planner.engines.profiles) and constants"',
+        style="title",
     )
     s.note(
         "A2",
-        "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter); edit "
-        "a value to tune the workbook. Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration "
-        "file set them.",
+        "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter): the Value "
+        "column reads the column of the engine chosen on Inputs (folded at the right, one per engine: + above the "
+        "columns shows them). Type over a Value to tune it for every engine, or edit an engine's column to tune that "
+        "engine. Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration file set them.",
     )
     for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Value", "Unit", "Meaning"), strict=True):
-        s.set(f"{col}3", h, style="header")
-    names: list[Name] = []
-    r = 4
+        s.set(f"{col}{HEADER_ROW}", h, style="header")
+    for j, e in enumerate(engines):
+        col = get_column_letter(FIRST_ENGINE_COL + j)
+        s.set(f"{col}{HEADER_ROW}", e.name, style="header", text=True)
+        s.widths[col] = ENGINE_COL_WIDTH
+        s.folded.append(col)
+    names: list[Name] = [
+        Name(ENGINE_NAMES, f"{ASSUMPTIONS_SHEET}!${first_col}${HEADER_ROW}:${last_col}${HEADER_ROW}"),
+        Name(ENGINE_INDEX, f"{ASSUMPTIONS_SHEET}!$B${INDEX_ROW}"),
+    ]
+    s.set(f"A{INDEX_ROW}", "Engine column used (Inputs: Engine)", style="label")
+    s.set(
+        f"B{INDEX_ROW}",
+        f'=MATCH(IF(in_engine="",${first_col}${HEADER_ROW},TRIM(in_engine)),{ENGINE_NAMES},0)',
+        fmt="0",
+        style="calc",
+    )
+    s.set(f"C{INDEX_ROW}", "column", style="unit")
+    s.set(
+        f"D{INDEX_ROW}",
+        f"1: the first engine column ({engines[0].name}); the engine chosen on Inputs (blank: the first); #N/A: a "
+        "name the columns do not hold",
+        style="note",
+    )
+    from planner.workbook.writer import text_height
+
+    r = INDEX_ROW + 1
     for f in fields(EngineProfile):
         if f.name in PUBLISHED_ROW_FIELDS:  # not read by any formula, 0 on every shipped profile
             continue
-        value = engine_value(engine, f.name)
+        values = [engine_value(e, f.name) for e in engines]
         unit, meaning = ENGINE_FIELD_HELP.get(f.name, ("", ""))
         s.set(f"A{r}", f.name, style="label")
         s.set(f"C{r}", unit, style="unit")
         s.set(f"D{r}", meaning, style="note")
-        if f.name == "description":  # long text: shown in the meaning column
-            s.set(f"D{r}", value, style="note", text=True)
-            s.set(f"B{r}", "(see right)", style="unit")
+        if f.name == "name":  # the chosen engine, from Inputs
+            s.set(f"B{r}", f"=INDEX({ENGINE_NAMES},{ENGINE_INDEX})", style="calc")
+            s.set(f"D{r}", "the engine chosen on Inputs (Engine): " + meaning, style="note")
+            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}"))
+            for j, v in enumerate(values):
+                s.set(f"{get_column_letter(FIRST_ENGINE_COL + j)}{r}", v, text=True)
             r += 1
             continue
-        if isinstance(value, tuple):  # one cell per item, downwards
-            items = list(value) or [None]
-            for j, item in enumerate(items):
-                s.set(f"B{r + j}", item, style="input", text=isinstance(item, str))
-            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(items) - 1}"))
-            r += len(items)
+        if any(isinstance(v, tuple) for v in values) or f.name == "kv_precisions":  # one cell per item, downwards
+            items = [list(v or ()) for v in values]
+            rows = max([1, *map(len, items)])
+            for i in range(rows):
+                s.set(f"B{r + i}", value_formula(r + i, engines), style="input")
+                for j, vs in enumerate(items):
+                    item = vs[i] if i < len(vs) else None
+                    s.set(f"{get_column_letter(FIRST_ENGINE_COL + j)}{r + i}", item, style="input", text=True)
+            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + rows - 1}"))
+            r += rows
             continue
-        if isinstance(value, str) and len(value) > VALUE_WIDTH:  # a source or other long text: in Meaning
-            s.set(f"D{r}", value, style="note", text=True)
+        longest = max((len(v) for v in values if isinstance(v, str)), default=0)
+        for j, v in enumerate(values):  # each engine's own value, in its column
+            style = None if isinstance(v, str) and len(v) > VALUE_WIDTH else "input"
+            s.set(
+                f"{get_column_letter(FIRST_ENGINE_COL + j)}{r}",
+                v,
+                fmt=number_format(f.name, unit),
+                style=style,
+                text=isinstance(v, str),
+            )
+        if longest > VALUE_WIDTH:  # a source or other long text: in Meaning (its height: the longest engine's)
             s.set(f"B{r}", "(see right)", style="unit")
-            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$D${r}"))
+            s.set(f"D{r}", value_formula(r, engines), style="note")
+            longest_text = max((v for v in values if isinstance(v, str)), key=len)
+            s.heights[r] = text_height(longest_text, "note", s.widths["D"]) or 15
+            if f.name != "description":  # prose is no parameter: no name
+                names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$D${r}"))
             r += 1
             continue
-        s.set(f"B{r}", value, fmt=number_format(f.name, unit), style="input", text=isinstance(value, str))
+        fmt = number_format(f.name, unit)
+        s.set(f"B{r}", value_formula(r, engines), fmt=fmt, style="input")
         names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}"))
         r += 1
     r += 1

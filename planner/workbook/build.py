@@ -7,6 +7,8 @@ scenario), Sweeps (chart data), GPUs, Models, Precisions (catalog tables), AllRe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from planner import __version__
 from planner.accuracy.calibration import Calibration, resolve_calibration
 from planner.catalog import Catalog, default_catalog
@@ -14,12 +16,20 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import InvalidInputError
 from planner.workbook.allreduce_sheet import allreduce_sheet
 from planner.workbook.assumptions import assumptions_sheet
+from planner.workbook.by_engine import merged
 from planner.workbook.calc import calc_rows, calc_sheet
 from planner.workbook.catalog_sheets import gpus_sheet, gqa_sibling, models_sheet, precisions_sheet
 from planner.workbook.charts import charts_sheet
 from planner.workbook.explain import explain_sheet
 from planner.workbook.inputs import default_inputs, inputs_sheet
-from planner.workbook.layout import FORMAT_VERSION, INPUTS_SHEET, MARKER_KIND, MARKER_NAME, VERSION_PROPERTY
+from planner.workbook.layout import (
+    FORMAT_VERSION,
+    INPUTS_SHEET,
+    MARKER_KIND,
+    MARKER_NAME,
+    VERSION_PROPERTY,
+    WORKBOOK_ENGINES,
+)
 from planner.workbook.levers import levers_sheet
 from planner.workbook.load_figures import LOAD_KEY_PROPERTY, dp_ep_cells, load_figures, rate_factors
 from planner.workbook.load_sheet import load_sheet
@@ -41,6 +51,10 @@ def _select(table, names: list[str] | None, kind: str) -> list:
         raise InvalidInputError(f"no {kind} selected")
     return out
 
+
+#: The Explain sheet's first folded column of a text whose words differ between engines (one column per engine: the
+#: text shown reads the chosen engine's, ``by_engine.merged``).
+EXPLAIN_VARIANT_COL = "D"
 
 #: The custom document property that holds the ``--gpus`` / ``--models`` a workbook was made with (JSON; absent: the
 #: whole catalog), so that ``refresh`` keeps the workbook's own selection (trial 10 F8: a 2-GPU, 2-model workbook
@@ -66,9 +80,21 @@ def select_entries(catalog: Catalog, gpus: list[str] | None, models: list[str] |
     return gpu_list, model_list
 
 
+def offered_engines(engine: EngineProfile) -> list[EngineProfile]:
+    """The engines a workbook written for ``engine`` offers on Inputs, ``engine`` first (the default: a blank Engine),
+    then each of ``layout.WORKBOOK_ENGINES`` it is not (by name)."""
+    return [engine, *(engine_profile(n) for n in WORKBOOK_ENGINES if n != engine.name)]
+
+
 def build_catalog_sheets(
-    catalog: Catalog, gpus: list, models: list, engine: EngineProfile, calibration: Calibration
+    catalog: Catalog,
+    gpus: list,
+    models: list,
+    engine: EngineProfile | Sequence[EngineProfile],
+    calibration: Calibration,
 ) -> tuple[list[Sheet], list[Name]]:
+    """The catalog sheets (``layout.CATALOG_SHEETS``) for ``engine``, or for the engines a workbook offers (their
+    engine-dependent cells follow the one chosen on Inputs: ``by_engine``)."""
     sheets, names = [], []
     for sheet, n in (
         gpus_sheet(catalog, gpus, engine, calibration),
@@ -96,10 +122,11 @@ def build_whatif(
     inputs); False leaves it out."""
     cat = catalog or default_catalog()
     eng = engine_profile(engine)
+    engines = offered_engines(eng)
     cal = resolve_calibration(calibration)
     gpu_list, model_list = select_entries(cat, gpus, models)
     fp8 = cat.precision("fp8").name
-    opening = default_inputs(cat, gpu_list, model_list)
+    opening = default_inputs(cat, gpu_list, model_list, eng.name)
     figures = load_figures(opening, cat, eng, cal) if load else None
     c = calc_rows(
         lever_kv=fp8,
@@ -114,9 +141,11 @@ def build_whatif(
     levers, p3 = levers_sheet(c, load=figures is not None)
     sweeps, p4, where = sweeps_sheet(c)
     charts = charts_sheet(where)
-    assumptions, n2 = assumptions_sheet(eng, cal)
-    ranges, n4 = ranges_sheet(c, eng, [g.name for g in gpu_list])
-    catalog_sheets, n3 = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
+    assumptions, n2 = assumptions_sheet(engines, cal)
+    built = [ranges_sheet(c, e, [g.name for g in gpu_list]) for e in engines]
+    ranges, n4 = merged([sheet for sheet, _ in built]), built[0][1]
+    explain = merged([explain_sheet(cat, e) for e in engines], variant_col=EXPLAIN_VARIANT_COL)
+    catalog_sheets, n3 = build_catalog_sheets(cat, gpu_list, model_list, engines, cal)
     marker = f"{MARKER_KIND}/{FORMAT_VERSION}"
     names = names + n2 + n4 + n3 + [Name(MARKER_NAME, f'"{marker}"', hidden=True)]
     return WorkbookSpec(
@@ -126,7 +155,7 @@ def build_whatif(
             levers,
             *([load_sheet(figures)] if figures is not None else []),
             charts,
-            explain_sheet(cat, eng),
+            explain,
             assumptions,
             ranges,
             calc,

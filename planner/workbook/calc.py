@@ -31,7 +31,7 @@ from planner.workbook.spec import Probe, Sheet
 SCENARIOS = (
     ("base", "Baseline", "your inputs"),
     ("more_gpus", "More GPUs", "the next GPU group above the baseline's that vLLM accepts (1, 2, 4, 8, ...)"),
-    ("context_half", "Context halved", "half the context per sequence"),
+    ("context_half", "Prompt halved", "half the prompt, output kept: a shorter context per sequence"),
     ("compare", "Compare model", "the model chosen on Inputs (blank: the same-size GQA model)"),
     ("kv_fp8", "KV cache fp8", "KV cache in fp8 (1 byte per value)"),
     ("weights_fp8", "Weights fp8", "weights in fp8 (1 byte per value; embeddings and head stay 16-bit)"),
@@ -72,11 +72,38 @@ DP_EP_SHARED = (
 
 #: The levers that change the requests, not how they are served: each scenario key, what it changes. They stay on the
 #: Levers sheet as what-ifs, labelled so, but are never ranked for the cheapest fleet (Calc's same_requests row): a
-#: trial's "Cheapest fleet that meets the targets" named Context halved, 86 GPUs where the baseline needed 979, which
-#: serves shorter prompts (the context halved, the output tokens kept: 1,000-token prompts become 350 beside 300
-#: output tokens, ``levers.context_halved_words``). The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
-#: same requests. The compare model answers them with another model: a choice of model, not of deployment.
-WORKLOAD_LEVERS = {"context_half": "context halved, output kept", "compare": "another model"}
+#: trial's "Cheapest fleet that meets the targets" named the context-halving lever, 86 GPUs where the baseline needed
+#: 979, which serves shorter prompts. Prompt halved halves each prompt and keeps its output tokens (1,000-token prompts
+#: become 500 beside 300 output tokens; the context per sequence falls from 1,300 to 800 with them,
+#: ``levers.context_halved_words``: trial 22 F13, where halving the context left no prompt at all). The others (More
+#: GPUs, KV cache fp8, Weights fp8) deploy the same model for the same requests. The compare model answers them with
+#: another model: a choice of model, not of deployment.
+WORKLOAD_LEVERS = {"context_half": "prompt halved, output kept", "compare": "another model"}
+
+#: The prompt each request sends (Calc's prompt row, the Baseline's): the Inputs' prompt tokens, else what the context
+#: leaves beside the output tokens (context - output, as the Load sheet and ``planner export`` have always sent it);
+#: "" where neither is given (no output tokens), #VALUE! for text.
+PROMPT_USED = (
+    'IF(in_prompt_tokens="",IF(AND(ISNUMBER({out_tok}),ISNUMBER({context})),{context}-{out_tok},""),'
+    "IF(ISNUMBER(in_prompt_tokens),in_prompt_tokens,BAD_INPUT))"
+)
+#: Prompt halved's prompt: half the Baseline's (whole tokens, at least 1); "" where the Baseline has none of 1 or more.
+HALVED_PROMPT = 'IF(AND(ISNUMBER({C:prompt}),{C:prompt}>=1),MAX(1,INT({C:prompt}/2)),"")'
+#: Prompt halved's context: the Baseline's less what the prompt drops (its output tokens and any room beside them
+#: kept); with no prompt (no output tokens given, or none left beside them), half the context, as before trial 22.
+HALVED_CONTEXT = "IF(AND(ISNUMBER({C:prompt}),{C:prompt}>=1),{C:context}-{C:prompt}+{prompt},MAX(1,INT({C:context}/2)))"
+
+
+def _engine_refused() -> str:
+    """1 where the engine chosen on Inputs runs on NVIDIA GPUs only (``planner.catalog.resolve.NVIDIA_ONLY_ENGINES``,
+    a name prefix) and the GPU is another vendor's (``engine_vendor_refused``), else 0."""
+    from planner.catalog.resolve import NVIDIA_ONLY_ENGINES
+
+    only = ",".join(f'LEFT(eng_name,{len(p)})="{p}"' for p in NVIDIA_ONLY_ENGINES)
+    return f'IF(AND(OR({only}),INDEX(gpu_vendor,{{gpu_row}})<>"NVIDIA"),1,0)'
+
+
+ENGINE_REFUSED = _engine_refused()
 
 
 def name_of(table: str, name: str) -> str:
@@ -203,7 +230,8 @@ def calc_rows(
             "Context",
             "tokens",
             INT,
-            {"base": _raw("in_context"), "context_half": "MAX(1,INT({C:context}/2))", "*": "{C:ctx_in}"},
+            {"base": _raw("in_context"), "context_half": HALVED_CONTEXT, "*": "{C:ctx_in}"},
+            "Prompt halved: the baseline's context less the half of the prompt it drops (no prompt: half the context)",
         ),
         Row(
             "kv_in",
@@ -282,7 +310,7 @@ def calc_rows(
             "Bytes per KV value",
             "B",
             "0.######",
-            "IF(ISERROR({gpu_row}),{gpu_row},IF(AND(INDEX(prec_kv_cache,{kv_row}),OR(COUNTA(eng_kv_precisions)=0,"
+            'IF(ISERROR({gpu_row}),{gpu_row},IF(AND(INDEX(prec_kv_cache,{kv_row}),OR(SUMPRODUCT(--(eng_kv_precisions<>""))=0,'
             "ISNUMBER(MATCH(INDEX(prec_names,{kv_row}),eng_kv_precisions,0)))),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE))",
             "not a KV format, or one the engine does not cache (Assumptions: kv_precisions): #NUM!",
         ),
@@ -531,12 +559,23 @@ def calc_rows(
             "matter; a blank cache follows the weights): every deployment figure #NUM!",
         ),
         Row(
+            "engine_refused",
+            "Engine does not run on this GPU's vendor (1)",
+            "",
+            INT,
+            ENGINE_REFUSED,
+            "deploy.vendor_error (catalog.resolve.NVIDIA_ONLY_ENGINES: TensorRT-LLM on an AMD or Intel GPU): every "
+            "deployment figure #VALUE!",
+        ),
+        Row(
             "n_raw",
             "GPU count asked (or smallest group)",
             "GPUs",
             INT,
-            f"IF(OR({{mxfp4_refused}}>0,{{weights_refused}}>0,{{kv_refused}}>0),OUT_OF_RANGE,{F.choose_group()})",
-            "deploy.choose_gpus; deploy.release_error; deploy.weight_precision_error; deploy.kv_precision_error",
+            f"IF({{engine_refused}}>0,BAD_INPUT,IF(OR({{mxfp4_refused}}>0,{{weights_refused}}>0,{{kv_refused}}>0),"
+            f"OUT_OF_RANGE,{F.choose_group()}))",
+            "deploy.choose_gpus; deploy.vendor_error; deploy.release_error; deploy.weight_precision_error; "
+            "deploy.kv_precision_error",
         ),
         Row("mb_raw", "Max batch on that count", "sequences", INT, F.max_batch_on("{n_raw}")),
         Row(
@@ -764,6 +803,17 @@ def budget_refusal() -> str:
         elif f.kind == "shape":  # reader._convert's words
             bad = f"OR({num}<=0,{num}>{MAX_BURSTINESS})"
             checks.append((f"AND({number},{bad})", f'{where}{SHAPE_REFUSAL}; got "&{x}'))
+        if f.key == "prompt_tokens":  # reader.prompt_refusal's words: prompt + output must fit the context
+            out, ctx = "in_output_tokens", "in_context"
+            beside = f'IF(ISNUMBER({out})," plus "&TEXT({out},"#,##0")&" output tokens","")'
+            checks.append(
+                (
+                    f"AND({number},ISNUMBER({ctx}),{num}+N({out})>N({ctx}))",
+                    f'{where}"&TEXT({x},"#,##0")&{beside}&" is more than the context of "&TEXT({ctx},"#,##0")&'
+                    f'" tokens each sequence holds: give at most "&TEXT(MAX(N({ctx})-N({out}),0),"#,##0")&'
+                    '" prompt tokens, a longer context, or leave it blank (context - output)"',
+                )
+            )
         if f.slip_below_ms is not None:  # reader.slip_message's words
             checks.append(
                 (
@@ -856,10 +906,11 @@ def load_rest_same() -> str:
 def simulated_as(rate_factor_row: int) -> str:
     """The Levers scenario (1 to 6, ``SCENARIOS``' order) whose simulation on the Load sheet is the baseline's
     scenario now, else "": the Load sheet's other Inputs unchanged (``load_rest_same``), and the lever's model,
-    context, KV-cache and weight precision (as typed, "default" / "as published" for blank) and GPU group (the
-    baseline's group now) equal to the Inputs', and a fleet simulated for it (a rate factor). Typing the Weights fp8
-    lever on Inputs is that lever's scenario: its simulation sizes the baseline (trial 19 F3: 88 GPUs estimated beside
-    the lever's simulated 76 for the same deployment)."""
+    context, KV-cache and weight precision (as typed, "default" / "as published" for blank), GPU group (the
+    baseline's group now) and prompt tokens (Calc's prompt row: typed, or context - output) equal to the Inputs', and
+    a fleet simulated for it (a rate factor). Typing the Weights fp8 lever on Inputs is that lever's scenario: its
+    simulation sizes the baseline (trial 19 F3: 88 GPUs estimated beside the lever's simulated 76 for the same
+    deployment)."""
     now = {"model": "in_model", "context": "in_context", "kv_precision": "in_kv_precision"}
     now["weight_precision"] = "in_weight_precision"
     conds = []
@@ -876,6 +927,8 @@ def simulated_as(rate_factor_row: int) -> str:
             typed = f'IF({used(k)}="{LOAD_BLANK_PRECISION[k]}","",{used(k)})'
             terms.append(F.same_input(typed, now[k], "text"))
         terms.append(f"IFERROR({used('gpus')}={{n}},FALSE)")
+        # the prompt the lever's run sent (Prompt halved: half the Baseline's) is the one the Inputs send now
+        terms.append(f'IFERROR(""&{used("prompt_tokens")}=""&{{prompt}},FALSE)')
         conds.append((i, "AND(" + ",".join(terms) + ")"))
     formula = '""'
     for i, cond in reversed(conds):
@@ -934,6 +987,14 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "tokens",
             INT,
             {"base": _number_or_blank("in_output_tokens"), "*": "{C:out_tok}"},
+        ),
+        Row(
+            "prompt",
+            "Prompt tokens per request (blank: context - output)",
+            "tokens",
+            INT,
+            {"base": PROMPT_USED, "context_half": HALVED_PROMPT, "*": "{C:prompt}"},
+            "the Load sheet's requests (load_figures.lever_inputs): Prompt halved halves it, output kept",
         ),
         Row(
             "tpot_t",

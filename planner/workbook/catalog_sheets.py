@@ -5,6 +5,7 @@ engine profile and calibration. ``planner workbook refresh`` rewrites the catalo
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -22,6 +23,7 @@ from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
 from planner.units import USD_PER_GPU_HOUR_FORMAT
+from planner.workbook.by_engine import choose, merged
 from planner.workbook.formats import BILLIONS, BOOL, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, shown_unit
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
@@ -166,7 +168,22 @@ def _weight_formats_cell(g: Gpu, catalog: Catalog) -> str:
     return "" if formats is None else "," + ",".join(formats) + ","
 
 
+def _engines(engine: EngineProfile | Sequence[EngineProfile]) -> list[EngineProfile]:
+    """One engine, or the engines a workbook offers (the Assumptions sheet's engine columns, in order)."""
+    return [engine] if isinstance(engine, EngineProfile) else list(engine)
+
+
 def gpus_sheet(
+    catalog: Catalog, gpus: list[Gpu], engine: EngineProfile | Sequence[EngineProfile], calibration: Calibration
+) -> tuple[Sheet, list[Name]]:
+    """The GPUs table for ``engine``, or for the engines a workbook offers: its engine-dependent numbers (kernel
+    factors TensorRT-LLM reads at its own rates, the MXFP4 refusal, ...) follow the engine chosen on Inputs
+    (``by_engine.merged``)."""
+    built = [_gpus_sheet(catalog, gpus, e, calibration) for e in _engines(engine)]
+    return merged([sheet for sheet, _ in built]), built[0][1]
+
+
+def _gpus_sheet(
     catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibration: Calibration
 ) -> tuple[Sheet, list[Name]]:
     by_gpu: dict[str, dict[str, float]] = {}
@@ -224,7 +241,7 @@ def gpus_sheet(
 
     cols = [
         Column("GPU", text(lambda g, r: g.name), width=18, name="gpu_names"),
-        Column("Vendor", lambda g, r: g.vendor, width=8),
+        Column("Vendor", lambda g, r: g.vendor, width=8, name="gpu_vendor"),
         Column("Architecture", text(lambda g, r: g.architecture), width=12),
         Column(f"Memory, physical ({shown_unit('GB')})", lambda g, r: g.memory_bytes, GB_NUM, 10, "gpu_memory"),
         Column(
@@ -361,7 +378,7 @@ def gpus_sheet(
         Column(
             "Profiling tokens (engine)",
             lambda g, r: (
-                f"=IF(eng_max_num_batched_tokens>0,eng_max_num_batched_tokens,"
+                f"=IF(N(eng_max_num_batched_tokens)>0,eng_max_num_batched_tokens,"
                 f"IF({xlarge.format(r=r)},eng_max_num_batched_tokens_xlarge_gpu,"
                 f"IF({large}{r},eng_max_num_batched_tokens_large_gpu,eng_max_num_batched_tokens_small_gpu)))"
             ),
@@ -373,7 +390,7 @@ def gpus_sheet(
         Column(
             "Sampler sequences (engine)",
             lambda g, r: (
-                f"=IF(eng_max_num_seqs>0,eng_max_num_seqs,IF({xlarge.format(r=r)},eng_max_num_seqs_xlarge_gpu,"
+                f"=IF(N(eng_max_num_seqs)>0,eng_max_num_seqs,IF({xlarge.format(r=r)},eng_max_num_seqs_xlarge_gpu,"
                 f"IF({large}{r},eng_max_num_seqs_large_gpu,eng_max_num_seqs_small_gpu)))"
             ),
             INT,
@@ -635,10 +652,14 @@ def _aliases_width(precisions: list[Precision]) -> float:
     return min(48.0, max([26.0] + [len(", ".join(p.aliases)) + 2.0 for p in precisions]))
 
 
-def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tuple[Sheet, list[Name]]:
+def precisions_sheet(
+    precisions: list[Precision], engine: EngineProfile | Sequence[EngineProfile]
+) -> tuple[Sheet, list[Name]]:
     """The Precisions table, and beside it the KV-precision dropdown's list (``kv_precision_names``): the KV-cache
     formats ``engine`` caches (``EngineProfile.accepts_kv``; vLLM: fp16, bf16, fp32, fp8), so that no format the list
-    offers gives #NUM! (Calc's "Bytes per KV value" refuses one the engine does not cache)."""
+    offers gives #NUM! (Calc's "Bytes per KV value" refuses one the engine does not cache). For the engines a
+    workbook offers, each row of the list is the chosen engine's (``by_engine.choose``: blank past its last)."""
+    engines = _engines(engine)
     cols = [
         Column("Precision", text(lambda p, r: p.name), width=10, name="prec_names"),
         Column(
@@ -671,11 +692,13 @@ def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tupl
         cols,
         "Bytes per value = (bits + scale bits / values per scale) / 8.",
     )
-    kv = kv_formats(precisions, [engine])
+    lists = [kv_formats(precisions, [e]) for e in engines]
+    kv = max(lists, key=len)
     sheet.set("M1", "KV-cache formats the engine caches (list)", style="header")
     sheet.widths["M"] = 14
-    for i, name in enumerate(kv):
-        sheet.set(f"M{2 + i}", xlsx_text(name), text=True)
+    for i in range(len(kv)):
+        value = choose([xlsx_text(each[i]) if i < len(each) else None for each in lists])
+        sheet.set(f"M{2 + i}", value, text=not str(value).startswith("=CHOOSE("))
     names.append(Name("kv_precision_names", f"{PRECISIONS_SHEET}!$M$2:$M${1 + max(len(kv), 1)}"))
     # under the KV-format list, not in columns of their own: two more columns would make the sheet too wide to print
     # one page wide, and rows under the table would read as catalog rows to ``workbook refresh``

@@ -182,11 +182,11 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         (
             "Levers",
             "More GPUs (the next group vLLM accepts: its heads must divide evenly) adds KV budget; halving the "
-            "context halves KV per sequence; a GQA model stores KV heads / attention heads of the cache; fp8 KV "
-            "halves it (vLLM caches fp16/bf16 or fp8, not int4); fp8 weights free memory for KV and read half the "
-            "bytes per step. Cost per million output tokens at max batch compares them. Context halved and the compare "
-            "model change the requests (the context halved with the output tokens kept, so each prompt loses more than "
-            "half: 1,000 -> 350 tokens beside 300 output; another model), so they are never ranked for the "
+            "prompt shortens the context and so the KV per sequence; a GQA model stores KV heads / attention heads of "
+            "the cache; fp8 KV halves it (vLLM caches fp16/bf16 or fp8, not int4); fp8 weights free memory for KV and "
+            "read half the bytes per step. Cost per million output tokens at max batch compares them. Prompt halved "
+            "and the compare model change the requests (each prompt halved with the output tokens kept: 1,000 -> 500 "
+            "tokens beside 300 output, a context of 1,300 -> 800; another model), so they are never ranked for the "
             'cheapest fleet; nor is a lever that changes nothing ("no change": weights fp8 of a model that ships fp8 '
             "weights, a compare model that is the model itself). DP attention + EP runs a MoE baseline's GPUs as "
             "data-parallel attention ranks with the experts spread: no formula restates that layout, so its "

@@ -11,6 +11,8 @@ from planner.workbook.layout import (
     BUDGET_DEFAULTS,
     BUDGET_FIELDS,
     COMPARE_FIELD,
+    ENGINE_INDEX,
+    ENGINE_NAMES,
     GLANCE,
     INPUT_FIELDS,
     INPUTS_SHEET,
@@ -28,9 +30,9 @@ from planner.workbook.spec import Name, Sheet, Validation
 OPENING = dict(gpu="H100 SXM 80GB", model="Llama-2-70B", context=4096, gpus=4, compare_model="LLaMA-65B")
 
 
-def default_inputs(catalog: Catalog, gpus: list, models: list) -> dict:
+def default_inputs(catalog: Catalog, gpus: list, models: list, engine: str = "vllm") -> dict:
     """The inputs the workbook opens on: ``OPENING`` where the selected catalog has its entries, else the first
-    GPU and model selected at a context within the model's trained maximum."""
+    GPU and model selected at a context within the model's trained maximum; ``engine``: the one it is written for."""
     gpu_names, model_names = [g.name for g in gpus], [m.name for m in models]
     seed = OPENING["gpu"] in gpu_names and OPENING["model"] in model_names
     gpu = OPENING["gpu"] if OPENING["gpu"] in gpu_names else gpu_names[0]
@@ -43,6 +45,7 @@ def default_inputs(catalog: Catalog, gpus: list, models: list) -> dict:
         "kv_precision": None,
         "weight_precision": None,
         "gpus": OPENING["gpus"] if seed else None,
+        "engine": engine,
         "memory_utilization": None,
         "price_per_gpu_hour": None,
         "batch": 1,
@@ -147,7 +150,17 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         s.set(f"C{r}", f.unit, style="unit")
         s.set(f"D{r}", f.help, style="note")
         names.append(Name(f.name, f"{INPUTS_SHEET}!$B${r}"))
-        if f.key in sources:
+        if f.key == "engine":  # only the engines the Assumptions sheet has a column for
+            s.validations.append(
+                Validation(
+                    f"B{r}",
+                    "list",
+                    source=ENGINE_NAMES,
+                    prompt="Pick an engine from the list (the Assumptions sheet's engine columns).",
+                    error="Not an engine the workbook holds a profile for: pick one from the list.",
+                )
+            )
+        elif f.key in sources:
             s.validations.append(_name_validation(f"B{r}", sources[f.key], f.unit, f.key))
         elif f.kind in NUMBER_CHECKS:
             kind, low, high, prompt, error = NUMBER_CHECKS[f.kind]
@@ -313,6 +326,10 @@ def why_error(c: Calc) -> str:
         )
 
     checks = (
+        (
+            ENGINE_INDEX,
+            '"engine \'"&in_engine&"\' is not one the Assumptions sheet holds a column for: pick one from the list"',
+        ),
         ("gpu_row", _not_listed("GPU", "in_gpu", "GPUs")),
         ("model_row", _not_listed("model", "in_model", "Models")),
         ("w_row", not_listed_precision("weight precision", "wp")),
@@ -391,10 +408,19 @@ def why_error(c: Calc) -> str:
     numbers = {"context": "context", "util": "memory_utilization", "n_raw": "gpus", "price": "price_per_gpu_hour"}
     numbers["d_batch"] = "batch"
     checks = tuple((key, _text_first(numbers[key], reason) if key in numbers else reason) for key, reason in checks)
-    conditions = [(f"ISERROR({ref(key)})", reason) for key, reason in checks]
-    conditions.insert(6, refused)
-    conditions.insert(7, weights)
-    conditions.insert(8, kv_dtype)
+    vendor = (  # the same place, first: the engine does not run on the GPU's vendor (deploy.vendor_error)
+        f"IF(ISNUMBER({ref('engine_refused')}),{ref('engine_refused')},0)>0",
+        '"engine "&eng_name&" runs on NVIDIA GPUs only; "&'
+        + ref("gpu")
+        + '&" is "&INDEX(gpu_vendor,'
+        + ref("gpu_row")
+        + ')&"\'s: choose vllm or sglang there (Inputs: Engine)"',
+    )
+    conditions = [(f"ISERROR({key if key == ENGINE_INDEX else ref(key)})", reason) for key, reason in checks]
+    conditions.insert(7, vendor)
+    conditions.insert(8, refused)
+    conditions.insert(9, weights)
+    conditions.insert(10, kv_dtype)
     budget = ref("budget_refused")  # last: the budget question, after everything the baseline's results need
     conditions.append((f'{budget}<>""', budget))
     formula = '""'

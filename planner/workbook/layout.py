@@ -40,6 +40,7 @@ LOAD_INPUT_KEYS = (
     "ttft_target_ms",
     "prefix_hit_rate",
     "burstiness",
+    "prompt_tokens",
 )
 #: The Load sheet's first "Computed from" row; each of ``LOAD_INPUT_KEYS`` a row from it, then the engine's name and
 #: the engine parameters' summary (a simulated sheet), each with "yes" or "changed" in column D.
@@ -49,7 +50,7 @@ LOAD_ENGINE_ROWS = (LOAD_FIRST_INPUT_ROW + len(LOAD_INPUT_KEYS), LOAD_FIRST_INPU
 #: row, the table's subtitle and header after the engine rows), read by Calc's sim_lever row.
 LOAD_LEVER_ROWS = {
     key: LOAD_ENGINE_ROWS[1] + 4 + i
-    for i, key in enumerate(("model", "context", "kv_precision", "weight_precision", "gpus"))
+    for i, key in enumerate(("model", "context", "kv_precision", "weight_precision", "gpus", "prompt_tokens"))
 }
 #: What the lever table writes for a blank KV-cache and weight precision.
 LOAD_BLANK_PRECISION = {"kv_precision": "default", "weight_precision": "as published"}
@@ -128,6 +129,16 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "Blank: the smallest of 1, 2, 4, 8, 16, 32, 64 that vLLM accepts and that holds the weights and one sequence.",
     ),
     InputField(
+        "engine",
+        "in_engine",
+        "Engine",
+        "profile",
+        "text",
+        False,
+        "Assumptions' engine columns; every formula follows it. SGLang: its memory_utilization there, not its "
+        "per-GPU rule. Blank: the first.",
+    ),
+    InputField(
         "memory_utilization",
         "in_memory_utilization",
         "Memory utilization",
@@ -166,6 +177,17 @@ COMPARE_FIELD = InputField(
     "Blank: the same-size GQA sibling (Models sheet); or choose any model.",
 )
 ENGINE_NAME = "eng_name"
+#: The engine profiles a workbook offers on Inputs (``in_engine``'s dropdown, the defined name ``ENGINE_NAMES``: the
+#: Assumptions sheet's engine columns' headers), after the one it is written for: each engine family's current
+#: profile as ``planner.engines.profiles.ENGINES`` names it (older releases are for published rows).
+WORKBOOK_ENGINES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy")
+ENGINE_NAMES = "engine_names"
+#: The Assumptions cell holding the column of the engine chosen on Inputs (1: the first of ``ENGINE_NAMES``), which
+#: every engine-dependent cell reads (the Assumptions' Value column, the GPUs sheet's engine columns: ``CHOOSE``).
+ENGINE_INDEX = "eng_index"
+#: Inputs a workbook written before them does not have (no defined name): read as blank, the old behaviour (the
+#: prompt: context - output tokens; the engine: the Assumptions sheet's ``eng_name``).
+LATER_INPUTS = frozenset({"engine", "prompt_tokens"})
 
 #: The budget question's inputs, below the compare model (not part of ``read_inputs``: the capacity model does not
 #: take them). Defaults: examples/budget-review.toml's peak (40 requests/s of 400 output tokens) and targets.
@@ -187,6 +209,15 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "count",
         False,
         "Mean tokens each answer generates; peak tokens/s = traffic x this. Blank: no fleet.",
+    ),
+    InputField(
+        "prompt_tokens",
+        "in_prompt_tokens",
+        "Prompt tokens per request",
+        "tokens",
+        "count",
+        False,
+        "At most context - output tokens (the default when blank).",
     ),
     InputField(
         "tpot_target_ms",

@@ -78,36 +78,41 @@ SAME_REQUESTS_LABEL = "Serves the same requests"
 
 
 def same_requests_text(key: str) -> str:
-    """ "yes", or "no: another model" for a lever that changes the requests (``WORKLOAD_LEVERS``); Context halved's
+    """ "yes", or "no: another model" for a lever that changes the requests (``WORKLOAD_LEVERS``); Prompt halved's
     cell is ``context_halved_formula``, this its words where the contexts are errors."""
     return f"no: {WORKLOAD_LEVERS[key]}" if key in WORKLOAD_LEVERS else "yes"
 
 
-def context_halved_words(context: int, output_tokens: float | None) -> str:
-    """What Context halved does to the requests, as ``context_halved_formula`` says it: the context halved
-    (``load_figures.lever_inputs``: max(1, context // 2)) with the output tokens kept, so each prompt (context -
-    output, as the Load sheet sends it) shrinks by more than half: "no: prompts 1,000 -> 350 (output kept)" under the
-    column's "Context halved" for 1,300 tokens and 300 output (trial 10 F10: the row said "prompts halved"). Without
-    output tokens, the whole sequence's tokens; a halved context the output alone fills: "none"."""
-    half = max(1, int(context) // 2)
-    if output_tokens is None:
-        return f"no: prompt + output {int(context):,} -> {half:,}"
-    out = float(output_tokens)
-    after = f"{half - out:,.0f}" if half - out >= 1 else "none"
-    return f"no: prompts {context - out:,.0f} -> {after} (output kept)"
+def context_halved_words(context: int, output_tokens: float | None, prompt_tokens: float | None = None) -> str:
+    """What Prompt halved does to the requests, as ``context_halved_formula`` says it: each prompt (the Inputs' prompt
+    tokens, blank: context - output, as the Load sheet sends it) halved, the output tokens kept
+    (``load_figures.halved_prompt``): "no: prompts 1,000 -> 500 (output kept)" for 1,300 tokens and 300 output, "no:
+    prompts 213 -> 106 (output kept)" for trial 22 F13's 425 and 212 (halving the context had left no prompt:
+    "prompts 213 -> none"). Without a prompt (no output tokens, or none left beside them), the whole sequence's tokens
+    halved: "no: prompt + output 4,096 -> 2,048"."""
+    from planner.workbook.load_figures import halved_prompt, prompt_of
+
+    inputs = {"context": context, "output_tokens": output_tokens, "prompt_tokens": prompt_tokens}
+    prompt = prompt_of(inputs)
+    half_context, half = halved_prompt(int(context), prompt, inputs)
+    if prompt is not None and prompt >= 1:
+        return f"no: prompts {prompt:,} -> {half:,} (output kept)"
+    return f"no: prompt + output {int(context):,} -> {half_context:,}"
 
 
 def context_halved_formula(c: Calc) -> str:
-    """Levers' "Serves the same requests" cell of Context halved: ``context_halved_words`` over Calc's context used
-    (Baseline's and Context halved's columns) and the Inputs' output tokens (Calc's out_tok row)."""
+    """Levers' "Serves the same requests" cell of Prompt halved: ``context_halved_words`` over Calc's context used and
+    prompt (Baseline's and Prompt halved's columns)."""
     base, half = (c.ref("context", scenario_col(k), sheet=True) for k in ("base", "context_half"))
-    out = c.ref("out_tok", scenario_col("base"), sheet=True)
+    prompt, half_prompt = (c.ref("prompt", scenario_col(k), sheet=True) for k in ("base", "context_half"))
     head = f"no: {WORKLOAD_LEVERS['context_half']}"
     fmt = '"#,##0"'
     whole = f'"no: prompt + output "&TEXT({base},{fmt})&" -> "&TEXT({half},{fmt})'
-    after = f'IF({half}-{out}>=1,TEXT({half}-{out},{fmt}),"none")'
-    prompts = f'"no: prompts "&TEXT({base}-{out},{fmt})&" -> "&{after}&" (output kept)"'
-    return f'=IF(OR(ISERROR({base}),ISERROR({half})),"{head}",IF(ISNUMBER({out}),{prompts},{whole}))'
+    prompts = f'"no: prompts "&TEXT({prompt},{fmt})&" -> "&TEXT({half_prompt},{fmt})&" (output kept)"'
+    return (
+        f'=IF(OR(ISERROR({base}),ISERROR({half})),"{head}",'
+        f"IF(ISNUMBER({prompt}),IF({prompt}>=1,{prompts},{whole}),{whole}))"
+    )
 
 
 def groups_note(c: Calc) -> str:
@@ -275,7 +280,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     for sk, _, _ in COLUMNS:
         text = context_halved_formula(c) if sk == "context_half" else same_requests_text(sk)
         s.set(f"{scenario_col(sk)}{r}", or_void(void(sk), text), style="result_text")
-    s.heights[r] = 13.5 * 2 + 2  # "no: prompts 3,696 -> 1,648 (output kept)" on two lines of its column
+    s.heights[r] = 13.5 * 2 + 2  # "no: prompts 3,696 -> 1,848 (output kept)" on two lines of its column
     r += 1
     budget = [
         ("Meets the latency targets", "meets_text", None, "", ""),

@@ -6,7 +6,8 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
 
     no queue        ``api.peak_fleet`` at rate factor 1: a replica takes 1 / (output tokens / throughput at max batch
                     + one whole-context prefill) requests/s; the replicas the Levers formula would count with no queue
-    one request     prompt = context - output tokens, output = the Inputs' output tokens (context is prompt + output)
+    one request     prompt = the Inputs' prompt tokens (blank: context - output tokens), output = the Inputs' output
+                    tokens (the context holds prompt + output, and any room left beside them)
     batch limit     the engine's ``max_num_seqs``: the batch the engine serves at the whole context (``api.served_batch``:
                     what memory holds when every sequence may reach it, at most the engine's own max_num_seqs on the
                     GPU), as ``planner export`` sets it (``Candidate.slots``) and ``planner plan`` bounds it; the
@@ -131,9 +132,11 @@ def _number(value: Any) -> float | None:
 def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: EngineProfile) -> dict[str, Any]:
     """The inputs a Levers scenario evaluates, as the Calc sheet's lever formulas define them (``calc.calc_rows``):
     the baseline's GPU group ``n`` (``memory_plan``'s choice) for every lever but "More GPUs" (the next group vLLM
-    accepts, ``api.next_tp_size``); half the context; the compare model (blank: the GQA sibling); fp8 KV cache; fp8
-    weights. Raises the PlannerError the baseline's (or the lever's) inputs raise."""
+    accepts, ``api.next_tp_size``); half the prompt, output kept (``halved_prompt``); the compare model (blank: the GQA
+    sibling); fp8 KV cache; fp8 weights. ``prompt_tokens``: each request's prompt (``prompt_of``; None without output
+    tokens). Raises the PlannerError the baseline's (or the lever's) inputs raise."""
     s = {k: inputs.get(k) for k in ("gpu", "model", "context", "kv_precision", "weight_precision", "gpus")}
+    s["prompt_tokens"] = prompt_of(inputs)
     mu = inputs.get("memory_utilization")
     n = int(
         api.memory_plan(
@@ -143,7 +146,7 @@ def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: Eng
     )  # fmt: skip
     s["gpus"] = api.next_tp_size(s["model"], n, catalog=catalog, engine=engine) if key == "more_gpus" else n
     if key == "context_half":
-        s["context"] = max(1, int(s["context"]) // 2)
+        s["context"], s["prompt_tokens"] = halved_prompt(int(s["context"]), s["prompt_tokens"], inputs)
     elif key == "compare":
         s["model"] = inputs.get("compare_model") or gqa_sibling(catalog.model(s["model"]), list(catalog.models))
     elif key == "kv_fp8":
@@ -151,6 +154,32 @@ def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: Eng
     elif key == "weights_fp8":
         s["weight_precision"] = catalog.precision("fp8").name
     return s
+
+
+def prompt_of(inputs: dict[str, Any]) -> int | None:
+    """Each request's prompt (Calc's prompt row): the Inputs' prompt tokens, else context - output tokens (what the
+    context leaves beside the output, as the Load sheet and ``planner export`` always sent it); None without output
+    tokens or a prompt."""
+    typed, output = _number(inputs.get("prompt_tokens")), _number(inputs.get("output_tokens"))
+    if typed is not None:
+        return int(typed)
+    if output is None or not isinstance(inputs.get("context"), (int, float)):
+        return None
+    return int(inputs["context"]) - int(output)
+
+
+def halved_prompt(context: int, prompt: int | None, inputs: dict[str, Any]) -> tuple[int, int | None]:
+    """Prompt halved's (context, prompt), as Calc's ``HALVED_CONTEXT`` and ``HALVED_PROMPT`` define them: half the
+    prompt (whole tokens, at least 1), the output tokens kept, the context less what the prompt drops (a context of 425
+    with 212 output tokens: prompts 213 -> 106, context 318; trial 22 F13, where halving the context to 212 left no
+    prompt). Without a prompt of 1 or more (no output tokens given, or none left beside them): half the context, and
+    what it leaves beside the output tokens."""
+    if prompt is not None and prompt >= 1:
+        half = max(1, prompt // 2)
+        return context - prompt + half, half
+    half_context = max(1, context // 2)
+    output = _number(inputs.get("output_tokens"))
+    return half_context, None if output is None else half_context - int(output)
 
 
 def _lever(
@@ -190,7 +219,7 @@ def _lever(
         return LeverLoad(key, header, s, error=str(exc))
     batch, replicas = int(plan.max_batch), int(fleet.replicas)
     served, _ = api.served_batch(batch, engine, catalog.gpu(s["gpu"]), parallelism, int(plan.gpus))
-    prompt = int(s["context"]) - int(output)
+    prompt = s["prompt_tokens"] if s.get("prompt_tokens") is not None else int(s["context"]) - int(output)
     if prompt < 1:
         return LeverLoad(
             key, header, s, error=f"a context of {int(s['context']):,} tokens leaves no prompt beside "
@@ -238,7 +267,7 @@ def _lever(
 #: are typed as the caller's; its ``LoadFigures.inputs`` is the caller's own.
 _MEMO: OrderedDict[tuple[str, str], LoadFigures] = OrderedDict()
 #: The inputs ``lever_inputs`` copies into each ``LeverLoad.inputs`` (their types are kept by the memo's key).
-_LEVER_KEYS = ("gpu", "model", "context", "kv_precision", "weight_precision", "gpus", "compare_model")
+_LEVER_KEYS = ("gpu", "model", "context", "kv_precision", "weight_precision", "gpus", "compare_model", "prompt_tokens")
 #: Sets of figures kept (each a few hundred kB of simulated percentiles).
 MEMO_SIZE = 8
 

@@ -192,7 +192,7 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
             None,
         ),
         ("GPUs per replica", "GPUs", lambda v: v.inputs.get("gpus"), INT),
-        ("Prompt tokens per request (context - output)", "tokens", lambda v: v.prompt_tokens, INT),
+        ("Prompt tokens per request (typed, or context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
         ("Max batch (memory)", "sequences", lambda v: v.max_batch, INT),
         ("Batch limit simulated (the engine's max_num_seqs)", "sequences", lambda v: v.batch_limit, INT),
@@ -309,7 +309,7 @@ def load_sheet(f: LoadFigures) -> Sheet:
     """The Load sheet of figures ``f`` (``load_figures.load_figures``): what they were computed from and whether the
     Inputs still match, each lever's replica, four charts, and the four tables the charts draw."""
     s = Sheet(LOAD_SHEET, tab_color="7030A0")
-    s.widths.update(A=50, B=14, C=16, D=16, E=16, F=16, G=16, H=16, I=11)  # "Context halved" on one line
+    s.widths.update(A=50, B=14, C=16, D=16, E=16, F=16, G=16, H=16, I=11)  # "Prompt halved" on one line
     s.set("A1", TITLE, style="title", comment=_note(f))
     s.note("A2", _note(f), TARGET_COL)
     s.set(f"A{STATUS_ROW}", "Status", style="label")

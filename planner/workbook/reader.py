@@ -20,9 +20,11 @@ from planner.workbook.layout import (
     BUDGET_FIELDS,
     COMPARE_FIELD,
     ENGINE_NAME,
+    ENGINE_NAMES,
     FORMAT_VERSION,
     INPUT_FIELDS,
     INPUTS_SHEET,
+    LATER_INPUTS,
     MARKER_KIND,
     MARKER_NAME,
     MAX_BURSTINESS,
@@ -30,6 +32,10 @@ from planner.workbook.layout import (
     SHAPE_REFUSAL,
     InputField,
 )
+
+#: The Inputs' Engine and prompt tokens (``_engine``, ``_check_prompt`` name their cells).
+ENGINE_FIELD = next(f for f in INPUT_FIELDS if f.key == "engine")
+PROMPT_FIELD = next(f for f in BUDGET_FIELDS if f.key == "prompt_tokens")
 
 MAX_FILE_BYTES = 50 * 10**6
 MAX_UNPACKED_BYTES = 500 * 10**6
@@ -286,8 +292,9 @@ def read_inputs(path: str | os.PathLike) -> dict:
     """The Inputs of a what-if workbook that ``planner workbook`` made.
 
     Keys: gpu (str), model (str), context (int), kv_precision (str|None), weight_precision (str|None),
-    gpus (int|None), memory_utilization (float|None), price_per_gpu_hour (float|None), batch (int|None),
-    engine (str). Blank optional inputs are None. Raises ``WorkbookError`` (a PlannerError) with a one-line
+    gpus (int|None), engine (str: the Inputs' Engine as the Assumptions sheet's engine columns name it, blank the
+    first of them), memory_utilization (float|None), price_per_gpu_hour (float|None), batch (int|None). Blank
+    optional inputs are None. Raises ``WorkbookError`` (a PlannerError) with a one-line
     message for a file it did not make, an unsafe or unreadable file, or an input of the wrong kind.
     """
     return _read(load(path), path, INPUT_FIELDS)
@@ -295,7 +302,8 @@ def read_inputs(path: str | os.PathLike) -> dict:
 
 def read_all_inputs(path: str | os.PathLike, wb=None, bounds: dict[str, tuple[int, str]] | None = None) -> dict:
     """``read_inputs`` and the Inputs it leaves out: the compare model and the budget question (``BUDGET_FIELDS``:
-    peak traffic, output tokens, targets), None when blank; the Load sheet is computed from them. ``wb``: the file
+    peak traffic, output tokens, prompt tokens, targets), None when blank (a prompt whose tokens and the output's do
+    not fit the context is refused); the Load sheet is computed from them. ``wb``: the file
     already loaded. Raises ``WorkbookError`` as ``read_inputs`` does, for a budget input that is not a number too.
     ``bounds``: a count input's key -> (its most, why), for a reader that takes less than the workbook does
     (``planner export``: a replica of at most 64 GPUs), so that the message names the cell."""
@@ -305,9 +313,88 @@ def read_all_inputs(path: str | os.PathLike, wb=None, bounds: dict[str, tuple[in
 def _read(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]] | None = None) -> dict[str, Any]:
     check_marker(wb, path)
     out = _read_fields(wb, path, fields, bounds or {})
-    engine = _cell_of(wb, ENGINE_NAME, path).value
-    out["engine"] = str(engine).strip() if engine else "vllm"
+    out["engine"] = _engine(wb, path, out.pop("engine", None))
+    _check_prompt(wb, path, out)
     return out
+
+
+def _engine(wb, path: str | os.PathLike, typed: str | None) -> str:
+    """The engine the workbook's formulas use: the Inputs' Engine (``in_engine``) as the Assumptions sheet's engine
+    columns name it (any case: the formulas' MATCH ignores it), blank: the first of them; in a workbook written before
+    the Inputs had an Engine, the Assumptions sheet's ``eng_name``. A WorkbookError naming the cell for a name the
+    columns do not hold (every formula shows #N/A there)."""
+    listed = engine_names(wb)
+    if not listed:  # written before the engine columns: the one engine it was written for
+        engine = _cell_of(wb, ENGINE_NAME, path).value
+        return str(engine).strip() if engine else "vllm"
+    if typed is None:
+        return listed[0]
+    for name in listed:
+        if name.lower() == typed.strip().lower():
+            return name
+    cell = _cell_of(wb, ENGINE_FIELD.name, path)
+    raise WorkbookError(
+        f"{path}: {cell.parent.title}!{cell.coordinate} ({ENGINE_FIELD.label}) {_shown(typed)} is not an engine the "
+        f"workbook's formulas look up; choose one of {', '.join(listed)} (the Assumptions sheet's engine columns)"
+    )
+
+
+def prompt_refusal(prompt: float, output: float | None, context: float) -> str | None:
+    """Why a typed prompt is refused beside the context and output tokens (the Inputs' Error line says it in the same
+    words, ``calc.budget_refusal``): prompt + output more than the context per sequence, which holds both; else None."""
+    out = output or 0
+    if prompt + out <= context:
+        return None
+    beside = f" plus {out:,.0f} output tokens" if output else ""
+    return (
+        f"{prompt:,.0f}{beside} is more than the context of {context:,.0f} tokens each sequence holds: give at most "
+        f"{max(context - out, 0):,.0f} prompt tokens, a longer context, or leave it blank (context - output)"
+    )
+
+
+def _check_prompt(wb, path: str | os.PathLike, out: dict[str, Any]) -> None:
+    """A WorkbookError naming the prompt's cell where prompt + output tokens do not fit the context
+    (``prompt_refusal``): the Load sheet could not simulate such requests, nor ``planner export`` review them."""
+    prompt, context = out.get("prompt_tokens"), out.get("context")
+    if prompt is None or context is None:
+        return
+    why = prompt_refusal(prompt, out.get("output_tokens"), context)
+    if why is not None:
+        cell = _cell_of(wb, PROMPT_FIELD.name, path)
+        raise WorkbookError(f"{path}: {cell.parent.title}!{cell.coordinate} ({PROMPT_FIELD.label}) {why}")
+
+
+def engine_column(wb, engine: str) -> tuple[str, int] | None:
+    """The Assumptions sheet's column (sheet, column number) holding ``engine``'s parameters (``ENGINE_NAMES``' header
+    of that name, any case); None in a workbook written before the engine columns, or for an engine it lacks."""
+    dn = wb.defined_names.get(ENGINE_NAMES)
+    dests = list(dn.destinations) if dn is not None else []
+    if len(dests) != 1 or dests[0][0] not in wb.sheetnames:
+        return None
+    sheet, ref = dests[0]
+    cells = wb[sheet][ref.replace("$", "")]
+    row = cells[0] if isinstance(cells, tuple) and cells and isinstance(cells[0], tuple) else cells
+    row = row if isinstance(row, tuple) else (row,)
+    for cell in row:
+        if str(cell.value or "").strip().lower() == engine.strip().lower():
+            return sheet, cell.column
+    return None
+
+
+def engine_names(wb) -> list[str]:
+    """The engines a workbook offers on Inputs (``ENGINE_NAMES``' headers, in order); [] in one written before."""
+    dn = wb.defined_names.get(ENGINE_NAMES)
+    dests = list(dn.destinations) if dn is not None else []
+    if len(dests) != 1 or dests[0][0] not in wb.sheetnames:
+        return []
+    sheet, ref = dests[0]
+    cells = wb[sheet][ref.replace("$", "")]
+    flat = (
+        [c for row in cells for c in (row if isinstance(row, tuple) else (row,))]
+        if isinstance(cells, tuple)
+        else [cells]
+    )
+    return [str(c.value).strip() for c in flat if c.value is not None and str(c.value).strip()]
 
 
 #: TRUE and FALSE as LibreOffice Calc saves them in an .xlsx: as the formulas ``=TRUE()`` / ``=FALSE()`` (their saved
@@ -347,6 +434,9 @@ def _read_fields(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[in
     saved = SavedValues(path)
     out: dict[str, Any] = {}
     for f in fields:
+        if f.key in LATER_INPUTS and wb.defined_names.get(f.name) is None:  # a workbook written before the input
+            out[f.key] = None
+            continue
         cell = _cell_of(wb, f.name, path)
         value = saved(cell)
         if value is None and isinstance(cell.value, str) and cell.value.startswith("="):
@@ -366,6 +456,8 @@ __all__ = [
     "WorkbookError",
     "check_file",
     "check_marker",
+    "engine_column",
+    "engine_names",
     "load",
     "read_all_inputs",
     "read_inputs",

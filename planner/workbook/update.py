@@ -32,6 +32,7 @@ from planner.workbook.build import (
 from planner.workbook.layout import (
     CALC_SHEET,
     CATALOG_SHEETS,
+    ENGINE_INDEX,
     GPUS_SHEET,
     LEVERS_SHEET,
     LOAD_SHEET,
@@ -118,14 +119,15 @@ def refresh(
             f"{src}: {added[0]}{more} is not in the catalog, and refresh rewrites that sheet from the catalog; "
             "add the entry to a catalog folder (--catalog DIR) to keep it, or pass --force to drop it"
         )
-    eng = engine_profile(_engine_of(wb))
     cal = resolve_calibration(None)
     # before anything is built: Inputs or engine parameters the Load sheet cannot be simulated from are refused here
     from planner.workbook.assumptions import read_engine
     from planner.workbook.load_figures import not_simulated_why
 
     inputs = read_all_inputs(src, wb)
+    eng = engine_profile(inputs["engine"])  # the Inputs' Engine (a workbook written before it: its only engine)
     read_engine(wb, src, eng)
+    offered = _offered(wb, eng)
     gpus, models, selection = _selection(wb, gpus, models)
     listed_before = (_listed_count(wb, GPUS_SHEET), _listed_count(wb, MODELS_SHEET))
     gpu_list, model_list = select_entries(cat, gpus, models)
@@ -139,7 +141,7 @@ def refresh(
     check_names(
         wb, src, cat, [g.name for g in gpu_list], [m.name for m in model_list]
     )  # before anything is simulated or written
-    sheets, names = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
+    sheets, names = build_catalog_sheets(cat, gpu_list, model_list, offered, cal)
     for sheet in sheets:
         if sheet.name in wb.sheetnames:
             index = wb.sheetnames.index(sheet.name)
@@ -527,15 +529,14 @@ def _runs_outside(z: zipfile.ZipFile, skipped: set[str]) -> int:
     return inline + sum(runs_of[i] for i in used if i < len(runs_of))
 
 
-def _engine_of(wb) -> str:
-    dn = wb.defined_names.get("eng_name")
-    if dn is not None:
-        for sheet, ref in dn.destinations:
-            if sheet in wb.sheetnames:
-                value = wb[sheet][ref.replace("$", "")].value
-                if value:
-                    return str(value)
-    return "vllm"
+def _offered(wb, engine) -> list:
+    """The engine profiles the workbook's engine-dependent catalog cells follow (``by_engine``): one per engine column
+    of its Assumptions sheet, in their order; a workbook written before the columns: ``engine`` alone (its catalog
+    sheets then hold that engine's numbers, as they did)."""
+    from planner.workbook.reader import engine_names
+
+    names = engine_names(wb) if wb.defined_names.get(ENGINE_INDEX) is not None else []
+    return [engine_profile(n) for n in names] or [engine]
 
 
 def _property(wb, name: str) -> str | None:
