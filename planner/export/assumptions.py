@@ -94,7 +94,7 @@ def _priced(what: str, value: float, money: Money, date: str = "") -> Assumption
     url = first_url(money.price_source)
     if not url:  # an internal quote (a contract, a PO number): its own words are the evidence (trial 18 F5)
         label = f"{label}: {money.quote.source}"
-    return Assumption(f"{what} ({quote_text(money)})", value, "US$", label, url, money.price_source)
+    return Assumption(f"{what} ({quote_text(money, with_gap=False)})", value, "US$", label, url, money.price_source)
 
 
 def catalog_folders_row(catalog, results) -> Assumption:

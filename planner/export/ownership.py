@@ -200,6 +200,7 @@ def residual_left_out(option: Option, finance: Finance) -> str:
     )
 
 
+#: The write-off a bought option gets when the scenario gives none, months (``scenario.BUILTIN_DEFAULTS``).
 BUILTIN_MONTHS = BUILTIN_DEFAULTS["amortization_months"]
 #: A bought option written off in fewer months than this most likely has years typed as months (trial 23 F6:
 #: amortization_months = 3 charged a 36-month write-off in 3, 8.2x the monthly cost, without a word).
@@ -326,9 +327,9 @@ def median_billing_unit(gpu: Gpu, kind: str, amount: float) -> int:
 
 def billing_unit_words(money: Money, gpu: Gpu, node_size: int | None = None) -> str:
     """Where a rented option's billing unit comes from, for the Assumptions sheet: "scenario (node_size)", the
-    scenario's own price's, the quote's own ("Lambda bills 8 GPUs at a time"), or a median's rule with the quotes it
-    rests on ("the median's: the smallest unit a quote at or below $3.595 bills in (RunPod ... 1, Hyperstack 1) ...;
-    Lambda, CoreWeave bill 8 at a time")."""
+    scenario's own price's, the quote's own ("the quote's instance: Lambda bills 8 GPUs at a time"), or a median's
+    rule with the quotes it rests on ("the median's: the smallest unit that a quote at or below $3.595 bills in
+    (RunPod ...: 1 GPU, Hyperstack: 1 GPU): ...; Lambda, CoreWeave bill 8 at a time")."""
     if node_size:
         return "scenario (node_size)"
     q = money.quote
