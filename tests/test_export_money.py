@@ -31,8 +31,9 @@ pytestmark = pytest.mark.xdist_group("test_export_money")
 
 HOURS = 730.0
 #: the median of H100's four on-demand quotes (Lambda 3.99, RunPod 2.69, Hyperstack 3.20, CoreWeave 49.24 / 8 = 6.155;
-#: the middle two 3.20 and 3.99), $3.595 x 730 h = $2,624.35 a GPU-month, billed in whole 8-GPU instances (the largest
-#: of the quotes' billing units: Lambda's "8x instance", CoreWeave's 8-GPU HGX node)
+#: the middle two 3.20 and 3.99), $3.595 x 730 h = $2,624.35 a GPU-month, billed per GPU since trial 23 F4 (the smallest
+#: unit a quote at or below the median bills in: RunPod's and Hyperstack's, per GPU; Lambda's "8x instance" and
+#: CoreWeave's 8-GPU HGX node are dearer)
 H100_RENT_MONTH = (3.20 + 3.99) / 2 * HOURS
 #: bought H100 in 8-GPU nodes: $30,000 + ($32,010 + $15,060) / 8 = $35,883.75 up front per GPU
 H100_CAPEX = 30000 + (32010 + 15060) / 8
@@ -411,7 +412,7 @@ class TestComparablePrices:
         rows = list(csv.DictReader(io.StringIO(render(example, "csv").decode())))
         assert len(rows) == 6 and all(r["price_from"] and r["price_date"] for r in rows)
         h100 = next(r for r in rows if r["option"] == "H100, rented")
-        assert h100["pricing"] == "rented, $3.595/GPU-hour, billed in 8-GPU instances"  # (3.20 + 3.99) / 2
+        assert h100["pricing"] == "rented, $3.595/GPU-hour"  # (3.20 + 3.99) / 2, per GPU (trial 23 F4)
         # the four quotes' dates, oldest (RunPod via Spheron) to latest, which came after the review's date (2026-06-01)
         assert h100["price_date"] == "2026-05-22 to 2026-09-20 (a quote dated 2026-09-20, after the review)"
 

@@ -176,11 +176,14 @@ def test_the_ideal_engine_is_never_recommended_over_a_real_one(tmp_path):
 
 def test_the_assumptions_say_what_is_left_out_and_the_billing_unit_as_applied(tmp_path):
     """With [finance] cost_of_capital and residual_value_share set, the sheet still said "Not included: ... interest,
-    residual value", and "rented in nodes of 1 GPUs" beside Details' "billed in 8-GPU instances" (the H100 quote is
-    for an 8x instance: catalogs/gpus.toml instance_gpus 8)."""
+    residual value", and "rented in nodes of 1 GPUs" beside Details' "billed in 8-GPU instances" (the H100 quote was
+    then billed in its quotes' largest instance, 8). Since trial 23 F4 the median of H100's on-demand quotes ($3.595)
+    is billed per GPU, as RunPod's $2.69 and Hyperstack's $3.20 at or below it bill (catalogs/gpus.toml), and the row
+    says so and why."""
     text = review_md(tmp_path, SCENARIO + "[finance]\ncost_of_capital = 0.08\nresidual_value_share = 0.2\n")
     assert "| Not included | storage, staff, software licences, discounts |" in text
-    assert "rented in instances of | 8 | GPUs | the quote's instance" in text
+    assert "rented in instances of | 1 | GPUs | the median's: the smallest unit that a quote at or below $3.595" in text
+    assert "billed in 8-GPU instances" not in text
     plain = review_md(tmp_path, SCENARIO)
     assert "interest (cost\\_of\\_capital 0), residual value (residual\\_value\\_share 0), discounts" in plain
 

@@ -19,8 +19,10 @@ from planner.export.ownership import (
     Money,
     Sourced,
     amortization_rule,
+    billing_unit_words,
     quote_text,
     reserved_terms,
+    stale_words,
 )
 from planner.export.scenario import Scenario
 from planner.serving.speculative import speculation_for
@@ -80,18 +82,20 @@ def sourced(what: str, value: float | str, unit: str, source: str) -> Assumption
     return Assumption(what, value, unit, short_label(source), first_url(source), source)
 
 
-def _priced(what: str, value: float, money: Money) -> Assumption:
+def _priced(what: str, value: float, money: Money, date: str = "") -> Assumption:
     """A price row: which quotes it is, with their amounts and dates, in its "what" ("H100, rented: on-demand price per
     GPU-hour (median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26))"), which wraps, and a short
     label linking to the catalog's source (a trial: the label, cut at ``LABEL_CHARS``, lost the quotes and dates to
     "..."; a linked cell does not wrap in LibreOffice, so the quotes cannot go there whole)."""
     if money.quote is None:  # the scenario's own price
         return sourced(what, value, "US$", money.price_source)
+    stale = stale_words(money.price_date, date) if date else ""  # a median's oldest quote, as stale_text reads it
+    what += f" ({stale})" if stale else ""
     label = f"catalog {money.price_kind} price"
     url = first_url(money.price_source)
     if not url:  # an internal quote (a contract, a PO number): its own words are the evidence (trial 18 F5)
         label = f"{label}: {money.quote.source}"
-    return Assumption(f"{what} ({quote_text(money)})", value, "US$", label, url, money.price_source)
+    return Assumption(f"{what} ({quote_text(money, with_gap=False)})", value, "US$", label, url, money.price_source)
 
 
 def catalog_folders_row(catalog, results) -> Assumption:
@@ -123,8 +127,11 @@ def catalog_folders_row(catalog, results) -> Assumption:
     return Assumption("Catalog folders (later wins)", value, "", label)
 
 
-def _given(what: str, x: Sourced, unit: str) -> Assumption:
-    return Assumption(what, x.value, unit, x.label, x.url, x.source or x.label)
+def _given(what: str, x: Sourced, unit: str, date: str = "") -> Assumption:
+    """A row of a sourced figure; one dated more than a year before the review's ``date`` says so in its "what", which
+    wraps (``ownership.stale_words``: the rule GPU quotes are flagged by; trial 23 F7)."""
+    stale = stale_words(x.date, date) if date else ""
+    return Assumption(what + (f" ({stale})" if stale else ""), x.value, unit, x.label, x.url, x.source or x.label)
 
 
 def _first_per(results, key) -> list:
@@ -241,13 +248,13 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         o, money = r.option, r.money
         if money.pricing == "purchase":
             rows += [
-                _priced(f"{o.name}: GPU purchase price", money.purchase_usd, money),
-                _given(f"{o.name}: host server per node", money.host_server_usd, "US$"),
-                _given(f"{o.name}: network per node", money.networking_usd, "US$"),
-                _given(f"{o.name}: host power per node", money.host_power_w, "W"),
-                _given(f"{o.name}: colocation", money.colocation_usd_per_kw_month, "US$/kW-month"),
-                _given(f"{o.name}: electricity", money.power_usd_per_kwh, "US$/kWh"),
-                _given(f"{o.name}: PUE", money.pue, ""),
+                _priced(f"{o.name}: GPU purchase price", money.purchase_usd, money, date),
+                _given(f"{o.name}: host server per node", money.host_server_usd, "US$", date),
+                _given(f"{o.name}: network per node", money.networking_usd, "US$", date),
+                _given(f"{o.name}: host power per node", money.host_power_w, "W", date),
+                _given(f"{o.name}: colocation", money.colocation_usd_per_kw_month, "US$/kW-month", date),
+                _given(f"{o.name}: electricity", money.power_usd_per_kwh, "US$/kWh", date),
+                _given(f"{o.name}: PUE", money.pue, "", date),
                 Assumption(f"{o.name}: amortization", o.amortization_months, "months", "scenario / default 36"),
                 Assumption(f"{o.name}: bought in nodes of", o.nodes_of, "GPUs", "scenario / default 8 when bought"),
             ]
@@ -269,14 +276,12 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 )
         else:
             rows += [
-                _priced(f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money),
+                _priced(f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money, date),
                 Assumption(
                     f"{o.name}: rented in instances of",
                     money.node_size,
                     "GPUs",
-                    "scenario (node_size)"
-                    if o.node_size
-                    else "the quote's instance (its instance_gpus; 1 for your own price)",
+                    billing_unit_words(money, r.gpu, o.node_size),
                 ),
             ]
         if not w.by_rate and r.meets:  # requests in flight -> requests/s at this option's own latency

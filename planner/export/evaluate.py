@@ -23,7 +23,7 @@ from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
 from planner.export import sizing
-from planner.export.ownership import Money, option_money, residual_left_out
+from planner.export.ownership import Money, money_warnings, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Finance, Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
@@ -500,6 +500,7 @@ def evaluate(
     warnings += [f"{option.name}: {untested}"] if untested else []
     residual = residual_left_out(option, finance) if finance is not None else ""
     warnings += [residual] if residual else []
+    warnings += money_warnings(option)  # years typed as months, $/MWh as $/kWh (trial 23 F6)
     passing = []
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= c.goal_s(workload.ttft_target_s):

@@ -97,7 +97,8 @@ def _money_sections(review: Review) -> list[str]:
         "Every GPU of the scenario x price kind x weight precision, sized and costed the same way; ranked by monthly "
         "cost at the planned peak. A row of an option's GPU, price kind and weights pays that option's price. Price "
         "from: the catalog quote's provider and date (stale: older than a year on the review's date), or \"scenario "
-        'file" and the option whose quote it is.',
+        "file\" and the option whose quote it is; a reserved quote adds its gap to the same provider's on-demand "
+        "rate (like for like) and says where the gap to the on-demand price paid mixes providers.",
         "",
         md_table(money.grid_table(review)),
         "",

@@ -9,13 +9,18 @@ overrides any of them per option. The rules are ``planner.export.sizing``'s (doc
     per GPU-month       capex / amortization months + IT kW x PUE x $/kWh x 730 h + IT kW x colocation $/kW-month
     rented              $/GPU-hour x 730 h (host, network, power and building are in the hourly rate), billed in
                         whole instances of the quote's instance_gpus (or the option's node_size)
-    several quotes      the median of the kind's dated quotes, or one provider's (``price_basis``)
+    several quotes      the median of the kind's dated quotes, or one provider's (``price_basis``); a median is billed
+                        in the smallest unit a quote at or below it bills in (``median_billing_unit``)
+    reserved            one provider's rate, set beside that provider's own on-demand rate (``reserved_gap``), since
+                        the on-demand price other options pay may be a median of other providers' quotes
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from planner.catalog import Gpu, Price
 from planner.catalog.loader import shipped_catalog_dir
+from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.export import sizing
-from planner.export.scenario import Finance, Option
+from planner.export.scenario import BUILTIN_DEFAULTS, Finance, Option
+from planner.units import counted, fmt_usd_per_gpu_hour
 
 OWNERSHIP_FILE = Path("costs") / "ownership.toml"
 #: The running costs of bought GPUs that no figure of the review includes (a trial: buy vs rent left them out without
@@ -76,6 +83,7 @@ class Sourced:
     label: str
     url: str = ""
     source: str = ""  # the full text, when longer than the label
+    date: str = ""  # the catalog figure's date (YYYY, YYYY-MM or YYYY-MM-DD); "" for the scenario's own
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,7 @@ class Money:
     it_power_w_per_gpu: float = math.nan
     price_provider: str = ""  # who quotes the price ("scenario file" for the scenario's own quote)
     quote: Price | None = None  # the catalog quote paid (None: the scenario's own price)
+    reserved_gap: str = ""  # a reserved quote set beside its provider's own on-demand rate (``reserved_gap``)
 
     @property
     def opex_usd_per_gpu_month(self) -> float:
@@ -118,7 +127,29 @@ def _pick(option: Option, field: str, default: Figure, scale: float = 1.0) -> So
     if given is not None:
         return Sourced(float(given), f"scenario file ({field})")
     note = f" x {scale:g} (node of {option.nodes_of})" if scale != 1.0 else ""
-    return Sourced(default.value * scale, f"{default.label}, {default.date}{note}", default.url, default.source)
+    return Sourced(
+        default.value * scale, f"{default.label}, {default.date}{note}", default.url, default.source, default.date
+    )
+
+
+def dated_on(date: str) -> dt.date:
+    """A catalog date as a day: YYYY-MM-DD itself; YYYY-MM and YYYY count from the first day (the oldest it can be,
+    as ``Price.quoted_on`` counts a month-only quote's date)."""
+    parts = [int(x) for x in date.split("-")]
+    return dt.date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
+
+
+def stale_words(date: str, review_date: str) -> str:
+    """ "stale: dated 2023-05, 1,315 days before the review; check a current figure" for a figure dated more than
+    ``PRICE_STALE_AFTER_DAYS`` before the review's date, the rule GPU quotes are flagged by
+    (``planner.export.outlook.stale_text``; trial 23 F7: the host server's 2023-05 figure was never flagged); "" for
+    a newer one or an undated one (the scenario's own)."""
+    if not date:
+        return ""
+    age = (dt.date.fromisoformat(review_date) - dated_on(date)).days
+    if age <= PRICE_STALE_AFTER_DAYS:
+        return ""
+    return f"stale: dated {date}, {age:,} days before the review; check a current figure"
 
 
 def charged_residual_share(option: Option, finance: Finance | None) -> float:
@@ -169,13 +200,58 @@ def residual_left_out(option: Option, finance: Finance) -> str:
     )
 
 
-def quote_text(money: Money) -> str:
+#: The write-off a bought option gets when the scenario gives none, months (``scenario.BUILTIN_DEFAULTS``).
+BUILTIN_MONTHS = BUILTIN_DEFAULTS["amortization_months"]
+#: A bought option written off in fewer months than this most likely has years typed as months (trial 23 F6:
+#: amortization_months = 3 charged a 36-month write-off in 3, 8.2x the monthly cost, without a word).
+AMORTIZATION_MONTHS_LOW = 12
+#: Above this many US$ per kWh, an electricity price is most likely a $/MWh figure (trial 23 F6: 80 for $80/MWh
+#: gave $4.7M a month). US commercial power ran 9.74 (West North Central) to 22.74 (New England) cents per kWh in
+#: April 2025 (EIA Electric Power Monthly, Table 5.6.A, released 2025-06-25,
+#: https://www.eia.gov/electricity/monthly/epm_table_grapher.php?t=table_5_06_a; catalogs/costs/ownership.toml's
+#: power_usd_per_kwh cites it): a dollar a kWh is over 4 times the dearest region's.
+POWER_USD_PER_KWH_HIGH = 1.0
+#: The range the warning quotes, US$ per kWh: EIA Table 5.6.A, April 2025, as above.
+US_COMMERCIAL_USD_PER_KWH = (0.0974, 0.2274)
+
+
+def money_warnings(option: Option) -> list[str]:
+    """Slips of a finance input that pass its bounds, each a warning naming the value and what to write (trial 23
+    F6), as ``cost_of_capital = 8`` is told it looks like a percentage: ``amortization_months`` under
+    ``AMORTIZATION_MONTHS_LOW`` (years typed as months) and ``power_usd_per_kwh`` above ``POWER_USD_PER_KWH_HIGH``
+    (a $/MWh figure), on a bought option, the one that uses them. Warnings, not refusals: a 6-month write-off or
+    dear power may be meant."""
+    if option.pricing != "purchase":
+        return []
+    out = []
+    months = option.amortization_months
+    if months < AMORTIZATION_MONTHS_LOW:
+        out.append(
+            f"{option.name}: amortization_months = {months} writes the purchase off in {counted(months, 'month')}; "
+            f"{months} looks like years: write {months * 12} for {counted(months, 'year')} (the field is in months; "
+            f"default {BUILTIN_MONTHS})"
+        )
+    kwh = option.power_usd_per_kwh
+    if kwh is not None and kwh > POWER_USD_PER_KWH_HIGH:
+        low, high = US_COMMERCIAL_USD_PER_KWH
+        out.append(
+            f"{option.name}: power_usd_per_kwh = {kwh:g} looks like $/MWh (US commercial power is {low:.2f}-"
+            f"{high:.2f} $/kWh, EIA Table 5.6.A as catalogs/costs/ownership.toml cites); write {kwh / 1000:g} for "
+            f"${kwh:g}/MWh"
+        )
+    return out
+
+
+def quote_text(money: Money, with_gap: bool = True) -> str:
     """Who quotes the price and when, for a "Price from" cell: "Lambda, 2026-05-18"; a median's quotes each carry
     their date ("median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26)"), so no bare date
     follows them (a trial: the oldest quote's date stood after the list, unlabelled); the provider alone where the
-    price has no date (the scenario's own)."""
+    price has no date (the scenario's own). A reserved quote is followed by its gap to the same provider's on-demand
+    rate (``reserved_gap``), so the Ownership and Like for like sheets say what reserving saves like for like;
+    ``with_gap`` False leaves it out (a sentence that compares two quotes by who gives them)."""
     dated = money.price_date and not money.price_provider.startswith("median of ")
-    return f"{money.price_provider}, {money.price_date}" if dated else money.price_provider
+    text = f"{money.price_provider}, {money.price_date}" if dated else money.price_provider
+    return f"{text}; {money.reserved_gap}" if money.reserved_gap and with_gap else text
 
 
 #: How the review's other traffic levels are sized, in words, where they are shown: the demand cases and the -/+
@@ -213,14 +289,104 @@ def chosen_quote(gpu: Gpu, kind: str, basis: str | None = None) -> Price | None:
     """The catalog quote of ``kind`` an option pays under ``basis``; None when the catalog has none.
 
     basis "median" (default): the catalog's price of the kind (``Gpu.price``: the only quote, or the median of all
-    of them). A provider's name: its first quote of the kind (names compared case-insensitively from the start),
-    else the median rule.
+    of them, billed in ``median_billing_unit``). A provider's name: its first quote of the kind (names compared
+    case-insensitively from the start), else the median rule.
     """
     if basis and basis.lower() != MEDIAN:
         mine = [p for p in gpu.prices if p.kind == kind and p.provider.lower().startswith(basis.lower())]
         if mine:
             return mine[0]
-    return gpu.price(kind)
+    price = gpu.price(kind)
+    if price is None or not is_median(price):
+        return price
+    return price.model_copy(update={"instance_gpus": median_billing_unit(gpu, kind, price.amount)})
+
+
+def is_median(price: Price) -> bool:
+    """Whether ``price`` is ``Gpu.price``'s median of several quotes, not one provider's."""
+    return price.provider.startswith("median of ")
+
+
+def at_or_below(gpu: Gpu, kind: str, amount: float) -> list[Price]:
+    """The quotes of ``kind`` at or below ``amount`` (a median): those that rent their unit at that price or less."""
+    return [p for p in gpu.prices if p.kind == kind and p.amount <= amount * (1 + 1e-12)]
+
+
+def median_billing_unit(gpu: Gpu, kind: str, amount: float) -> int:
+    """GPUs a median price of ``kind`` is billed in: the smallest unit that a quote at or below the median bills in.
+
+    A median of an even count of quotes is no provider's rate, so it has no unit of its own. The largest unit of all
+    the quotes (the rule before trial 23, F4) billed H100's $3.595, the median of RunPod's $2.69 and Hyperstack's
+    $3.20 per GPU and Lambda's $3.99 and CoreWeave's $6.155 in 8-GPU instances, in 8-GPU lots: a unit no provider
+    rents at that rate, and a fleet that grew 8 GPUs at a time. A quote at or below the median rents its unit at the
+    median's rate or less, so the fleet billed in that unit can be had for the median's money: H100's and H200's
+    medians ($3.595, $5.1475: Hyperstack's $3.99 per GPU) bill per GPU. Where every such quote bills in 8s, so does
+    the median."""
+    return min(p.instance_gpus for p in at_or_below(gpu, kind, amount))
+
+
+def billing_unit_words(money: Money, gpu: Gpu, node_size: int | None = None) -> str:
+    """Where a rented option's billing unit comes from, for the Assumptions sheet: "scenario (node_size)", the
+    scenario's own price's, the quote's own ("the quote's instance: Lambda bills 8 GPUs at a time"), or a median's
+    rule with the quotes it rests on ("the median's: the smallest unit that a quote at or below $3.595 bills in
+    (RunPod ...: 1 GPU, Hyperstack: 1 GPU): ...; Lambda, CoreWeave bill 8 at a time")."""
+    if node_size:
+        return "scenario (node_size)"
+    q = money.quote
+    if q is None:
+        return "1 for your own price (node_size sets whole instances)"
+    if not is_median(q):
+        return f"the quote's instance: {q.provider} bills {counted(q.instance_gpus, 'GPU')} at a time"
+    low = at_or_below(gpu, q.kind, q.amount)
+    text = (
+        f"the median's: the smallest unit that a quote at or below {fmt_usd_per_gpu_hour(q.amount)} bills in ("
+        + ", ".join(f"{p.provider}: {counted(p.instance_gpus, 'GPU')}" for p in low)
+        + "): the fleet is to be rented in that unit for the median's rate or less"
+    )
+    big = [p for p in gpu.prices if p.kind == q.kind and p.instance_gpus > q.instance_gpus]
+    if big:
+        most = max(p.instance_gpus for p in big)
+        who = [p.provider for p in big if p.instance_gpus == most]
+        text += f"; {', '.join(who)} bill{'s' * (len(who) == 1)} {most} at a time"
+    return text
+
+
+def provider_name(provider: str) -> str:
+    """A provider without its note: "Hyperstack (reserved contract)" -> "Hyperstack"."""
+    return re.sub(r"\s*\(.*\)\s*$", "", provider).strip()
+
+
+def _whose(price: Price) -> str:
+    """ "the median of 4 quotes" or "Lambda's": whose an on-demand price is, in a sentence."""
+    if is_median(price):
+        return "the median of " + price.provider.split(":")[0].removeprefix("median of ")
+    return f"{provider_name(price.provider)}'s"
+
+
+def reserved_gap(gpu: Gpu, reserved: Price, on_demand: Price | None) -> str:
+    """A reserved quote beside its own provider's on-demand rate, then beside the on-demand price rented options pay
+    (``on_demand``: the median, or the basis's provider) where that is not the same quote. Trial 23 F4: Hyperstack's
+    reserved $2.72 against the median of four providers' on-demand quotes, $3.595, read as a 24% saving; Hyperstack's
+    own on-demand rate, $3.20, makes it 15%. "" for a median of reserved quotes (no one provider's)."""
+    if is_median(reserved):
+        return ""
+    who = provider_name(reserved.provider)
+    own = next(
+        (p for p in gpu.prices if p.kind == "on-demand" and provider_name(p.provider).lower() == who.lower()), None
+    )
+    mixed = ""
+    if on_demand is not None and (own is None or on_demand.provider != own.provider):
+        mixed = (
+            f"the {1 - reserved.amount / on_demand.amount:.0%} gap to the on-demand price rented options pay, "
+            f"{fmt_usd_per_gpu_hour(on_demand.amount)} ({_whose(on_demand)}), mixes providers"
+        )
+    if own is None:
+        return f"no {who} on-demand quote in the catalog to compare like for like" + (f"; {mixed}" if mixed else "")
+    text = (
+        f"like for like, {who}'s own on-demand rate is {fmt_usd_per_gpu_hour(own.amount)} ({own.date}): "
+        f"reserved is {1 - reserved.amount / own.amount:.0%} less"
+    )
+    return text + (f'; {mixed} (price_basis = "{who}" prices both at {who})' if mixed else "")
 
 
 def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Money:
@@ -235,12 +401,16 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
         hourly = option.cloud_usd_per_gpu_hour or price.usd_per_gpu_hour
         src = "scenario file (cloud_usd_per_gpu_hour)" if option.cloud_usd_per_gpu_hour else cat_src
         monthly = float(sizing.cloud_usd_per_gpu_month(hourly))
+        gap = ""
+        if kind == "reserved" and not option.cloud_usd_per_gpu_hour:
+            gap = reserved_gap(gpu, price, chosen_quote(gpu, "on-demand", option.price_basis))
         return Money(
             "cloud", kind, monthly, 0.0, 0.0, 0.0, 0.0, math.nan, float(hourly), src,
             "" if option.cloud_usd_per_gpu_hour else date,
             price_provider="scenario file" if option.cloud_usd_per_gpu_hour else price.provider,
             quote=None if option.cloud_usd_per_gpu_hour else price,
             node_size=option.node_size or (1 if option.cloud_usd_per_gpu_hour else price.instance_gpus),
+            reserved_gap=gap,
         )  # fmt: skip
     d = ownership_defaults()
     node = option.nodes_of

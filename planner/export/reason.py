@@ -195,7 +195,7 @@ def differences(a: Result, b: Result) -> list[str]:
 
     def quote(r: Result) -> str:
         m = r.money
-        return quote_text(m) or "scenario file"
+        return quote_text(m, with_gap=False) or "scenario file"
 
     pairs = (
         ("GPU", a.gpu.name, b.gpu.name),

@@ -176,6 +176,20 @@ def read_percentile(value: Any) -> Any:
     return number
 
 
+#: How finance people write the price kinds (trial 23 F12: "on demand" was refused): any case, with a space, a hyphen,
+#: an underscore or nothing between "on" and "demand"; each is read as the kind's own spelling.
+_KIND_SPELLINGS = {"ondemand": "on-demand", "reserved": "reserved", "spot": "spot", "purchase": "purchase"}
+
+
+def read_price_kind(value: Any) -> Any:
+    """A price kind as people write it: "on demand", "On-Demand", "ondemand", "on_demand" are "on-demand";
+    "Reserved" is "reserved". Anything else is returned for the field's own check, which names the accepted kinds."""
+    if not isinstance(value, str):
+        return value
+    key = re.sub(r"[\s_-]+", "", value).lower()
+    return _KIND_SPELLINGS.get(key, value)
+
+
 #: The percentiles a scenario's ``high_percentile`` may be: those the serving simulation reports and sizes on
 #: (``planner.serving.load.PERCENTILES``) above the median, since the spread of output lengths needs the high length
 #: above the mean one (``planner.export.sizing.output_length_spread``): 90, 95 and 99.
@@ -490,8 +504,10 @@ class _OptionFields(BaseModel):
         le=10,
         description="power usage effectiveness of the data centre, 1.0-2.0 (default: the catalog's)",
     )
-    price_kind: Literal["on-demand", "spot", "reserved"] | None = Field(
-        default=None, description="which catalog rent a cloud option pays: on-demand (default), spot or reserved"
+    price_kind: Annotated[Literal["on-demand", "spot", "reserved"], BeforeValidator(read_price_kind)] | None = Field(
+        default=None,
+        description='which catalog rent a cloud option pays: on-demand (default; "on demand" reads the same), spot or '
+        "reserved",
     )
     price_basis: str | None = Field(
         default=None,
@@ -595,7 +611,7 @@ class Levers(BaseModel):
     kv_precision: str = Field(default="fp8", description="KV-cache quantization: the precision to try")
 
 
-PriceKindName = Literal["purchase", "reserved", "on-demand", "spot"]
+PriceKindName = Annotated[Literal["purchase", "reserved", "on-demand", "spot"], BeforeValidator(read_price_kind)]
 
 
 class Finance(BaseModel):
@@ -822,9 +838,10 @@ def _message(err: dict, raw_options: list) -> str:
     got = err.get("input")
     if field == "pricing" and isinstance(got, str):  # a price kind or a word for renting or buying
         said = got.strip().lower()
-        if said in ("spot", "reserved", "on-demand", "ondemand", "on demand"):
-            text += f'; a {said} rent is pricing = "cloud" with price_kind = "{said.replace(" ", "-")}"'.replace(
-                "ondemand", "on-demand"
+        kind = read_price_kind(said)
+        if kind in ("spot", "reserved", "on-demand"):
+            text += (
+                f'; {"an" if kind == "on-demand" else "a"} {kind} rent is pricing = "cloud" with price_kind = "{kind}"'
             )
         elif said in ("rent", "rented", "rental", "hourly", "hire", "lease"):
             text += '; renting by the hour is pricing = "cloud"'
