@@ -307,6 +307,7 @@ def _summary(book: _Book) -> None:
             put_text(ws.cell(row=r + k, column=1), text)
             ws.cell(row=r + k, column=1).alignment = Alignment(wrap_text=True, vertical="top")
             ws.row_dimensions[r + k].height = LINE_PT * wrapped_lines(text, span) + 3
+        keep_together(ws, r, r + len(lines))  # a heading never last on its page (trial 23: "Simulated latency" was)
         r += len(lines) + 2
 
 
