@@ -7,12 +7,14 @@ the same review, or the file it cites, holds. A class per finding.
   the export's serving margin left out.
 - F3: Options showed the Llama options' held-out slow end, 344 GPUs against 48 planned, while Summary discussed only
   the recommended option.
+- F8: the Charts note (Charts!A37) printed cut off: "... Not charted (...): H100".
 """
 
 from __future__ import annotations
 
 import io
 import re
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +25,8 @@ from test_export import HAND, review_of, write_scenario
 from planner.accuracy.ranges import MARGIN_COVERAGE, load_coverage, margin_coverage, stated_coverage
 from planner.export import render
 from planner.export.reason import SLOW_END_FAR, held_out_coverage, listed, wide_slow_ends
+from planner.export.xlsx import CHARTS_NOTE_ROW, render_print_xlsx
+from planner.export.xlsx_cells import LINE_PT, wrapped_lines
 
 #: One worker builds the README example's review once (conftest.readme_example_review): the group of its readers.
 pytestmark = pytest.mark.xdist_group("test_export_review")
@@ -199,3 +203,64 @@ class TestF3OtherOptionsFarFromTheirPlanAreNamed:
         assert listed(["a", "b", "c"]) == "a, b and c"
         assert listed(["H100 buy, Llama", "H100 rent, Llama"], "or") == "H100 buy, Llama; or H100 rent, Llama"
         assert listed(["$1,000", "$2,000"], parted=False) == "$1,000 and $2,000"
+
+
+class TestF8TheChartsNotePrintsWhole:
+    def test_the_note_is_one_row_as_tall_as_its_lines_and_the_print_areas_last(self, example):
+        """Charts!A37 is one row merged across A:P, its height its wrapped lines (13 pt each, italic read 0.8 as wide,
+        + 3), the print area's last row. Before: merged over rows 37-38, half the height each, the print area ending
+        at the empty row 38: LibreOffice's fit to one page tall left that row out of its scale, it fell off the page,
+        and the note printed cut after row 37's share (the trial's page 23)."""
+        ws = openpyxl.load_workbook(io.BytesIO(render_print_xlsx(example)))["Charts"]
+        assert [m.coord for m in ws.merged_cells.ranges] == [f"A{CHARTS_NOTE_ROW}:P{CHARTS_NOTE_ROW}"]
+        assert str(ws.print_area).replace("$", "").endswith(f"!A1:P{CHARTS_NOTE_ROW}")
+        note = ws.cell(row=CHARTS_NOTE_ROW, column=1).value
+        assert "Not charted" in note and ws.cell(row=CHARTS_NOTE_ROW, column=1).alignment.wrap_text
+        chars = sum(
+            (ws.column_dimensions[c].width if c in ws.column_dimensions else 0) or 8.43 for c in "ABCDEFGHIJKLMNOP"
+        )
+        assert chars == pytest.approx(16 * 8.43)  # no column of the sheet is set: LibreOffice's default width each
+        lines = wrapped_lines(note, chars * 0.8)
+        assert ws.row_dimensions[CHARTS_NOTE_ROW].height == LINE_PT * lines + 3
+
+    @pytest.mark.libreoffice
+    def test_a_long_note_prints_to_its_last_word(self, example, tmp_path, monkeypatch):
+        """The README example's Charts note with a not-charted list of nine options of 30-odd characters (the trial's
+        had six), so that it runs to eight lines: its last word prints, ink inside the word's box on the page (text a
+        cell clips stays in the PDF's text, so pdftotext alone would find it). On the old layout (merged A37:P38)
+        that box was blank: the page printed the note only down to row 37's share, as the trial's page 23 did."""
+        from workbook_support import require_libreoffice
+
+        import planner.export.xlsx as xlsx
+        from planner.io.libreoffice import convert
+
+        require_libreoffice()
+        names = [f"Option {k}, Llama 3.3 70B on H100, rented" for k in range(1, 10)]
+        original = xlsx.not_charted_text
+        monkeypatch.setattr(xlsx, "not_charted_text", lambda left_out, why="": original(names, why))
+        path = tmp_path / "long.xlsx"
+        path.write_bytes(render_print_xlsx(example))
+        note = openpyxl.load_workbook(path)["Charts"]["A37"].value
+        assert note.endswith("Option 9, Llama 3.3 70B on H100, rented.") and wrapped_lines(note, 16 * 8.43 * 0.8) >= 7
+        pdf = convert(path, "pdf", tmp_path / "pdf")[0]
+        text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+        page = 1 + next(k for k, p in enumerate(text.split("\f")) if "Monthly cost and GPUs against peak" in p)
+        assert _inked(pdf, page, "rented.") > 0.05  # 15% printed; 0% on the old layout
+
+
+def _inked(pdf, page: int, word: str) -> float:
+    """The share of dark pixels inside the box of ``word``'s last occurrence on ``page`` (1-based) of ``pdf``, rendered
+    at 72 dpi in grey, darker than 192 of 255 (pdftotext -bbox gives the box in points, so pixels)."""
+    box = subprocess.run(
+        ["pdftotext", "-bbox", "-f", str(page), "-l", str(page), str(pdf), "-"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    found = re.findall(rf'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">{re.escape(word)}<', box)
+    x0, y0, x1, y1 = (float(v) for v in found[-1])
+    pgm = subprocess.run(
+        ["pdftoppm", "-r", "72", "-gray", "-f", str(page), "-l", str(page), str(pdf)], capture_output=True, check=True
+    ).stdout
+    head = re.match(rb"P5\s+(\d+)\s+(\d+)\s+255\s", pgm)
+    width, pixels = int(head[1]), pgm[head.end() :]
+    inside = [pixels[y * width + x] for y in range(int(y0), int(y1) + 1) for x in range(int(x0), int(x1) + 1)]
+    return sum(p < 192 for p in inside) / len(inside)
