@@ -5,7 +5,7 @@ would have stated for that row's query (issues 21 and 22: an honest range, not a
     PYTHONPATH=. python bench/range_coverage.py --part prediction   # or margin, or loaded
     PYTHONPATH=. python bench/range_coverage.py --part rule   # s153's moved-out rule (not shipped), judged left out
     PYTHONPATH=. python bench/range_coverage.py --part sources   # the margin's MIN_SOURCES rule against the one before
-    PYTHONPATH=. python bench/range_coverage.py --write-coverage   # part 1's totals -> catalogs/reference/range_coverage.csv
+    PYTHONPATH=. python bench/range_coverage.py --write-coverage   # part 1's totals and 2's left out -> catalogs/reference/range_coverage.csv
 
 A range is the 10th-90th percentile of measured / predicted - 1, so 80% of figures should lie inside it, 10% below
 and 10% above (nominal).
@@ -50,7 +50,7 @@ from heldout import held_out_rows, run_kind, steady_load_tpot, time_checks  # no
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.calibration import residual_range  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
-from planner.accuracy.ranges import COVERAGE_FILE_NAME, MIN_ROWS, TimeRange, _shift  # noqa: E402
+from planner.accuracy.ranges import COVERAGE_FILE_NAME, MARGIN_COVERAGE, MIN_ROWS, TimeRange, _shift  # noqa: E402
 from planner.accuracy.serving_margin import (  # noqa: E402
     MIN_SOURCES,
     MarginPool,
@@ -199,14 +199,18 @@ def prediction_report(checks: list[dict]) -> list[str]:
     return lines
 
 
-def write_coverage(checks: list[dict], path: Path | None = None) -> Path:
-    """Part 1's totals per quantity (figures inside, below and above their range, and their sources) to
-    ``catalogs/reference/range_coverage.csv``, which ``planner.accuracy.ranges.coverage_note`` reads for ``plan``."""
+def write_coverage(checks: list[dict], path: Path | None = None, margin: list[dict] | None = None) -> Path:
+    """Part 1's totals per quantity (figures inside, below and above their range, and their sources), then part 2's
+    left out (``margin``: ``margin_left_out``'s records, computed from the held-out rows when not given) as the row
+    ``ranges.MARGIN_COVERAGE``, to ``catalogs/reference/range_coverage.csv``, which
+    ``planner.accuracy.ranges.coverage_note`` reads for ``plan`` and ``margin_coverage`` for the review's Risk."""
     import csv
 
     from planner.catalog.loader import shipped_catalog_dir
 
     records, _ = prediction_records(checks)
+    if margin is None:
+        margin = margin_left_out(held_out_rows(acc.load_decode_rows()))
     path = path or shipped_catalog_dir() / "reference" / COVERAGE_FILE_NAME
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -215,6 +219,8 @@ def write_coverage(checks: list[dict], path: Path | None = None) -> Path:
             qr = [r for r in records if r["q"] == q]
             c = tally(r["at"] for r in qr)
             w.writerow((q, c.inside, c.below, c.above, len({r["fold"] for r in qr})))
+        c = tally(r["at"] for r in margin)
+        w.writerow((MARGIN_COVERAGE, c.inside, c.below, c.above, len({r["fold"] for r in margin})))
     return path
 
 
@@ -448,12 +454,10 @@ def sources_report(held: list) -> list[str]:
     return lines
 
 
-def margin_report(held: list) -> list[str]:
+def margin_left_out(held: list) -> list[dict]:
+    """Part 2 left out: each source's steady-load TPOT figures against the margin built without that source
+    (``margin_records``), as ``write_coverage`` writes them and ``margin_report`` prints them."""
     rows, pred, gpus, classes = steady_load_tpot(held)
-    whole = regions_of(serving_residual_table(rows, pred, gpus, classes))
-    from planner.accuracy.serving_margin import load_serving
-
-    same = "matches" if whole == load_serving() else "DIFFERS FROM"
     memo: dict[str, dict] = {}
 
     def left_out(fold: str) -> dict:
@@ -461,16 +465,24 @@ def margin_report(held: list) -> list[str]:
             memo[fold] = left_out_regions(rows, pred, gpus, classes, fold)
         return memo[fold]
 
+    return margin_records(rows, pred, gpus, left_out)
+
+
+def margin_report(held: list) -> list[str]:
+    rows, pred, gpus, classes = steady_load_tpot(held)
+    whole = regions_of(serving_residual_table(rows, pred, gpus, classes))
+    from planner.accuracy.serving_margin import load_serving
+
+    same = "matches" if whole == load_serving() else "DIFFERS FROM"
     lines = [
         "",
         "== 2. The export's serving margin (margin_range) against the held-out steady-load TPOT figures",
         f"   table rebuilt from {len(rows)} steady-load rows {same} catalogs/reference/heldout_serving_residuals.csv",
     ]
-    for label, regions_for in (
-        ("in-sample (the shipped table, which holds these figures)", lambda fold: whole),
-        ("left out (each source's figures against the table built without that source)", left_out),
+    for label, records in (
+        ("in-sample (the shipped table, which holds these figures)", margin_records(rows, pred, gpus, lambda f: whole)),
+        ("left out (each source's figures against the table built without that source)", margin_left_out(held)),
     ):
-        records = margin_records(rows, pred, gpus, regions_for)
         lines += ["", f"-- {label}", HEAD] + grouped_lines(records, ("line", "cls", "kind", "pair", "rule", "run"))
     return lines
 
@@ -606,12 +618,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-coverage",
         action="store_true",
-        help="write part 1's totals per quantity to catalogs/reference/range_coverage.csv (what plan states) and stop",
+        help="write part 1's totals per quantity and part 2's left out to catalogs/reference/range_coverage.csv (what plan "
+        "and the review's Risk sentence state) and stop",
     )
     args = parser.parse_args(argv)
     held = held_out_rows(acc.load_decode_rows())
     if args.write_coverage:
-        print(f"wrote {write_coverage(time_checks(held))}")
+        print(f"wrote {write_coverage(time_checks(held), margin=margin_left_out(held))}")
         return 0
     lines = []
     if args.part in (None, "prediction"):

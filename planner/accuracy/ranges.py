@@ -105,6 +105,10 @@ def load_regions(path: str | None = None) -> dict[tuple[str, str], Region]:
 COVERAGE_FILE_NAME = "range_coverage.csv"
 #: The quantities ``plan`` and the export state a range for, in the note's order.
 COVERAGE_QUANTITIES = ("TPOT", "TTFT")
+#: The file's row for the export's serving margin (``planner.accuracy.serving_margin.margin_range``): its steady-load
+#: TPOT figures, each source's against the margin rebuilt without that source (``bench/range_coverage.py``, part 2
+#: left out), which the review's Risk sentence states where a margin sizes the fleet (``margin_coverage``).
+MARGIN_COVERAGE = "export's serving margin, left out"
 
 
 class Coverage(NamedTuple):
@@ -140,6 +144,13 @@ def stated_coverage(path: str | None = None) -> tuple[Coverage, ...]:
     """The coverage of the quantities ranges are stated for (``COVERAGE_QUANTITIES``, in that order) that have
     figures; () without the file."""
     return tuple(c for q in COVERAGE_QUANTITIES if (c := load_coverage(path).get(q)) is not None and c.figures)
+
+
+def margin_coverage(path: str | None = None) -> Coverage | None:
+    """How often the export's serving margin held on the steady-load TPOT figures of sources it was not built from
+    (``MARGIN_COVERAGE``); None without the file or the row."""
+    c = load_coverage(path).get(MARGIN_COVERAGE)
+    return c if c is not None and c.figures else None
 
 
 def coverage_note(path: str | None = None) -> str:

@@ -63,12 +63,13 @@ def risk(scenario: Scenario, rec: Result) -> str:
         if w.latency_margin == "model-range"
         else ("no margin" if not rec.margin else f"a {rec.margin:.0%} margin (workload.latency_margin)")
     )
+    held = held_out_coverage(scenario, rec)
     text = (
         f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of "
         # with a margin, the sentence after says the TTFT margin is borrowed, with TTFT's own range
         f"{range_basis(rec.time_range_note).replace(f'; {TTFT_BORROWED}', '' if rec.margin else f'; {TTFT_BORROWED}')}"
         + (f" (widened {rec.time_range_widened})" if rec.time_range_widened else "")
-        + f"; sized with {how}"
+        + (f", the figures it is drawn from; {held}. Sized with {how}" if held else f"; sized with {how}")
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
         + f", TPOT at peak is {tp * 1e3:.1f} ms predicted, {tp * slow * 1e3:.1f} ms at the pessimistic end, "
         f"and one high-percentile prompt's TTFT with nothing queued {rec.replica.ttft_s:.2f} s, "
@@ -87,6 +88,55 @@ def risk(scenario: Scenario, rec: Result) -> str:
         q = rec.under_load.percentile if rec.under_load is not None else w.high_percentile
         text += f" {ttft_borrowed_text(q)}."
     return text
+
+
+def listed(items: list[str], last: str = "and", parted: bool | None = None) -> str:
+    """ "a", "a and b", "a, b and c"; where an item holds a comma (an option name) or ``parted``, items are parted by
+    semicolons: "H100 buy, Llama; H100 rent, Llama; and H200 rent, Llama"."""
+    if len(items) < 2:
+        return "".join(items)
+    semi = any("," in x for x in items) if parted is None else parted
+    return f"{'; '.join(items[:-1])}; {last} {items[-1]}" if semi else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def _shares(rows: list, side: str) -> str:
+    """Each coverage row's share of figures on ``side`` ("inside", "below", "above"): "33%, 56% and 23%"."""
+    return listed([f"{getattr(c, side) / c.figures:.0%}" for c in rows])
+
+
+def held_out_coverage(scenario: Scenario, rec: Result) -> str:
+    """How often ranges like the recommendation's held on published runs from sources they were not drawn from, and
+    which way they missed (trial 23, F2: the Risk sentence gave the nominal 80% alone, the Assumptions sheet 59% and
+    36%): the TPOT and TTFT prediction ranges' coverage (``ranges.stated_coverage``, the file the Assumptions row "How
+    often those uncertainty ranges held" reads) and, where the export's serving margin sizes the fleet
+    (``latency_margin = "model-range"`` and a margin above 0), that margin's left out (``ranges.margin_coverage``,
+    the same file). "" for a calibration file's own range (the held-out coverage is not that range's) or without the
+    file. A time's miss above its range is slower."""
+    from planner.accuracy.ranges import margin_coverage, stated_coverage
+
+    if rec.calibration is not None and rec.calibration.has_range:
+        return ""
+    rows = list(stated_coverage())
+    if not rows:
+        return ""
+    said = listed([f"{c.inside / c.figures:.0%} of {c.figures:,} {c.quantity}" for c in rows]) + " figures"
+    margin = margin_coverage() if scenario.workload.latency_margin == "model-range" and rec.margin > 0 else None
+    if margin is not None:
+        said += (
+            f", and the margin that sizes this fleet {margin.inside / margin.figures:.0%} of {margin.figures:,} "
+            "steady-load TPOT figures"
+        )
+        rows.append(margin)
+    if all(c.above >= c.below for c in rows):
+        miss = f"most misses were slower ({_shares(rows, 'above')} of the figures"
+    elif all(c.below > c.above for c in rows):
+        miss = f"most misses were faster ({_shares(rows, 'below')} of the figures"
+    else:
+        miss = f"misses slower / faster: {_shares(rows, 'above')} / {_shares(rows, 'below')} (of the figures"
+    return (
+        f"on sources it was not drawn from, such ranges held {said} (nominal 80%); {miss}; docs/accuracy.md, 'Do "
+        "the ranges hold?')"
+    )
 
 
 def margin_sources(note: str) -> tuple[str, list[str]]:
@@ -165,6 +215,103 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         return "What to budget: " + text + "."
     text = f"{rests}{ranged}{at_end}: budget the plan's {plan} a month if {test} meets the targets, {then}."
     return "What to budget: " + text
+
+
+#: An option whose fleet at the held-out slow end is this many times its plan's, or that no fleet meets there, is named
+#: in the recommendation paragraph (``wide_slow_ends``; trial 23, F3: Options showed the Llama options' 344 GPUs against
+#: 48 planned, the Summary discussed only the recommended option, whose slow end adds nothing).
+SLOW_END_FAR = 2.0
+
+
+def _span(values: list[float], spec: str, unit: str = "") -> str:
+    """ "2.45x to 3.04x" or "2.38 to 4.55 requests/s" (smallest to largest as formatted; ``unit`` "x" on each, another
+    once), or one figure where they format alike."""
+    lo, hi = (format(v, spec) for v in (min(values), max(values)))
+    if lo == hi:
+        return lo + unit
+    return f"{lo}{unit} to {hi}{unit}" if unit == "x" else f"{lo} to {hi}{unit}"
+
+
+def _shortfalls(r: Result, workload) -> list[tuple[float, str, float, float]]:
+    """Where the slow end's factor on a simulated figure exceeds what the target allows it (target / simulated): (that
+    excess, "p95 TTFT" or "TPOT", the factor, what the target allows), the larger excess first; what sets the option's
+    slow-end fleet, read from the plan's simulation without another search."""
+    s, sim = r.slow_end, r.under_load
+    q = sim.percentile
+    out = []
+    for what, factor, target, got in (
+        (f"p{q:g} TTFT", s.ttft_ratio, workload.ttft_target_s, sim.result.ttft_s.at(q)),
+        ("TPOT", s.tpot_ratio, workload.tpot_target_s, sim.result.tpot_s.at(q)),
+    ):
+        allows = target / got if got > 0 else math.inf
+        if factor > allows:
+            out.append((factor / allows, what, factor, allows))
+    return sorted(out, reverse=True)
+
+
+def wide_slow_ends(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
+    """The options other than the recommended one whose fleet at the held-out slow end (``Result.slow_end``) is
+    ``SLOW_END_FAR`` times their plan's or more, or that no fleet meets there: named with the ratio and monthly cost,
+    which factor drives it (``_shortfalls``: the slow end's TTFT or TPOT factor against what the target allows the
+    plan's simulated figure) and the one step that narrows it, one replica tested at its planned load, as
+    ``budget_sentence`` says for the recommended option. Options not sized (``not_sized``) have no slow end and are
+    stated elsewhere. "" where none is."""
+    w = scenario.workload
+    far = [
+        x
+        for x in ranked
+        if x is not rec
+        and x.meets
+        and x.slow_end is not None
+        and x.under_load is not None
+        and (not x.slow_end.meets or x.slow_end.gpus >= SLOW_END_FAR * x.gpus)
+    ]
+    if not far:
+        return ""
+    groups: dict[tuple[int, int], list[Result]] = {}
+    for x in far:
+        if x.slow_end.meets:
+            groups.setdefault((x.gpus, x.slow_end.gpus), []).append(x)
+    parts = [
+        f"{listed([x.option.name for x in xs])} {'needs' if len(xs) == 1 else 'need'} "
+        f"{counted(end, 'GPU', ',.0f')} against {plan:,} planned (x{end / plan:.1f}: "
+        f"{listed([usd(x.slow_end.monthly_usd) for x in xs], parted=False)} a month)"
+        for (plan, end), xs in groups.items()
+    ]
+    if unmet := [x.option.name for x in far if not x.slow_end.meets]:
+        parts.append(f"no fleet of {listed(unmet, 'or')} meets the targets there")
+    text = f"Other options' held-out slow ends (shown, not applied; Options): {'; '.join(parts)}."
+    drivers: dict[str, list[tuple[Result, list]]] = {}
+    for x in far:
+        if short := _shortfalls(x, w):
+            drivers.setdefault(short[0][1], []).append((x, short))
+    for what, xs in drivers.items():
+        whom = f" for {listed([x.option.name for x, _ in xs])}" if len(drivers) > 1 else ""
+        main = [sh[0] for _, sh in xs]
+        second = [sh[1] for _, sh in xs if len(sh) > 1]
+        text += (
+            f" {'Mostly ' if second else ''}{what} drives it{whom}: the slow end puts it at {main[0][2]:.3g}x the simulated "
+            f"figure where the {_target(w, what)} target allows {_span([m[3] for m in main], '.3g', 'x')}"
+        )
+        if second:
+            text += (
+                f" ({second[0][1]}: {second[0][2]:.3g}x where {_target(w, second[0][1])} allows "
+                f"{_span([m[3] for m in second], '.3g', 'x')})"
+            )
+        text += "."
+    rates = [x.under_load.rate_per_replica_s for x in far]
+    steady = all(not x.under_load.is_burst and math.isfinite(x.under_load.rate_per_replica_s) for x in far)
+    at = f" ({_span(rates, '.3g', ' requests/s')})" if steady else ""
+    one = "it" if len(far) == 1 else "each"
+    return (
+        text
+        + f" To narrow it, test one replica of {one} at its planned load{at} and budget its plan if it meets the targets."
+    )
+
+
+def _target(workload, what: str) -> str:
+    """The target a shortfall's figure ("p95 TTFT", "TPOT") is held to: "1.50 s", "60 ms"."""
+    return _ms(workload.ttft_target_s if "TTFT" in what else workload.tpot_target_s)
 
 
 def buy_against_rent(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
@@ -285,4 +432,6 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
             if best is not rec
         ]
         text += "; but " + " and ".join(flips) + "."
+    if wide := wide_slow_ends(scenario, rec, ranked):  # a paragraph of its own in Summary's cell (Markdown: a space)
+        text += f"\n{wide}"
     return text

@@ -307,6 +307,7 @@ def _summary(book: _Book) -> None:
             put_text(ws.cell(row=r + k, column=1), text)
             ws.cell(row=r + k, column=1).alignment = Alignment(wrap_text=True, vertical="top")
             ws.row_dimensions[r + k].height = LINE_PT * wrapped_lines(text, span) + 3
+        keep_together(ws, r, r + len(lines))  # a heading never last on its page (trial 23: "Simulated latency" was)
         r += len(lines) + 2
 
 
@@ -716,17 +717,10 @@ def _charts(book: _Book) -> None:
     note += coincident_note(table, names, n_opt)
     if left_out:
         note += f" {not_charted_text(left_out)}"
-    ws.merge_cells("A37:P38")
-    put_text(ws["A37"], note)
-    ws["A37"].font = NOTE_FONT
-    ws["A37"].alignment = Alignment(wrap_text=True, vertical="top")
-    # merged cells do not grow with their text (trial 20, F9: the note was cut at the page foot): the two rows share
-    # the height the wrapped note needs
     letters = [get_column_letter(j) for j in range(1, 17)]  # read without creating: a new dimension sets a width
     chars = sum((ws.column_dimensions[c].width if c in ws.column_dimensions else 0) or 8.43 for c in letters)
-    for r in (37, 38):
-        ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 2  # italic runs wider
-    ws.print_area = "A1:P38"
+    last = note_row(ws, CHARTS_NOTE_ROW, 16, note, chars)
+    ws.print_area = f"A1:P{last}"
     # the planned-peak marker: a vertical segment, its points kept below the printed area
     helper = 44
     put_text(ws.cell(row=helper, column=1), "Chart helper: the planned-peak marker (x, cost, GPUs)")
@@ -752,6 +746,26 @@ def _charts(book: _Book) -> None:
         ch.series.append(_marker_line(ws, helper + 1, marker_col, f"Planned peak ({planned:,.3g})"))
         ws.add_chart(ch, anchor)
     ws.page_setup.fitToHeight = 1
+
+
+#: The Charts sheet's note: the row under its two charts (8.6 cm tall each, anchored at A1 and A19).
+CHARTS_NOTE_ROW = 37
+
+
+def note_row(ws: Worksheet, row: int, columns: int, text: str, chars: float) -> int:
+    """An italic note in one row merged across ``columns`` columns (``chars`` characters wide in all), as tall as its
+    wrapped lines (``wrapped_lines``, italic read 0.8 as wide); returns the row, the printed area's last.
+
+    One row, never a merge over several (trial 23, F8; trial 20, F9 before it): LibreOffice's fit to one page tall
+    counts the printed area's rows down to the last that holds a value, so the empty rows under a note merged over
+    rows 37-38 were left out of the scale, then fell off the page, and the note printed cut after row 37's share."""
+    ws.merge_cells(start_row=row, start_column=1, end_row=row, end_column=columns)
+    cell = ws.cell(row=row, column=1)
+    put_text(cell, text)
+    cell.font = NOTE_FONT
+    cell.alignment = Alignment(wrap_text=True, vertical="top")
+    ws.row_dimensions[row].height = LINE_PT * wrapped_lines(text, chars * 0.8) + 3  # italic runs wider
+    return row
 
 
 def not_charted_text(names: list[str], why: str = "") -> str:
