@@ -45,7 +45,7 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   for it is widened (``planner.accuracy.basis.UNMEASURED_SPARSE_ATTENTION``; docs/hypotheses/worst-rows.md, h-worst).
 - ``trtllm-eager-context``: TensorRT-LLM's PyTorch backend runs steps that carry a context request outside CUDA
   graphs, so they take at least the host's launch, SGLang's published per-layer time borrowed
-  (``planner.accuracy.basis.TRTLLM_EAGER_CONTEXT``, ``planner.serving.benchmark.eager_context_host_s``;
+  (``planner.serving.benchmark.TRTLLM_EAGER_CONTEXT``, ``planner.serving.benchmark.eager_context_host_s``;
   docs/hypotheses/trtllm-eager-context.md, h-load).
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
@@ -203,7 +203,7 @@ MODULE_FLAGS = {
     # SGLang admits nothing after a NO_TOKEN until a request leaves (h-r3)
     "sglang-admission-latch": ("planner.serving.simulate", "SGLANG_ADMISSION_LATCH", True),
     # TensorRT-LLM's PyTorch context steps launched eagerly: SGLang's host floor (h-load)
-    "trtllm-eager-context": ("planner.accuracy.basis", "TRTLLM_EAGER_CONTEXT", True),
+    "trtllm-eager-context": ("planner.serving.benchmark", "TRTLLM_EAGER_CONTEXT", True),
     # vLLM's DSA decode over a 16-bit cache at its own measured bf16 module (h-r4)
     "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
     # every GPU, not only those whose curves are A100's (ablation)

@@ -1,5 +1,5 @@
 """TensorRT-LLM's PyTorch backend launches a step that carries a context request kernel by kernel (h-load, switch
-``planner.accuracy.basis.TRTLLM_EAGER_CONTEXT``, off; docs/hypotheses/trtllm-eager-context.md).
+``planner.serving.benchmark.TRTLLM_EAGER_CONTEXT``, off; docs/hypotheses/trtllm-eager-context.md).
 
 ``PyTorchModelEngine._maybe_get_cuda_graph`` replays a ``DecodingCUDAGraphRunner`` for generation-only batches only,
 so a context step (alone or mixed with decodes) takes max(device, host launch), the launch of an overlapping loop
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner.accuracy import basis
 from planner.catalog import default_catalog
 from planner.engines.profiles import SGLANG_HOST_LAYER_S, engine_profile
+from planner.serving import benchmark
 from planner.serving.benchmark import eager_context_host_s
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate
 
@@ -26,7 +26,7 @@ TRTLLM_SCHED = Scheduler(max_num_seqs=64, max_num_batched_tokens=8192, kind="ten
 
 @pytest.fixture
 def switch_on(monkeypatch):
-    monkeypatch.setattr(basis, "TRTLLM_EAGER_CONTEXT", True)
+    monkeypatch.setattr(benchmark, "TRTLLM_EAGER_CONTEXT", True)
 
 
 def test_off_by_default_and_only_the_pytorch_backend(switch_on):
@@ -42,7 +42,7 @@ def test_off_by_default_and_only_the_pytorch_backend(switch_on):
 
 
 def test_switch_off_gives_no_floor():
-    assert basis.TRTLLM_EAGER_CONTEXT is False
+    assert benchmark.TRTLLM_EAGER_CONTEXT is False
     assert eager_context_host_s(engine_profile("tensorrt-llm"), 36, 0) == 0.0
 
 

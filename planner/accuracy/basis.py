@@ -19,12 +19,6 @@ from typing import Any
 #: measured kernel for its engine and GPU (``sparse_attention_gap``).
 UNMEASURED_SPARSE_ATTENTION = False
 
-#: EXPERIMENT (h-load, off; docs/hypotheses/trtllm-eager-context.md): TensorRT-LLM's PyTorch backend runs every step
-#: that carries a context request outside CUDA graphs (``PyTorchModelEngine._maybe_get_cuda_graph``: generation-only
-#: batches replay a ``DecodingCUDAGraphRunner``), so such a step takes at least the host's launch of it, as SGLang's
-#: eager extend does (``planner.serving.benchmark.eager_context_host_s``); False: its context steps as timed.
-TRTLLM_EAGER_CONTEXT = False
-
 
 def sparse_attention_gap(gpu: Any, engine: Any, model: Any, catalog: Any = None) -> str:
     """Why ``model``'s DeepSeek Sparse Attention has no measured kernel on ``engine`` (a profile or its name) and

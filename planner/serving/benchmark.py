@@ -151,8 +151,15 @@ def scheduler_of(engine: EngineProfile) -> str:
     return next((n for n in SCHEDULERS if engine.name == n or engine.name.startswith(n + "-")), "vllm")
 
 
+#: EXPERIMENT (h-load, off; docs/hypotheses/trtllm-eager-context.md): TensorRT-LLM's PyTorch backend runs every step
+#: that carries a context request outside CUDA graphs (``PyTorchModelEngine._maybe_get_cuda_graph``: generation-only
+#: batches replay a ``DecodingCUDAGraphRunner``), so such a step takes at least the host's launch of it, as SGLang's
+#: eager extend does (``eager_context_host_s``); False: its context steps as timed.
+TRTLLM_EAGER_CONTEXT = False  # here, not in planner.accuracy.basis: the serving package may not import accuracy
+
+
 def eager_context_host_s(profile: Any, num_layers: int, moe_layers: int) -> float:
-    """EXPERIMENT (h-load, ``planner.accuracy.basis.TRTLLM_EAGER_CONTEXT``, off; docs/hypotheses/trtllm-eager-context.md):
+    """EXPERIMENT (h-load, ``TRTLLM_EAGER_CONTEXT``, off; docs/hypotheses/trtllm-eager-context.md):
     the host's time to launch a TensorRT-LLM PyTorch-backend step that carries a context request, seconds; 0 with the
     switch off or for another profile. The backend (profile "tensorrt-llm": ``trtllm-serve``'s default from 1.0, and
     0.x rows served with ``--backend pytorch``) replays a CUDA graph only for generation-only batches
@@ -161,10 +168,9 @@ def eager_context_host_s(profile: Any, num_layers: int, moe_layers: int) -> floa
     (not read here), so a context step launches kernel by kernel. Its launch per layer is not published: SGLang's
     (``planner.engines.profiles.SGLANG_HOST_LAYER_S``, ``SGLANG_HOST_MOE_LAYER_S``, sgl-project/sglang pull request
     1401) stands in for it, as ``profiles.PYTORCH_EAGER_COSTS`` does for the backend's eager decode (s183)."""
-    from planner.accuracy import basis
     from planner.engines.profiles import SGLANG_HOST_LAYER_S, SGLANG_HOST_MOE_LAYER_S
 
-    if not basis.TRTLLM_EAGER_CONTEXT or getattr(profile, "name", "") != "tensorrt-llm":
+    if not TRTLLM_EAGER_CONTEXT or getattr(profile, "name", "") != "tensorrt-llm":
         return 0.0
     return SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
 

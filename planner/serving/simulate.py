@@ -57,7 +57,7 @@ class StepTable:
     shared_s: float
     #: the host's time to launch a prefill step kernel by kernel, seconds: a prefill step run outside any CUDA graph
     #: (SGLang's extend before 0.5.10, and on AMD: ``planner.engines.profiles.sglang_prefill_host_s``; with
-    #: ``planner.accuracy.basis.TRTLLM_EAGER_CONTEXT``, TensorRT-LLM's PyTorch context steps, prefill-only or mixed:
+    #: ``planner.serving.benchmark.TRTLLM_EAGER_CONTEXT``, TensorRT-LLM's PyTorch context steps, prefill-only or mixed:
     #: ``planner.serving.benchmark.eager_context_host_s``) takes at least this long, less what the step before it
     #: hides under an overlapping scheduler (``simulate``); 0: none.
     prefill_host_s: float = 0.0
