@@ -47,17 +47,17 @@ DAMPING = 0.5
 
 def _decode(table: StepTable, batch: np.ndarray, context: float) -> np.ndarray:
     """Decode step of a fractional batch (linear between whole batches; 0 decoders cost nothing)."""
-    n = len(table.decode_lo_s)
-    grid = np.arange(1, n + 1, dtype=float)
-    lo = np.interp(batch, grid, table.decode_lo_s)
-    hi = np.interp(batch, grid, table.decode_hi_s)
+    grid, decode_lo_s, decode_hi_s, _, _ = table.arrays()
+    lo = np.interp(batch, grid, decode_lo_s)
+    hi = np.interp(batch, grid, decode_hi_s)
     span = table.ctx_hi_tokens - table.ctx_lo_tokens
     frac = (context - table.ctx_lo_tokens) / span if span > 0 else 0.0
     return np.where(batch > 0, lo + (hi - lo) * frac, 0.0)
 
 
 def _prefill(table: StepTable, tokens: np.ndarray) -> np.ndarray:
-    return np.interp(tokens, table.prefill_tokens, table.prefill_s)
+    _, _, _, prefill_tokens, prefill_s = table.arrays()
+    return np.interp(tokens, prefill_tokens, prefill_s)
 
 
 def _step(table: StepTable, batch: np.ndarray, context: float, tokens: np.ndarray) -> np.ndarray:

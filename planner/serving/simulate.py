@@ -64,6 +64,22 @@ class StepTable:
     #: ``prefill_alone_s`` answers by prompt tokens: a run's steps prefill the same few chunk sizes again and again
     #: (the same ``numpy.interp`` on the same numbers, asked once). Not compared, hashed or given.
     _prefill_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: the tables as arrays, made once (``arrays``): ``numpy.interp`` given a tuple converts it on every call, and the
+    #: vectorized approximation (``planner.serving.approx``) asks a table thousands of times. Not compared or given.
+    _arrays: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(batch grid 1..n, ``decode_lo_s``, ``decode_hi_s``, ``prefill_tokens``, ``prefill_s``) as float arrays."""
+        if not self._arrays:
+            n = len(self.decode_lo_s)
+            self._arrays["all"] = (
+                np.arange(1, n + 1, dtype=float),
+                np.asarray(self.decode_lo_s, dtype=float),
+                np.asarray(self.decode_hi_s, dtype=float),
+                np.asarray(self.prefill_tokens, dtype=float),
+                np.asarray(self.prefill_s, dtype=float),
+            )
+        return self._arrays["all"]
 
     def prefill_alone_s(self, prefill_tokens: float) -> float:
         """A step that prefills ``prefill_tokens`` prompt tokens alone: ``prefill_s`` interpolated linearly."""
