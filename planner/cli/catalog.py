@@ -197,12 +197,14 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
     for kind, table in (("gpu", cat.gpus), ("model", cat.models), ("precision", cat.precisions)):
         if wanted not in (None, kind):
             continue
-        if name in table:
-            entry = table.get(name)
+        entry = _read_name(cat, kind, name)
+        if entry is not None:
             if as_json:
                 echo(json.dumps(entry.model_dump(mode="json"), indent=2))
                 return
             echo(entry_to_toml(kind, entry).rstrip())
+            if name not in table:  # a name as logs or price pages write it ("NVIDIA H100 Tensor Core GPU")
+                echo(f"# {name!r} read as {entry.name!r}, as plan and export read it")
             origin = cat.origin_note(kind, entry)
             if origin:  # a user folder's entry: which file, and what it replaces
                 echo(f"# {origin}")
@@ -227,6 +229,17 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
     elif not error.suggestions:  # nothing close: the listing, not the alphabet's first dozen aliases
         error.args = (f"{error.args[0].split(';')[0]}; `planner catalog list` lists every name",)
     raise error
+
+
+def _read_name(cat, kind: str, name: str) -> Gpu | Model | Precision | None:
+    """The entry ``name`` names in ``kind``'s table, read as ``plan`` and ``export`` read it (a GPU as logs write it,
+    a model as its hub checkpoint's name: ``Catalog.gpu``, ``Catalog.model``; trial 23 F11: ``catalog show`` refused
+    "NVIDIA H100 Tensor Core GPU", which export had read as the H100 SXM), or None."""
+    read = {"gpu": cat.gpu, "model": cat.model, "precision": cat.precision}[kind]
+    try:
+        return read(name)
+    except UnknownNameError:
+        return None
 
 
 def _target_catalog(catalog_dirs, folder: Path | None):
