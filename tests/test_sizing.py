@@ -166,6 +166,14 @@ class TestSize:
         ) / 1e6
         assert float(total) == pytest.approx(float(f.monthly_usd))
 
+    def test_the_all_tokens_rate_bills_the_same_month_between_the_two_rates(self):
+        """Trial 23 F10: one rate over every token. By hand: 24 GPUs x $913.05 = $21,913.20 a month over 8 req/s x
+        (1,500 + 300) tokens x 730 h x 3,600 s = 37,843.2 M tokens: $0.57905 per million; it lies between the
+        input and output rates (a weighted harmonic mean of them)."""
+        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, 1, 8, 913.05)
+        assert float(f.usd_per_million_tokens) == pytest.approx(24 * 913.05 / (8 * 1800 * 730 * 3600 / 1e6))
+        assert float(f.usd_per_million_input) < float(f.usd_per_million_tokens) < float(f.usd_per_million_output)
+
     @given(st.floats(0.1, 500), st.floats(0.1, 500), st.sampled_from([1, 2, 4, 8]), st.integers(0, 2))
     def test_more_traffic_never_needs_fewer_gpus(self, r1, r2, node, spare):
         """GPUs needed are non-decreasing in the peak rate, and always a whole number of nodes."""

@@ -41,6 +41,11 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "request's prefill, still 100% busy (lower than these rates where the average utilization is below 100%).",
     ),
     (
+        "$ per M tokens (all)",
+        "The monthly cost over every token, prompts and answers together, at the average traffic: one rate for the "
+        "whole bill (it lies between the input and output rates).",
+    ),
+    (
         LOAD_LABEL,
         "Average traffic as a share of the traffic the deployed replicas (spares included) carry within the "
         "targets (sized on simulated percentiles; by Little's law: the share of batch slots in use). It measures "

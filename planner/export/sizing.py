@@ -341,6 +341,9 @@ class Fleet:
     usd_per_million_output: np.ndarray
     prompt_bound: np.ndarray  # True where prompts' share of the time (the TPOT target), not batch slots, sets replicas
     tpot_peak_s: np.ndarray  # the TPOT users see at peak: decode steps stretched by the prompts in between
+    #: the monthly cost over every token, prompts and answers, at the average traffic (trial 23 F10: "cost per
+    #: million tokens", the figure a CFO asks for, had to be worked out from the two rates)
+    usd_per_million_tokens: np.ndarray
 
 
 def size(
@@ -412,4 +415,5 @@ def size(
         per_out,
         prompt_bound,
         tpot_peak,
+        usd_per_million_tokens(monthly, tokens_per_month(average_rate_per_s, prompt_tokens_mean + output_tokens_mean)),
     )

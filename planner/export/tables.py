@@ -291,6 +291,7 @@ def tco_table(review: Review) -> Table:
         Column("Total per year", "usd", "annual_usd"),
         Column("$ per M input tokens", "usd2", "usd_per_million_input_tokens"),
         Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
+        Column("$ per M tokens (all)", "usd2", "usd_per_million_tokens"),
     )
     rows = []
     for r in review.results:
@@ -318,6 +319,7 @@ def tco_table(review: Review) -> Table:
                 r.monthly_usd * 12,
                 _n(r.fleet.usd_per_million_input),
                 _n(r.fleet.usd_per_million_output),
+                _n(r.fleet.usd_per_million_tokens),
             )
         )
     return Table(cols, tuple(rows))
