@@ -222,7 +222,7 @@ def _summary(book: _Book) -> None:
         *grown,
         ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
         ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
-        ("$ per million tokens, prompts and answers together", float(f.usd_per_million_tokens), "usd2"),
+        ("$ per million tokens (all)", float(f.usd_per_million_tokens), "usd2"),
         (LOAD_LABEL, float(f.utilization_average), "pct"),
         *_headroom_figures(rec),
         ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
