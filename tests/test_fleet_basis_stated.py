@@ -131,9 +131,10 @@ class TestSharesOnTheSimulatedBasis:
         assert rows["Average after growth: the basis below"] == "24 requests/s"
         labels = list(rows)
         at = labels.index("Average after growth: the basis below")
-        assert labels[at + 1 : at + 4] == [
+        assert labels[at + 1 : at + 5] == [
             "$ per million input tokens",
             "$ per million output tokens",
+            "$ per million tokens (all)",  # trial 23 F10: one rate for the whole bill, at the same basis
             "Load vs sized capacity (average)",
         ]
         assert "At the average load after growth (24 requests/s, the basis of the cost per token)" in example.reason
