@@ -668,11 +668,6 @@ def latency_margin(workload: Workload, high: float) -> float:
     return sizing.range_margin(high)
 
 
-#: A typed per-GPU cloud price this many times the GPU's highest catalog quote or more is warned of (an instance's
-#: rate typed per GPU); the what-if workbook's Inputs check the same (``planner.workbook.inputs.price_warning``).
-IMPLAUSIBLE_RATE_FACTOR = 4.0
-
-
 def _implausible_rate(option: Option, gpu) -> str:
     """A per-GPU cloud price several times above every catalog quote of that GPU (an instance's rate typed per GPU,
     trial 22 F10): a warning, not a refusal. "" when the price is the catalog's, or within 4x its highest quote."""
@@ -681,7 +676,7 @@ def _implausible_rate(option: Option, gpu) -> str:
     if option.pricing != "cloud" or not rate or not quotes:
         return ""
     top = max(p.usd_per_gpu_hour for p in quotes)
-    if rate < IMPLAUSIBLE_RATE_FACTOR * top:
+    if rate < 4 * top:
         return ""
     kind = option.price_kind or "on-demand"
     same = [p for p in quotes if p.kind == kind] or quotes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from planner.catalog import Catalog
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED
-from planner.workbook.calc import BATCH_REFUSED, NO_FLEET_ASKED, Calc, scenario_col
+from planner.workbook.calc import BATCH_REFUSED, NO_FLEET_ASKED, Calc
 from planner.workbook.formats import INT
 from planner.workbook.layout import (
     BUDGET_DEFAULTS,
@@ -216,59 +216,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
     s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
-    for row, formula in ((group_warning_row(), group_warning(c)), (price_warning_row(), price_warning(c))):
-        s.set(f"D{row}", formula, style="warn_text")
-        s.heights[row] = lines(WARNING_LINES)
     return s, names
-
-
-def group_warning_row() -> int:
-    """The row of the Inputs' warning that a larger group needs fewer GPUs (``group_warning``): below the Error line."""
-    return why_error_row() + 1
-
-
-def price_warning_row() -> int:
-    """The row of the Inputs' warning on a typed price (``price_warning``): below the group's warning."""
-    return why_error_row() + 2
-
-
-def group_warning(c: Calc) -> str:
-    """A warning where the Levers' More GPUs fleet (the next group) meets the targets on fewer GPUs than the peak fleet
-    above (trial 23 F1: the smallest group that fits, 2 x H100 holding 5 sequences of 1,800 tokens, needed 404 GPUs
-    and $1,060,237 a month; More GPUs' 4 a replica, 40 and $104,974): "Warning: a larger group is cheaper: 4 GPUs a
-    replica need 40 GPUs, $104,974 a month (Levers, More GPUs), not 404 GPUs on 2; type 4 in GPU count"; "" otherwise,
-    and while either fleet is an error or a stale estimate (Calc's meets is 0 then)."""
-    more = scenario_col("more_gpus")
-    base_gpus, n = c.ref("fleet_gpus", "C", True, True), c.ref("n", "C", True, True)
-    gpus, usd = c.ref("fleet_gpus", more, True, True), c.ref("fleet_usd_month", more, True, True)
-    m_n, meets = c.ref("n", more, True, True), c.ref("meets", more, True, True)
-    stale, no_change = c.ref("stale", "C", True, True), c.ref("no_change", more, True, True)
-    return (
-        f"=IFERROR(IF(AND(ISNUMBER({base_gpus}),ISNUMBER({gpus}),ISNUMBER({usd})),IF(AND({meets}=1,{no_change}=0,"
-        f'{stale}=0,{gpus}<{base_gpus}),"Warning: a larger group is cheaper: "&{m_n}&" GPUs a replica need "&'
-        f'TEXT({gpus},"#,##0")&" GPUs, $"&TEXT({usd},"#,##0")&" a month (Levers, More GPUs), not "&'
-        f'TEXT({base_gpus},"#,##0")&" GPUs on "&{n}&"; type "&{m_n}&" in GPU count",""),""),"")'
-    )
-
-
-def price_warning(c: Calc) -> str:
-    """A warning where the typed price per GPU-hour is ``IMPLAUSIBLE_RATE_FACTOR`` (4) times the GPU's highest catalog
-    rental quote or more (the GPUs sheet's gpu_top_quote), worded as ``planner export``'s check of a scenario file
-    (``planner.export.evaluate._implausible_rate``, trial 23 F5: $31.92, an 8-GPU H100 instance's rate): "Warning:
-    $31.92 per GPU-hour is 5.2x the highest catalog quote for H100 SXM 80GB ($6.155; on-demand median $3.595, 8-GPU
-    instances; GPUs sheet): per GPU, not per 8-GPU instance?"; "" otherwise (a blank price is the catalog's)."""
-    from planner.export.evaluate import IMPLAUSIBLE_RATE_FACTOR
-
-    row, gpu = c.ref("gpu_row", "C", True, True), c.ref("gpu", "C", True, True)
-    top, median, inst = (f"INDEX({name},{row})" for name in ("gpu_top_quote", "gpu_price", "gpu_quote_instance"))
-    usd = '"$"&TEXT({},"#,##0.00##")'.format
-    return (
-        f"=IFERROR(IF(AND(ISNUMBER(in_price),ISNUMBER({top}),ISNUMBER({inst})),IF(in_price>="
-        f'{IMPLAUSIBLE_RATE_FACTOR:g}*{top},"Warning: "&{usd("in_price")}&" per GPU-hour is "&TEXT(in_price/{top},"0.0")&'
-        f'"x the highest catalog quote for "&{gpu}&" ("&{usd(top)}&IF(ISNUMBER({median}),"; on-demand median "&'
-        f'{usd(median)},"")&", "&{inst}&"-GPU instances; GPUs sheet): per GPU, not per "&{inst}&"-GPU instance?",""),'
-        '""),"")'
-    )
 
 
 #: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters).

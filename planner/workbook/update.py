@@ -34,7 +34,6 @@ from planner.workbook.layout import (
     CATALOG_SHEETS,
     ENGINE_INDEX,
     GPUS_SHEET,
-    INPUTS_SHEET,
     LEVERS_SHEET,
     LOAD_SHEET,
     MODELS_SHEET,
@@ -560,23 +559,4 @@ def _set_property(wb, name: str, value: str) -> None:
     props.append(StringProperty(name=name, value=value))
 
 
-def inputs_warnings(path: Path) -> list[str]:
-    """The Inputs' warnings below the Error line as a refreshed file stores them (LibreOffice's values; [] where none
-    shows or the file stores none): a larger group needing fewer GPUs (``inputs.group_warning``, trial 23 F1) and a
-    typed price many times the catalog's (``inputs.price_warning``, F5), which ``planner workbook refresh`` prints."""
-    import openpyxl
-
-    from planner.workbook.inputs import group_warning_row, price_warning_row
-
-    book = openpyxl.load_workbook(path, data_only=True, read_only=True)
-    try:
-        if INPUTS_SHEET not in book.sheetnames:
-            return []
-        ws = book[INPUTS_SHEET]
-        cells = (ws[f"D{row}"].value for row in (group_warning_row(), price_warning_row()))
-        return [str(v) for v in cells if isinstance(v, str) and v.startswith("Warning: ")]
-    finally:
-        book.close()
-
-
-__all__ = ["CATALOG_SHEETS", "WorkbookError", "Written", "generate", "inputs_warnings", "refresh"]
+__all__ = ["CATALOG_SHEETS", "WorkbookError", "Written", "generate", "refresh"]
