@@ -20,6 +20,7 @@ from planner.export.ownership import (
     Sourced,
     amortization_rule,
     billing_unit_words,
+    ownership_defaults,
     quote_text,
     reserved_terms,
     stale_words,
@@ -125,6 +126,23 @@ def catalog_folders_row(catalog, results) -> Assumption:
     else:
         label = "the catalog shipped with planner"
     return Assumption("Catalog folders (later wins)", value, "", label)
+
+
+_NODE_FIGURE_WORDS = {"host_server_usd": "host server", "networking_usd": "network", "host_power_w": "host power"}
+
+
+def _and_list(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _borrowed_node_figures(gpu_name: str, money: Money) -> dict[str, str]:
+    """{words: field} of the per-node figures a bought ``gpu_name`` takes from the catalog's default node (DGX
+    H100) for want of its own, leaving out those the scenario gives."""
+    return {
+        _NODE_FIGURE_WORDS[f]: f
+        for f in ownership_defaults().borrowed_fields(gpu_name)
+        if not getattr(money, f).label.startswith("scenario file")
+    }
 
 
 def _given(what: str, x: Sourced, unit: str, date: str = "") -> Assumption:
@@ -258,20 +276,16 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 Assumption(f"{o.name}: amortization", o.amortization_months, "months", "scenario / default 36"),
                 Assumption(f"{o.name}: bought in nodes of", o.nodes_of, "GPUs", "scenario / default 8 when bought"),
             ]
-            borrowed = [  # the catalog's host figures are one node's (DGX H100): say so for another GPU's node
-                x.label
-                for x in (money.host_server_usd, money.networking_usd, money.host_power_w)
-                if "H100" in f"{x.label} {x.source}"
-            ]
+            borrowed = _borrowed_node_figures(r.gpu.name, money)
             if borrowed and not any(k in r.gpu.name for k in ("H100", "H200")):
                 rows.append(
                     Assumption(
                         f"{o.name}: host figures",
                         "DGX H100's",
                         "",
-                        f"host server, network and host power are DGX H100's; no {r.gpu.name} node figures in "
-                        "catalogs/costs/ownership.toml: give host_server_usd, networking_usd and host_power_w for "
-                        "this node",
+                        f"{_and_list(list(borrowed))} {'is' if len(borrowed) == 1 else 'are'} DGX H100's; no "
+                        f"{r.gpu.name} node figure for {'it' if len(borrowed) == 1 else 'them'} in "
+                        f"catalogs/costs/ownership.toml: give {_and_list(list(borrowed.values()))} for this node",
                     )
                 )
         else:

@@ -54,6 +54,21 @@ class Figure(BaseModel):
     source: str = Field(min_length=10)
 
 
+class NodeFigures(BaseModel):
+    """A node of one GPU whose maker publishes its own figures (``[nodes."<catalog GPU name>"]``); a figure left out
+    is the default node's (DGX H100's)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host_server_usd: Figure | None = None
+    networking_usd: Figure | None = None
+    host_power_w: Figure | None = None
+
+
+#: The per-node figures a GPU's own node may replace.
+NODE_FIELDS = ("host_server_usd", "networking_usd", "host_power_w")
+
+
 class OwnershipDefaults(BaseModel):
     """``catalogs/costs/ownership.toml``: per-node figures for an HGX/DGX-class server of ``node_gpus`` GPUs."""
 
@@ -66,6 +81,18 @@ class OwnershipDefaults(BaseModel):
     colocation_usd_per_kw_month: Figure
     power_usd_per_kwh: Figure
     pue: Figure
+    nodes: dict[str, NodeFigures] = {}
+
+    def node_figure(self, gpu_name: str, field: str) -> Figure:
+        """``field`` (one of ``NODE_FIELDS``) of ``gpu_name``'s own node where the catalog has it, else the default
+        node's."""
+        own = self.nodes.get(gpu_name)
+        return getattr(own, field, None) or getattr(self, field)
+
+    def borrowed_fields(self, gpu_name: str) -> tuple[str, ...]:
+        """The ``NODE_FIELDS`` a ``gpu_name`` node takes from the default node (DGX H100) for want of its own."""
+        own = self.nodes.get(gpu_name)
+        return tuple(f for f in NODE_FIELDS if getattr(own, f, None) is None)
 
 
 @functools.cache
@@ -417,9 +444,9 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
     scale = node / d.node_gpus
     purchase = float(option.purchase_usd or price.purchase_usd)
     gpu_src = "scenario file (purchase_usd)" if option.purchase_usd else cat_src
-    host = _pick(option, "host_server_usd", d.host_server_usd, scale)
-    net = _pick(option, "networking_usd", d.networking_usd, scale)
-    host_w = _pick(option, "host_power_w", d.host_power_w, scale)
+    host = _pick(option, "host_server_usd", d.node_figure(gpu.name, "host_server_usd"), scale)
+    net = _pick(option, "networking_usd", d.node_figure(gpu.name, "networking_usd"), scale)
+    host_w = _pick(option, "host_power_w", d.node_figure(gpu.name, "host_power_w"), scale)
     colo = _pick(option, "colocation_usd_per_kw_month", d.colocation_usd_per_kw_month)
     kwh = _pick(option, "power_usd_per_kwh", d.power_usd_per_kwh)
     pue = _pick(option, "pue", d.pue)

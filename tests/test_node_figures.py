@@ -1,0 +1,98 @@
+"""A bought GPU's node figures are its own node's where its maker publishes them (trial 22 F11).
+
+catalogs/costs/ownership.toml: the default node is a DGX H100 (host power 10.2 kW max - 8 x 700 W = 4,600 W); a DGX
+B200 draws 14.3 kW max (NVIDIA DGX B200 User Guide, Power Specifications), less 8 x 1,000 W (the catalog's B200 TDP,
+the HGX B200 datasheet's 1,000 W column) = 6,300 W. No DGX B200 bill of materials is sourced, so its host server and
+network prices stay the DGX H100's, and the review says so.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_export import review_of, write_scenario
+
+from planner.catalog import default_catalog
+from planner.export.ownership import NODE_FIELDS, option_money, ownership_defaults
+from planner.export.scenario import Option
+
+CAT = default_catalog()
+
+
+def bought(gpu: str, **fields) -> Option:
+    return Option(name=f"{gpu} buy", gpu=gpu, model="Llama-3.3-70B", pricing="purchase", purchase_usd=30000, **fields)
+
+
+class TestNodeFigures:
+    def test_every_node_is_a_catalog_gpu_by_its_full_name(self):
+        for name in ownership_defaults().nodes:
+            assert CAT.gpu(name).name == name
+
+    def test_a_dgx_b200_draws_its_own_host_power(self):
+        assert CAT.gpu("B200").tdp_w == 1000
+        money = option_money(bought("B200"), CAT.gpu("B200"))
+        assert money.host_power_w.value == 14_300 - 8 * 1000
+        assert money.it_power_w_per_gpu == pytest.approx(1000 + 6300 / 8)  # 1,787.5 W a GPU
+        assert "DGX B200 14.3 kW max" in money.host_power_w.label
+
+    def test_a_figure_the_node_lacks_is_the_dgx_h100s(self):
+        d = ownership_defaults()
+        money = option_money(bought("B200"), CAT.gpu("B200"))
+        assert money.host_server_usd.value == d.host_server_usd.value == 32_010
+        assert money.networking_usd.value == d.networking_usd.value == 15_060
+        assert d.borrowed_fields("B200 180GB") == ("host_server_usd", "networking_usd")
+        assert d.borrowed_fields("H100 SXM 80GB") == NODE_FIELDS
+
+    def test_the_h100_node_is_unchanged(self):
+        money = option_money(bought("H100"), CAT.gpu("H100"))
+        assert money.host_power_w.value == 10_200 - 8 * 700
+        assert money.it_power_w_per_gpu == pytest.approx(700 + 4600 / 8)
+
+    def test_the_scenarios_own_figure_wins(self):
+        money = option_money(bought("B200", host_power_w=8000), CAT.gpu("B200"))
+        assert money.host_power_w.value == 8000
+        assert money.host_power_w.label == "scenario file (host_power_w)"
+
+
+class TestTheReviewSaysWhichAreBorrowed:
+    SCENARIO = """
+title = "B200 bought"
+[workload]
+peak_concurrent_requests = 50
+average_concurrent_requests = 20
+prompt_tokens_mean = 100
+prompt_tokens_high = 200
+output_tokens_mean = 100
+output_tokens_high = 200
+ttft_target_s = 10
+tpot_target_s = 0.2
+sizing = "littles-law"
+[defaults]
+model = "Llama-2-7B"
+engine = "ideal"
+max_gpus_per_replica = 1
+[[option]]
+name = "B200 bought"
+gpu = "B200"
+pricing = "purchase"
+purchase_usd = 40000
+{extra}
+"""
+
+    def host_row(self, tmp_path, extra: str = "") -> list[str]:
+        review = review_of(write_scenario(tmp_path, self.SCENARIO.replace("{extra}", extra)))
+        return [a.label for a in review.assumptions if a.what == "B200 bought: host figures"]
+
+    def test_the_host_server_and_network_are_named_as_the_dgx_h100s(self, tmp_path):
+        assert self.host_row(tmp_path) == [
+            "host server and network are DGX H100's; no B200 180GB node figure for them in "
+            "catalogs/costs/ownership.toml: give host_server_usd and networking_usd for this node"
+        ]
+
+    def test_a_figure_the_scenario_gives_is_not_named(self, tmp_path):
+        assert self.host_row(tmp_path, "host_server_usd = 50000") == [
+            "network is DGX H100's; no B200 180GB node figure for it in "
+            "catalogs/costs/ownership.toml: give networking_usd for this node"
+        ]
+
+    def test_none_when_the_scenario_gives_them_all(self, tmp_path):
+        assert self.host_row(tmp_path, "host_server_usd = 50000\nnetworking_usd = 20000") == []
