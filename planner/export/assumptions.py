@@ -160,6 +160,25 @@ def _first_per(results, key) -> list:
     return list(first.values())
 
 
+def _uncertainty_rows(results) -> list[tuple[str, object]]:
+    """(where, result) for each distinct range and margin: one row per GPU, model, engine and group, the engine
+    named where the options use more than one and the option named where two options of one such key still differ
+    (trial 24 F4: an SGLang option's +38% margin was shown as its vLLM neighbour's +25%)."""
+    engines = {r.engine.name for r in results}
+    kept = _first_per(
+        results,
+        lambda r: (r.gpu.name, r.model.name, r.engine.name, r.candidate and r.candidate.gpus_per_replica,
+                   tuple(r.time_range), r.margin),
+    )  # fmt: skip
+
+    def where(r) -> str:
+        group = f", {counted(r.candidate.gpus_per_replica, 'GPU')} per replica" if r.meets else ""
+        return f"{r.gpu.name}, {r.model.name}" + (f", engine {r.engine.name}" if len(engines) > 1 else "") + group
+
+    said = [where(r) for r in kept]
+    return [(w if said.count(w) == 1 else f"{w} ({r.option.name})", r) for w, r in zip(said, kept, strict=True)]
+
+
 def assumptions(scenario: Scenario, results, catalog, date: str, workload_source: str) -> tuple[Assumption, ...]:
     """Rows for every number the review used: scenario, catalog facts with sources, costs, then the rules."""
     rows: list[Assumption] = []
@@ -370,11 +389,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                     "--calibration or $PLANNER_CALIBRATION",
                 )
             )
-    for r in _first_per(results, lambda r: (r.gpu.name, r.model.name, r.candidate and r.candidate.gpus_per_replica)):
+    for where, r in _uncertainty_rows(results):
         low, high = r.time_range
-        where = f"{r.gpu.name}, {r.model.name}" + (
-            f", {counted(r.candidate.gpus_per_replica, 'GPU')} per replica" if r.meets else ""
-        )
         rows.append(
             Assumption(
                 f"{where}: uncertainty of TPOT and TTFT",
