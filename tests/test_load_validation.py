@@ -41,9 +41,35 @@ class TestReading:
         assert (rows[0].input_len, rows[0].output_len, rows[0].problem) == (208, 99, "")
 
     def test_a_dataset_without_lengths_uses_its_published_means(self, tmp_path):
-        """ShareGPT's published means (vLLM paper, SOSP 2023, Fig. 11): 161.31 in, 337.99 out."""
-        rows = load_decode_rows(_file(tmp_path, "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sharegpt,,100,2,,,,50,,,,,,x"))
+        """ShareGPT's published means (vLLM paper, SOSP 2023, Fig. 11): 161.31 in, 337.99 out, for a client whose
+        sampler is not shipped (SGLang's bench_serving)."""
+        rows = load_decode_rows(
+            _file(
+                tmp_path,
+                "r1,serving_rate,SGLang,H100,1,llama3.1-8b,sharegpt (sglang.bench_serving),,100,2,,,,50,,,,,,x",
+            )
+        )
         assert (rows[0].input_len, rows[0].output_len) == (161, 338)
+
+    def test_vllms_sharegpt_without_lengths_is_its_shipped_sample(self, tmp_path):
+        """Trial 24 F3: vLLM's client sends its seed-0 sample (catalogs/reference/sharegpt_vllm_seed0_requests.csv,
+        what `planner plan --dataset sharegpt` replays), so a blank-length row takes that sample's means over its
+        num_prompts requests, read here from the file itself: 100 prompts 223.98 / 200.44, 1,000 (the 200 cycled)
+        213.295 / 211.99; the paper's OPT means (161 / 338) scaled the sample to other lengths."""
+        with (reference_dir() / "sharegpt_vllm_seed0_requests.csv").open() as f:
+            sample = [(int(r["prompt_tokens"]), int(r["output_tokens"])) for r in csv.DictReader(f)]
+        rows = load_decode_rows(
+            _file(
+                tmp_path,
+                "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sharegpt,,100,2,,,,50,,,,,,x",
+                "r2,serving_rate,vLLM,H100,1,llama3.1-8b,sharegpt,,1000,2,,,,50,,,,,,x",
+            )
+        )
+        for row, n in zip(rows, (100, 1000), strict=True):
+            picked = [sample[i % len(sample)] for i in range(n)]
+            means = [sum(x[k] for x in picked) / n for k in (0, 1)]
+            assert (row.input_len, row.output_len) == tuple(round(m) for m in means)
+        assert [(r.input_len, r.output_len) for r in rows] == [(224, 200), (213, 212)]
 
     def test_each_named_dataset_gives_its_lengths(self, tmp_path):
         """Sonnet: vLLM SonnetDataset's defaults 550 / 150; random: vLLM RandomDataset's 1024 / 128, SGLang

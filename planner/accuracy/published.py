@@ -50,7 +50,7 @@ from planner.engines.profiles import (
 from planner.errors import InvalidInputError, MissingDataError, UnknownNameError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
-from planner.serving.load import dataset_in, dataset_statistics, fixed_length_tokens
+from planner.serving.load import dataset_in, dataset_sample, dataset_statistics, fixed_length_tokens
 from planner.units import parse_seconds, parse_token_count
 
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
@@ -956,9 +956,9 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             accepted="a whole number of sequences from 1 (0 or blank in a serving run: the server chose it)",
         )
         client = benchmark_client_of(r) or "vllm"
-        inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0, client)
-        out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1, client)
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
+        inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0, client, prompts)
+        out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1, client, prompts)
         if rate <= 0:  # not NaN: a number written, and not a rate (blank or inf: all prompts at once)
             raise ValueError(
                 f"request_rate {str(r.get('request_rate')).strip()[:20]}: give requests per second above 0 "
@@ -1129,12 +1129,18 @@ def burstiness_of(cell: Any) -> float:
 PERCENTILE_COLUMNS = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms")
 
 
-def mean_length(value: Any, what: str, dataset: str, which: int, client: str = "vllm") -> int | None:
+def mean_length(
+    value: Any, what: str, dataset: str, which: int, client: str = "vllm", num_prompts: int | None = None
+) -> int | None:
     """A length cell as serving benchmarks print it: a run's mean (207.5 tokens: rounded to whole tokens, at least 1,
     ``planner.serving.load.fixed_length_tokens``),
     or, blank, the named dataset's published mean as ``client``'s defaults draw it
-    (``planner.serving.load.dataset_statistics``; ``which``: 0 prompt, 1 output); None when blank with no dataset
-    named or none published; ValueError naming ``what`` for text, a negative number or a dataset not accepted."""
+    (``planner.serving.load.dataset_statistics``; ``which``: 0 prompt, 1 output); where the client is vLLM's and the
+    dataset ships its sample (ShareGPT: what ``vllm bench serve --dataset-name sharegpt`` sends, as ``planner plan
+    --dataset sharegpt`` replays it), the mean of the sample's first ``num_prompts`` requests (all of it when not
+    stated), so the run replays the sample unscaled (trial 24 F3: the paper's OPT means, 161 / 338, scaled it);
+    None when blank with no dataset named or none published; ValueError naming ``what`` for text, a negative number
+    or a dataset not accepted."""
     x = _token_length(value, what)
     if math.isnan(x):
         if str(value or "").strip():
@@ -1147,11 +1153,22 @@ def mean_length(value: Any, what: str, dataset: str, which: int, client: str = "
         except ValueError as exc:
             raise ValueError(f"{what} blank and {exc}") from None
         x = d.prompt_mean_tokens if which == 0 else d.output_mean_tokens
+        if d.sample_file and client == "vllm":
+            x = _sample_mean(d.sample_file, which, num_prompts)
         if x is None:
             return None  # not published (OpenOrca's prompts): the row must state it
     if x < 0 or not math.isfinite(x):
         raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
     return 0 if x == 0 else fixed_length_tokens(x)
+
+
+def _sample_mean(sample_file: str, which: int, num_prompts: int | None) -> float:
+    """The mean prompt (``which`` 0) or output (1) tokens of a shipped sample's first ``num_prompts`` requests, cycled
+    past its end as a run of more sends it again (``planner.serving.load.dataset_lengths``); the whole sample's when
+    ``num_prompts`` is not stated."""
+    sample = dataset_sample(sample_file)
+    n = num_prompts or len(sample)
+    return sum(sample[i % len(sample)][which] for i in range(n)) / n
 
 
 def _token_length(value: Any, what: str) -> float:

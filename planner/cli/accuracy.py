@@ -147,7 +147,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     own files; rows that cannot be predicted say why. A row's kind cell says how
     its benchmark ran: {", ".join(KIND_COLUMN)} (blank: read from its batching cell). A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
-    sonnet, random and generated-shared-prefix: the benchmark client's default lengths). A dataset cell's
+    sonnet, random and generated-shared-prefix: the benchmark client's default lengths; sharegpt sent by vLLM's
+    client: its shipped seed-0 sample, replayed as planner plan --dataset sharegpt sends it). A dataset cell's
     --random-range-ratio is read as its client draws it (vllm bench serve around the length, sglang.bench_serving
     below it); a prefix_cache cell says what the server had cached: warm, cold, or "warm: the first N prompts" (an
     earlier run of the sweep sent them). An optional burstiness cell (a run at a rate) is the gamma shape of its
