@@ -175,6 +175,31 @@ def eager_context_host_s(profile: Any, num_layers: int, moe_layers: int) -> floa
     return SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
 
 
+#: EXPERIMENT (h-mla, off, never to ship; docs/hypotheses/mla-prefill-mechanisms.md): an upper bound on what MLA's
+#: prefill module can add. Each prompt step of an MLA model without DSA on a GPU whose MLA context module was measured
+#: (``catalogs/reference/mla_module_aic.csv``: H100, H200, B200) takes, on top of the planner's step, layers x that
+#: module at the step's prompt tokens (``mla_prefill_module_s``); it double-counts the planner's own MLA GEMMs and
+#: attention, so it exceeds what mechanism (a) can be. False: the step as timed.
+MLA_PREFILL_MODULE_BOUND = False
+
+
+def mla_prefill_module_s(gpu: Any, model: Any, gpus: float, kv_precision: Any, tokens: Any) -> np.ndarray | None:
+    """EXPERIMENT (h-mla, ``MLA_PREFILL_MODULE_BOUND``): seconds ``model``'s layers of the measured MLA context module
+    (vLLM 0.24.0, aiconfigurator 0.12.0; ``planner.engines.kernel_floor.mla_module_time_s``, op "context", one prompt
+    of each of ``tokens``) take at attention heads / ``gpus`` per GPU, an fp8 table for an 8-bit KV cache and bf16
+    otherwise; None with the switch off, for a model without MLA or with DSA, or a GPU without a measured table."""
+    from planner.engines.kernel_floor import mla_module_time_s, read_mla_rows
+
+    if not MLA_PREFILL_MODULE_BOUND or model.mla is None or model.sparse_attention is not None:
+        return None
+    if gpu.name not in {r["gpu"] for r in read_mla_rows()}:
+        return None
+    kv = "fp8" if "8" in str(getattr(kv_precision, "name", kv_precision) or "") else "bfloat16"
+    heads = model.num_attention_heads / max(float(gpus), 1.0)
+    t = np.asarray(tokens, dtype=float)
+    return model.num_layers * np.array([mla_module_time_s(gpu.name, "context", kv, heads, 1.0, x) for x in t])
+
+
 def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:
     """Whether an engine schedules each step while the one before runs, by default (``OVERLAP_SCHEDULING_ENGINES``):
     its profile's name when ``engine`` is given (``planner.engines.profiles``: "tensorrt-llm" is the 1.x PyTorch
@@ -525,6 +550,12 @@ def serving_setups(
                 mod = cat.model(m[i])
                 host = eager_context_host_s(eng, mod.num_layers, mod.moe_layers)
                 table = replace(table, prefill_host_s=host) if host > 0 else table
+            if table is not None and MLA_PREFILL_MODULE_BOUND:  # EXPERIMENT (h-mla): the MLA module's upper bound
+                extra = mla_prefill_module_s(
+                    cat.gpu(g[i]), cat.model(m[i]), group[i] / ranks[i], precs["kv_precision"][i], table.prefill_tokens
+                )
+                if extra is not None:
+                    table = replace(table, prefill_s=tuple(float(x) for x in np.add(table.prefill_s, extra)))
             if table is not None:
                 sched = Scheduler(
                     int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]),

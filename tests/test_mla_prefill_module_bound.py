@@ -1,0 +1,37 @@
+"""The h-mla upper bound on MLA's prefill module (``planner.serving.benchmark.MLA_PREFILL_MODULE_BOUND``, off;
+docs/hypotheses/mla-prefill-mechanisms.md): nothing with the switch off, the measured module's layers where on."""
+
+from __future__ import annotations
+
+import pytest
+
+import planner.serving.benchmark as B
+from planner.catalog import default_catalog
+
+
+@pytest.fixture
+def switch_on(monkeypatch):
+    monkeypatch.setattr(B, "MLA_PREFILL_MODULE_BOUND", True)
+
+
+def test_off_by_default():
+    cat = default_catalog()
+    assert B.MLA_PREFILL_MODULE_BOUND is False
+    assert B.mla_prefill_module_s(cat.gpu("H200"), cat.model("deepseek-r1"), 8, "fp8", [922]) is None
+
+
+def test_bound_is_the_measured_module_over_61_layers(switch_on):
+    cat = default_catalog()
+    h200 = B.mla_prefill_module_s(cat.gpu("H200"), cat.model("deepseek-r1"), 8, "fp8", [922, 7372])
+    b200 = B.mla_prefill_module_s(cat.gpu("B200"), cat.model("deepseek-r1"), 8, "fp8", [922])
+    # mla_module_aic.csv, 16 heads, fp8 cache: H200 0.10271 ms + 0.14045 us x 922 + 0.0041361 ns x 922^2 a layer
+    assert h200[0] == pytest.approx(61 * (0.10271e-3 + 0.14045e-6 * 922 + 0.0041361e-9 * 922**2), rel=1e-6)
+    assert h200[1] > 5 * h200[0]
+    assert 6.0e-3 < b200[0] < 7.0e-3
+
+
+def test_no_bound_without_a_measured_gpu_or_mla(switch_on):
+    cat = default_catalog()
+    assert B.mla_prefill_module_s(cat.gpu("B300"), cat.model("deepseek-r1"), 8, "fp8", [922]) is None
+    assert B.mla_prefill_module_s(cat.gpu("MI300X"), cat.model("deepseek-r1"), 8, "fp8", [922]) is None
+    assert B.mla_prefill_module_s(cat.gpu("H200"), cat.model("qwen3-8b"), 1, "bf16", [922]) is None
