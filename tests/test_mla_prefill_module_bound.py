@@ -53,3 +53,8 @@ def test_module_in_place_of_the_planners_share(monkeypatch):
     assert 0 < b200[0] < h200[0] and b200[1] < 0
     assert B.mla_prefill_module_delta_s(cat, eng, cat.gpu("B300"), m, *args) is None
     assert B.mla_projection_params_per_layer(m) * 61 == pytest.approx(11.41e9, rel=1e-3)
+
+
+def test_mla_eager_launch_switch_is_off():
+    """Test 4 (``SGLANG_MLA_HOST_MOE_LAYER_S``): off (None) on every branch that is not measuring it."""
+    assert B.SGLANG_MLA_HOST_MOE_LAYER_S is None

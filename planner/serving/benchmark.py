@@ -267,6 +267,12 @@ def mla_prefill_module_delta_s(
     return np.array(out)
 
 
+#: EXPERIMENT (h-mla, None = off; docs/hypotheses/mla-prefill-mechanisms.md, Test 4): seconds an MLA model's MoE
+#: layer takes to launch in an SGLang prompt step run eagerly (in place of ``SGLANG_HOST_MOE_LAYER_S``, 0.95 ms, which is
+#: DeepSeek-Coder-V2-Lite's); only ever set to a value chosen leaving the judged source out (``bench/mla_host_loso.py``).
+SGLANG_MLA_HOST_MOE_LAYER_S: float | None = None
+
+
 def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:
     """Whether an engine schedules each step while the one before runs, by default (``OVERLAP_SCHEDULING_ENGINES``):
     its profile's name when ``engine`` is given (``planner.engines.profiles``: "tensorrt-llm" is the 1.x PyTorch
@@ -612,6 +618,10 @@ def serving_setups(
             if table is not None and kinds[i] == "sglang":  # its extend steps launched eagerly (0 where graphed)
                 mod = cat.model(m[i])
                 host = sglang_prefill_host_s(eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers)
+                if host > 0 and SGLANG_MLA_HOST_MOE_LAYER_S is not None and mod.mla is not None:  # EXPERIMENT (h-mla)
+                    from planner.engines.profiles import SGLANG_HOST_MOE_LAYER_S
+
+                    host += (SGLANG_MLA_HOST_MOE_LAYER_S - SGLANG_HOST_MOE_LAYER_S) * mod.moe_layers
                 table = replace(table, prefill_host_s=host) if host > 0 else table
             elif table is not None and kinds[i] == "tensorrt-llm":  # EXPERIMENT (h-load): its context steps eager
                 mod = cat.model(m[i])
