@@ -154,8 +154,8 @@ def run_regimes(row) -> dict[str, str]:
 
 def class_lines(rows, checks, quantity: str = "ttft_median_ms") -> list[str]:
     """``quantity``'s signed errors classed by regime, one block per dimension (engine and arrival, GPU, source,
-    load relative to capacity, prompt length, dataset or drawn lengths, how prompt steps launch, MLA or not, and
-    the engine x launch x MLA cross): figures, median signed and |error|, how many beyond -15% / +15%, and the
+    load relative to capacity, prompt length, dataset or drawn lengths, how prompt steps launch, MLA or not, the
+    engine x launch x MLA cross, and MLA or not by GPU and by engine and GPU): figures, median signed and |error|, how many beyond -15% / +15%, and the
     median of published - predicted, milliseconds. Where the headline median comes from (issue 22's house method)."""
     from planner.catalog import default_catalog
 
@@ -185,6 +185,9 @@ def class_lines(rows, checks, quantity: str = "ttft_median_ms") -> list[str]:
         "prompt steps launch": lambda r: regimes[r.record_id]["launch"],
         "attention": mla,
         "engine x launch x attention": lambda r: f"{r.engine} {regimes[r.record_id]['launch']} {mla(r)}",
+        # h-mla (docs/hypotheses/mla-prefill-mechanisms.md): is "MLA" the model or the hosts its runs were served on?
+        "GPU x attention": lambda r: f"{r.gpu.split('(')[0].strip()} {mla(r)}",
+        "engine x GPU x attention": lambda r: f"{r.engine} {r.gpu.split('(')[0].strip()} {mla(r)}",
     }
     errs = [c.error for c in figs]
     lines = [

@@ -47,6 +47,11 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   graphs, so they take at least the host's launch, SGLang's published per-layer time borrowed
   (``planner.serving.benchmark.TRTLLM_EAGER_CONTEXT``, ``planner.serving.benchmark.eager_context_host_s``;
   docs/hypotheses/trtllm-eager-context.md, h-load).
+- ``mla-prefill-module-bound``: an upper bound, never to ship: each prompt step of an MLA model without DSA on H100 /
+  H200 / B200 takes the layers of the measured MLA context module on top of the planner's step
+  (``planner.serving.benchmark.MLA_PREFILL_MODULE_BOUND``; docs/hypotheses/mla-prefill-mechanisms.md, h-mla).
+- ``mla-prefill-module``: the same module in place of the planner's prefill attention and MLA-projection share, in the
+  serving simulation's prompt steps (``planner.serving.benchmark.MLA_PREFILL_MODULE``; same file, Test 3).
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
   MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
@@ -111,6 +116,8 @@ SWITCHES = (
     "dsa-bf16-decode",
     "unmeasured-sparse-attention",
     "trtllm-eager-context",
+    "mla-prefill-module-bound",
+    "mla-prefill-module",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -204,6 +211,10 @@ MODULE_FLAGS = {
     "sglang-admission-latch": ("planner.serving.simulate", "SGLANG_ADMISSION_LATCH", True),
     # TensorRT-LLM's PyTorch context steps launched eagerly: SGLang's host floor (h-load)
     "trtllm-eager-context": ("planner.serving.benchmark", "TRTLLM_EAGER_CONTEXT", True),
+    # an upper bound on MLA's prefill module: layers x the measured module on top of each prompt step (h-mla)
+    "mla-prefill-module-bound": ("planner.serving.benchmark", "MLA_PREFILL_MODULE_BOUND", True),
+    # MLA's measured prefill module in place of the planner's attention and MLA-projection share (h-mla, Test 3)
+    "mla-prefill-module": ("planner.serving.benchmark", "MLA_PREFILL_MODULE", True),
     # vLLM's DSA decode over a 16-bit cache at its own measured bf16 module (h-r4)
     "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
     # every GPU, not only those whose curves are A100's (ablation)

@@ -175,6 +175,104 @@ def eager_context_host_s(profile: Any, num_layers: int, moe_layers: int) -> floa
     return SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
 
 
+#: EXPERIMENT (h-mla, off, never to ship; docs/hypotheses/mla-prefill-mechanisms.md): an upper bound on what MLA's
+#: prefill module can add. Each prompt step of an MLA model without DSA on a GPU whose MLA context module was measured
+#: (``catalogs/reference/mla_module_aic.csv``: H100, H200, B200) takes, on top of the planner's step, layers x that
+#: module at the step's prompt tokens (``mla_prefill_module_s``); it double-counts the planner's own MLA GEMMs and
+#: attention, so it exceeds what mechanism (a) can be. False: the step as timed.
+MLA_PREFILL_MODULE_BOUND = False
+
+
+def mla_prefill_module_s(gpu: Any, model: Any, gpus: float, kv_precision: Any, tokens: Any) -> np.ndarray | None:
+    """EXPERIMENT (h-mla, ``MLA_PREFILL_MODULE_BOUND``): seconds ``model``'s layers of the measured MLA context module
+    (vLLM 0.24.0, aiconfigurator 0.12.0; ``planner.engines.kernel_floor.mla_module_time_s``, op "context", one prompt
+    of each of ``tokens``) take at attention heads / ``gpus`` per GPU, an fp8 table for an 8-bit KV cache and bf16
+    otherwise; None with the switch off, for a model without MLA or with DSA, or a GPU without a measured table."""
+    from planner.engines.kernel_floor import mla_module_time_s, read_mla_rows
+
+    if not MLA_PREFILL_MODULE_BOUND or model.mla is None or model.sparse_attention is not None:
+        return None
+    if gpu.name not in {r["gpu"] for r in read_mla_rows()}:
+        return None
+    kv = "fp8" if "8" in str(getattr(kv_precision, "name", kv_precision) or "") else "bfloat16"
+    heads = model.num_attention_heads / max(float(gpus), 1.0)
+    t = np.asarray(tokens, dtype=float)
+    return model.num_layers * np.array([mla_module_time_s(gpu.name, "context", kv, heads, 1.0, x) for x in t])
+
+
+#: EXPERIMENT (h-mla, off; docs/hypotheses/mla-prefill-mechanisms.md, Test 3): a prompt step of an MLA model without
+#: DSA on a GPU whose MLA context module was measured takes layers x that module (k prompts read as k) in place of the
+#: planner's own prefill attention and MLA-projection share (``mla_prefill_module_delta_s``). False: as timed.
+MLA_PREFILL_MODULE = False
+
+
+def mla_projection_params_per_layer(model: Any) -> float:
+    """Parameters of one MLA layer's projections: q (q_a + q_b, or one q_proj without a q LoRA), kv_a (latent + rope
+    key), kv_b (the latent up to the heads' nope keys and values) and o_proj."""
+    a, h, d = model.mla, model.num_attention_heads, model.hidden_size
+    qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+    q = d * a.q_lora_rank + a.q_lora_rank * h * qk if a.q_lora_rank else d * h * qk
+    return float(q + d * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank * h * (a.qk_nope_head_dim + a.v_head_dim)
+                 + h * a.v_head_dim * d)  # fmt: skip
+
+
+def mla_prefill_module_delta_s(
+    cat: Any, engine: Any, gpu: Any, model: Any, gpus: float, weight_precision: Any, kv_precision: Any, rows: list
+) -> np.ndarray | None:
+    """EXPERIMENT (h-mla, ``MLA_PREFILL_MODULE``): per prompt step (k prompts of L tokens, ``rows``), seconds the
+    measured MLA context module's layers (``planner.engines.kernel_floor.mla_module_time_s``, op "context", batch k,
+    context L; heads / ``gpus`` per GPU; an fp8 table for an 8-bit cache) take beyond the planner's own share of that
+    step: its prefill attention term (``operators.attention_time_s`` as ``forward_kernels_time_s`` times it) plus the
+    MLA projections' parameter share of its dense-GEMM term (``operators.linear_layers_time_s``). None with the switch
+    off, for a model without MLA or with DSA, or a GPU without a measured module."""
+    from planner.deploy import deploy
+    from planner.engines.kernel_floor import mla_module_time_s, read_mla_rows
+    from planner.model import operators as O
+    from planner.model.memory import kv_bytes, kv_replication, state_bytes
+    from planner.model.prefill import causal_attention_flop
+    from planner.options import DecodeOptions, Options
+
+    if not MLA_PREFILL_MODULE or model.mla is None or model.sparse_attention is not None:
+        return None
+    if gpu.name not in {r["gpu"] for r in read_mla_rows()}:
+        return None
+    kv = "fp8" if "8" in str(getattr(kv_precision, "name", kv_precision) or "") else "bfloat16"
+    heads = model.num_attention_heads / max(float(gpus), 1.0)
+    o = Options.read(
+        DecodeOptions,
+        dict(gpus=gpus, batch=1, weight_precision=weight_precision, kv_precision=kv_precision, engine=engine,
+             check_fit=False, catalog=cat),
+        "decode_step",
+    )  # fmt: skip
+    context = max(1, round(max(L for _, L in rows)))
+    f = deploy(gpu.name, model.name, context, o).facts
+    g, mf, p, lim = f.gpu, f.model, f.precision, f.limits
+    share = model.num_layers * mla_projection_params_per_layer(model) / float(mf.params_read_per_step)
+    dense = O.dense_weight_bytes(mf, p)
+    out = []
+    for k, L in rows:
+        k, L = float(k), max(float(L), 1.0)
+        n = k * L
+        att_bytes = kv_bytes(mf, p, L, k * kv_replication(mf, gpus)) + state_bytes(mf, k)
+        att_flop = O.prefill_attention_timed_flop(mf, lim, k * causal_attention_flop(mf, L), n)
+        att = O.attention_time_s(
+            g, mf, lim, att_bytes, att_flop, lim.prefill_attention_flop_efficiency * lim.prefill_flop_efficiency,
+            lim.prefill_attention_floor_s, gpus, p.kv_bytes_per_element,
+        )  # fmt: skip
+        gemm = O.linear_layers_time_s(
+            g, mf, lim, dense, n, lim.prefill_flop_efficiency, gpus, p.weight_bytes_per_param, k
+        )
+        module = model.num_layers * mla_module_time_s(gpu.name, "context", kv, heads, k, L)
+        out.append(float(module - float(att) - share * float(gemm)))
+    return np.array(out)
+
+
+#: EXPERIMENT (h-mla, None = off; docs/hypotheses/mla-prefill-mechanisms.md, Test 4): seconds an MLA model's MoE
+#: layer takes to launch in an SGLang prompt step run eagerly (in place of ``SGLANG_HOST_MOE_LAYER_S``, 0.95 ms, which is
+#: DeepSeek-Coder-V2-Lite's); only ever set to a value chosen leaving the judged source out (``bench/mla_host_loso.py``).
+SGLANG_MLA_HOST_MOE_LAYER_S: float | None = None
+
+
 def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:
     """Whether an engine schedules each step while the one before runs, by default (``OVERLAP_SCHEDULING_ENGINES``):
     its profile's name when ``engine`` is given (``planner.engines.profiles``: "tensorrt-llm" is the 1.x PyTorch
@@ -520,11 +618,30 @@ def serving_setups(
             if table is not None and kinds[i] == "sglang":  # its extend steps launched eagerly (0 where graphed)
                 mod = cat.model(m[i])
                 host = sglang_prefill_host_s(eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers)
+                if host > 0 and SGLANG_MLA_HOST_MOE_LAYER_S is not None and mod.mla is not None:  # EXPERIMENT (h-mla)
+                    from planner.engines.profiles import SGLANG_HOST_MOE_LAYER_S
+
+                    host += (SGLANG_MLA_HOST_MOE_LAYER_S - SGLANG_HOST_MOE_LAYER_S) * mod.moe_layers
                 table = replace(table, prefill_host_s=host) if host > 0 else table
             elif table is not None and kinds[i] == "tensorrt-llm":  # EXPERIMENT (h-load): its context steps eager
                 mod = cat.model(m[i])
                 host = eager_context_host_s(eng, mod.num_layers, mod.moe_layers)
                 table = replace(table, prefill_host_s=host) if host > 0 else table
+            if table is not None and MLA_PREFILL_MODULE_BOUND:  # EXPERIMENT (h-mla): the MLA module's upper bound
+                extra = mla_prefill_module_s(
+                    cat.gpu(g[i]), cat.model(m[i]), group[i] / ranks[i], precs["kv_precision"][i], table.prefill_tokens
+                )
+                if extra is not None:
+                    table = replace(table, prefill_s=tuple(float(x) for x in np.add(table.prefill_s, extra)))
+            if table is not None and MLA_PREFILL_MODULE:  # EXPERIMENT (h-mla, Test 3): the module in place
+                inp_i = float(max(float(flat[2][i]), 1.0))
+                k_rows = [(1.0, 1.0)] + [(t / inp_i, inp_i) for t in table.prefill_tokens[1:]]
+                delta = mla_prefill_module_delta_s(
+                    cat, eng, cat.gpu(g[i]), cat.model(m[i]), float(group[i] / ranks[i]),
+                    precs["weight_precision"][i], precs["kv_precision"][i], k_rows,
+                )  # fmt: skip
+                if delta is not None:
+                    table = replace(table, prefill_s=tuple(float(x) for x in np.add(table.prefill_s, delta)))
             if table is not None:
                 sched = Scheduler(
                     int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]),
