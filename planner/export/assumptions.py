@@ -534,13 +534,12 @@ def _not_included(scenario: Scenario) -> str:
 PUBLISHED_RUNS_SHOWN = 3
 
 
-def published_runs_row(r) -> Assumption | None:
-    """The option's row naming the shipped published runs of its deployment (the kept group's GPUs, layout, weight
-    and KV precisions) with ``planner validate``'s signed error on each, the farthest off first, as ``planner plan``
-    names them (``planner.accuracy.same_deployment``); None where the option keeps no group or no run matches."""
+def option_deployment(r) -> Deployment | None:
+    """The deployment an option plans: its kept group's GPUs, layout, weight and KV precisions; None where it keeps
+    no group."""
     if not r.meets:
         return None
-    d = Deployment.planned(
+    return Deployment.planned(
         r.gpu.name,
         r.model.name,
         r.engine.name,
@@ -549,7 +548,14 @@ def published_runs_row(r) -> Assumption | None:
         r.weight_precision,
         r.kv_precision,
     )
-    runs = same_deployment_runs(d)
+
+
+def published_runs_row(r) -> Assumption | None:
+    """The option's row naming the shipped published runs of its deployment (the kept group's GPUs, layout, weight
+    and KV precisions) with ``planner validate``'s signed error on each, the farthest off first, as ``planner plan``
+    names them (``planner.accuracy.same_deployment``); None where the option keeps no group or no run matches."""
+    d = option_deployment(r)
+    runs = same_deployment_runs(d) if d is not None else []
     if not runs:
         return None
     shown = "; ".join(

@@ -82,12 +82,43 @@ def risk(scenario: Scenario, rec: Result) -> str:
     )
     if tp * slow > w.tpot_target_s * (1 + 1e-9) or rec.replica.ttft_s * slow > w.ttft_target_s:
         text += " At the pessimistic end the targets are missed: set workload.latency_margin to size for it."
+    text += own_runs_beyond_margin(rec)
     if rec.margin:  # trial 20, F2: the TTFT goal is cut by TPOT's margin
         from planner.accuracy.loaded_ranges import ttft_borrowed_text
 
         q = rec.under_load.percentile if rec.under_load is not None else w.high_percentile
         text += f" {ttft_borrowed_text(q)}."
     return text
+
+
+#: The fewest TPOT figures of the recommended deployment's own published runs that ``own_runs_beyond_margin`` reads.
+OWN_RUNS_LEAST = 3
+
+
+def own_runs_beyond_margin(rec: Result) -> str:
+    """A sentence where most TPOT figures of the shipped published runs of the very deployment recommended (same GPU,
+    model, engine, layout, group and precisions; ``planner.accuracy.same_deployment``) measured slower than the
+    margin allows (published / predicted above 1 + margin), at least ``OWN_RUNS_LEAST`` of them; "" otherwise. The
+    margin is drawn from many deployments' held-out runs; this says where the deployment's own disagree (trial 24
+    F13: gpt-oss-120b on 2 x H100, five of seven runs 1.68x-1.95x the prediction against a +47% margin)."""
+    from planner.accuracy.same_deployment import same_deployment_runs
+    from planner.export.assumptions import option_deployment
+
+    d = option_deployment(rec)
+    runs = same_deployment_runs(d) if d is not None else []
+    slower = [
+        c.published / c.predicted for run in runs for c in run.figures if c.quantity in ("tpot_ms", "tpot_median_ms")
+    ]
+    allowed = 1 + rec.margin
+    beyond = [x for x in slower if x > allowed]
+    if len(slower) < OWN_RUNS_LEAST or 2 * len(beyond) <= len(slower):
+        return ""
+    return (
+        f" This deployment's own published runs are slower than that margin allows: {len(beyond)} of {len(slower)} "
+        f"TPOT figures measured {min(beyond):.2f}x to {max(beyond):.2f}x the prediction (the "
+        f"{'+' + format(rec.margin, '.0%') + ' margin' if rec.margin else 'plan, with no margin,'} allows "
+        f"{allowed:.2f}x; Assumptions names the runs): test one replica at its planned load before committing."
+    )
 
 
 def listed(items: list[str], last: str = "and", parted: bool | None = None) -> str:
