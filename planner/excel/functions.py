@@ -255,17 +255,20 @@ def _under_load(name: str, doc: str):
         engine=None,
         speculative_method=None,
         burstiness=None,
+        replicas=None,
+        routing=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
         args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate, engine, speculative_method)
-        return _s.evaluate(_s.SPECS[name], args + (burstiness,))
+        return _s.evaluate(_s.SPECS[name], args + (burstiness, replicas, routing))
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"{doc}, milliseconds, one replica on the engine (blank: vLLM) taking rate_per_s requests, their gaps "
     f.__doc__ += "gamma of shape burstiness (blank: 1, Poisson): computed by planner's queue simulation of 1,000 "
     f.__doc__ += "requests (not a cell formula). speculative_method: the draft (mtp, eagle3, ngram; blank: mtp where "
-    f.__doc__ += "the checkpoint ships MTP layers, else eagle3). It takes no routing: one replica takes the traffic as "
-    f.__doc__ += "it comes, however a balancer would deal it (REPLICAS and FLEET_GPUS, which size a fleet, take it)."
+    f.__doc__ += "the checkpoint ships MTP layers, else eagle3). With replicas (REPLICAS' answer) burstiness is the "
+    f.__doc__ += "whole traffic's, as REPLICAS takes it, dealt as routing says (blank: random); blank: one replica "
+    f.__doc__ += "takes the traffic as it comes."
     return _udf(name)(f)
 
 

@@ -946,12 +946,17 @@ def load_percentile(
     prefix_hit_rate: Any = None,
     speculative_method: Any = None,
     burstiness: Any = None,
+    replicas: Any = None,
+    routing: Any = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` requests whose gaps are gamma of
     shape ``burstiness`` (None or blank: 1, Poisson; ``burstiness_shape``) of fixed lengths, 1,000 of them: one
     replica's ``replica_run`` (the traffic as it comes, as ``planner plan --rate --replicas 1 --burstiness`` runs
-    it), ``.<metric>_s.p<percentile>``. ``prompt_tokens`` and
+    it), ``.<metric>_s.p<percentile>``. With ``replicas`` (a whole number; None or blank: the replica takes the
+    traffic as it comes), ``burstiness`` is the fleet's incoming traffic's, as REPLICAS takes it, and the replica
+    sees the shape ``routing`` (``routing_name``) leaves over that many (``replica_burstiness``), so the percentiles
+    of a fleet REPLICAS sized read as ``planner plan --rate --replicas`` gives them (trial 24 F6). ``prompt_tokens`` and
     ``output_tokens`` are mean lengths (207.5 is taken, ``planner.checks.mean_tokens_or_mask``); each request sends the
     mean in whole tokens (``fixed_length_tokens``: 207.5 -> 208), as ``planner plan --rate`` does. Arguments broadcast (one
     simulation per scenario, ~0.05 s each, and the capacity runs once per replica and lengths, ~0.2-1.8 s); ``errors="coerce"`` gives NaN where a scenario has no answer, as
@@ -969,7 +974,9 @@ def load_percentile(
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
-    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float, shape: Any) -> float:
+    def one(
+        replica: Replica, rate: float, prompt: float, output: float, hit: float, shape: Any, k: Any, how: Any
+    ) -> float:
         if metric in ("tpot", "itl") and one_output_token(output):
             raise OutOfRangeError(f"{NO_TPOT_WITH_ONE_TOKEN}; give output_tokens of 2 or more")
         if math.isfinite(rate) and past_capacity(replica, prompt, output, [rate], hit)[0]:
@@ -978,12 +985,31 @@ def load_percentile(
                 f"{rate:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
                 " its queue grows without bound, so no percentile holds; use more replicas"
             )
-        r = replica_run(replica, prompt, output, rate, 1, burstiness=burstiness_shape(shape), prefix_hit_rate=hit)
+        seen = burstiness_shape(shape)
+        if k is not None and not (isinstance(k, str) and not k.strip()):
+            seen = replica_burstiness(seen, _replica_count(k), routing_name(how))
+        r = replica_run(replica, prompt, output, rate, 1, burstiness=seen, prefix_hit_rate=hit)
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)
     o = Options.read(ReplicaOptions, options, load_percentile)
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(burstiness,), method=speculative_method)
+    return _each_replica(
+        one, *args, prefix_hit_rate, o, per_scenario=(burstiness, replicas, routing), method=speculative_method
+    )
+
+
+def _replica_count(value: Any) -> int:
+    """A replica count as a cell gives it: a whole number of 1 or more, else ``OutOfRangeError`` (#NUM!) or, text,
+    ``InvalidInputError`` (#VALUE!)."""
+    try:
+        k = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"replicas {value!r} is not a number; give a whole number of replicas, e.g. 18"
+        ) from None
+    if not (k >= 1 and k == int(k)):
+        raise OutOfRangeError(f"replicas {value!r} is not a whole number of 1 or more; e.g. 18")
+    return int(k)
 
 
 def replicas_needed(
