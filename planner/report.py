@@ -13,7 +13,7 @@ from planner import api
 from planner import model as m
 from planner.accuracy.calibration import CalibrationUse, calibration_in_effect, residual_range
 from planner.accuracy.ranges import stated_coverage
-from planner.catalog import Catalog, Gpu, Model, as_catalog, default_catalog, stale_price_warning
+from planner.catalog import Catalog, Gpu, Model, as_catalog, default_catalog, names_provider, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import (
     default_kv_precision,
@@ -534,7 +534,7 @@ def _price_source(g: Gpu, quote: Any = None) -> str:
     quote = g.price("on-demand") if quote is None else quote
     if quote is None:
         return ""
-    several = quote.provider.startswith("median of ")  # the median's provider lists each quote's date
+    several = quote.is_median  # the median's provider lists each quote's date
     return f"{quote.kind}, {quote.provider}" + ("" if several else f", {quote.date}")
 
 
@@ -543,9 +543,10 @@ PLAN_PRICE_KINDS = ("on-demand", "spot", "reserved")
 
 
 def _chosen_quote(g: Gpu, kind: str, basis: str | None) -> Any:
-    """The catalog quote ``plan`` costs at: ``kind``'s median (``Gpu.price``) or, with ``basis``, that provider's
-    first quote of the kind (the review's rule: ``planner.export.ownership.chosen_quote``). A kind or provider the
-    GPU has no quote of is refused, naming what it has; the on-demand median may be None (cost n/a, as before)."""
+    """The catalog quote ``plan`` costs at: the catalog's rule (``Gpu.quote``: ``kind``'s median, billed in
+    ``Gpu.median_billing_unit``, or with ``basis`` that provider's first quote of the kind), the one a review's option
+    pays (``planner.export.ownership.chosen_quote``). A kind or provider the GPU has no quote of is refused, naming
+    what it has; the on-demand median may be None (cost n/a, as before)."""
     from planner.errors import InvalidInputError
 
     if kind not in PLAN_PRICE_KINDS:
@@ -554,16 +555,12 @@ def _chosen_quote(g: Gpu, kind: str, basis: str | None) -> Any:
             'export, option pricing = "purchase")'
         )
     have = ", ".join(f"{p.kind} ({p.provider})" for p in g.prices if p.kind != "purchase") or "none"
-    if basis and basis.strip().lower() != "median":
-        b = basis.strip().lower()
-        mine = [p for p in g.prices if p.kind == kind and p.provider.lower().startswith(b)]
-        if not mine:
-            raise InvalidInputError(
-                f"{g.name} has no {kind} quote from a provider named {basis.strip()!r}; its rents: {have} "
-                "(planner catalog show gpu lists them; a [[price]] entry in a --catalog folder adds one)"
-            )
-        return mine[0]
-    quote = g.price(kind)
+    quote = g.quote(kind, basis)
+    if quote is None and names_provider(basis):
+        raise InvalidInputError(
+            f"{g.name} has no {kind} quote from a provider named {basis.strip()!r}; its rents: {have} "
+            "(planner catalog show gpu lists them; a [[price]] entry in a --catalog folder adds one)"
+        )
     if quote is None and kind != "on-demand":
         raise InvalidInputError(f"{g.name} has no {kind} quote in the catalog; its rents: {have}")
     return quote

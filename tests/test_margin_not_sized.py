@@ -132,3 +132,21 @@ def test_the_data_parallel_lever_is_not_sized_either(beside_tp8):
     assert lever.note.startswith(f"does not meet the targets: {NOT_SIZED}")
     # the lever's fleet was searched in full (levers size it, then judge it): its exact figure, and the ratio
     assert "the fleet would be 2,880 GPUs ($10,822,104 a month), x180 the 16 GPUs ($60,123 a month)" in lever.note
+
+
+def test_the_stopped_search_is_a_field_of_the_result(tmp_path):
+    """The search that stopped at the bound says so in a typed field (``Result.search_stopped_at_gpus``: the bound in
+    GPUs), which ``not_sized`` reads; its shortfall is ``past_limit_text`` of that bound. The bare fleet is 16 GPUs,
+    so ``review.sized`` bounds the search at 160."""
+    from planner.export.evaluate import evaluate, past_limit_text
+    from planner.export.review import sized
+
+    path = tmp_path / "t22.toml"
+    path.write_text('title = "small"\n' + WORKLOAD + DPEP)
+    scenario = load_scenario(path)
+    option = scenario.option[0]
+    stopped = evaluate(option, scenario.workload, default_catalog(), 0.2, most_gpus=lambda: 160.0)
+    assert stopped.search_stopped_at_gpus == 160 and stopped.shortfall == past_limit_text(160)
+    judged, bare = sized(option, scenario, default_catalog())
+    assert bare.gpus == 16 and judged.search_stopped_at_gpus == MARGIN_NOT_SIZED * 16
+    assert STOPPED in judged.shortfall

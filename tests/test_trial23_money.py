@@ -21,7 +21,6 @@ from planner.export.ownership import (
     AMORTIZATION_MONTHS_LOW,
     US_COMMERCIAL_USD_PER_KWH,
     chosen_quote,
-    median_billing_unit,
     money_warnings,
     option_money,
     ownership_defaults,
@@ -60,7 +59,22 @@ class TestMedianBillingUnit:
         q = chosen_quote(CAT.gpu(gpu), "on-demand")
         assert q.usd_per_gpu_hour == pytest.approx(median) and q.provider.startswith("median of ")
         assert q.instance_gpus == 1
-        assert CAT.gpu(gpu).price("on-demand").instance_gpus == 8  # Gpu.price (every surface's price) is unchanged
+        # the catalog's rule, every surface's: Gpu.price (plan, the Excel functions, the workbook) bills it the same
+        assert CAT.gpu(gpu).price("on-demand") == q and CAT.gpu(gpu).quote("on-demand") == q
+
+    @pytest.mark.parametrize("gpu", ["H100", "H200"])
+    def test_the_excel_functions_and_plan_see_the_same_unit(self, gpu):
+        """PLANNER_INFO's price.on-demand.instance_gpus (8 before: the largest unit of the quotes) and the quote plan
+        costs at are the review's: 1 GPU, at the same median."""
+        from planner.excel.catalog import facts
+        from planner.report import _chosen_quote
+
+        q = chosen_quote(CAT.gpu(gpu), "on-demand")
+        info = facts(gpu)
+        assert (info["price.on-demand.usd_per_gpu_hour"], info["price.on-demand.instance_gpus"]) == (q.amount, 1)
+        assert _chosen_quote(CAT.gpu(gpu), "on-demand", None) == q
+        assert _chosen_quote(CAT.gpu(gpu), "on-demand", " median ") == q
+        assert _chosen_quote(CAT.gpu(gpu), "on-demand", "hyperstack").provider.startswith("Hyperstack")
 
     def test_where_only_a_dearer_quote_bills_per_gpu_the_median_keeps_the_8s(self):
         """Quotes $2 and $3 in 8-GPU instances and $10 per GPU: median $3; only the 8-GPU quotes rent at $3 or less."""
@@ -70,7 +84,7 @@ class TestMedianBillingUnit:
             for rate, n, who in ((2.0, 8, "A"), (3.0, 8, "B"), (10.0, 1, "C"))
         ]
         gpu = h100.model_copy(update={"prices": tuple(made)})
-        assert median_billing_unit(gpu, "on-demand", 3.0) == 8
+        assert gpu.median_billing_unit("on-demand", 3.0) == 8 and gpu.price("on-demand").instance_gpus == 8
 
     def test_one_providers_quote_keeps_its_own_unit(self):
         """price_basis = "Lambda": Lambda's '8x NVIDIA H100 SXM' at $3.99 is billed in 8s, as before."""

@@ -46,6 +46,7 @@ from planner.accuracy.published import (
 from planner.accuracy.validation import Check
 from planner.catalog import Catalog
 from planner.catalog.resolve import default_kv_precision
+from planner.engines.profiles import engine_family
 from planner.errors import PlannerError
 from planner.model.layouts import layout_label
 from planner.units import fmt_rate, fmt_seconds
@@ -78,15 +79,9 @@ COLUMNS = (
     "run",
     *(f"{q}_{side}" for q in FIGURES for side in ("predicted", "published")),
 )
-#: Engines as a line names them (``DecodeRow.engine`` and the family of a plan's engine profile).
+#: Engine families (``planner.engines.profiles.engine_family``: ``DecodeRow.engine`` and a plan's engine profile) as
+#: a line names them.
 ENGINE_WORDS = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "lmdeploy": "LMDeploy"}
-
-
-def engine_family(name: str) -> str:
-    """The engine of a profile or row name: "sglang-0.5.5" -> "sglang", "tensorrt-llm-0" -> "tensorrt-llm"; other
-    names as they are."""
-    text = str(name).strip().lower()
-    return next((f for f in ENGINE_WORDS if text == f or text.startswith(f + "-")), text)
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,17 @@ PriceKind = Literal["on-demand", "spot", "reserved", "purchase"]
 PRICE_STALE_AFTER_DAYS = 365
 
 
+#: How ``Gpu.price`` names the provider of a median of several quotes ("median of 4 quotes: Lambda 3.99 ...").
+MEDIAN_PROVIDER_PREFIX = "median of "
+#: The ``price_basis`` that takes the median of a kind's quotes (the default), not one provider's quote.
+MEDIAN_BASIS = "median"
+
+
+def names_provider(basis: str | None) -> bool:
+    """Whether a price basis names a provider (``Gpu.quote``), not the median (None, "", "median")."""
+    return bool(basis and basis.strip() and basis.strip().lower() != MEDIAN_BASIS)
+
+
 class Price(BaseModel):
     """One dated, sourced price quote of a kind: a rate per GPU-hour (on-demand, spot, reserved) or a purchase.
 
@@ -169,6 +180,11 @@ class Price(BaseModel):
     def amount(self) -> float:
         """The number itself: US$ per GPU-hour, or US$ per GPU for a purchase."""
         return self.purchase_usd if self.kind == "purchase" else self.usd_per_gpu_hour
+
+    @property
+    def is_median(self) -> bool:
+        """Whether this is ``Gpu.price``'s median of several quotes, not one provider's."""
+        return self.provider.startswith(MEDIAN_PROVIDER_PREFIX)
 
     def label(self, today: datetime.date | None = None) -> str:
         """One line for people: '$6.35/GPU-h on-demand, RunPod, 2026-03-10', with '(stale: 400 days old)'."""
@@ -452,8 +468,8 @@ class Gpu(_Entry):
     def price(self, kind: PriceKind = "on-demand") -> Price | None:
         """The catalog's price of this kind, the one every surface defaults to (``planner plan``, the Excel
         functions, the what-if workbook, ``planner export``): its only quote, or one made of the median of all of
-        them (provider 'median of N quotes: ...', the oldest date, billed in the largest instance any of them
-        needs); None when it has none. The first listed quote is no better a default than the others."""
+        them (provider 'median of N quotes: ...', the oldest date, billed in ``median_billing_unit``); None when it
+        has none. The first listed quote is no better a default than the others."""
         quotes = [p for p in self.prices if p.kind == kind]
         if len(quotes) <= 1:
             return quotes[0] if quotes else None
@@ -464,12 +480,41 @@ class Gpu(_Entry):
         value = {"purchase_usd": amount} if kind == "purchase" else {"usd_per_gpu_hour": amount}
         return Price(
             kind=kind,
-            provider=f"median of {len(quotes)} quotes: {listed}",
+            provider=f"{MEDIAN_PROVIDER_PREFIX}{len(quotes)} quotes: {listed}",
             date=min(quotes, key=lambda p: p.quoted_on()).date,
             source=" | ".join(p.source for p in quotes),
-            instance_gpus=max(p.instance_gpus for p in quotes),
+            instance_gpus=self.median_billing_unit(kind, amount),
             **value,
         )
+
+    def quotes_at_or_below(self, kind: PriceKind, amount: float) -> list[Price]:
+        """The quotes of ``kind`` at or below ``amount`` (a median): those that rent their unit at that price or
+        less."""
+        return [p for p in self.prices if p.kind == kind and p.amount <= amount * (1 + 1e-12)]
+
+    def median_billing_unit(self, kind: PriceKind, amount: float) -> int:
+        """GPUs a median price of ``kind`` (``amount``) is billed in: the smallest unit that a quote at or below the
+        median bills in (``Price.instance_gpus``), the one rule of every surface (``price``).
+
+        A median of an even count of quotes is no provider's rate, so it has no unit of its own. The largest unit of
+        all the quotes (the rule before trial 23, F4) billed H100's $3.595, the median of RunPod's $2.69 and
+        Hyperstack's $3.20 per GPU and Lambda's $3.99 and CoreWeave's $6.155 in 8-GPU instances, in 8-GPU lots: a
+        unit no provider rents at that rate, and a fleet that grew 8 GPUs at a time. A quote at or below the median
+        rents its unit at the median's rate or less, so the fleet billed in that unit can be had for the median's
+        money: H100's and H200's medians ($3.595, $5.1475: Hyperstack's $3.99 per GPU) bill per GPU. Where every
+        such quote bills in 8s, so does the median."""
+        return min(p.instance_gpus for p in self.quotes_at_or_below(kind, amount))
+
+    def quote(self, kind: PriceKind = "on-demand", basis: str | None = None) -> Price | None:
+        """The catalog quote of ``kind`` a cost is at under ``basis`` (a review's option ``price_basis``, ``planner
+        plan --price-basis``): with None or "median", ``price`` (the only quote, or the median billed in
+        ``median_billing_unit``); with a provider's name, that provider's first quote of the kind (names compared
+        case-insensitively from the start: "Hyperstack" takes "Hyperstack (reserved contract)"), None where it has
+        none (each surface says what then: ``planner plan`` refuses, a review pays the median)."""
+        if not names_provider(basis):
+            return self.price(kind)
+        wanted = basis.strip().lower()
+        return next((p for p in self.prices if p.kind == kind and p.provider.lower().startswith(wanted)), None)
 
     @model_validator(mode="after")
     def _check(self) -> Gpu:

@@ -682,6 +682,19 @@ ENGINES_WITHOUT_PROFILE = ("mlc-llm", "llm-awq")
 #: The engine names a measurement row's ``engine`` cell takes besides the profiles and ``ENGINE_ALIASES``
 #: (``planner.accuracy.published``; a cell that contains one of the first five is read as it: "LMDeploy (TurboMind)").
 ENGINE_CELL_NAMES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy", "nim", *ENGINES_WITHOUT_PROFILE)
+#: The engine families: a profile's name is its family's, or the family's followed by "-" and a release
+#: ("sglang-0.5.5", "tensorrt-llm-0", "vllm-fullsort").
+ENGINE_FAMILIES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy")
+
+
+def engine_family(name: str) -> str:
+    """The family of an engine profile or row name (``ENGINE_FAMILIES``): the family it equals or starts with followed
+    by "-", case and surrounding spaces ignored ("sglang-0.5.5" -> "sglang", "tensorrt-llm-0" -> "tensorrt-llm");
+    any other name lower-cased, as it is. The one statement of the rule: the serving simulation's scheduler
+    (``planner.serving.benchmark.scheduler_of``) and the same-deployment match (``planner.accuracy.same_deployment``)
+    both read it."""
+    text = str(name).strip().lower()
+    return next((f for f in ENGINE_FAMILIES if text == f or text.startswith(f + "-")), text)
 
 
 #: Which profile a vLLM release's start-up budget follows, by version (first version of each range), with the

@@ -445,7 +445,7 @@ def evaluate(
     (``Workload.at_request_lengths``). ``most_gpus``: a bound on the fleet under load, asked for once where one is
     searched (``planner.export.review.sized``: ten times the fleet sized without the margin, sized only then): the
     search runs below that many GPUs only, and where no group's fleet below it meets the targets the option meets
-    none, its shortfall ``past_limit_text`` of the bound."""
+    none, its shortfall ``past_limit_text`` of the bound and its ``search_stopped_at_gpus`` the bound."""
     workload = workload.at_request_lengths()
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
@@ -556,6 +556,7 @@ def evaluate(
             peak_rate_per_s=peak,
             average_rate_per_s=avg,
             shortfall=shortfall_text(cands, workload, gpu, mdl) if best is None else str(under_load),
+            search_stopped_at_gpus=under_load.gpus if isinstance(under_load, FleetPastLimit) else None,
         )
     _, rep, fl, _ = best
     peak, avg = _rates(workload, rep)

@@ -3,13 +3,13 @@ prediction is not sized (user trial 22, F1; docs/export.md, "How an option is si
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace as dc_replace
 from types import EllipsisType
 
 from planner.accuracy.serving_margin import runs_named
 from planner.catalog import Catalog
-from planner.export.evaluate import past_limit_text
 from planner.export.outlook import without_margin
 from planner.export.reason import range_basis, usd
 from planner.export.records import Result
@@ -54,10 +54,11 @@ def not_sized(result: Result, scenario: Scenario, catalog: Catalog, bare: Result
     on the prediction (``bare``: ``outlook.without_margin``'s, None where that meets no target; sized here when not
     given) or more, the option as not meeting its targets: no fleet, a shortfall naming both fleets and the margin's
     source. Such an option is neither recommended nor ranked as sized. A ``result`` whose search under load stopped
-    at that bound (``evaluate``'s ``most_gpus``: its shortfall ``past_limit_text``) has no exact fleet: the shortfall
-    says it would be that many times or more, and at least how many GPUs."""
+    at that bound (``evaluate``'s ``most_gpus``: its ``search_stopped_at_gpus`` that many GPUs) has no exact fleet: the
+    shortfall says it would be that many times or more, and at least how many GPUs."""
     known = isinstance(bare, Result) and bare.meets and bare.gpus
-    stopped = bool(known) and result.shortfall == past_limit_text(MARGIN_NOT_SIZED * bare.gpus)
+    at = result.search_stopped_at_gpus
+    stopped = bool(known) and at is not None and math.isclose(at, MARGIN_NOT_SIZED * bare.gpus)
     if not stopped and (not result.meets or result.margin <= 0):
         return result
     if bare is ...:

@@ -10,7 +10,8 @@ overrides any of them per option. The rules are ``planner.export.sizing``'s (doc
     rented              $/GPU-hour x 730 h (host, network, power and building are in the hourly rate), billed in
                         whole instances of the quote's instance_gpus (or the option's node_size)
     several quotes      the median of the kind's dated quotes, or one provider's (``price_basis``); a median is billed
-                        in the smallest unit a quote at or below it bills in (``median_billing_unit``)
+                        in the smallest unit a quote at or below it bills in (``Gpu.median_billing_unit``, the
+                        catalog's rule: every surface's)
     reserved            one provider's rate, set beside that provider's own on-demand rate (``reserved_gap``), since
                         the on-demand price other options pay may be a median of other providers' quotes
 """
@@ -308,48 +309,12 @@ def price_kind(option: Option) -> str:
     return "purchase" if option.pricing == "purchase" else (option.price_kind or "on-demand")
 
 
-#: The default rule when a GPU has several catalog quotes of one kind.
-MEDIAN = "median"
-
-
 def chosen_quote(gpu: Gpu, kind: str, basis: str | None = None) -> Price | None:
-    """The catalog quote of ``kind`` an option pays under ``basis``; None when the catalog has none.
-
-    basis "median" (default): the catalog's price of the kind (``Gpu.price``: the only quote, or the median of all
-    of them, billed in ``median_billing_unit``). A provider's name: its first quote of the kind (names compared
-    case-insensitively from the start), else the median rule.
-    """
-    if basis and basis.lower() != MEDIAN:
-        mine = [p for p in gpu.prices if p.kind == kind and p.provider.lower().startswith(basis.lower())]
-        if mine:
-            return mine[0]
-    price = gpu.price(kind)
-    if price is None or not is_median(price):
-        return price
-    return price.model_copy(update={"instance_gpus": median_billing_unit(gpu, kind, price.amount)})
-
-
-def is_median(price: Price) -> bool:
-    """Whether ``price`` is ``Gpu.price``'s median of several quotes, not one provider's."""
-    return price.provider.startswith("median of ")
-
-
-def at_or_below(gpu: Gpu, kind: str, amount: float) -> list[Price]:
-    """The quotes of ``kind`` at or below ``amount`` (a median): those that rent their unit at that price or less."""
-    return [p for p in gpu.prices if p.kind == kind and p.amount <= amount * (1 + 1e-12)]
-
-
-def median_billing_unit(gpu: Gpu, kind: str, amount: float) -> int:
-    """GPUs a median price of ``kind`` is billed in: the smallest unit that a quote at or below the median bills in.
-
-    A median of an even count of quotes is no provider's rate, so it has no unit of its own. The largest unit of all
-    the quotes (the rule before trial 23, F4) billed H100's $3.595, the median of RunPod's $2.69 and Hyperstack's
-    $3.20 per GPU and Lambda's $3.99 and CoreWeave's $6.155 in 8-GPU instances, in 8-GPU lots: a unit no provider
-    rents at that rate, and a fleet that grew 8 GPUs at a time. A quote at or below the median rents its unit at the
-    median's rate or less, so the fleet billed in that unit can be had for the median's money: H100's and H200's
-    medians ($3.595, $5.1475: Hyperstack's $3.99 per GPU) bill per GPU. Where every such quote bills in 8s, so does
-    the median."""
-    return min(p.instance_gpus for p in at_or_below(gpu, kind, amount))
+    """The catalog quote of ``kind`` an option pays under ``basis``; None when the catalog has none: the catalog's
+    rule (``Gpu.quote``: "median", the default, is ``Gpu.price``, the only quote or the median of all of them billed
+    in ``Gpu.median_billing_unit``; a provider's name, its first quote of the kind), and where that provider has no
+    quote of the kind for this GPU, the median (the scenario has checked that some GPU's quote is from it)."""
+    return gpu.quote(kind, basis) or gpu.price(kind)
 
 
 def billing_unit_words(money: Money, gpu: Gpu, node_size: int | None = None) -> str:
@@ -362,9 +327,9 @@ def billing_unit_words(money: Money, gpu: Gpu, node_size: int | None = None) -> 
     q = money.quote
     if q is None:
         return "1 for your own price (node_size sets whole instances)"
-    if not is_median(q):
+    if not q.is_median:
         return f"the quote's instance: {q.provider} bills {counted(q.instance_gpus, 'GPU')} at a time"
-    low = at_or_below(gpu, q.kind, q.amount)
+    low = gpu.quotes_at_or_below(q.kind, q.amount)
     text = (
         f"the median's: the smallest unit that a quote at or below {fmt_usd_per_gpu_hour(q.amount)} bills in ("
         + ", ".join(f"{p.provider}: {counted(p.instance_gpus, 'GPU')}" for p in low)
@@ -385,7 +350,7 @@ def provider_name(provider: str) -> str:
 
 def _whose(price: Price) -> str:
     """ "the median of 4 quotes" or "Lambda's": whose an on-demand price is, in a sentence."""
-    if is_median(price):
+    if price.is_median:
         return "the median of " + price.provider.split(":")[0].removeprefix("median of ")
     return f"{provider_name(price.provider)}'s"
 
@@ -395,7 +360,7 @@ def reserved_gap(gpu: Gpu, reserved: Price, on_demand: Price | None) -> str:
     (``on_demand``: the median, or the basis's provider) where that is not the same quote. Trial 23 F4: Hyperstack's
     reserved $2.72 against the median of four providers' on-demand quotes, $3.595, read as a 24% saving; Hyperstack's
     own on-demand rate, $3.20, makes it 15%. "" for a median of reserved quotes (no one provider's)."""
-    if is_median(reserved):
+    if reserved.is_median:
         return ""
     who = provider_name(reserved.provider)
     own = next(

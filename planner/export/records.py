@@ -133,6 +133,10 @@ class Result:
     under_load: Sizing | None = None
     #: why the simulation sized no fleet where the option was simulated (it then keeps Little's law's count); ""
     under_load_refused: str = ""
+    #: where every group's search for a fleet under load stopped unmet at ``evaluate``'s ``most_gpus``: that bound,
+    #: GPUs (the fleet, if any meets, has at least that many; ``shortfall`` says so); None where the search did not stop
+    #: there
+    search_stopped_at_gpus: float | None = None
     #: the planned fleet's latency against traffic (sized on percentiles only; else None)
     load_curve: LoadCurve | None = None
     #: the fleet at the slow end of the held-out ranges under load, the end without the one source that sets it

@@ -51,6 +51,7 @@ from planner.deploy import check_parallelism
 from planner.engines.profiles import (
     TOKEN_BUDGET_PROFILED,
     EngineProfile,
+    engine_family,
     engine_profile,
     profiled_at_token_budget,
     sglang_prefill_host_s,
@@ -146,9 +147,10 @@ OVERLAP_SCHEDULING_ENGINES = ("tensorrt-llm", "sglang")
 
 
 def scheduler_of(engine: EngineProfile) -> str:
-    """The serving simulation's scheduler for an engine profile: its family ("sglang-0.5.1" -> "sglang",
-    "tensorrt-llm-0" -> "tensorrt-llm"), else vLLM's."""
-    return next((n for n in SCHEDULERS if engine.name == n or engine.name.startswith(n + "-")), "vllm")
+    """The serving simulation's scheduler for an engine profile: its family (``engine_family``: "sglang-0.5.1" ->
+    "sglang", "tensorrt-llm-0" -> "tensorrt-llm") where that has a scheduler of its own, else vLLM's."""
+    family = engine_family(engine.name)
+    return family if family in SCHEDULERS else "vllm"
 
 
 #: EXPERIMENT (h-load, off; docs/hypotheses/trtllm-eager-context.md): TensorRT-LLM's PyTorch backend runs every step
