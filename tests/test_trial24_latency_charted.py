@@ -1,7 +1,7 @@
 """Trial 24 F7: the Latency sheet's curves were the cost charts' options (the cheapest five within 3x the
 recommended cost), so a cheap option of another model (gpt-oss-120b at $20,995 a month) left every Llama-3.3-70B
 option but one off the page the SRE reads for the model they would deploy. The latency charts take each model's
-cheapest first, then the next cheapest, at most five, with no cost limit (latency is read per option).
+cheapest first, then the next cheapest within 3x its own model's cheapest, at most five.
 """
 
 from __future__ import annotations
@@ -70,5 +70,14 @@ class TestLatencyCharted:
         assert names(tables.latency_charted(r)) == ["gpt-oss H100"]
 
     def test_one_model_is_the_cheapest_five_in_the_reviews_order(self):
-        r = review(("a", "m", 5), ("b", "m", 1), ("c", "m", 4), ("d", "m", 2), ("e", "m", 3), ("f", "m", 6))
+        r = review(("a", "m", 2.5), ("b", "m", 1), ("c", "m", 2), ("d", "m", 1.5), ("e", "m", 1.8), ("f", "m", 2.9))
         assert names(tables.latency_charted(r)) == ["a", "b", "c", "d", "e"]
+
+    def test_with_one_model_it_is_the_cost_charts_choice(self):
+        r = review(("a", "m", 10), ("b", "m", 25), ("c", "m", 31), ("d", "m", 30))
+        r.recommended = r.results[0]
+        assert names(tables.latency_charted(r)) == names(tables.charted(r)) == ["a", "b", "d"]
+
+    def test_the_cost_limit_is_each_models_own(self):
+        r = review(("cheap", "x", 10), ("l1", "m", 40), ("l2", "m", 119), ("l3", "m", 121))
+        assert names(tables.latency_charted(r)) == ["cheap", "l1", "l2"]  # 121 > 3 x 40

@@ -438,14 +438,17 @@ def sweep_table(review: Review) -> Table:
 
 def latency_charted(review: Review) -> list[Result]:
     """The options the latency charts show: of those meeting the targets with a latency-against-load curve (sized
-    on percentiles), each model's cheapest first, then the next cheapest, at most ``CHART_MAX_OPTIONS``, in the
-    review's order. No cost limit: latency against traffic is read per option, so an expensive option flattens no
-    line, and a cheaper option of another model left every option of the model a reader would deploy off the page
-    (trial 24 F7)."""
+    on percentiles) and costing at most ``CHART_COST_LIMIT`` x their own model's cheapest, each model's cheapest
+    first, then the next cheapest, at most ``CHART_MAX_OPTIONS``, in the review's order. The cost limit is per model:
+    a cheaper option of another model left every option of the model a reader would deploy off the page (trial 24
+    F7); with one model it is the cost charts' choice."""
     curved = [r for r in review.results if r.meets and r.load_curve is not None]
     ranked = sorted(curved, key=lambda r: (float(r.monthly_usd), review.results.index(r)))
     firsts = [r for i, r in enumerate(ranked) if all(q.model.name != r.model.name for q in ranked[:i])]
-    kept = {id(r) for r in (firsts + [r for r in ranked if all(r is not f for f in firsts)])[:CHART_MAX_OPTIONS]}
+    cheapest = {r.model.name: float(r.monthly_usd) for r in firsts}
+    rest = [r for r in ranked if all(r is not f for f in firsts)]
+    rest = [r for r in rest if float(r.monthly_usd) <= cheapest[r.model.name] * CHART_COST_LIMIT]
+    kept = {id(r) for r in (firsts + rest)[:CHART_MAX_OPTIONS]}
     return [r for r in review.results if id(r) in kept]
 
 

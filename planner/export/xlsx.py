@@ -828,7 +828,10 @@ def _latency(book: _Book) -> None:
     off_count = [r.option.name for r in review.results if r.meets and r.load_curve is not None and r not in shown]
     off_curve = [r.option.name for r in review.results if r.meets and r.load_curve is None]
     if off_count:
-        why = f"past the cheapest {CHART_MAX_OPTIONS}, each model's cheapest first"
+        why = (
+            f"over {CHART_COST_LIMIT:g}x their model's cheapest, or past the cheapest {CHART_MAX_OPTIONS}, each "
+            "model's cheapest first"
+        )
         note += f" {not_charted_text(off_count, why)}"
     if off_curve:
         note += f" {not_charted_text(off_curve, 'not sized on simulated percentiles')}"
