@@ -41,11 +41,12 @@ class TestLoadFunctionsTakeBurstiness:
 
     def test_burstiness_is_the_last_argument(self):
         """After engine (and speculative_method), so every earlier formula reads as it did; REPLICAS and FLEET_GPUS
-        take routing after it (tests/test_routing_surfaces.py); CAPACITY_RPS takes none (a steady-state completion
+        take routing after it (tests/test_routing_surfaces.py), the percentile functions the fleet's replicas and
+        routing (tests/test_trial24_excel_fleet_burstiness.py); CAPACITY_RPS takes none (a steady-state completion
         rate does not depend on the arrivals' shape)."""
         for name in ("TTFT_P50", "TTFT_P95", "TTFT_P99", "TPOT_P50", "TPOT_P95", "TPOT_P99", "REPLICAS", "FLEET_GPUS"):
             params = list(inspect.signature(getattr(xf, name)).parameters)
-            assert params[-1 if name.startswith("T") else -2] == "burstiness", name
+            assert params[-3 if name.startswith("T") else -2] == "burstiness", name
         assert "burstiness" not in inspect.signature(xf.CAPACITY_RPS).parameters
 
     def test_blank_is_the_poisson_figure_to_the_last_digit(self):
