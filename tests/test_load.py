@@ -355,6 +355,38 @@ class TestMemo:
         assert key() != key(s=sent + np.array([0, 0, 0, 1e-3]))
         assert key() != key(s=None)
 
+    def test_equal_lengths_give_one_key_and_one_shared_array_however_they_are_given(self):
+        """The same requests as a list or tuple of pairs, in Python or numpy integers, or as lists (not hashable:
+        converted afresh), name the same run and setup; the pairs a run keeps are read-only, shared by its keys."""
+        from planner.serving.load import RunKey, _lengths_key, fixed_lengths
+
+        setup = ONE.setup(700, 150)
+        lengths = fixed_lengths(700, 150, 4)
+        given = (tuple(lengths), [(np.int64(p), np.int64(o)) for p, o in lengths], [[p, o] for p, o in lengths])
+        keys = [RunKey.of(setup, 700, 150, ls, None) for ls in (lengths, *given)]
+        assert all(k == keys[0] and hash(k) == hash(keys[0]) for k in keys)
+        assert keys[1].lengths is keys[0].lengths and not keys[0].lengths.flags.writeable
+        assert keys[0].lengths.tolist() == [[700, 150]] * 4
+        assert _lengths_key(lengths) == _lengths_key(given[1]) != _lengths_key([*lengths[:3], (701, 150)])
+        assert ONE.setup(700, 150, given[1]) is ONE.setup(700, 150, lengths)
+
+    def test_a_replicas_capacity_is_simulated_once_for_its_replica_and_lengths(self, monkeypatch):
+        """``capacity_per_s`` asked again for an equal replica at the same means answers from its memo, the same
+        figure; another front-end time or prefix hit rate is another capacity."""
+        from dataclasses import replace
+
+        import planner.serving.fleet as fleet
+
+        computed = []
+        real = fleet._capacity_per_s
+        monkeypatch.setattr(fleet, "_CAPACITIES", {})
+        monkeypatch.setattr(fleet, "_capacity_per_s", lambda *a: computed.append(a[1:]) or real(*a))
+        first = fleet.capacity_per_s(ONE, 700, 150)
+        assert fleet.capacity_per_s(replace(ONE), 700, 150) == first and len(computed) == 1
+        assert fleet.capacity_per_s(replace(ONE, frontend_s=0.02), 700, 150) != first
+        assert fleet.capacity_per_s(ONE, 700, 150, prefix_hit_rate=0.5) != first
+        assert len(computed) == 3
+
     def test_keys_differ_by_the_runs_behaviour_and_equal_settings_give_one_key(self):
         """The run's behaviour (``RunBehaviour``) is part of the key; its settings are stored normalised, so 0 or 1
         scheduler steps and an int or float front-end time name the same run."""

@@ -147,6 +147,13 @@ def replica_run(
     )  # fmt: skip
 
 
+#: How many ``capacity_per_s`` results are kept: a replica's capacity does not depend on the rate, and sizing asks for
+#: it at each replica count it tries and each traffic it sizes (examples/budget-review.toml: 862 asks, 27 different,
+#: each of the others a dozen memoized runs' keys to build). Kept by ``Replica.runs_key``, as ``Replica.setup`` keeps.
+CAPACITIES_KEPT = 256
+_CAPACITIES: dict[tuple, tuple[tuple, float]] = {}
+
+
 def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float, prefix_hit_rate: float = 0.0) -> float:
     """The most requests per second one replica completes in steady state, from the simulation: closed-loop runs
     at concurrencies C = ``CAPACITY_CONCURRENCY`` x its slots (min(max_num_seqs, the decode table's batches)),
@@ -156,7 +163,20 @@ def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float,
     the concurrency whose KV cache fits (vLLM preempts): H100 x 4 Llama-3.1-70B, 1,024 / 256 tokens, 6.92
     requests/s at C = 110, 8.48 at 300, 7.71 at 880 (504 preemptions). A mean arrival rate at or above it makes the
     queue grow without bound, whatever its burstiness. ``prefix_hit_rate``: the share of each prompt the prefix cache
-    holds (``latency_under_load``); lengths at the means. The runs are memoized (``latency_under_load``)."""
+    holds (``latency_under_load``); lengths at the means. The runs are memoized (``latency_under_load``), and so is the
+    capacity of a replica and lengths (``CAPACITIES_KEPT``)."""
+    key, kept = replica.runs_key(prompt_tokens, output_tokens, prefix_hit_rate)
+    hit = _CAPACITIES.get(key)
+    if hit is not None:
+        return hit[1]
+    best = _capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)
+    if len(_CAPACITIES) >= CAPACITIES_KEPT:
+        _CAPACITIES.clear()
+    _CAPACITIES[key] = (kept, best)
+    return best
+
+
+def _capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float, prefix_hit_rate: float) -> float:
     setup = replica.setup(prompt_tokens, output_tokens)
     slots = max(min(int(setup.scheduler.max_num_seqs), len(setup.table.decode_lo_s)), 1) * setup.ranks
     best = 0.0

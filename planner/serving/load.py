@@ -882,9 +882,9 @@ def warm_prompt_fraction(prompt_tokens: float, block_tokens: int = VLLM_BLOCK_TO
 
 #: How many ``Replica.setup`` results are kept: a setup (the step times tabulated on a batch grid: two model calls of
 #: ~100-300 rows, ~50 ms) does not depend on the rate, so sizing a fleet asks for the same few setups again and again
-#: (examples/budget-review.toml: 222 setups per export, 1-2 s of CPU on a repeat before they were kept). A
-#: ``ServingSetup`` is frozen, so sharing it is safe.
-SETUPS_KEPT = 256
+#: (examples/budget-review.toml: 450 different setups per export, 728 made while 256 were kept; a 9-option MoE
+#: review 442). A ``ServingSetup`` is frozen, so sharing it is safe; one is ~11 kB (its step table).
+SETUPS_KEPT = 1024
 _SETUPS: dict[tuple, tuple[tuple, ServingSetup]] = {}
 
 
@@ -894,6 +894,20 @@ def _key_part(x: Any) -> Any:
     if isinstance(x, np.generic):
         x = x.item()
     return (type(x).__name__, x) if x is None or type(x) in (str, int, float, bool, bytes) else ("id", id(x))
+
+
+def _lengths_key(lengths: Any) -> Any:
+    """Request lengths as a key part: the (prompt, output) pairs as one tuple, compared as numbers (800 and 800.0
+    alike, as in the float array the setup reads), so none is converted to build the key (~30 us against ~400 us for
+    1,000 pairs); where a pair is not hashable (a list, an array's row), a BLAKE2b digest of that float array."""
+    if not lengths:
+        return None
+    pairs = tuple(lengths)
+    try:
+        hash(pairs)
+    except TypeError:
+        return hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes()).digest()
+    return pairs
 
 
 @dataclass(frozen=True)
@@ -946,6 +960,14 @@ class Replica:
         _SETUPS[key] = (kept, out)
         return out
 
+    def runs_key(self, prompt_tokens: float, output_tokens: float, *asked: Any) -> tuple[tuple, tuple]:
+        """(key, objects to keep alive) of this replica's runs at ``prompt_tokens`` / ``output_tokens`` (the means,
+        fixed lengths) and ``asked`` (names and numbers): its ``setup`` key at those means, its front-end time and
+        ``asked``; for a memo of a figure those runs give (``planner.serving.fleet.capacity_per_s``)."""
+        key, kept = self._setup_key(prompt_tokens, output_tokens, None, 0)
+        more = (self.frontend_s, *asked)
+        return key + tuple(map(_key_part, more)), kept + more
+
     def _setup_key(self, prompt_tokens, output_tokens, lengths, concurrency) -> tuple[tuple, tuple]:
         """(key, objects to keep alive) of a ``setup`` call: everything ``serving_setups`` reads. The catalog and the
         calibration are the ones a None resolves to now (``$PLANNER_CATALOG``, ``$PLANNER_CALIBRATION``); objects
@@ -961,9 +983,8 @@ class Replica:
             self.chunked_prefill, self.weight_precision, self.kv_precision, self.engine, calibration, catalog,
             self.speculative, self.parallelism,
         )  # fmt: skip
-        pairs = None if not lengths else hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes()).digest()
-        asked = (prompt_tokens, output_tokens, len(lengths) if lengths else 0, pairs, concurrency)
-        return tuple(map(_key_part, objects + asked)), objects + asked
+        asked = (prompt_tokens, output_tokens, len(lengths) if lengths else 0, concurrency)
+        return (*map(_key_part, objects + asked), _lengths_key(lengths)), objects + asked
 
     def _setup(
         self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
@@ -1163,8 +1184,11 @@ class RunKey:
         behaviour: RunBehaviour = DEFAULT_BEHAVIOUR,
     ) -> RunKey:
         """The key of ``setup`` serving ``lengths`` sent at ``sent_s`` (None: all at once, or a closed loop)."""
-        pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)  # 16 bytes a request, kept with the run
-        digest = hashlib.blake2b(pairs.astype(float).tobytes())
+        try:  # the same pairs again (a fleet's search, a capacity's runs): converted and hashed once
+            pairs, digest = _request_pairs(tuple(lengths))
+        except TypeError:  # a pair not hashable (a list, an array's row): converted afresh
+            pairs, digest = _request_pairs.__wrapped__(lengths)
+        digest = digest.copy()
         digest.update(b"-" if sent_s is None else np.asarray(sent_s, dtype=float).tobytes())
         return cls(
             setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), len(lengths),
@@ -1173,8 +1197,19 @@ class RunKey:
 
 
 #: How many simulated runs are kept. ``planner export`` sizes each option again for the outlook and the levers and
-#: draws its latency curve through the same runs (examples/budget-review.toml asks for 141 runs, 66 different).
-RUNS_KEPT = 512
+#: draws its latency curve through the same runs (examples/budget-review.toml: 791 different runs, 832 simulated
+#: while 512 were kept; a 9-option MoE review 755 and 849).
+RUNS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=64)
+def _request_pairs(lengths: Any) -> tuple[np.ndarray, Any]:
+    """``RunKey.of``'s reading of ``lengths``: the (N, 2) prompt and output tokens (int64, 16 bytes a request, kept
+    with the run; read-only, as the runs that send the same requests share them) and a BLAKE2b hash of their bytes
+    (as floats), to which the send times are added."""
+    pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)
+    pairs.flags.writeable = False
+    return pairs, hashlib.blake2b(pairs.astype(float).tobytes())
 
 
 @dataclass
