@@ -87,7 +87,8 @@ INPUT_FORMATS = {
 #: Lines of the wrapped formula answers on Inputs (a formula's text is not measured when written): "no: TPOT not known
 #: (blank target or error), TTFT not known (blank target or error)" in the 24-wide value column; a warning (a context
 #: beyond a long model name's trained maximum, about 120 characters; a batch above the engine's limit, about 190) and
-#: the Error line ("3 GPUs is not a tensor-parallel group ...", about 190) in the 80-wide column D.
+#: the Error line ("3 GPUs is not a tensor-parallel group ...", about 190; a price typed per instance, about 180) in
+#: the 96-wide column D.
 MEETS_LINES, WARNING_LINES, ERROR_LINES = 4, 2, 3
 #: Column D beside the "at a glance" results (rows within the block, 1: its first result): two notes, what bounds the
 #: served batch (``served_note``) beside it, then ``warnings`` from the row below, beside results whose units are short
@@ -151,7 +152,9 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     # half-inch top and bottom margins: the inputs, the "at a glance" block with its warnings and the Error line below
     # it print on one page (with 1-in margins a refused input's Error line went to a second page)
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5, one_page_tall=True)
-    s.widths.update(A=42, B=24, C=14, D=80)  # A: "TTFT target (time to first token) (optional)"
+    # A: "TTFT target (time to first token) (optional)"; D: its notes in fewer lines, so the page, fit to one, prints
+    # larger: 6.4 pt in LibreOffice with D 92 to 100 wide, 6.2 at 80 and 6.3 at 88 (the page's height bound it there)
+    s.widths.update(A=42, B=24, C=14, D=96)
     s.set("A1", "LLM inference what-if: inputs", style="title")
     s.note(
         "A2",
@@ -234,11 +237,13 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     cost = (  # the group where the headline is More GPUs', the unit, then the price (short unit in C)
         f'={headline_group(c)}&"US$ per million output tokens, decode only, "&{price_at(c)}'
     )
-    for key, words in (("m_cost", cost), ("fleet_usd_month", monthly_words(c))):  # trial 19 F4
+    # trial 19 F4; the monthly cost's formula in words is one line ("rented: = 96 GPUs x $3.595 per GPU-hour x 730 h
+    # a month"), the cost per token's note the price's source, after the headline's group where it is More GPUs'
+    for key, words, height in (("m_cost", cost, PRICE_NOTE_LINES + 1), ("fleet_usd_month", monthly_words(c), 1)):
         row = r + [g[1] for g in GLANCE].index(key) + 1
         assert row >= r + FIRST_WARNING_ROW + len(warnings(c)), key  # column D of a warning's row is taken
         s.set(f"D{row}", words, style="note")
-        s.heights[row] = max(s.heights.get(row, 0), lines(PRICE_NOTE_LINES))
+        s.heights[row] = max(s.heights.get(row, 0), lines(height))
     fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
     s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
@@ -247,7 +252,8 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     return s, names
 
 
-#: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters).
+#: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters), and one
+#: more beside the cost per token for the headline's group (``headline_group``, about 60).
 PRICE_NOTE_LINES = 3
 
 
@@ -281,7 +287,7 @@ def monthly_words(c: Calc) -> str:
     )
 
 
-#: Lines of the fleet's group note (``fleet_group_note``, about 340 characters) in the 80-wide column D.
+#: Lines of the fleet's group note (``fleet_group_note``, about 370 characters) in the 96-wide column D.
 FLEET_NOTE_LINES = 5
 #: Beside the fleet: that it carries no latency margin, which ``planner export`` of the file sizes with (trial 6 F3:
 #: 1,528 GPUs here, 2,516 in the review of the same file, whose +25% margin the workbook never named). The margin is
