@@ -19,6 +19,7 @@ import shutil
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from doc_support import stated
 from workbook_support import convert_to_csv_sheets, read_csv_sheet, require_libreoffice
 
 from planner.catalog import default_catalog
@@ -69,8 +70,8 @@ def _calc(book, key: str, col: str = "C"):
 
 
 @pytest.fixture(scope="module")
-def refreshed(tmp_path_factory) -> dict[str, tuple[object, openpyxl.Workbook]]:
-    """Case -> (the refreshed file, its stored values)."""
+def refreshed(tmp_path_factory) -> dict[str, tuple[object, openpyxl.Workbook, str]]:
+    """Case -> (the refreshed file, its stored values, what refresh printed)."""
     require_libreoffice()
     tmp = tmp_path_factory.mktemp("trial23")
     runner = CliRunner()
@@ -88,13 +89,21 @@ def refreshed(tmp_path_factory) -> dict[str, tuple[object, openpyxl.Workbook]]:
         wb.save(path)
         done = runner.invoke(main, ["workbook", "refresh", str(path)])
         assert done.exit_code == 0, done.output
-        out[name] = (path, openpyxl.load_workbook(path, data_only=True))
+        out[name] = (path, openpyxl.load_workbook(path, data_only=True), done.output)
     return out
+
+
+@pytest.fixture(scope="module")
+def export_fleet(refreshed):
+    """The fleet ``planner export`` of the trial's refreshed file recommends (its one option, sized as the review
+    sizes it)."""
+    scenario = scenario_from_workbook(refreshed["trial"][0])
+    return evaluate(scenario.option[0], scenario.workload, default_catalog(), 1.0).fleet
 
 
 class TestHeadlineTakesTheCheaperGroup:
     def test_the_trial_inputs_headline_the_more_gpus_fleet(self, refreshed):
-        _, book = refreshed["trial"]
+        _, book, _ = refreshed["trial"]
         # the findings' figures: the smallest group, 2 x H100 holding 5 sequences, needs 404 GPUs at $3.595 (the
         # catalog's on-demand median); More GPUs, 4 a replica, 40
         assert (_calc(book, "n"), _calc(book, "max_batch"), _calc(book, "fleet_gpus")) == (2, 5, 404)
@@ -119,19 +128,33 @@ class TestHeadlineTakesTheCheaperGroup:
         # the figures of the smallest group stay what they are (GPUs in the group, its max batch)
         assert (_glance(book, "n"), _glance(book, "max_batch")) == (2, 5)
 
-    def test_planner_export_of_the_file_sizes_the_same_group(self, refreshed):
+    def test_planner_export_of_the_file_sizes_the_same_group(self, refreshed, export_fleet):
         """The review searches 1, 2, 4 and 8 GPUs a replica and recommends 4 (48 = 12 x 4, $125,969, the findings'):
         the headline's group. Its fleet is the headline's 10 replicas plus its latency margin (+25%: 11 serving) and
         one spare."""
-        path, book = refreshed["trial"]
-        scenario = scenario_from_workbook(path)
-        result = evaluate(scenario.option[0], scenario.workload, default_catalog(), 1.0)
-        assert result.fleet.gpus / result.fleet.replicas == _calc(book, "n", MORE) == 4
-        assert (result.fleet.gpus, round(result.fleet.monthly_usd)) == (48, 125_969)
-        assert result.fleet.replicas == _calc(book, "replicas", MORE) + 2
+        _, book, _ = refreshed["trial"]
+        fleet = export_fleet
+        assert fleet.gpus / fleet.replicas == _calc(book, "n", MORE) == 4
+        assert (fleet.gpus, round(fleet.monthly_usd)) == (48, 125_969)
+        assert fleet.replicas == _calc(book, "replicas", MORE) + 2
+
+    def test_docs_state_these_figures(self, refreshed, export_fleet):
+        """docs/workbooks.md (Levers) quotes the trial's figures: the smallest group's and the headline's fleets and
+        costs, and export's 12 x 4."""
+        _, book, _ = refreshed["trial"]
+        doc = stated(
+            "docs/workbooks.md",
+            r"the smallest group, (\d) x H100 holding (\d) sequences, needs ([\d,]+) GPUs, \$([\d,]+) a month, which "
+            r"the headline showed; it now shows More GPUs' (\d+) GPUs, \$([\d,]+) .* \((\d+) = (\d+) x (\d): its",
+        )
+        money = (round(_calc(book, "fleet_usd_month")), round(_calc(book, "fleet_usd_month", MORE)))
+        assert doc[:3] == (_calc(book, "n"), _calc(book, "max_batch"), _calc(book, "fleet_gpus"))
+        assert (doc[3], doc[5]) == money and doc[4] == _glance(book, "fleet_gpus")
+        fleet = export_fleet
+        assert doc[6:] == (fleet.gpus, fleet.replicas, fleet.gpus / fleet.replicas)
 
     def test_the_smallest_group_stays_where_it_is_the_cheaper(self, refreshed):
-        _, book = refreshed["smallest-best"]
+        _, book, _ = refreshed["smallest-best"]
         assert (_calc(book, "n"), _calc(book, "n", MORE)) == (1, 2)
         assert _calc(book, "fleet_gpus") < _calc(book, "fleet_gpus", MORE)  # 3 against 4
         assert _calc(book, "headline") == 1 and _glance(book, "fleet_gpus") == _calc(book, "fleet_gpus")
@@ -140,7 +163,7 @@ class TestHeadlineTakesTheCheaperGroup:
 
     def test_a_typed_count_is_the_headlines_group(self, refreshed):
         # 4 typed: the baseline is the 40-GPU fleet; More GPUs (8 a replica) needs more and is not taken
-        _, book = refreshed["instance-price"]
+        _, book, _ = refreshed["instance-price"]
         assert _calc(book, "headline") == 1 and _glance(book, "fleet_gpus") == _calc(book, "fleet_gpus") == 40
         assert _calc(book, "fleet_gpus", MORE) > 40
 
@@ -148,7 +171,7 @@ class TestHeadlineTakesTheCheaperGroup:
         """The peak raised to 60 after the refresh, recalculated by LibreOffice without one: the Load sheet is stale
         and nothing is judged, but each group's last simulation met the targets, so the headline is More GPUs'
         estimate, "~48 est." (40 x 60 / 50), not the smallest group's (~485)."""
-        source, _ = refreshed["trial"]
+        source, _, _ = refreshed["trial"]
         path = tmp_path / "stale.xlsx"
         wb = openpyxl.load_workbook(source)
         wb[INPUTS_SHEET][f"B{input_row('peak_requests_per_s')}"].value = 60
@@ -165,7 +188,7 @@ class TestHeadlineTakesTheCheaperGroup:
 
 class TestInstancePrice:
     def test_warns_on_the_error_line_in_planner_exports_words(self, refreshed):
-        _, book = refreshed["instance-price"]
+        _, book, _ = refreshed["instance-price"]
         gpu = default_catalog().gpu(TRIAL["gpu"])
         option = Option(gpu=TRIAL["gpu"], model=TRIAL["model"], pricing="cloud", cloud_usd_per_gpu_hour=31.92)
         said = _implausible_rate(option, gpu)  # what planner export of a scenario with this price says
@@ -174,6 +197,7 @@ class TestInstancePrice:
             " instances)", " instances; GPUs sheet)"
         )
         assert book[INPUTS_SHEET][f"D{why_error_row()}"].value == want
+        assert want in refreshed["instance-price"][2].splitlines()  # planner workbook refresh prints it
         # a warning refuses nothing: the targets are judged and the fleet stands, at the price typed
         assert _glance(book, "meets_text") == "yes (simulated p95)"
         assert _glance(book, "fleet_usd_month") == pytest.approx(40 * 31.92 * 730)
@@ -188,3 +212,4 @@ class TestInstancePrice:
         assert _implausible_rate(option, gpu) == ""
         for name in ("below-bound", "trial", "smallest-best"):
             assert refreshed[name][1][INPUTS_SHEET][f"D{why_error_row()}"].value in (None, ""), name
+            assert "Warning" not in refreshed[name][2], name
