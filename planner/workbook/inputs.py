@@ -303,8 +303,8 @@ MARGIN_NOTE = (
 def fleet_group_note(c: Calc) -> str:
     """Beside the peak fleet, what it counts: replicas x the group's GPUs; with the GPU count blank, which group: the
     next one where it needs fewer GPUs (Calc's headline row: "replicas x 4 GPUs, the cheaper group (GPU count blank):
-    4 GPUs a replica need 40 GPUs, fewer than 2 GPUs a replica's 404 (the smallest that fits; Levers)", trial 23 F1),
-    else the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a
+    4 GPUs a replica need 40 GPUs, fewer than 2 GPUs a replica's 404 (the smallest that fits; Levers)", trial 23 F1)
+    or where the smallest misses the targets ("the next group ..."), else the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a
     replica: a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there); then the latency margin it leaves out
     (``MARGIN_NOTE``)."""
     base, more = scenario_col("base"), scenario_col("more_gpus")
@@ -317,7 +317,10 @@ def fleet_group_note(c: Calc) -> str:
         f'" GPUs, fewer than "&{n_base}&IF({n_base}=1," GPU"," GPUs")&" a replica\'s "&{est}&'
         f'TEXT({gpus_base},"#,##0")&" (the smallest that fits; Levers)"'
     )
-    misses = f'", the cheaper group (GPU count blank): "&{n_base}&IF({n_base}=1," GPU"," GPUs")&" a replica, the smallest that fits, does not meet the targets (Levers)"'
+    misses = (  # the smallest group misses the targets, the next meets them
+        f'", the next group (GPU count blank): "&{n_base}&IF({n_base}=1," GPU"," GPUs")&" a replica, the smallest '
+        'that fits, does not meet the targets (Levers)"'
+    )
     cheaper = f"IF(AND(ISNUMBER({gpus_base}),{gpus_more}<{gpus_base}),{cheaper},{misses})"
     smallest = (
         '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
