@@ -17,6 +17,11 @@ MAX_RENT_USD_PER_GPU_HOUR = 1e4
 #: What a rent per GPU-hour may be, as every surface says it (``planner plan --price``, ``price_per_gpu_hour`` of the
 #: public functions and Excel, a scenario's ``cloud_usd_per_gpu_hour``, the what-if workbook's price cell).
 RENT_ACCEPTED = f"above 0 and at most {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ per GPU-hour"
+#: A typed rent per GPU-hour this many times the GPU's highest catalog rental quote or more is warned of, not refused:
+#: an instance's hourly price typed per GPU (trial 22 F10: an 8-GPU instance's $31.92 is 5.2x H100's highest quote,
+#: $6.155). ``planner export`` warns of a scenario's price (``evaluate._implausible_rate``) and the what-if workbook's
+#: Inputs of the typed one (``planner.workbook.inputs.price_warning``) by this one bound.
+RENT_IMPLAUSIBLE_FACTOR = 4.0
 
 
 def rent_usd_per_gpu_hour(value: float) -> float:

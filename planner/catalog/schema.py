@@ -516,6 +516,13 @@ class Gpu(_Entry):
         wanted = basis.strip().lower()
         return next((p for p in self.prices if p.kind == kind and p.provider.lower().startswith(wanted)), None)
 
+    def highest_rental_quote(self) -> Price | None:
+        """The dearest of the GPU's rental quotes per GPU-hour (on-demand, reserved or spot; not a purchase), the bound
+        a typed rent is checked against (``planner.units.RENT_IMPLAUSIBLE_FACTOR`` times it: an instance's price
+        typed per GPU); None when it has no rental quote."""
+        quotes = [p for p in self.prices if p.kind != "purchase"]
+        return max(quotes, key=lambda p: p.usd_per_gpu_hour) if quotes else None
+
     @model_validator(mode="after")
     def _check(self) -> Gpu:
         if self.ecc_reserved_fraction > 0 and not self.ecc_source:

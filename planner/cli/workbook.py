@@ -133,7 +133,7 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
 
         planner workbook refresh my-copy.xlsx
     """
-    from planner.workbook.update import refresh
+    from planner.workbook.update import inputs_warning, refresh
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
     echo(f"refreshed {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')}){_selection_said(w)}")
@@ -141,3 +141,5 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
         echo(f"Load sheet not simulated: {w.load_not_simulated}; type it and refresh again to size a fleet")
     if not w.values_stored:
         echo(NO_VALUES.replace("run again with --force", "refresh again"))
+    elif warning := inputs_warning(w.path):  # the Inputs' Error line warns of a price typed per instance (trial 23 F5)
+        echo(warning)

@@ -44,7 +44,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
 )
 from planner.serving.load import Replica, fixed_length_tokens
 from planner.serving.speculative import decode_at_s, served_model, speculation_for
-from planner.units import fmt_usd_per_gpu_hour
+from planner.units import RENT_IMPLAUSIBLE_FACTOR, fmt_usd_per_gpu_hour
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -671,13 +671,14 @@ def latency_margin(workload: Workload, high: float) -> float:
 
 def _implausible_rate(option: Option, gpu) -> str:
     """A per-GPU cloud price several times above every catalog quote of that GPU (an instance's rate typed per GPU,
-    trial 22 F10): a warning, not a refusal. "" when the price is the catalog's, or within 4x its highest quote."""
+    trial 22 F10): a warning, not a refusal. "" when the price is the catalog's, or below ``RENT_IMPLAUSIBLE_FACTOR``
+    (4) times its highest rental quote (``Gpu.highest_rental_quote``)."""
     rate = option.cloud_usd_per_gpu_hour
     quotes = [p for p in gpu.prices if p.kind != "purchase"]
     if option.pricing != "cloud" or not rate or not quotes:
         return ""
-    top = max(p.usd_per_gpu_hour for p in quotes)
-    if rate < 4 * top:
+    top = gpu.highest_rental_quote().usd_per_gpu_hour
+    if rate < RENT_IMPLAUSIBLE_FACTOR * top:
         return ""
     kind = option.price_kind or "on-demand"
     same = [p for p in quotes if p.kind == kind] or quotes

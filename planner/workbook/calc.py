@@ -862,15 +862,16 @@ def input_refusal() -> str:
     """1 where the Inputs' Error line (``inputs.why_error``) names a refused input other than a budget input (those are
     Calc's budget_refused row) and the batch for the speed figures (``BATCH_REFUSED``: the fleet is sized at max batch,
     so it and its verdict stand: trial 19 F12), else 0. The line also says where a GPU has no catalog price and none
-    is typed (``NO_CATALOG_PRICE``): nothing typed is refused there, and the targets are judged. An error in the line itself
-    counts as a refusal."""
-    from planner.workbook.layout import INPUTS_SHEET, NO_CATALOG_PRICE, why_error_row
+    is typed (``NO_CATALOG_PRICE``): nothing typed is refused there, and the targets are judged; nor by its warning
+    (``WARNING_PREFIX``: a price typed per instance, ``inputs.price_warning``). An error in the line itself counts as
+    a refusal."""
+    from planner.workbook.layout import INPUTS_SHEET, NO_CATALOG_PRICE, WARNING_PREFIX, why_error_row
 
     line = f"{INPUTS_SHEET}!$D${why_error_row()}"
-    batch = f"Error: {BATCH_REFUSED}"
+    batch, warning = f"Error: {BATCH_REFUSED}", WARNING_PREFIX
     kept = (
         f'OR({line}="",{line}="Error: {NO_CATALOG_PRICE}",{line}="Error: "&{{budget_refused}},'
-        f'LEFT({line},{len(batch)})="{batch}")'
+        f'LEFT({line},{len(batch)})="{batch}",LEFT({line},{len(warning)})="{warning}")'
     )
     return f"IF(ISERROR({line}),1,IF({kept},0,1))"
 
@@ -1245,6 +1246,39 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "never a scenario that misses a target, lacks a value or changes the requests; none while any column's "
             "fleet is stale (the cheapest is not known)",
         ),
+        Row(
+            "headline",
+            "The Inputs' peak fleet, its cost and verdict: this column's (1) or More GPUs' (2)",
+            "",
+            INT,
+            {"base": headline_pick(c), "*": None},
+            "with the GPU count blank, the cheaper of the smallest group that fits and the next (trial 23 F1); "
+            "else the baseline's",
+            wrap=2,
+        ),
+    )
+
+
+def headline_pick(c: Calc) -> str:
+    """Which column the Inputs' headline (peak fleet, its monthly cost, cost per token and verdict) reads, as a
+    Baseline template: 2, More GPUs', where the GPU count is blank and More GPUs' group serves the targets on fewer
+    GPUs than the smallest group that fits, or on any number where that group does not; else 1, the Baseline's. A
+    group serves the targets where it meets them, or, while the Load sheet is stale and nothing is judged, where its
+    last simulation found a fleet that met them (a rate factor: the estimate compares the same way). Every column
+    runs at the same price, so fewer GPUs cost less. Trial 23 F1: with the count blank the headline read 404 GPUs,
+    $1,060,237 a month on 2 x H100 holding 5 sequences of 1,800 tokens, where 4 a replica need 40, $104,974."""
+    more = scenario_col("more_gpus")
+
+    def at(key: str, col: str | None) -> str:
+        return f"${more}${c.row_of[key]}" if col else "{" + key + "}"
+
+    def serves(col: str | None) -> str:
+        return f'OR({at("meets", col)}=1,AND({at("unknown", col)}="{STALE_MEETS}",ISNUMBER({at("rate_used", col)})))'
+
+    gpus, more_gpus = at("fleet_gpus", None), at("fleet_gpus", more)
+    return (
+        f'IFERROR(IF(AND(in_gpus="",{at("no_change", more)}=0,ISNUMBER({more_gpus}),{serves(more)}),'
+        f"IF(OR(NOT({serves(None)}),NOT(ISNUMBER({gpus}))),2,IF({more_gpus}<{gpus},2,1)),1),1)"
     )
 
 

@@ -83,6 +83,14 @@ def _quote_label(g: Gpu, kind: str) -> str | None:
     return f"{price.provider}, {price.date}" if price else None
 
 
+def _largest_instance(g: Gpu) -> int | None:
+    """The largest instance (GPUs) among the GPU's on-demand quotes (any rental quote's where it has none), the
+    "per 8-GPU instance?" of planner export's check; None without a rental quote."""
+    quotes = [p for p in g.prices if p.kind != "purchase"]
+    same = [p for p in quotes if p.kind == "on-demand"] or quotes
+    return max(p.instance_gpus for p in same) if same else None
+
+
 #: The widest a shown (not folded) catalog text column grows to fit its longest text, in characters; a longer text
 #: (a reserved quote's 75-character provider, two quotes and their dates) wraps in it (trial 13 F10: "Hyperstack 1."
 #: printed, the rest of the median's second quote cut at the next column).
@@ -356,6 +364,28 @@ def _gpus_sheet(
             12,
         ),
         Column("Spot quote (provider, date)", text(lambda g, r: _quote_label(g, "spot")), width=18),
+        # the highest rental quote and its instance size: the Inputs' check of a typed price (an 8-GPU instance's
+        # rate typed per GPU: ``planner.units.RENT_IMPLAUSIBLE_FACTOR``), planner export's rule
+        # (``planner.export.evaluate._implausible_rate``)
+        Column(
+            "Highest rental quote ($/GPU-hour)",
+            lambda g, r: q.usd_per_gpu_hour if (q := g.highest_rental_quote()) else None,
+            USD_PER_GPU_HOUR_FORMAT,
+            12,
+            "gpu_top_quote",
+        ),
+        Column(
+            "Highest quote (provider, kind, date)",
+            text(lambda g, r: f"{q.provider}, {q.kind}, {q.date}" if (q := g.highest_rental_quote()) else None),
+            width=18,
+        ),
+        Column(
+            "Largest on-demand instance (GPUs)",
+            lambda g, r: _largest_instance(g),
+            INT,
+            10,
+            "gpu_quote_instance",
+        ),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
             "Device name (the driver's, as engines read it)",

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from planner.catalog import Catalog
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED
-from planner.workbook.calc import BATCH_REFUSED, NO_FLEET_ASKED, Calc
+from planner.workbook.calc import BATCH_REFUSED, NO_FLEET_ASKED, Calc, scenario_col
 from planner.workbook.formats import INT
 from planner.workbook.layout import (
     BUDGET_DEFAULTS,
     BUDGET_FIELDS,
+    CALC_SHEET,
     COMPARE_FIELD,
     ENGINE_INDEX,
     ENGINE_NAMES,
@@ -18,6 +19,7 @@ from planner.workbook.layout import (
     INPUTS_SHEET,
     MAX_BURSTINESS,
     NO_CATALOG_PRICE,
+    WARNING_PREFIX,
     glance_row,
     input_row,
     why_error_row,
@@ -85,7 +87,8 @@ INPUT_FORMATS = {
 #: Lines of the wrapped formula answers on Inputs (a formula's text is not measured when written): "no: TPOT not known
 #: (blank target or error), TTFT not known (blank target or error)" in the 24-wide value column; a warning (a context
 #: beyond a long model name's trained maximum, about 120 characters; a batch above the engine's limit, about 190) and
-#: the Error line ("3 GPUs is not a tensor-parallel group ...", about 190) in the 80-wide column D.
+#: the Error line ("3 GPUs is not a tensor-parallel group ...", about 190; a price typed per instance, about 180) in
+#: the 96-wide column D.
 MEETS_LINES, WARNING_LINES, ERROR_LINES = 4, 2, 3
 #: Column D beside the "at a glance" results (rows within the block, 1: its first result): two notes, what bounds the
 #: served batch (``served_note``) beside it, then ``warnings`` from the row below, beside results whose units are short
@@ -97,6 +100,32 @@ FIRST_WARNING_ROW = SERVED_NOTE_ROW + 1
 def lines(n: int) -> float:
     """The height of a row of ``n`` lines of text, points (``writer._row_heights``' measure)."""
     return 13.5 * n + 2
+
+
+#: The "at a glance" rows that read the headline's column of Calc (``headline``): with the GPU count blank, the
+#: cheaper of the smallest group that fits and the next (Calc's headline row, ``calc.headline_pick``).
+HEADLINE = ("m_cost", "fleet_gpus", "fleet_usd_month", "meets_text")
+
+
+def headline(c: Calc, key: str) -> str:
+    """A reference to Calc's ``key`` in the column the Inputs' headline reads: INDEX over the Baseline's and More
+    GPUs' cells by Calc's headline row (1 or 2)."""
+    first, more = scenario_col("base"), scenario_col("more_gpus")
+    assert ord(more) == ord(first) + 1, (first, more)  # INDEX over the two adjacent columns
+    row = c.row_of[key]
+    return f"INDEX({CALC_SHEET}!${first}${row}:${more}${row},{c.ref('headline', first, True, True)})"
+
+
+def headline_group(c: Calc) -> str:
+    """A formula's body: where the headline is More GPUs' (Calc's headline row 2), the group its per-token cost is
+    on, beside the smallest group's ("on 4 GPUs a replica, the peak fleet's group (2 GPUs: $12.05): "); else ""."""
+    base, more = scenario_col("base"), scenario_col("more_gpus")
+    pick, n_more = c.ref("headline", base, True, True), c.ref("n", more, True, True)
+    n, cost = c.ref("n", base, True, True), c.ref("m_cost", base, True, True)
+    return (
+        f'IF({pick}=2,"on "&{n_more}&" GPUs a replica, the peak fleet\'s group ("&{n}&IF({n}=1," GPU: $"," GPUs: $")&'
+        f'IFERROR(TEXT({cost},"#,##0.00"),"-")&"): ","")'
+    )
 
 
 #: The "at a glance" rows whose figures rest on the Load sheet's simulation (through the rate factor): their unit
@@ -123,7 +152,9 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     # half-inch top and bottom margins: the inputs, the "at a glance" block with its warnings and the Error line below
     # it print on one page (with 1-in margins a refused input's Error line went to a second page)
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5, one_page_tall=True)
-    s.widths.update(A=42, B=24, C=14, D=80)  # A: "TTFT target (time to first token) (optional)"
+    # A: "TTFT target (time to first token) (optional)"; D: its notes in fewer lines, so the page, fit to one, prints
+    # larger: 6.4 pt in LibreOffice with D 92 to 100 wide, 6.2 at 80 and 6.3 at 88 (the page's height bound it there)
+    s.widths.update(A=42, B=24, C=14, D=96)
     s.set("A1", "LLM inference what-if: inputs", style="title")
     s.note(
         "A2",
@@ -180,9 +211,9 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         scale = "*1000" if key in ("d_step", "m_step") else ""
         s.set(f"A{r + i}", label, style="label")
         text = key == "meets_text"  # right-aligned text past its column was cut by the label to its left
-        formula = f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
+        formula = f"={headline(c, key) if key in HEADLINE else c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
         if load and key in LOAD_FED:  # stale (Calc): an estimate in words, its unit cell says so
-            stale = c.ref("stale", "C", absolute=True, sheet=True)
+            stale = headline(c, "stale")
             formula = stale_estimate(formula[1:], stale, key == "fleet_usd_month")
             for name, asked in (("in_output_tokens", "out_tok"), ("in_peak_requests", "rps")):  # not #N/A: F11
                 formula = f'=IF({name}="","{NO_FLEET_ASKED[asked].split(" (")[0]}",{formula[1:]})'
@@ -203,14 +234,16 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     for i, (warning, height) in enumerate(warnings(c), FIRST_WARNING_ROW):
         s.set(f"D{r + i}", warning, style="warn_text")
         s.heights[r + i] = lines(height)
-    cost = (
-        f'="US$ per million output tokens, decode only, "&{price_at(c)}'  # the unit, then the price (short unit in C)
+    cost = (  # the group where the headline is More GPUs', the unit, then the price (short unit in C)
+        f'={headline_group(c)}&"US$ per million output tokens, decode only, "&{price_at(c)}'
     )
-    for key, words in (("m_cost", cost), ("fleet_usd_month", monthly_words(c))):  # trial 19 F4
+    # trial 19 F4; the monthly cost's formula in words is one line ("rented: = 96 GPUs x $3.595 per GPU-hour x 730 h
+    # a month"), the cost per token's note the price's source, after the headline's group where it is More GPUs'
+    for key, words, height in (("m_cost", cost, PRICE_NOTE_LINES + 1), ("fleet_usd_month", monthly_words(c), 1)):
         row = r + [g[1] for g in GLANCE].index(key) + 1
         assert row >= r + FIRST_WARNING_ROW + len(warnings(c)), key  # column D of a warning's row is taken
         s.set(f"D{row}", words, style="note")
-        s.heights[row] = max(s.heights.get(row, 0), lines(PRICE_NOTE_LINES))
+        s.heights[row] = max(s.heights.get(row, 0), lines(height))
     fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
     s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
@@ -219,7 +252,8 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     return s, names
 
 
-#: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters).
+#: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters), and one
+#: more beside the cost per token for the headline's group (``headline_group``, about 60).
 PRICE_NOTE_LINES = 3
 
 
@@ -244,8 +278,8 @@ def monthly_words(c: Calc) -> str:
     while the fleet is a stale estimate)."""
     from planner.export.sizing import HOURS_PER_MONTH
 
-    gpus, price = c.ref("fleet_gpus", "C", True, True), c.ref("price", "C", True, True)
-    stale = c.ref("stale", "C", True, True)
+    gpus, price = headline(c, "fleet_gpus"), c.ref("price", "C", True, True)
+    stale = headline(c, "stale")
     return (
         f'=IF(OR(ISERROR({gpus}),ISERROR({price})),"fleet GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month",'
         f'"rented: "&IF({stale}=1,"~ ","= ")&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
@@ -253,7 +287,7 @@ def monthly_words(c: Calc) -> str:
     )
 
 
-#: Lines of the fleet's group note (``fleet_group_note``, about 340 characters) in the 80-wide column D.
+#: Lines of the fleet's group note (``fleet_group_note``, about 370 characters) in the 96-wide column D.
 FLEET_NOTE_LINES = 5
 #: Beside the fleet: that it carries no latency margin, which ``planner export`` of the file sizes with (trial 6 F3:
 #: 1,528 GPUs here, 2,516 in the review of the same file, whose +25% margin the workbook never named). The margin is
@@ -267,15 +301,34 @@ MARGIN_NOTE = (
 
 
 def fleet_group_note(c: Calc) -> str:
-    """Beside the peak fleet, what it counts: replicas x the group's GPUs; with the GPU count blank, that the group is
-    the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a replica:
-    a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there); then the latency margin it leaves out
+    """Beside the peak fleet, what it counts: replicas x the group's GPUs; with the GPU count blank, which group: the
+    next one where it needs fewer GPUs (Calc's headline row: "replicas x 4 GPUs, the cheaper group (GPU count blank):
+    4 GPUs a replica need 40 GPUs, fewer than 2 GPUs a replica's 404 (the smallest that fits; Levers)", trial 23 F1)
+    or where the smallest misses the targets ("the next group ..."), else the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a
+    replica: a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there); then the latency margin it leaves out
     (``MARGIN_NOTE``)."""
-    n = c.ref("n", "C", True, True)
+    base, more = scenario_col("base"), scenario_col("more_gpus")
+    n, pick = headline(c, "n"), c.ref("headline", base, True, True)
+    n_base, n_more = c.ref("n", base, True, True), c.ref("n", more, True, True)
+    gpus_base, gpus_more = c.ref("fleet_gpus", base, True, True), c.ref("fleet_gpus", more, True, True)
+    est = f'IF({headline(c, "stale")}=1,"~","")'  # a stale simulation's figures are estimates (``stale_estimate``)
+    cheaper = (
+        f'", the cheaper group (GPU count blank): "&{n_more}&" GPUs a replica need "&{est}&TEXT({gpus_more},"#,##0")&'
+        f'" GPUs, fewer than "&{n_base}&IF({n_base}=1," GPU"," GPUs")&" a replica\'s "&{est}&'
+        f'TEXT({gpus_base},"#,##0")&" (the smallest that fits; Levers)"'
+    )
+    misses = (  # the smallest group misses the targets, the next meets them
+        f'", the next group (GPU count blank): "&{n_base}&IF({n_base}=1," GPU"," GPUs")&" a replica, the smallest '
+        'that fits, does not meet the targets (Levers)"'
+    )
+    cheaper = f"IF(AND(ISNUMBER({gpus_base}),{gpus_more}<{gpus_base}),{cheaper},{misses})"
+    smallest = (
+        '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
+        'and may need fewer GPUs; type a GPU count to size another group"'
+    )
     return (
         f'=IF(ISERROR({n}),"replicas x GPUs in the group","replicas x "&{n}&IF({n}=1," GPU"," GPUs")&IF(in_gpus="",'
-        '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
-        f'and may need fewer GPUs; type a GPU count to size another group",""))&{MARGIN_NOTE}'
+        f'IF({pick}=2,{cheaper},{smallest}),""))&{MARGIN_NOTE}'
     )
 
 
@@ -423,10 +476,35 @@ def why_error(c: Calc) -> str:
     conditions.insert(10, kv_dtype)
     budget = ref("budget_refused")  # last: the budget question, after everything the baseline's results need
     conditions.append((f'{budget}<>""', budget))
-    formula = '""'
+    formula = price_warning(c)  # nothing refused: a price typed per instance, not per GPU, is warned of (trial 23 F5)
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
     return "=" + formula
+
+
+def price_warning(c: Calc) -> str:
+    """A formula's body: on the Error line where no input is refused, a warning where the price typed per GPU-hour is
+    ``planner.units.RENT_IMPLAUSIBLE_FACTOR`` (4) times the GPU's highest catalog rental quote or more (the GPUs
+    sheet's gpu_top_quote: an 8-GPU instance's price typed per GPU), in ``planner export``'s words for a scenario
+    with that price (``planner.export.evaluate._implausible_rate``; trial 23 F5: "Warning: $31.92 per GPU-hour is 5.2x
+    the highest catalog quote for H100 SXM 80GB ($6.155; on-demand median $3.595, 8-GPU instances; GPUs sheet): per
+    GPU, not per 8-GPU instance?"); "" otherwise (a blank price is the catalog's). A warning, as export's: the price
+    stands and every figure uses it."""
+    from planner.units import RENT_IMPLAUSIBLE_FACTOR
+
+    row, gpu = c.ref("gpu_row", "C", True, True), c.ref("gpu", "C", True, True)
+    top, median, inst = (f"INDEX({name},{row})" for name in ("gpu_top_quote", "gpu_price", "gpu_quote_instance"))
+
+    def usd(x: str) -> str:
+        return f'"$"&TEXT({x},"#,##0.00##")'
+
+    return (
+        f"IFERROR(IF(AND(ISNUMBER(in_price),ISNUMBER({top}),ISNUMBER({inst})),IF(in_price>="
+        f'{RENT_IMPLAUSIBLE_FACTOR:g}*{top},"{WARNING_PREFIX}"&{usd("in_price")}&" per GPU-hour is "&'
+        f'TEXT(in_price/{top},"0.0")&"x the highest catalog quote for "&{gpu}&" ("&{usd(top)}&IF(ISNUMBER({median}),'
+        f'"; on-demand median "&{usd(median)},"")&", "&{inst}&"-GPU instances; GPUs sheet): per GPU, not per "&{inst}&'
+        '"-GPU instance?",""),""),"")'
+    )
 
 
 def _not_listed(what: str, name: str, sheet: str) -> str:

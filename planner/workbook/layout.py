@@ -57,6 +57,9 @@ LOAD_BLANK_PRECISION = {"kv_precision": "default", "weight_precision": "as publi
 #: The Inputs' Error line where the GPU has no catalog price and none is typed: no input is refused, the cost and the
 #: fleet's money have no value (``inputs.why_error``; Calc's input_refused row tells it from a refusal).
 NO_CATALOG_PRICE = "the catalog has no rental price (per GPU-hour) for this GPU: give a price per GPU-hour"
+#: How the Inputs' Error line begins where no input is refused but a warning stands (``inputs.price_warning``: a price
+#: typed per instance, not per GPU): Calc's input_refused row reads it as no refusal.
+WARNING_PREFIX = "Warning: "
 CHARTS_SHEET = "Charts"
 CALC_SHEET = "Calc"
 SWEEPS_SHEET = "Sweeps"

@@ -34,12 +34,15 @@ from planner.workbook.layout import (
     CATALOG_SHEETS,
     ENGINE_INDEX,
     GPUS_SHEET,
+    INPUTS_SHEET,
     LEVERS_SHEET,
     LOAD_SHEET,
     MODELS_SHEET,
     PRECISIONS_SHEET,
     VERSION_PROPERTY,
+    WARNING_PREFIX,
     WORKBOOK_FILE,
+    why_error_row,
 )
 from planner.workbook.reader import RefreshRefusedError, WorkbookError, check_file, check_marker, load, read_all_inputs
 from planner.workbook.writer import write_sheet, write_workbook
@@ -559,4 +562,18 @@ def _set_property(wb, name: str, value: str) -> None:
     props.append(StringProperty(name=name, value=value))
 
 
-__all__ = ["CATALOG_SHEETS", "WorkbookError", "Written", "generate", "refresh"]
+def inputs_warning(path: Path) -> str | None:
+    """The Inputs' Error line where it holds a warning, as the file stores its value (``refresh`` stores LibreOffice's:
+    a price typed per instance, ``inputs.price_warning``, trial 23 F5), for ``planner workbook refresh`` to print; None
+    where it holds none, an error or no stored value."""
+    import openpyxl
+
+    book = openpyxl.load_workbook(path, data_only=True, read_only=True)
+    try:
+        value = book[INPUTS_SHEET][f"D{why_error_row()}"].value if INPUTS_SHEET in book.sheetnames else None
+    finally:
+        book.close()
+    return value if isinstance(value, str) and value.startswith(WARNING_PREFIX) else None
+
+
+__all__ = ["CATALOG_SHEETS", "WorkbookError", "Written", "generate", "inputs_warning", "refresh"]
