@@ -20,6 +20,7 @@ from planner.accuracy.serving_margin import sizing_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import expert_precision, weights_to_pass
+from planner.engines.kernel_curves import curves_note
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
 from planner.export import sizing
@@ -486,6 +487,13 @@ def _groups_in_nodes(option: Option, model: Model, groups: tuple[int, ...]) -> t
     return kept
 
 
+def kernel_curves_warning(gpu: Gpu, eng: EngineProfile) -> str:
+    """``planner plan``'s warning where the GPU's kernel curves are another GPU's (``curves_note``: "kernel curves
+    not measured on MI300X: its GEMM rates are H100 SXM 80GB's x 668.4 / 794.5 ..."), for an engine timed on kernel
+    curves; "" elsewhere. Without an option's name, so a review with several options on that GPU says it once."""
+    return curves_note(gpu.name, gpu.architecture) if eng.kernel_curves else ""
+
+
 def _option_warnings(option: Option, tried: tuple[int, ...]) -> list[str]:
     """What the scenario gave that the option does not use, each said (silently ignored before): groups of ``tried``
     that would straddle its nodes, a purchase price on an option that rents, rent settings on one that buys."""
@@ -586,6 +594,8 @@ def evaluate(
         )
     untested = api.untested_architecture_note(gpu, eng)
     warnings += [f"{option.name}: {untested}"] if untested else []
+    curves = kernel_curves_warning(gpu, eng)  # unprefixed: the review says it once per GPU (trial 24 F16)
+    warnings += [curves] if curves else []
     residual = residual_left_out(option, finance) if finance is not None else ""
     warnings += [residual] if residual else []
     warnings += money_warnings(option)  # years typed as months, $/MWh as $/kWh (trial 23 F6)
