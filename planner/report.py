@@ -136,6 +136,16 @@ class Plan:
     #: (``planner.accuracy.same_deployment.same_deployment_runs``: same GPU, model, engine, layout and group, weight
     #: and KV precision)
     published_runs: tuple = ()
+    #: the TTFT of ``request_tokens``' prompt alone on the group (the prefill the cost with prompts adds), seconds, and
+    #: its datasheet roofline floor (as ``ttft_floor_s`` for the context); NaN and 0 without ``request_tokens``.
+    #: ``ttft_s`` is the whole context as one prompt (trial 24 F12: "TTFT (4,096-token prompt) 430 ms" beside
+    #: 2,000-token prompts, whose TTFT is 241 ms)
+    request_ttft_s: float = math.nan
+    request_ttft_floor_s: float = 0.0
+
+    def request_ttft_range(self) -> tuple[float, float]:
+        """``time_range`` of ``request_ttft_s``, at least its roofline floor."""
+        return self.time_range(self.request_ttft_s, self.request_ttft_floor_s)
 
     def to_dict(self) -> dict:
         """The plan as plain values (``planner plan --json``'s object): every figure the text prints, in base units
@@ -199,6 +209,8 @@ class Plan:
             "cost_per_million_output_tokens_with_prompts_usd": None
             if p.request_tokens is None
             else p.cost_with_prompts_usd,
+            "request_ttft_s": None if p.request_tokens is None else p.request_ttft_s,
+            "request_ttft_range_s": None if p.request_tokens is None else list(p.request_ttft_range()),
             "warnings": list(p.warnings),
             "larger_group": None
             if p.larger_group is None
@@ -309,12 +321,16 @@ def plan(
     at_one = _decode_step(g, mdl, context, replace(o, batch=1, gpus=n))
     prefill = _prefill(g, mdl, context, replace(o, gpus=n))
     first = prefill.ttft_s
+
     # the prefill's datasheet roofline: its bytes at the GPUs' HBM bandwidth, its FLOPs at their peak for the weights'
     # math (the decode step's, the same GPU and precision); the longer
-    ttft_floor = max(
-        float(prefill.bytes_moved) / (n * float(at_one.bandwidth_bytes_per_s)),
-        float(prefill.flop) / (n * float(at_one.peak_flop_per_s)),
-    )
+    def floor_of(prefill) -> float:
+        return max(
+            float(prefill.bytes_moved) / (n * float(at_one.bandwidth_bytes_per_s)),
+            float(prefill.flop) / (n * float(at_one.peak_flop_per_s)),
+        )
+
+    ttft_floor = floor_of(prefill)
     quote = _chosen_quote(g, price_kind, price_basis) if price_per_gpu_hour is None else None
     if price_per_gpu_hour is not None:
         price = float(_price(price_per_gpu_hour))
@@ -322,9 +338,11 @@ def plan(
         price = api.gpu_price_per_hour(g, catalog=cat) if quote is None else float(quote.usd_per_gpu_hour)
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     request = _request_tokens(prompt_tokens, output_tokens, context)
-    with_prompts = math.nan
+    with_prompts = prompt_s = math.nan
+    prompt_floor = 0.0
     if request is not None:
-        prompt_s = float(_prefill(g, mdl, request[0], replace(o, gpus=n), "ttft_s"))
+        asked = _prefill(g, mdl, request[0], replace(o, gpus=n))
+        prompt_s, prompt_floor = float(asked.ttft_s), floor_of(asked)
         with_prompts = float(
             m.cost_per_million_output_tokens_with_prompts_usd(
                 price, n, request[1], at_batch.throughput_tokens_per_s, prompt_s
@@ -427,6 +445,8 @@ def plan(
         request,
         with_prompts,
         tuple(same_deployment_runs(Deployment.planned(g.name, mdl.name, eng.name, layout, n, wp, kp))),
+        request_ttft_s=prompt_s,
+        request_ttft_floor_s=prompt_floor if prompt_floor == prompt_floor else 0.0,
     )
 
 

@@ -122,7 +122,9 @@ class TestConcurrencyBecomesEachOptionsRate:
             ),
         )
         line = next(x for x in text.splitlines() if "planned peak as requests/s" in x)
-        assert "Little's law: 100 requests in flight at the planned peak / this option's latency per request" in line
+        # the latency per request the sized fleet's simulation gives (trial 24 F18), with the check
+        assert "Little's law on the sized fleet: 100 requests in flight at the planned peak / " in line
+        assert "the simulated mean time a request takes (queue, TTFT and decode)" in line and "check: " in line
         rate = float(line.split("|")[2])
         assert 1 < rate < 100  # 100 in flight, each taking seconds: a few tens a second
 

@@ -451,6 +451,11 @@ def _pooled_gpus(pool: MarginPool, regions: Regions) -> str:
     return text + ("" if pool.own is not None else f"; none on {pool.gpu}")
 
 
+#: Which table a prediction range's widening ("no held-out figures on B200 180GB") counts, said where a margin's note
+#: goes on to the serving runs at steady load, another table that may hold that GPU (trial 24 F12).
+PREDICTION_TABLE = "in the table of single prompts and static batches; serving runs at steady load are another table"
+
+
 def margin_range(
     prediction: TimeRange,
     gpu_name: str,
@@ -508,7 +513,10 @@ def margin_range(
         )
     verb = "widened to hold the errors of" if (low, high) != prediction[:2] else "it already holds the errors of"
     clause = runs_clause(pooled if kind.startswith("every GPU") else own, parallelism)
-    return TimeRange(low, high, f"{prediction.note}; {verb} " + " and of ".join(parts) + clause, prediction.widened)
+    # trial 24 F12: "no held-out figures on B200 180GB" beside "B200 180GB 4" read as a contradiction: two tables
+    table = f" ({PREDICTION_TABLE})" if prediction.widened else ""
+    note = f"{prediction.note}{table}; {verb} " + " and of ".join(parts) + clause
+    return TimeRange(low, high, note, prediction.widened)
 
 
 #: The words ``runs_clause`` starts with, which ``runs_named`` finds in a note.

@@ -80,6 +80,7 @@ def _simulated(rec) -> str:
 
 def summary_lines(review) -> list[str]:
     """What the command prints: the recommendation and the ranked options, one line each."""
+    from planner.export.evaluate import kernel_curves_warning
     from planner.export.tables import fmt, prompt_time_note
 
     rec = review.recommended
@@ -91,6 +92,12 @@ def summary_lines(review) -> list[str]:
     if rec.time_range_widened and review.scenario.workload.latency_margin == "model-range":  # no margin, no note
         lines.append(f"  margin widened {rec.time_range_widened}")
     lines += [f"  warning: {w}" for w in rec.warnings]  # the recommended option's (every option's: in the review)
+    # and, once per GPU, a ranked option's GPU whose kernel curves are another's, as plan warns (trial 24 F16)
+    lines += [
+        f"  warning: {w}"
+        for w in dict.fromkeys(kernel_curves_warning(r.gpu, r.engine) for r in review.results)
+        if w and w not in rec.warnings
+    ]
     width = max(len(r.option.name) for r in review.results)
     kinds = max(len(r.money.price_kind) for r in review.results)
     counts = max((len(f"{r.gpus:,}") for r in review.results if r.meets), default=4)

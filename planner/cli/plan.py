@@ -429,9 +429,18 @@ def render_plan(p: Plan) -> str:
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
         row("  MBU / MFU", f"{fmt_percent(float(step.mbu))} / {fmt_percent(float(step.mfu))}")
     low, high = p.ttft_range()
+    asked = p.request_tokens[0] if p.request_tokens is not None else p.context
+    if asked != p.context:  # trial 24 F12: the given prompt's TTFT first, the whole context's said to be that
+        r_low, r_high = p.request_ttft_range()
+        row(
+            f"TTFT ({asked:,}-token prompt, as given)",
+            f"{fmt_seconds(p.request_ttft_s)} (range {_low_words(r_low, p.request_ttft_floor_s)} to "
+            f"{fmt_seconds(r_high)}; one prompt alone on the group)",
+        )
     row(
-        f"TTFT ({p.context:,}-token prompt)",
-        f"{fmt_seconds(p.ttft_s)} (range {_low_words(low, p.ttft_floor_s)} to {fmt_seconds(high)})",
+        f"TTFT ({p.context:,}-token prompt)" if asked == p.context else f"  whole {p.context:,}-token context",
+        f"{fmt_seconds(p.ttft_s)} (range {_low_words(low, p.ttft_floor_s)} to {fmt_seconds(high)})"
+        + ("" if asked == p.context else "; the longest prompt the context holds, not your prompts"),
     )
     if p.calibration is not None:
         row("Calibration", p.calibration.text)
@@ -1371,6 +1380,7 @@ def render_sizing(
                 ("output per replica", _output_words(s, sent_output)),
             )
         ),
+        *([f"  note: {stalls}"] if speculative is None and (stalls := itl_stall_note(r, s.tpot_target_s)) else []),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
         *(
             [f"  warning: {few}"]
@@ -1380,6 +1390,26 @@ def render_sizing(
         *([f"  warning: {short}"] if trace is not None and (short := trace.short_note(float(r.e2e_s.p50))) else []),
     ]
     return lines[0] + "\n".join(lines[1:])
+
+
+#: A p95 ITL more than this many times the TPOT target gets a note (trial 24 F12: 226 ms against 60 ms, printed and
+#: never compared).
+ITL_STALL_FACTOR = 2.0
+
+
+def itl_stall_note(r, tpot_target_s: float) -> str:
+    """Where the simulated run's p95 ITL (``r.itl_s``) is over ``ITL_STALL_FACTOR`` x the TPOT target: a sentence
+    saying so and why (a step that runs another request's prompt chunk, chunked prefill, stalls every decode in it;
+    TPOT averages a request's gaps, so it meets the target while single gaps are long). "" elsewhere, or without a
+    TPOT target."""
+    itl = float(r.itl_s.p95)
+    if not math.isfinite(tpot_target_s) or not itl > ITL_STALL_FACTOR * tpot_target_s:
+        return ""
+    return (
+        f"p95 ITL {fmt_seconds(itl)} is {itl / tpot_target_s:.1f}x the {fmt_seconds(tpot_target_s)} TPOT target: "
+        "steps that prefill other requests' prompts (chunked prefill) stall the decodes in them, and TPOT, a "
+        "request's mean gap, hides such pauses; a streaming client sees them as gaps between tokens"
+    )
 
 
 #: The figures under load that carry a stated range (``planner.accuracy.loaded_ranges``), in print order: (label,
@@ -1753,7 +1783,12 @@ def margin_lines(m: MarginCheck, s: Sizing, p: Plan, given: bool = False) -> lis
             )
         )
     elif m.replicas:
-        more = f", against the {s.replicas:,} given" if given else ""
+        # trial 24 F12: GPUs were set against the replicas given ("56 GPUs, against the 17 given")
+        more = (
+            f", against the {counted(s.replicas, 'replica')} given ({counted(s.replicas * p.gpus, 'GPU')})"
+            if given
+            else ""
+        )
         lines.append(
             f"  at the {hi_margin} margin's end: {m.replicas:,} x {p.gpus:,} = {counted(m.replicas * p.gpus, 'GPU')}"
             f"{more}, as planner export sizes (each target / {1 + range_margin(hi.margin):.3g}, the same search; "

@@ -318,16 +318,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 ),
             ]
         if not w.by_rate and r.meets:  # requests in flight -> requests/s at this option's own latency
-            rows.append(
-                Assumption(
-                    f"{o.name}: planned peak as requests/s",
-                    round(r.peak_rate_per_s, 2),
-                    "requests/s",
-                    f"Little's law: {w.peak_concurrent_requests * w.growth_factor:,.0f} requests in flight at the "
-                    "planned peak / this option's latency per request (TTFT + mean output x TPOT): a faster option "
-                    "completes more requests a second with the same requests in flight",
-                )
-            )
+            rows.append(in_flight_row(scenario, r))
         if o.speculative_tokens is not None:  # it changes the fleet: stated beside the option
             rows.append(
                 Assumption(
@@ -439,6 +430,41 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         Assumption("Not included", _not_included(scenario), "", ""),
     ]
     return tuple(rows)
+
+
+def in_flight_row(scenario: Scenario, r) -> Assumption:
+    """The "planned peak as requests/s" row of an option whose traffic is given as requests in flight N: the rate R
+    it was sized on, how it was derived (Little's law, R = N / the time a request takes on the sized fleet) and the
+    check R x that time = N, with the requests in flight it puts on each serving replica. Sized under load, the time
+    is the simulated mean (``planner.export.evaluate._simulated_in_flight``: trial 24 F18); by Little's law, the
+    closed form's TTFT + mean output x TPOT at the replica's batch."""
+    w, o = scenario.workload, r.option
+    n_peak, n_avg = w.peak_concurrent_requests * w.growth_factor, w.average_concurrent_requests * w.growth_factor
+    rate, avg = r.peak_rate_per_s, r.average_rate_per_s
+    if r.under_load is not None:
+        replicas, took = r.under_load.replicas, float(r.under_load.result.e2e_s.mean)
+        how = (
+            f"Little's law on the sized fleet: {n_peak:,.0f} requests in flight at the planned peak / {took:.2f} s, "
+            f"the simulated mean time a request takes (queue, TTFT and decode) on {replicas:,} replicas at this rate, "
+            "the rate found again from that time until it settles (latency rises with the rate)"
+        )
+    else:
+        rep = r.replica
+        replicas = int(round(float(r.fleet.replicas_needed) - o.spare_replicas))
+        took = float(rep.ttft_mean_s + w.output_tokens_mean * rep.tpot_s)
+        how = (
+            f"Little's law: {n_peak:,.0f} requests in flight at the planned peak / {took:.2f} s a request, TTFT "
+            f"{rep.ttft_mean_s:.2f} s + {w.output_tokens_mean:,.0f} output tokens x TPOT {rep.tpot_s * 1e3:.1f} ms at "
+            f"a batch of {rep.batch:,.0f} (the closed form, as the fleet was sized)"
+        )
+    return Assumption(
+        f"{o.name}: planned peak as requests/s",
+        round(rate, 2),
+        "requests/s",
+        f"{how}; check: {rate:,.2f} x {took:.2f} s = {rate * took:,.0f} in flight, {rate * took / replicas:,.1f} per "
+        f"serving replica. The average's {n_avg:,.0f} in flight: {avg:,.2f} requests/s the same way. A faster option "
+        "completes more requests a second with the same requests in flight",
+    )
 
 
 def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:

@@ -20,6 +20,7 @@ from planner.accuracy.serving_margin import sizing_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import expert_precision, weights_to_pass
+from planner.engines.kernel_curves import curves_note
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
 from planner.export import sizing
@@ -39,6 +40,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
     headroom_over,
     near_ttft_floor,
     one_output_token,
+    replica_run,
     sweep_within_capacity,
     within_targets,
 )
@@ -191,7 +193,10 @@ def _with_speculation(
 
 
 def _rates(workload: Workload, replica: sizing.Replica, change: float = 1.0) -> tuple[float, float]:
-    """(peak, average) requests per second at the end of the horizon (x change), from rates or concurrency."""
+    """(peak, average) requests per second at the end of the horizon (x change), from rates or concurrency: requests
+    in flight by Little's law at the replica's own latency per request, TTFT + mean output x TPOT at its batch (the
+    closed form's: consistent with a fleet sized by Little's law, each replica running that batch; a fleet sized on
+    simulated percentiles takes its rate from the simulation instead, ``_simulated_in_flight``)."""
     g = workload.growth_factor * change
     if workload.by_rate:
         return workload.peak_requests_per_s * g, workload.average_requests_per_s * g
@@ -210,8 +215,10 @@ def _fleet(
     change: float | np.ndarray,
     tpot_goal_s: float,
     under_load: Sizing | None = None,
+    rates: tuple[float, float] | None = None,
 ) -> sizing.Fleet:
-    peak, avg = _rates(workload, replica)
+    """The fleet for the planned (peak, average) ``rates`` x ``change`` (None: ``_rates``'), costed (``sizing.size``)."""
+    peak, avg = rates if rates is not None else _rates(workload, replica)
     return sizing.size(
         replica,
         peak * np.asarray(change),
@@ -265,6 +272,68 @@ def _simulated(
         routing=workload.routing,
         max_replicas=max_replicas,
     )
+
+
+#: Requests in flight -> requests/s on a fleet sized under load: the fixed point R = N / latency(R) is taken as
+#: found when one more step moves the rate by less than this share, so rate x the simulated mean time a request
+#: takes is the requests in flight within it.
+IN_FLIGHT_TOLERANCE = 0.01
+#: Steps of that fixed point at most (trial 24's case settles in three); past them the last rate is kept and the
+#: Assumptions row's check (rate x mean latency) shows how far it is from the requests in flight given.
+IN_FLIGHT_STEPS = 8
+
+
+def in_flight_requests(workload: Workload) -> tuple[float, float]:
+    """(peak, average) requests in flight at the end of the horizon (growth applied), of a workload given so."""
+    g = workload.growth_factor
+    return workload.peak_concurrent_requests * g, workload.average_concurrent_requests * g
+
+
+def _simulated_in_flight(
+    workload: Workload,
+    replica: Replica,
+    slots: int,
+    first_rate_per_s: float,
+    goals: tuple[float, float],
+    max_replicas: int = MAX_REPLICAS,
+) -> Sizing:
+    """For traffic given as N requests in flight at the peak: the fleet sized on simulated percentiles
+    (``_simulated``) at the rate R that this fleet's own latency gives by Little's law, R = N / L(R), L the simulated
+    mean time a request takes, queue and prefill stalls included (``LoadResult.e2e_s.mean``), on the fleet sized for
+    R. From ``first_rate_per_s`` (the closed form's, ``_rates``), R <- N / L until a step moves R by less than
+    ``IN_FLIGHT_TOLERANCE`` (latency rises with the rate and each step re-sizes the fleet to the targets, so it
+    settles), at most ``IN_FLIGHT_STEPS``. The rate is the sizing's replicas x rate per replica. Trial 24 F18:
+    800 in flight, Llama-3.3-70B fp8 on 2 x H100, 2,000 / 400 tokens: the closed form's TPOT at a batch of 44
+    (24.2 ms, 9.9 s a request) made it 80.7 requests/s and 76 GPUs, while that fleet's requests take 16.3 s (mean
+    TPOT 40 ms under load): 1,319 in flight, not 800."""
+    n = in_flight_requests(workload)[0]
+    rate = first_rate_per_s
+    for _ in range(IN_FLIGHT_STEPS):
+        sim = _simulated(workload, replica, slots, rate, goals, max_replicas)
+        step = n / float(sim.result.e2e_s.mean)
+        if abs(step / rate - 1.0) < IN_FLIGHT_TOLERANCE:
+            break
+        rate = step
+    return sim
+
+
+def _average_in_flight_rate(workload: Workload, replica: Replica, slots: int, sim: Sizing) -> float:
+    """The average traffic's requests/s on the fleet ``sim`` sized (``_simulated_in_flight``): the same fixed point,
+    R = N_average / L(R), with L the simulated mean time a request takes on those replicas at R (``replica_run``,
+    dealt as the sizing deals it), from the peak's latency (a floor of the rate: latency falls with the load)."""
+    n_peak, n_avg = in_flight_requests(workload)
+    rate = sim.replicas * sim.rate_per_replica_s * n_avg / n_peak
+    mine = dc_replace(replica, max_num_seqs=slots)
+    for _ in range(IN_FLIGHT_STEPS):
+        run = replica_run(
+            mine, workload.prompt_tokens_mean, workload.output_tokens_mean, rate, sim.replicas,
+            burstiness=workload.burstiness, prefix_hit_rate=workload.prefix_hit_rate, routing=workload.routing,
+        )  # fmt: skip
+        step = n_avg / float(run.e2e_s.mean)
+        if abs(step / rate - 1.0) < IN_FLIGHT_TOLERANCE:
+            break
+        rate = step
+    return float(rate)
 
 
 def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim: Sizing) -> LoadCurve:
@@ -343,7 +412,24 @@ def fleet_on_goals(
         result.weight_precision, result.kv_precision,
     )  # fmt: skip
     sim = _simulated(workload, replica, result.candidate.slots, result.peak_rate_per_s, goals)
-    return sim, _fleet(result.option, workload, rep, result.money, 1.0, result.tpot_goal_s, sim)
+    return sim, _fleet(
+        result.option, workload, rep, result.money, 1.0, result.tpot_goal_s, sim, _planned(result, workload)
+    )
+
+
+def _sim_rates(workload: Workload, sim: Sizing) -> tuple[float, float] | None:
+    """Of a workload given as requests in flight, the fleet ``sim`` sized under load: its peak rate (replicas x rate
+    per replica, ``_simulated_in_flight``'s) twice (the ranking's cost needs only the peak); None for one by rate."""
+    return None if workload.by_rate else (sim.replicas * sim.rate_per_replica_s,) * 2
+
+
+def _planned(result: Result, workload: Workload) -> tuple[float, float] | None:
+    """The (peak, average) requests/s the option was sized on under load, where the traffic is given as requests in
+    flight (the rate rests on the sized fleet's latency, so it is not worked out again); None (``_rates``) for
+    traffic by rate, or a fleet sized by Little's law."""
+    if workload.by_rate or result.under_load is None:
+        return None
+    return result.peak_rate_per_s, result.average_rate_per_s
 
 
 def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
@@ -354,7 +440,10 @@ def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> 
     the example's peak, 66 GPUs scaled against 64 sized again). The charts' sweep and the quarter-by-quarter ramp
     use it; say so where they are shown."""
     workload = workload.at_request_lengths()
-    return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load)
+    return _fleet(
+        result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load,
+        _planned(result, workload),
+    )  # fmt: skip
 
 
 def at_traffic(workload: Workload, change: float) -> Workload:
@@ -396,6 +485,13 @@ def _groups_in_nodes(option: Option, model: Model, groups: tuple[int, ...]) -> t
             f"{min(groups)} GPUs"
         )
     return kept
+
+
+def kernel_curves_warning(gpu: Gpu, eng: EngineProfile) -> str:
+    """``planner plan``'s warning where the GPU's kernel curves are another GPU's (``curves_note``: "kernel curves
+    not measured on MI300X: its GEMM rates are H100 SXM 80GB's x 668.4 / 794.5 ..."), for an engine timed on kernel
+    curves; "" elsewhere. Without an option's name, so a review with several options on that GPU says it once."""
+    return curves_note(gpu.name, gpu.architecture) if eng.kernel_curves else ""
 
 
 def _option_warnings(option: Option, tried: tuple[int, ...]) -> list[str]:
@@ -498,6 +594,8 @@ def evaluate(
         )
     untested = api.untested_architecture_note(gpu, eng)
     warnings += [f"{option.name}: {untested}"] if untested else []
+    curves = kernel_curves_warning(gpu, eng)  # unprefixed: the review says it once per GPU (trial 24 F16)
+    warnings += [curves] if curves else []
     residual = residual_left_out(option, finance) if finance is not None else ""
     warnings += [residual] if residual else []
     warnings += money_warnings(option)  # years typed as months, $/MWh as $/kWh (trial 23 F6)
@@ -568,11 +666,14 @@ def evaluate(
             common["under_load_refused"] = str(under_load)
         else:
             sim = under_load
+            if not workload.by_rate:  # requests in flight: the rates the sized fleet's simulated latency gives
+                peak = sim.replicas * sim.rate_per_replica_s
+                avg = _average_in_flight_rate(workload, replica, kept.slots, sim)
             if one_output_token(workload.output_tokens_mean):
                 warnings.append(f"{option.name}: {ONE_TOKEN_NOTE}")
             if floor := near_ttft_floor(sim):  # the target, not the traffic, sets this fleet
                 warnings.append(f"{option.name}: {floor}")
-            fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
+            fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim, (peak, avg))
             # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
             fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
             if load_curves:
@@ -583,9 +684,9 @@ def evaluate(
         **common,
         replica=rep,
         fleet=fl,
-        low=_fleet(option, workload, rep, money, 1 - x, tpot_goal, sim),
-        high=_fleet(option, workload, rep, money, 1 + x, tpot_goal, sim),
-        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP), tpot_goal, sim),
+        low=_fleet(option, workload, rep, money, 1 - x, tpot_goal, sim, (peak, avg)),
+        high=_fleet(option, workload, rep, money, 1 + x, tpot_goal, sim, (peak, avg)),
+        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP), tpot_goal, sim, (peak, avg)),
         under_load=sim,
         peak_rate_per_s=peak,
         average_rate_per_s=avg,
@@ -641,13 +742,16 @@ def _cheapest_under_load(
         replica = _serving_replica(option, gpu, mdl, c.gpus_per_replica, eng, catalog, wp, kp)
         goals = (c.goal_s(workload.ttft_target_s), c.goal_s(workload.tpot_target_s))
         try:
-            sim = _simulated(workload, replica, c.slots, _rates(workload, rep)[0], goals, most)
+            if workload.by_rate:
+                sim = _simulated(workload, replica, c.slots, _rates(workload, rep)[0], goals, most)
+            else:  # requests in flight: at the rate this fleet's simulated latency gives (trial 24 F18)
+                sim = _simulated_in_flight(workload, replica, c.slots, _rates(workload, rep)[0], goals, most)
         except PlannerError as exc:
             # stopped at the limit, not at the search's own end nor by an idle replica's miss
             stopped = stopped or (most < MAX_REPLICAS and isinstance(exc, NoFleetMeetsError) and not exc.idle_misses)
             first_error = first_error or exc
             continue
-        loaded = _fleet(option, workload, rep, money, 1.0, goals[1], sim)
+        loaded = _fleet(option, workload, rep, money, 1.0, goals[1], sim, _sim_rates(workload, sim))
         k = (float(loaded.monthly_usd), float(loaded.gpus), c.gpus_per_replica)
         if best is None or k < best[0]:
             best, found = (k, (key, rep, fl, c)), sim
