@@ -15,6 +15,7 @@ Every error is one line naming the file and the field (``option #2 (H200 rented)
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -413,6 +414,39 @@ class Workload(BaseModel):
         if (p, o) == (self.prompt_tokens_mean, self.output_tokens_mean):
             return self
         return self.model_copy(update={"prompt_tokens_mean": p, "output_tokens_mean": o})
+
+    @property
+    def simulated_lengths_kind(self) -> str:
+        """Where ``simulated_lengths`` takes the requests from: "dataset" (a named dataset's own: a shipped sample or a
+        benchmark's uniform draw), "means" (every request at the means: each high length equals its mean) or
+        "spread" (drawn around the means and the high lengths)."""
+        from planner.serving.load import dataset_load, dataset_statistics
+
+        if self.dataset is not None:
+            t = dataset_load(self.dataset)
+            stats = dataset_statistics(t.name, t.client)
+            if stats.kind == "uniform" or stats.sample_file:
+                return "dataset"
+        if self.prompt_tokens_high <= self.prompt_tokens_mean and self.output_tokens_high <= self.output_tokens_mean:
+            return "means"
+        return "spread"
+
+    def simulated_lengths(self, max_tokens: float = math.inf) -> list[tuple[int, int]] | None:
+        """Each simulated request's (prompt, output) tokens in the sizing simulation (docs/export.md step 5): a named
+        dataset's own requests where it has them (sharegpt's shipped sample, a benchmark's uniform draw:
+        ``planner.serving.load.dataset_load``), else drawn lognormal around the means and the high percentile
+        (``planner.serving.load.spread_lengths``: seeded, so the same workload gives the same requests; each
+        request's prompt + output within ``max_tokens``, the model's context). None (every request at the means,
+        ``request_tokens``) where each high length equals its mean: a benchmark's fixed lengths, a what-if
+        workbook's requests."""
+        from planner.serving.load import DEFAULT_REQUESTS, dataset_load, spread_lengths
+
+        if self.simulated_lengths_kind == "dataset":
+            return list(dataset_load(self.dataset).lengths)
+        p, o = self.request_tokens
+        return spread_lengths(
+            p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile, DEFAULT_REQUESTS, max_tokens
+        )
 
     @model_validator(mode="after")
     def _check(self) -> Workload:
