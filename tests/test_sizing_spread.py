@@ -1,10 +1,10 @@
-"""The export's simulated sizing sends requests whose lengths spread like the workload's (user trial 24).
+"""The export's simulated sizing can send requests whose lengths spread like the workload's (user trial 24).
 
 An SRE's scenario: 40 requests/s, prompts 2,000 / p95 6,000 tokens, outputs 400 / p95 1,000, p95 TTFT 1.5 s, p95
 TPOT 60 ms, Llama-3.3-70B fp8 on 4 x H100 under vLLM. ``planner export`` sized 10 serving replicas (94 sequences
 each) with every simulated request at the mean lengths, and said its simulated p95 TTFT (0.64 s) and TPOT (45.7 ms)
 met the targets; a 180-s Poisson trace of lognormal lengths with those means and p95s on the same 10 replicas gave p95
-TTFT 2.37 s and TPOT 64.9 ms. Each simulated request's prompt and output are now drawn lognormal around the means and
+TTFT 2.37 s and TPOT 64.9 ms. With ``sizing_lengths = "spread"`` each simulated request's prompt and output are drawn lognormal around the means and
 the high percentile (``planner.serving.load.spread_lengths``, the fit of docs/export.md "Two contexts"), and ``planner
 plan --rate`` draws the same requests given ``--prompt-tokens-high`` / ``--output-tokens-high``.
 """
@@ -74,16 +74,18 @@ def test_equal_mean_and_high_are_fixed_lengths():
     assert spread_lengths(2000, 2000, 400, 400, 95) is None
     w = Workload(
         peak_requests_per_s=40, average_requests_per_s=16, prompt_tokens_mean=2000, prompt_tokens_high=2000,
-        output_tokens_mean=400, output_tokens_high=400, ttft_target_s=1.5, tpot_target_s=0.06,
+        output_tokens_mean=400, output_tokens_high=400, ttft_target_s=1.5, tpot_target_s=0.06, sizing_lengths="spread",
     )  # fmt: skip
     assert w.simulated_lengths_kind == "means" and w.simulated_lengths() is None
     spread = w.model_copy(update={"prompt_tokens_high": 6000, "output_tokens_high": 1000})
     assert spread.simulated_lengths_kind == "spread" and spread.simulated_lengths(131072) == trial_lengths()
+    # the default (sizing_lengths = "means", until the README example's figures move): every request at the means
+    assert spread.model_copy(update={"sizing_lengths": "means"}).simulated_lengths() is None
     sonnet = Workload(peak_requests_per_s=4, average_requests_per_s=2, dataset="sonnet", ttft_target_s=2,
-                      tpot_target_s=0.1)  # fmt: skip
+                      tpot_target_s=0.1, sizing_lengths="spread")  # fmt: skip
     assert sonnet.simulated_lengths() is None
     sharegpt = Workload(peak_requests_per_s=4, average_requests_per_s=2, dataset="sharegpt", prompt_tokens_high=900,
-                        output_tokens_high=900, ttft_target_s=2, tpot_target_s=0.1)  # fmt: skip
+                        output_tokens_high=900, ttft_target_s=2, tpot_target_s=0.1, sizing_lengths="spread")  # fmt: skip
     assert sharegpt.simulated_lengths_kind == "dataset" and len(set(sharegpt.simulated_lengths())) > 100
 
 
@@ -143,3 +145,25 @@ def test_plan_refuses_a_high_length_it_cannot_draw(extra, words):
 def test_plan_refuses_a_high_length_without_a_rate():
     r = run("plan", "--gpu", "H100", "--model", "Llama-3.3-70B", "--context", "7000", "--prompt-tokens-high", "6000")
     assert r.exit_code == 2 and "--prompt-tokens-high spreads the lengths under load" in r.output, r.output
+
+
+def test_the_review_sizes_the_trial_on_the_spread_as_plan_does(trial_fleets):
+    """``planner export`` of the trial with ``sizing_lengths = "spread"``: 94 sequences a replica (what memory holds at
+    6,000 + 1,000 tokens), 11 serving replicas and the simulated p95 TTFT of ``fewest_replicas`` on the same requests
+    (so of ``plan --rate --prompt-tokens-high 6000 --output-tokens-high 1000``, above)."""
+    from planner.catalog import default_catalog
+    from planner.export.evaluate import evaluate
+    from planner.export.scenario import Option
+
+    w = Workload(
+        peak_requests_per_s=40, average_requests_per_s=16, prompt_tokens_mean=2000, prompt_tokens_high=6000,
+        output_tokens_mean=400, output_tokens_high=1000, ttft_target_s=1.5, tpot_target_s=0.06,
+        sizing_lengths="spread",
+    )  # fmt: skip
+    option = Option(name="H100 fp8", gpu="H100", model="Llama-3.3-70B", weight_precision="fp8", pricing="cloud",
+                    gpus_per_replica=4)  # fmt: skip
+    r = evaluate(option, w, default_catalog(), 0.2)
+    _, spread = trial_fleets
+    assert r.candidate.slots == SLOTS and r.margin == pytest.approx(0.25, abs=0.01)
+    assert r.under_load.replicas == spread.replicas == 11
+    assert r.under_load.result.ttft_s.at(95) == pytest.approx(spread.result.ttft_s.at(95))

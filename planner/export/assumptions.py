@@ -431,7 +431,7 @@ def simulated_lengths_words(w: Workload) -> str:
     q = f"p{w.high_percentile:g}"
     kind = w.simulated_lengths_kind
     if kind == "means":
-        return "every request at the mean lengths (each high length equals its mean)"
+        return 'every request at the mean lengths (sizing_lengths = "spread" draws them around the high lengths)'
     lengths = w.simulated_lengths()
     if kind == "dataset":
         return f"{w.dataset}'s own requests, {len(lengths):,} of them"

@@ -341,6 +341,13 @@ class Workload(BaseModel):
         'peak meet the targets (planner.serving.load); "littles-law": requests in flight by Little\'s law and a '
         "standalone prefill per prompt (planner 0.x)",
     )
+    sizing_lengths: Literal["means", "spread"] = Field(
+        default="means",
+        description='with sizing "simulated", the lengths of the simulated requests: "means" (default: every request '
+        'at the mean lengths) or "spread" (each prompt and output drawn lognormal around the mean and high lengths, '
+        "seeded; a named dataset sends its own requests): planner plan --rate with --prompt-tokens-high and "
+        "--output-tokens-high draws the same",
+    )
     latency_margin: Literal["model-range"] | float = Field(
         default="model-range",
         description='"model-range" (default: the pessimistic end of the model\'s predicted range meets the '
@@ -417,11 +424,13 @@ class Workload(BaseModel):
 
     @property
     def simulated_lengths_kind(self) -> str:
-        """Where ``simulated_lengths`` takes the requests from: "dataset" (a named dataset's own: a shipped sample or a
-        benchmark's uniform draw), "means" (every request at the means: each high length equals its mean) or
-        "spread" (drawn around the means and the high lengths)."""
+        """Where ``simulated_lengths`` takes the requests from: "means" (every request at the means: ``sizing_lengths =
+        "means"``, the default, or each high length equal to its mean), else "dataset" (a named dataset's own: a
+        shipped sample or a benchmark's uniform draw) or "spread" (drawn around the means and the high lengths)."""
         from planner.serving.load import dataset_load, dataset_statistics
 
+        if self.sizing_lengths == "means":
+            return "means"
         if self.dataset is not None:
             t = dataset_load(self.dataset)
             stats = dataset_statistics(t.name, t.client)
@@ -432,7 +441,8 @@ class Workload(BaseModel):
         return "spread"
 
     def simulated_lengths(self, max_tokens: float = math.inf) -> list[tuple[int, int]] | None:
-        """Each simulated request's (prompt, output) tokens in the sizing simulation (docs/export.md step 5): a named
+        """Each simulated request's (prompt, output) tokens in the sizing simulation (docs/export.md step 5), with
+        ``sizing_lengths = "spread"`` (``simulated_lengths_kind``; "means", the default: None): a named
         dataset's own requests where it has them (sharegpt's shipped sample, a benchmark's uniform draw:
         ``planner.serving.load.dataset_load``), else drawn lognormal around the means and the high percentile
         (``planner.serving.load.spread_lengths``: seeded, so the same workload gives the same requests; each
@@ -441,7 +451,10 @@ class Workload(BaseModel):
         workbook's requests."""
         from planner.serving.load import DEFAULT_REQUESTS, dataset_load, spread_lengths
 
-        if self.simulated_lengths_kind == "dataset":
+        kind = self.simulated_lengths_kind
+        if kind == "means":
+            return None
+        if kind == "dataset":
             return list(dataset_load(self.dataset).lengths)
         p, o = self.request_tokens
         return spread_lengths(
@@ -467,6 +480,10 @@ class Workload(BaseModel):
             raise ValueError(
                 f'routing "{self.routing}" needs sizing = "simulated" (Little\'s law counts requests in flight, not '
                 "how a balancer deals them over the replicas)"
+            )
+        if self.sizing == "littles-law" and self.sizing_lengths != "means":
+            raise ValueError(
+                f'sizing_lengths "{self.sizing_lengths}" needs sizing = "simulated" (Little\'s law sizes on the means)'
             )
         if self.sizing == "littles-law" and self.prefix_hit_rate > 0 and self.dataset is None:
             raise ValueError(
