@@ -242,8 +242,9 @@ def _simulated(
 ) -> Sizing:
     """The fewest replicas (of the kept group, each running at most ``slots`` sequences at once:
     ``Candidate.slots``) whose simulated high-percentile TTFT and TPOT meet the
-    (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, each request's lengths drawn
-    around the means and high percentile (``_lengths``: ``Workload.simulated_lengths``), the workload's
+    (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, the workload's requests
+    (``_lengths``: ``Workload.simulated_lengths``: at the mean lengths, or with ``sizing_lengths = "spread"`` drawn
+    around the means and high percentile), the workload's
     burstiness dealt by its routing (``Workload.routing``, as ``planner plan --routing``) and its dataset's
     shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
     (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``). Where every request emits one output
