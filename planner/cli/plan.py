@@ -48,6 +48,7 @@ from planner.export.not_sized import MARGIN_NOT_SIZED
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
+    HIGH_PERCENTILES,
     MAX_REQUESTS_PER_S,
     choices_text,
     reported_percentile,
@@ -96,6 +97,7 @@ from planner.serving.load import (
     dataset_statistics,
     fixed_length_tokens,
     fixed_lengths,
+    spread_lengths,
     trace_load,
 )
 from planner.serving.load import run_setup as serving_run_setup
@@ -630,6 +632,18 @@ class Percentile(click.ParamType):
     help="Mean output length under load, tokens; a fraction such as 400.5 is kept (rounded as --prompt-tokens).",
 )
 @click.option(
+    "--prompt-tokens-high",
+    type=TokenCount(),
+    help="With --rate and --prompt-tokens: the prompt length at --percentile (p95 by default, as a review's "
+    "prompt_tokens_high): each simulated request's prompt drawn lognormal with that mean and percentile (seeded), "
+    "as planner export sizes; default: the mean, every prompt alike.",
+)
+@click.option(
+    "--output-tokens-high",
+    type=TokenCount(),
+    help="With --rate and --output-tokens: the output length at --percentile, drawn as --prompt-tokens-high.",
+)
+@click.option(
     "--dataset",
     "dataset_name",
     help="Instead of --prompt-tokens and --output-tokens: a named dataset's requests, with its shared prefix cached "
@@ -729,6 +743,8 @@ def plan_command(
     max_num_seqs,
     prompt_tokens,
     output_tokens,
+    prompt_tokens_high,
+    output_tokens_high,
     dataset_name,
     trace_path,
     ttft_target,
@@ -798,6 +814,22 @@ def plan_command(
         raise InvalidInputError(
             "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"
         )
+    highs = {"--prompt-tokens-high": (prompt_tokens_high, prompt_tokens, "--prompt-tokens"),
+             "--output-tokens-high": (output_tokens_high, output_tokens, "--output-tokens")}  # fmt: skip
+    for name, (high, mean, of) in highs.items():
+        if high is None:
+            continue
+        if rate_per_s is None or traffic is not None or trace is not None:
+            raise InvalidInputError(f"{name} spreads the lengths under load; give --rate and {of} with it")
+        if high < mean:
+            raise InvalidInputError(
+                f"{name} {high:,} is below {of} {mean:,g}; the high-percentile length is at least the mean"
+            )
+        if float(percentile) not in HIGH_PERCENTILES:
+            raise InvalidInputError(
+                f"{name} is the length at --percentile, which must then be a high one: "
+                f"{', '.join(f'{q:g}' for q in HIGH_PERCENTILES)} (a review's high_percentile)"
+            )
     if rate_per_s is None and max_num_seqs is not None:
         raise InvalidInputError("--max-num-seqs sets a replica's limit under load; give --rate (or --trace) with it")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
@@ -850,12 +882,19 @@ def plan_command(
     check: FleetCheck | None = None
     margin: MarginCheck | None = None
     sent_output = output_tokens
+    spread_line = ""
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None or not float(prompt_tokens + output_tokens).is_integer():
             # a fixed-length run, a trace's or a dataset sample's step tables: the means in whole tokens
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         lengths = traffic.lengths if traffic else trace.lengths if trace else None
+        if prompt_tokens_high is not None or output_tokens_high is not None:  # drawn as planner export draws them
+            lengths = spread_lengths(
+                run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
+                float(percentile), DEFAULT_REQUESTS, p.model.max_context,
+            )  # fmt: skip
+            spread_line = spread_words(lengths, prompt_tokens_high, output_tokens_high, float(percentile))
         sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
             raise InvalidInputError(
@@ -900,7 +939,15 @@ def plan_command(
         margin = margin_check(sized, p, replicas[p.gpus], load_args, load_kwargs) if sized else None
         # the engine's max_num_seqs against the review's rule (what memory holds at the high-percentile request)
         seqs_line = (
-            max_num_seqs_line(replicas[p.gpus], sized, lengths or sent, load_args, load_kwargs, max_num_seqs)
+            max_num_seqs_line(
+                replicas[p.gpus],
+                sized,
+                lengths or sent,
+                load_args,
+                load_kwargs,
+                max_num_seqs,
+                (prompt_tokens_high or run_prompt) + (output_tokens_high or run_output) if spread_line else None,
+            )  # fmt: skip
             if sized and not sized.is_burst
             else ""
         )
@@ -992,6 +1039,7 @@ def plan_command(
                 margin=margin,
                 binding=binding,
                 seqs_line=seqs_line,
+                spread_line=spread_line,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1025,6 +1073,23 @@ def routing_words(routing: str) -> str:
         "the traffic's arrivals routed at random over the replicas (--routing random), each replica taking its share "
         "of the rate (a --burstiness b is the incoming traffic's: each of k replicas sees gaps of gamma shape "
         "k b / (1 + (k - 1) b))"
+    )
+
+
+def spread_words(
+    lengths: list[tuple[int, int]] | None, prompt_high: int | None, output_high: int | None, q: float
+) -> str:
+    """The line under "Under load" saying the lengths were drawn (``--prompt-tokens-high`` / ``--output-tokens-high``):
+    the highs asked and what the drawn requests hold (``planner.serving.load.spread_lengths``)."""
+    if not lengths:
+        return "  lengths: every request at the means (each high length equals its mean)"
+    drawn = np.asarray(lengths, dtype=float)
+    asked = [f"{w} p{q:g} {h:,}" for w, h in (("prompt", prompt_high), ("output", output_high)) if h is not None]
+    return (
+        f"  lengths: {counted(len(lengths), 'request')} drawn lognormal around the means ({', '.join(asked)} tokens; "
+        f"seeded, as planner export sizes): drawn means {drawn[:, 0].mean():,.0f} / {drawn[:, 1].mean():,.0f}, "
+        f"p{q:g} {np.percentile(drawn[:, 0], q):,.0f} / {np.percentile(drawn[:, 1], q):,.0f} tokens, "
+        f"longest {int(drawn.sum(axis=1).max()):,} (prompt + output)"
     )
 
 
@@ -1229,15 +1294,21 @@ def high_request_tokens(lengths: list[tuple[int, int]], percentile: float) -> in
     return int(math.ceil(np.percentile([p + o for p, o in lengths], percentile)))
 
 
-def max_num_seqs_line(replica, s: Sizing, lengths: list, load_args: tuple, load_kwargs: dict, given: int | None) -> str:
+def max_num_seqs_line(
+    replica, s: Sizing, lengths: list, load_args: tuple, load_kwargs: dict, given: int | None,
+    high_tokens: int | None = None,
+) -> str:  # fmt: skip
     """One line naming the max_num_seqs the simulated replica ran with against ``planner export``'s rule (what memory
     holds at the high-percentile request, ``sequences_memory_holds``), and its effect: where that rule gives fewer
     than the engine's limit and none was given, the same replicas simulated with it (one more run, and the capacity
-    at that limit): their percentile TTFT and TPOT, the review's figure at these lengths."""
+    at that limit): their percentile TTFT and TPOT, the review's figure at these lengths. ``high_tokens``: the high
+    prompt + high output given (``--prompt-tokens-high``, ``--output-tokens-high``), the review's rule exactly, not
+    the drawn requests' percentile."""
     q = s.percentile
-    high = high_request_tokens(lengths, q)
+    high = high_request_tokens(lengths, q) if high_tokens is None else int(high_tokens)
+    at = f"the p{q:g} request" if high_tokens is None else f"p{q:g} prompt + p{q:g} output"
     rule = sequences_memory_holds(replica, high)
-    review = f"planner export sets it to what memory holds at the p{q:g} request ({high:,} tokens here: {rule:,})"
+    review = f"planner export sets it to what memory holds at {at} ({high:,} tokens here: {rule:,})"
     if given is not None:
         return f"  max_num_seqs: {given:,} (as given, --max-num-seqs); {review}"
     limit = sequences_memory_holds(replica, 1)  # the engine's own limit: memory holds more one-token sequences
@@ -1309,6 +1380,7 @@ def render_sizing(
     margin: MarginCheck | None = None,
     binding: BindingTarget | None = None,
     seqs_line: str = "",
+    spread_line: str = "",
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1339,6 +1411,7 @@ def render_sizing(
         if trace is None
         else trace_line(trace, p, s.replicas, routing),
         *([dataset_line(traffic)] if traffic is not None else []),
+        *([spread_line] if spread_line else []),
         *(
             [f"  prefix cache: {fmt_percent(prefix_hit_rate)} of each prompt cached, not computed again (as given)"]
             if prefix_hit_rate

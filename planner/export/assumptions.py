@@ -25,7 +25,7 @@ from planner.export.ownership import (
     reserved_terms,
     stale_words,
 )
-from planner.export.scenario import Scenario
+from planner.export.scenario import Scenario, Workload
 from planner.serving.speculative import speculation_for
 from planner.units import counted
 
@@ -467,6 +467,22 @@ def in_flight_row(scenario: Scenario, r) -> Assumption:
     )
 
 
+def simulated_lengths_words(w: Workload) -> str:
+    """What requests the sizing simulation sends (``Workload.simulated_lengths``), in words: drawn around the means
+    and the high lengths, a dataset's own, or every one at the means."""
+    q = f"p{w.high_percentile:g}"
+    kind = w.simulated_lengths_kind
+    if kind == "means":
+        return 'every request at the mean lengths (sizing_lengths = "spread" draws them around the high lengths)'
+    lengths = w.simulated_lengths()
+    if kind == "dataset":
+        return f"{w.dataset}'s own requests, {len(lengths):,} of them"
+    return (
+        f"each request's prompt and output drawn lognormal with the mean and {q} lengths ({len(lengths):,} requests, "
+        "seeded; the spread docs/export.md 'Two contexts' fits)"
+    )
+
+
 def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
     """How each option's batch and replicas were found, as the review sized them (a trial: the sheet stated the
     closed form's TPOT-best batch and ceil(peak / rate) where the fleet was sized on simulated percentiles). Sized on
@@ -512,8 +528,8 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
         Assumption(
             "Replicas",
             f"the fewest serving replicas whose simulated {q} TTFT and {q} TPOT at the planned peak (the traffic "
-            f"{ROUTED[w.routing]} over them; the engine's scheduler simulated step by step) meet the targets less "
-            f"the margin; {nodes}",
+            f"{ROUTED[w.routing]} over them; {simulated_lengths_words(w)}; the engine's scheduler simulated step by "
+            f"step) meet the targets less the margin; {nodes}",
             "",
             where,
         ),

@@ -249,7 +249,9 @@ def _simulated(
 ) -> Sizing:
     """The fewest replicas (of the kept group, each running at most ``slots`` sequences at once:
     ``Candidate.slots``) whose simulated high-percentile TTFT and TPOT meet the
-    (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
+    (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, the workload's requests
+    (``_lengths``: ``Workload.simulated_lengths``: at the mean lengths, or with ``sizing_lengths = "spread"`` drawn
+    around the means and high percentile), the workload's
     burstiness dealt by its routing (``Workload.routing``, as ``planner plan --routing``) and its dataset's
     shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
     (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``). Where every request emits one output
@@ -271,6 +273,7 @@ def _simulated(
         prefix_hit_rate=workload.prefix_hit_rate,
         routing=workload.routing,
         max_replicas=max_replicas,
+        lengths=_lengths(workload, replica),
     )
 
 
@@ -336,22 +339,28 @@ def _average_in_flight_rate(workload: Workload, replica: Replica, slots: int, si
     return float(rate)
 
 
+def _lengths(workload: Workload, replica: Replica) -> list[tuple[int, int]] | None:
+    """The sizing simulation's requests (``Workload.simulated_lengths``), each within the model's context."""
+    return workload.simulated_lengths(replica.model.max_context if isinstance(replica.model, Model) else math.inf)
+
+
 def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim: Sizing) -> LoadCurve:
     """The planned fleet (``sim.replicas``) at ``LOAD_CURVE`` x the planned peak: each replica takes that traffic /
     replicas (dealt by the workload's routing); its p50 and ``sim.percentile`` TTFT and TPOT simulated as the fleet
-    was sized (``planner.serving.fleet.sweep_within_capacity``), infinite where the rate is past the replica's simulated
+    was sized, on the same requests (``planner.serving.fleet.sweep_within_capacity``), infinite where the rate is past the replica's simulated
     capacity (``planner.serving.fleet.past_capacity``; a finite run cannot show a queue that grows without
     bound). Headroom: the most traffic, as a multiple of the planned peak less 1, at which both ``sim.percentile`` figures still meet their goals, bisected to ``HEADROOM_STEP`` between
     the peak (which meets) and the first curve point that misses; ``math.inf`` when none to the curve's end does."""
     workload = workload.at_request_lengths()
     p, o, b = workload.prompt_tokens_mean, workload.output_tokens_mean, workload.burstiness
     q = sim.percentile
+    lengths = _lengths(workload, replica)  # the requests the fleet was sized on
 
     def runs(mults: list[float]) -> list:
         rates = np.asarray(mults) * peak_rate_per_s / sim.replicas
         return sweep_within_capacity(
             replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate, replicas=sim.replicas,
-            routing=workload.routing,
+            routing=workload.routing, lengths=lengths,
         )  # fmt: skip
 
     def meets(r) -> bool:  # past the replica's capacity (None): a miss

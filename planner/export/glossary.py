@@ -30,7 +30,7 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     (
         "TPOT at peak",
         "TPOT at the planned peak's traffic as the fleet was sized (the simulated high percentile, p95 by default), "
-        "at the mean lengths, prompts sharing the GPU with answers: what a user sees.",
+        "at the sized lengths (the means, or their spread), prompts sharing the GPU with answers: what a user sees.",
     ),
     (
         "$ per M input / output tokens",

@@ -15,6 +15,7 @@ Every error is one line naming the file and the field (``option #2 (H200 rented)
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -340,6 +341,13 @@ class Workload(BaseModel):
         'peak meet the targets (planner.serving.load); "littles-law": requests in flight by Little\'s law and a '
         "standalone prefill per prompt (planner 0.x)",
     )
+    sizing_lengths: Literal["means", "spread"] = Field(
+        default="means",
+        description='with sizing "simulated", the lengths of the simulated requests: "means" (default: every request '
+        'at the mean lengths) or "spread" (each prompt and output drawn lognormal around the mean and high lengths, '
+        "seeded; a named dataset sends its own requests): planner plan --rate with --prompt-tokens-high and "
+        "--output-tokens-high draws the same",
+    )
     latency_margin: Literal["model-range"] | float = Field(
         default="model-range",
         description='"model-range" (default: the pessimistic end of the model\'s predicted range meets the '
@@ -414,6 +422,45 @@ class Workload(BaseModel):
             return self
         return self.model_copy(update={"prompt_tokens_mean": p, "output_tokens_mean": o})
 
+    @property
+    def simulated_lengths_kind(self) -> str:
+        """Where ``simulated_lengths`` takes the requests from: "means" (every request at the means: ``sizing_lengths =
+        "means"``, the default, or each high length equal to its mean), else "dataset" (a named dataset's own: a
+        shipped sample or a benchmark's uniform draw) or "spread" (drawn around the means and the high lengths)."""
+        from planner.serving.load import dataset_load, dataset_statistics
+
+        if self.sizing_lengths == "means":
+            return "means"
+        if self.dataset is not None:
+            t = dataset_load(self.dataset)
+            stats = dataset_statistics(t.name, t.client)
+            if stats.kind == "uniform" or stats.sample_file:
+                return "dataset"
+        if self.prompt_tokens_high <= self.prompt_tokens_mean and self.output_tokens_high <= self.output_tokens_mean:
+            return "means"
+        return "spread"
+
+    def simulated_lengths(self, max_tokens: float = math.inf) -> list[tuple[int, int]] | None:
+        """Each simulated request's (prompt, output) tokens in the sizing simulation (docs/export.md step 5), with
+        ``sizing_lengths = "spread"`` (``simulated_lengths_kind``; "means", the default: None): a named
+        dataset's own requests where it has them (sharegpt's shipped sample, a benchmark's uniform draw:
+        ``planner.serving.load.dataset_load``), else drawn lognormal around the means and the high percentile
+        (``planner.serving.load.spread_lengths``: seeded, so the same workload gives the same requests; each
+        request's prompt + output within ``max_tokens``, the model's context). None (every request at the means,
+        ``request_tokens``) where each high length equals its mean: a benchmark's fixed lengths, a what-if
+        workbook's requests."""
+        from planner.serving.load import DEFAULT_REQUESTS, dataset_load, spread_lengths
+
+        kind = self.simulated_lengths_kind
+        if kind == "means":
+            return None
+        if kind == "dataset":
+            return list(dataset_load(self.dataset).lengths)
+        p, o = self.request_tokens
+        return spread_lengths(
+            p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile, DEFAULT_REQUESTS, max_tokens
+        )
+
     @model_validator(mode="after")
     def _check(self) -> Workload:
         rates = (self.peak_requests_per_s, self.average_requests_per_s)
@@ -433,6 +480,10 @@ class Workload(BaseModel):
             raise ValueError(
                 f'routing "{self.routing}" needs sizing = "simulated" (Little\'s law counts requests in flight, not '
                 "how a balancer deals them over the replicas)"
+            )
+        if self.sizing == "littles-law" and self.sizing_lengths != "means":
+            raise ValueError(
+                f'sizing_lengths "{self.sizing_lengths}" needs sizing = "simulated" (Little\'s law sizes on the means)'
             )
         if self.sizing == "littles-law" and self.prefix_hit_rate > 0 and self.dataset is None:
             raise ValueError(

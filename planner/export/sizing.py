@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
 from planner.model.fleet import HOURS_PER_MONTH, cloud_usd_per_gpu_month, replicas_for_rate  # noqa: F401 (sizing's names)
+from planner.serving.load import lognormal_spread
 
 ArrayLike = float | np.ndarray
 
@@ -158,15 +158,13 @@ def effective_tpot(tpot_s: ArrayLike, rate_per_replica: ArrayLike, ttft_s: Array
 
 
 def output_length_spread(output_mean: float, output_high: float, high_percentile: float) -> float:
-    """sigma of a lognormal output length with this mean and high percentile: s = z - sqrt(z^2 - 2 ln(high / mean)).
+    """sigma of a lognormal output length with this mean and high percentile: s = z - sqrt(z^2 - 2 ln(high / mean))
+    (``planner.serving.load.lognormal_spread``, the one fit: the simulated sizing draws its lengths with it too).
 
     From mean = exp(mu + s^2 / 2) and high = exp(mu + z s), z the normal quantile of the percentile (1.645 at
     p95). 0 when high = mean; capped at z where the ratio is beyond any lognormal's (exp(z^2 / 2) = 3.87 at p95).
     """
-    z = NormalDist().inv_cdf(high_percentile / 100.0)
-    ratio = max(output_high / output_mean, 1.0)
-    disc = z * z - 2.0 * math.log(ratio)
-    return z - math.sqrt(disc) if disc > 0 else z
+    return lognormal_spread(output_mean, output_high, high_percentile)
 
 
 def inflight_context_tokens(

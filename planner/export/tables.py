@@ -48,7 +48,8 @@ BATCH_LABEL = "Sequences in flight per replica (batch)"
 def tpot_long_label(workload: Workload) -> str:
     """The label of ``_tpot_long_ms``: on its own basis (the full batch, every sequence at the high-percentile
     prompt + output, a decode step with no prompt in it), not TPOT at peak's (the simulated percentile at the
-    peak's traffic, mean lengths, prompts sharing the steps), so it can read lower than TPOT at peak."""
+    peak's traffic, lengths spread around the means, prompts sharing the steps), so it can read lower than TPOT at
+    peak."""
     return (
         f"TPOT, decode step alone: full batch, every sequence at p{workload.high_percentile:g} prompt + output "
         f"({workload.sizing_context_tokens:,} tokens)"

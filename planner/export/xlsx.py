@@ -486,7 +486,7 @@ def _reading_notes(review: Review) -> list[str]:
         "Rented: the rent is all opex.",
         f"Details: GPU, model, precisions, price, pessimistic TPOT, TPOT of a decode step alone (the full batch, "
         f"every sequence at p{w.high_percentile:g} length: memory's worst case, no prompts in the step; on another "
-        "basis than TPOT at peak, the simulated percentile at the peak's traffic and mean lengths, so it can read "
+        "basis than TPOT at peak, the simulated percentile at the peak's traffic and sized lengths, so it can read "
         f"lower), cost per input token, headroom at peak ({_headroom_words(review)}); "
         f"the -/+ columns are each option {SIZED_AFRESH}, {x:.0%} below and above the planned peak.",
         f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
@@ -826,7 +826,7 @@ def _latency(book: _Book) -> None:
     goal_words = "; thin, in its colour: an option's goal (target less margin)" if goals else ""
     note = (  # short: the page prints at 8 pt or more only with the note within five estimated lines
         f"Each option keeps its serving replicas (the fewest meeting the goals at the peak; spares apart) as traffic "
-        f"changes (mean lengths, burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak "
+        f"changes (sized lengths, burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak "
         f"({planned:,.3g} requests/s) and the target{goal_words}. A line stops past a replica's capacity or at "
         f"{LATENCY_CHART_CAP:g}x the target. Headroom: the extra traffic the serving replicas take (spares unused) "
         "within both goals; Summary's headroom at peak is the spares' and whole nodes'."

@@ -762,8 +762,10 @@ def sweep_within_capacity(
     prefix_hit_rate: float = 0.0,
     replicas: int = 1,
     routing: str = "random",
+    lengths: list[tuple[int, int]] | None = None,
 ) -> list[LoadResult | None]:
-    """One replica's simulated run (``latency_under_load``, 1,000 requests of fixed lengths) at each rate of
+    """One replica's simulated run (``latency_under_load``, 1,000 requests of fixed lengths; ``lengths``: those
+    requests, as ``replica_run`` takes them) at each rate of
     ``rates_per_s`` (requests/s a replica), one of ``replicas`` taking traffic whose gaps are gamma of
     ``burstiness`` dealt by ``routing`` (each replica's gaps at ``replica_burstiness``, as ``replica_run``), None
     where the rate is past the replica's simulated capacity (``past_capacity``): there the queue grows without bound and a finite run's
@@ -782,6 +784,8 @@ def sweep_within_capacity(
             burstiness=replica_burstiness(burstiness, replicas, routing),
             prefix_hit_rate=prefix_hit_rate,
             requests_per_rank=True,
+            num_requests=len(lengths) if lengths else DEFAULT_REQUESTS,
+            lengths=lengths,
         )  # fmt: skip
         if not past
         else None

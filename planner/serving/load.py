@@ -347,22 +347,75 @@ def lognormal_lengths(
     cv: float = 1.0,
     max_tokens: float = math.inf,
     seed: int = ARRIVAL_SEED,
+    output_cv: float | None = None,
 ) -> list[tuple[int, int]]:
     """(prompt, output) tokens drawn lognormal with the given means and coefficient of variation (std / mean):
-    sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2; rounded, at least 1, at most ``max_tokens`` each."""
+    sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2; rounded, at least 1, at most ``max_tokens`` each.
+    ``output_cv``: the output's own coefficient of variation (None: ``cv``, as the prompt's)."""
     n = _whole(num_requests, "num_requests")
-    c = float(cv)
-    if not c >= 0 or math.isinf(c):
-        raise InvalidInputError(f"coefficient of variation {cv!r} is not a finite number of 0 or more")
-    sigma = math.sqrt(math.log1p(c * c))
     rng = np.random.default_rng([seed, 3])
     drawn = []
-    for mean in (float(prompt_mean_tokens), float(output_mean_tokens)):
+    for mean, c in (
+        (float(prompt_mean_tokens), cv),
+        (float(output_mean_tokens), cv if output_cv is None else output_cv),
+    ):
+        c = float(c)
+        if not c >= 0 or math.isinf(c):
+            raise InvalidInputError(f"coefficient of variation {c!r} is not a finite number of 0 or more")
+        sigma = math.sqrt(math.log1p(c * c))
         if not mean > 0:
             raise InvalidInputError(f"mean length {mean!r} is not a positive number of tokens")
         x = rng.lognormal(math.log(mean) - sigma * sigma / 2.0, sigma, n) if sigma else np.full(n, mean)
         drawn.append(np.clip(np.round(x), 1, max_tokens).astype(int))
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+
+
+def lognormal_spread(mean_tokens: float, high_tokens: float, high_percentile: float) -> float:
+    """sigma of a lognormal length with this mean and high percentile: s = z - sqrt(z^2 - 2 ln(high / mean)).
+
+    From mean = exp(mu + s^2 / 2) and high = exp(mu + z s), z the normal quantile of the percentile (1.645 at
+    p95). 0 when high = mean; capped at z where the ratio is beyond any lognormal's (exp(z^2 / 2) = 3.87 at p95).
+    """
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(high_percentile / 100.0)
+    ratio = max(high_tokens / mean_tokens, 1.0)
+    disc = z * z - 2.0 * math.log(ratio)
+    return z - math.sqrt(disc) if disc > 0 else z
+
+
+def spread_lengths(
+    prompt_mean_tokens: float,
+    prompt_high_tokens: float,
+    output_mean_tokens: float,
+    output_high_tokens: float,
+    high_percentile: float,
+    num_requests: int = DEFAULT_REQUESTS,
+    max_tokens: float = math.inf,
+    seed: int = ARRIVAL_SEED,
+) -> list[tuple[int, int]] | None:
+    """Each request's (prompt, output) tokens drawn around a workload's means and high percentile, prompt and
+    output independent, each lognormal with its own spread s (``lognormal_spread``: the fit that sets the context
+    in flight, docs/export.md "Two contexts"), through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), seeded, so
+    the same inputs give the same requests. A request's prompt + output is capped at ``max_tokens`` (the context
+    the model admits: the prompt at most ``max_tokens`` - 1, the output cut to what is left): the fit's tail past it cannot be
+    sent. None where both high lengths equal their means: every request at the means (``fixed_lengths``).
+
+    Where a ratio high / mean is past any lognormal's (3.87 at p95) s = z, whose percentile falls short of the
+    high length (3.87 x the mean). 1,000 draws carry sampling error, the mean's standard error cv / sqrt(1,000):
+    the README example's prompts (800 / p95 3,000 tokens, s = 1.40, cv 2.45) 7.7%, drawn 762 / p95 2,903; its
+    outputs (400 / 1,200, s = 0.93) 3.7%, drawn 381 / 1,146; 200,000 draws give 803 / 3,009 and 400 / 1,204."""
+    if prompt_high_tokens <= prompt_mean_tokens and output_high_tokens <= output_mean_tokens:
+        return None
+    cvs = [
+        math.sqrt(math.expm1(lognormal_spread(m, h, high_percentile) ** 2))
+        for m, h in ((prompt_mean_tokens, prompt_high_tokens), (output_mean_tokens, output_high_tokens))
+    ]
+    drawn = lognormal_lengths(
+        prompt_mean_tokens, output_mean_tokens, num_requests, cv=cvs[0], output_cv=cvs[1],
+        max_tokens=max(max_tokens - 1, 1), seed=seed,
+    )  # fmt: skip
+    return [(p, max(min(o, int(max_tokens - p)), 1)) for p, o in drawn] if math.isfinite(max_tokens) else drawn
 
 
 #: Where a shipped sample of a dataset's requests is described (``DatasetLengths.sample_file``), for a reader.
