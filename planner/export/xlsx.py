@@ -835,10 +835,9 @@ def _latency(book: _Book) -> None:
     off_count = [r.option.name for r in review.results if r.meets and r.load_curve is not None and r not in shown]
     off_curve = [r.option.name for r in review.results if r.meets and r.load_curve is None]
     if off_count:
-        why = (
-            f"over {CHART_COST_LIMIT:g}x their model's cheapest, or past the cheapest {CHART_MAX_OPTIONS}, each "
-            "model's cheapest first"
-        )
+        models = {r.model.name for r in review.results if r.meets}
+        cost = "the cost" if len(models) == 1 else "their model's cheapest"  # short: the page's scale rests on it
+        why = f"over {CHART_COST_LIMIT:g}x {cost}, or past the cheapest {CHART_MAX_OPTIONS}"
         note += f" {not_charted_text(off_count, why)}"
     if off_curve:
         note += f" {not_charted_text(off_curve, 'not sized on simulated percentiles')}"
