@@ -126,12 +126,13 @@ FLEET_ARGS = ("H100", "llama3.3-70b", 60.0, 1000.0, 300.0, 1.5, 0.06, 95.0, None
 class TestExcel:
     def test_routing_is_the_last_argument_of_the_functions_that_size_a_fleet(self):
         """After burstiness, so every earlier formula reads as it did; TTFT_P*/TPOT_P* simulate one replica, which
-        takes the traffic as it comes however it would be dealt, so they take none."""
+        takes the traffic as it comes unless it is given the fleet's replicas, and then reads routing after them
+        (trial 24 F6, tests/test_trial24_excel_fleet_burstiness.py)."""
         for f in (xf.REPLICAS, xf.FLEET_GPUS):
             assert list(inspect.signature(f).parameters)[-2:] == ["burstiness", "routing"]
         for f in (xf.TTFT_P50, xf.TTFT_P95, xf.TTFT_P99, xf.TPOT_P50, xf.TPOT_P95, xf.TPOT_P99):
-            assert "routing" not in inspect.signature(f).parameters
-            assert "It takes no routing" in f.__doc__
+            assert list(inspect.signature(f).parameters)[-3:] == ["burstiness", "replicas", "routing"]
+            assert "dealt as routing says" in f.__doc__
 
     @pytest.mark.parametrize("routing", ["random", "round-robin"])
     def test_replicas_size_as_plan_routing(self, routing):
