@@ -309,15 +309,27 @@ def _simulated_in_flight(
     800 in flight, Llama-3.3-70B fp8 on 2 x H100, 2,000 / 400 tokens: the closed form's TPOT at a batch of 44
     (24.2 ms, 9.9 s a request) made it 80.7 requests/s and 76 GPUs, while that fleet's requests take 16.3 s (mean
     TPOT 40 ms under load): 1,319 in flight, not 800."""
-    n = in_flight_requests(workload)[0]
+    sized: list[Sizing] = []
+
+    def latency_s(rate: float) -> float:
+        sized.append(_simulated(workload, replica, slots, rate, goals, max_replicas))
+        return float(sized[-1].result.e2e_s.mean)
+
+    _in_flight_rate(in_flight_requests(workload)[0], first_rate_per_s, latency_s)
+    return sized[-1]
+
+
+def _in_flight_rate(in_flight: float, first_rate_per_s: float, latency_s: Callable[[float], float]) -> float:
+    """Little's law's rate for ``in_flight`` requests, R = N / L(R), by the fixed-point steps R <- N / L(R) from
+    ``first_rate_per_s`` until a step moves R by less than ``IN_FLIGHT_TOLERANCE`` (the rate last asked), else after
+    ``IN_FLIGHT_STEPS`` steps the last step's."""
     rate = first_rate_per_s
     for _ in range(IN_FLIGHT_STEPS):
-        sim = _simulated(workload, replica, slots, rate, goals, max_replicas)
-        step = n / float(sim.result.e2e_s.mean)
+        step = in_flight / latency_s(rate)
         if abs(step / rate - 1.0) < IN_FLIGHT_TOLERANCE:
             break
         rate = step
-    return sim
+    return rate
 
 
 def _average_in_flight_rate(workload: Workload, replica: Replica, slots: int, sim: Sizing) -> float:
@@ -325,18 +337,16 @@ def _average_in_flight_rate(workload: Workload, replica: Replica, slots: int, si
     R = N_average / L(R), with L the simulated mean time a request takes on those replicas at R (``replica_run``,
     dealt as the sizing deals it), from the peak's latency (a floor of the rate: latency falls with the load)."""
     n_peak, n_avg = in_flight_requests(workload)
-    rate = sim.replicas * sim.rate_per_replica_s * n_avg / n_peak
     mine = dc_replace(replica, max_num_seqs=slots)
-    for _ in range(IN_FLIGHT_STEPS):
+
+    def latency_s(rate: float) -> float:
         run = replica_run(
             mine, workload.prompt_tokens_mean, workload.output_tokens_mean, rate, sim.replicas,
             burstiness=workload.burstiness, prefix_hit_rate=workload.prefix_hit_rate, routing=workload.routing,
         )  # fmt: skip
-        step = n_avg / float(run.e2e_s.mean)
-        if abs(step / rate - 1.0) < IN_FLIGHT_TOLERANCE:
-            break
-        rate = step
-    return float(rate)
+        return float(run.e2e_s.mean)
+
+    return float(_in_flight_rate(n_avg, sim.replicas * sim.rate_per_replica_s * n_avg / n_peak, latency_s))
 
 
 def _lengths(workload: Workload, replica: Replica) -> list[tuple[int, int]] | None:
