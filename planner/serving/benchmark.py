@@ -185,19 +185,31 @@ def eager_context_host_s(profile: Any, num_layers: int, moe_layers: int) -> floa
 MLA_PREFILL_MODULE_BOUND = False
 
 
+def _mla_module_table(switch: bool, gpu: Any, model: Any, gpus: float, kv_precision: Any) -> tuple[str, float] | None:
+    """(KV table, attention heads per GPU) of the measured MLA context module an experiment reads: an fp8 table for
+    an 8-bit KV cache, bf16 otherwise, the model's heads / ``gpus``; None with its ``switch`` off, for a model without
+    MLA or with DSA, or a GPU without a measured table."""
+    from planner.engines.kernel_floor import read_mla_rows
+
+    if not switch or model.mla is None or model.sparse_attention is not None:
+        return None
+    if gpu.name not in {r["gpu"] for r in read_mla_rows()}:
+        return None
+    kv = "fp8" if "8" in str(getattr(kv_precision, "name", kv_precision) or "") else "bfloat16"
+    return kv, model.num_attention_heads / max(float(gpus), 1.0)
+
+
 def mla_prefill_module_s(gpu: Any, model: Any, gpus: float, kv_precision: Any, tokens: Any) -> np.ndarray | None:
     """EXPERIMENT (h-mla, ``MLA_PREFILL_MODULE_BOUND``): seconds ``model``'s layers of the measured MLA context module
     (vLLM 0.24.0, aiconfigurator 0.12.0; ``planner.engines.kernel_floor.mla_module_time_s``, op "context", one prompt
     of each of ``tokens``) take at attention heads / ``gpus`` per GPU, an fp8 table for an 8-bit KV cache and bf16
     otherwise; None with the switch off, for a model without MLA or with DSA, or a GPU without a measured table."""
-    from planner.engines.kernel_floor import mla_module_time_s, read_mla_rows
+    from planner.engines.kernel_floor import mla_module_time_s
 
-    if not MLA_PREFILL_MODULE_BOUND or model.mla is None or model.sparse_attention is not None:
+    table = _mla_module_table(MLA_PREFILL_MODULE_BOUND, gpu, model, gpus, kv_precision)
+    if table is None:
         return None
-    if gpu.name not in {r["gpu"] for r in read_mla_rows()}:
-        return None
-    kv = "fp8" if "8" in str(getattr(kv_precision, "name", kv_precision) or "") else "bfloat16"
-    heads = model.num_attention_heads / max(float(gpus), 1.0)
+    kv, heads = table
     t = np.asarray(tokens, dtype=float)
     return model.num_layers * np.array([mla_module_time_s(gpu.name, "context", kv, heads, 1.0, x) for x in t])
 
@@ -228,18 +240,16 @@ def mla_prefill_module_delta_s(
     MLA projections' parameter share of its dense-GEMM term (``operators.linear_layers_time_s``). None with the switch
     off, for a model without MLA or with DSA, or a GPU without a measured module."""
     from planner.deploy import deploy
-    from planner.engines.kernel_floor import mla_module_time_s, read_mla_rows
+    from planner.engines.kernel_floor import mla_module_time_s
     from planner.model import operators as O
     from planner.model.memory import kv_bytes, kv_replication, state_bytes
     from planner.model.prefill import causal_attention_flop
     from planner.options import DecodeOptions, Options
 
-    if not MLA_PREFILL_MODULE or model.mla is None or model.sparse_attention is not None:
+    table = _mla_module_table(MLA_PREFILL_MODULE, gpu, model, gpus, kv_precision)
+    if table is None:
         return None
-    if gpu.name not in {r["gpu"] for r in read_mla_rows()}:
-        return None
-    kv = "fp8" if "8" in str(getattr(kv_precision, "name", kv_precision) or "") else "bfloat16"
-    heads = model.num_attention_heads / max(float(gpus), 1.0)
+    kv, heads = table
     o = Options.read(
         DecodeOptions,
         dict(gpus=gpus, batch=1, weight_precision=weight_precision, kv_precision=kv_precision, engine=engine,
