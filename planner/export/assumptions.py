@@ -197,8 +197,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         (f"Prompt length, p{w.high_percentile:g}", w.prompt_tokens_high, "tokens"),
         ("Output length, mean", w.output_tokens_mean, "tokens"),
         (f"Output length, p{w.high_percentile:g}", w.output_tokens_high, "tokens"),
-        (f"TTFT target (p{w.high_percentile:g} prompt)", w.ttft_target_s, "s"),
-        ("TPOT target", w.tpot_target_s * 1e3, "ms"),
+        (w.target_labels()[0], w.ttft_target_s, "s"),
+        (w.target_labels()[1], w.tpot_target_s * 1e3, "ms"),
         (f"Traffic growth over {w.horizon_months} months", w.growth_over_horizon, "share"),
     ):
         source = workload_source
@@ -494,7 +494,7 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
     form's batch and rate (``evaluate._best_batch``, ``sizing.size``). Either way: spares added, GPUs rounded up to
     whole nodes (``sizing.gpus_to_buy``)."""
     w = scenario.workload
-    q = f"p{w.high_percentile:g}"
+    q, sized = f"p{w.high_percentile:g}", f"p{w.sizing_percentile:g}"
     nodes = "spares added; GPUs = replicas x GPUs per replica, rounded up to whole nodes (instances when rented)"
     closed = [
         Assumption(
@@ -527,7 +527,7 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
         ),
         Assumption(
             "Replicas",
-            f"the fewest serving replicas whose simulated {q} TTFT and {q} TPOT at the planned peak (the traffic "
+            f"the fewest serving replicas whose simulated {sized} TTFT and {sized} TPOT at the planned peak (the traffic "
             f"{ROUTED[w.routing]} over them; {simulated_lengths_words(w)}; the engine's scheduler simulated step by "
             f"step) meet the targets less the margin; {nodes}",
             "",

@@ -253,12 +253,12 @@ def _simulated(
     (``_lengths``: ``Workload.simulated_lengths``: at the mean lengths, or with ``sizing_lengths = "spread"`` drawn
     around the means and high percentile), the workload's
     burstiness dealt by its routing (``Workload.routing``, as ``planner plan --routing``) and its dataset's
-    shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
-    (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``). Where every request emits one output
+    shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's sizing percentile
+    (``Workload.sizing_percentile``: its latency_percentile, else its high percentile). Where every request emits one output
     token there is no TPOT (``one_output_token``): the fleet is sized on TTFT alone, as ``plan`` sizes it without a
     TPOT target (the option's warnings say so: ``ONE_TOKEN_NOTE``). ``max_replicas``: where the search stops
     (``NoFleetMeetsError`` past it)."""
-    percentile = workload.high_percentile
+    percentile = workload.sizing_percentile
     if one_output_token(workload.output_tokens_mean):
         goals = (goals[0], math.inf)
     return fewest_replicas(

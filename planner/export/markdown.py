@@ -147,7 +147,8 @@ def render_markdown(review: Review) -> str:
         "## Options",
         "",
         "Ranked by monthly cost among the options that meet the targets "
-        f"(TTFT ≤ {w.ttft_target_s:g} s for a p{w.high_percentile:g} prompt, TPOT ≤ {w.tpot_target_s * 1e3:g} ms, "
+        f"(TTFT ≤ {w.ttft_target_s:g} s for a p{w.high_percentile:g} prompt, TPOT ≤ {w.tpot_target_s * 1e3:g} ms"
+        f"{'' if w.latency_percentile is None else f', each at p{w.latency_percentile:g} of requests'}, "
         "each met by the pessimistic end of the model's range unless the scenario sets another margin). "
         "Price kind: which price each row pays (purchase, on-demand, spot, reserved).",
         "",

@@ -86,7 +86,7 @@ def risk(scenario: Scenario, rec: Result) -> str:
     if rec.margin:  # trial 20, F2: the TTFT goal is cut by TPOT's margin
         from planner.accuracy.loaded_ranges import ttft_borrowed_text
 
-        q = rec.under_load.percentile if rec.under_load is not None else w.high_percentile
+        q = rec.under_load.percentile if rec.under_load is not None else w.sizing_percentile
         text += f" {ttft_borrowed_text(q)}."
     return text
 

@@ -224,6 +224,11 @@ def _high_percentile(value: Any) -> float:
     return reported_percentile(value, HIGH_PERCENTILES)
 
 
+def _latency_percentile(value: Any) -> float | None:
+    """``latency_percentile``: one the simulation reports (``PERCENTILES``, the median included), or left out."""
+    return None if value is None else reported_percentile(value)
+
+
 #: Largest tensor-parallel group an option may fix, GPUs: the largest group the review tries (64).
 MAX_GPUS_PER_REPLICA = max(GPU_GROUPS)
 
@@ -302,7 +307,13 @@ class Workload(BaseModel):
     high_percentile: Annotated[float, BeforeValidator(_high_percentile)] = Field(
         default=95,
         description="which percentile the *_high lengths are; it sets the spread of output "
-        "lengths, so the mean context in flight, and the percentile the fleet is sized on",
+        "lengths, so the mean context in flight, and the percentile the fleet is sized on unless latency_percentile "
+        "says another",
+    )
+    latency_percentile: Annotated[float | None, BeforeValidator(_latency_percentile)] = Field(
+        default=None,
+        description="the percentile of TTFT and TPOT the targets are (50, 90, 95 or 99); left out, high_percentile "
+        "(trial 24 F8: a p99 SLO with p95 lengths from the logs)",
     )
     ttft_target_s: Annotated[float, BeforeValidator(_ttft_seconds)] = Field(
         gt=0, le=MAX_TARGET_S, description='time to first token of a high-percentile prompt, seconds (or "800 ms")'
@@ -402,6 +413,22 @@ class Workload(BaseModel):
                 f"dataset {name!r} publishes its means only; give prompt_tokens_high and output_tokens_high with it"
             )
         return out
+
+    @property
+    def sizing_percentile(self) -> float:
+        """The percentile of TTFT and TPOT the targets are and the fleet is sized on: ``latency_percentile`` where
+        given, else ``high_percentile`` (the lengths' percentile, the one a review of one percentile states)."""
+        return self.high_percentile if self.latency_percentile is None else self.latency_percentile
+
+    def target_labels(self, prompt: str = "prompt") -> tuple[str, str]:
+        """The TTFT and TPOT targets' labels: "TTFT target (p95 prompt)" and "TPOT target" for a review of one
+        percentile, as before ``latency_percentile``; with it, each says its own percentile ("TTFT target (p99 of
+        requests; one p95 prompt alone)", "TPOT target (p99)"). ``prompt``: the words after the prompt's percentile."""
+        high = f"p{self.high_percentile:g} {prompt}"
+        if self.latency_percentile is None:
+            return f"TTFT target ({high})", "TPOT target"
+        q = f"p{self.latency_percentile:g}"
+        return f"TTFT target ({q} of requests; one {high} alone)", f"TPOT target ({q})"
 
     @property
     def request_tokens(self) -> tuple[int, int]:

@@ -238,8 +238,8 @@ def _summary(book: _Book) -> None:
     ]
     targets = [
         ("Targets and traffic", None, "text"),
-        (f"TTFT target (p{w.high_percentile:g} prompt, {w.prompt_tokens_high:,} tokens)", w.ttft_target_s, "s"),
-        ("TPOT target", w.tpot_target_s * 1e3, "ms"),
+        (w.target_labels(f"prompt, {w.prompt_tokens_high:,} tokens")[0], w.ttft_target_s, "s"),
+        (w.target_labels()[1], w.tpot_target_s * 1e3, "ms"),
         (f"Peak / average today ({load_unit})", f"{peak:g} / {avg:g}", "text"),
         (f"Growth over {w.horizon_months} months", w.growth_over_horizon, "pct"),
         (f"Planned peak ({load_unit})", peak * w.growth_factor, "x"),
