@@ -76,8 +76,9 @@ from planner.serving.fleet import (
     near_ttft_floor,
     one_output_token,
     past_capacity,
+    poisson_minutes_past,
+    replica_burstiness,
     replica_run,
-    replica_share,
     sequences_memory_holds,
     within_targets,
 )
@@ -88,11 +89,12 @@ from planner.serving.load import (
     DEFAULT_REQUESTS,
     MAX_PROMPTS,
     MOONCAKE_BLOCK_TOKENS,
+    OUTLIER_GAP_FACTOR,
     PERCENTILES,
     DatasetLoad,
     NoPublishedLengthError,
     TraceLoad,
-    busiest_rate_per_s,
+    active_rate_per_s,
     dataset_load,
     dataset_statistics,
     fixed_length_tokens,
@@ -961,6 +963,12 @@ def plan_command(
         )
     binding = binding if rate_per_s is not None else None
     seqs_line = seqs_line if rate_per_s is not None else ""
+    busy_line = ""
+    if sized is not None and not sized.is_burst:  # the busy minutes against the capacity, one notion in both modes
+        cap_each = (
+            check.capacity_per_s if check is not None else capacity_per_s(replicas[p.gpus], run_prompt, run_output, hit)
+        )
+        busy_line = busy_minutes_line(trace, sized, cap_each, burstiness, routing)
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
@@ -1040,6 +1048,7 @@ def plan_command(
                 binding=binding,
                 seqs_line=seqs_line,
                 spread_line=spread_line,
+                busy_line=busy_line,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1127,7 +1136,7 @@ def _headroom_words(c: FleetCheck) -> str:
 def _verdict(c: FleetCheck) -> str:
     """ "meets" / "misses" the targets (or, without targets, its capacity), with the figures that decide it."""
     if c.result is None:
-        busiest = " (the trace's busiest window)" if c.replayed else ""
+        busiest = " (the trace's mean rate)" if c.replayed else ""
         return (
             f"misses: {c.judged_rate_per_replica_s:.3g} requests/s each{busiest} is at or past one replica's capacity "
             f"({c.capacity_per_s:.3g} requests/s, simulated steady state), so its queue grows without bound"
@@ -1205,6 +1214,11 @@ def fleet_check_as_dict(c: FleetCheck) -> dict:
         "headroom": None if math.isinf(c.headroom) else c.headroom,
         # a trace's multiples: the trace replayed that much faster (its arrival times / the multiple)
         "headroom_by": "the trace replayed faster" if c.replayed else "the rate",
+        # a trace's busiest CAPACITY_WINDOW_S, a replica's share (warned about past the capacity; null at a rate)
+        "busiest_window_rate_per_replica_per_s": c.busiest_rate_per_replica_s if c.replayed else None,
+        "busiest_window_past_capacity": c.busy_window_past if c.replayed else None,
+        # at a rate: the share of its minutes past each replica's capacity (``poisson_minutes_past``; null: a trace)
+        "minutes_past_capacity_share": None if c.replayed else c.minutes_past,
         "one_lost": fleet_check_as_dict(c.one_lost) if c.one_lost is not None else None,
     }
 
@@ -1254,14 +1268,47 @@ FEW_REQUESTS = 100
 
 
 def _few_requests(requests: int, s: Sizing, routing: str = "random") -> str:
-    """Where the simulated replica's share of a trace (``replica_share``: one request in k, or about that many at
-    random) is under ``FEW_REQUESTS``: how few its percentiles rest on; "" elsewhere."""
-    share = len(replica_share(requests, s.replicas, routing)) if s.replicas > 1 else requests
-    if share >= FEW_REQUESTS:
+    """Where a trace has under ``FEW_REQUESTS`` requests (every replica's share is simulated and pooled,
+    ``planner.serving.fleet.replica_shares``): how few its percentiles rest on; "" elsewhere."""
+    if requests >= FEW_REQUESTS:
         return ""
     return (
-        f"the simulated replica serves {counted(share, 'request')} of the trace: its p95 and p99 are its slowest one or "
-        "two, not a distribution; a longer trace gives percentiles to plan on"
+        f"the trace has {counted(requests, 'request')}: its p95 and p99 are its slowest one or two, not a "
+        "distribution; a longer trace gives percentiles to plan on"
+    )
+
+
+def busy_minutes_line(
+    trace: TraceLoad | None, s: Sizing, capacity_per_replica_s: float, burstiness: float, routing: str
+) -> str:
+    """How the traffic's busiest minutes stand against each replica's steady-state capacity, in the one notion both
+    modes judge capacity by (trial 24 F2: a fleet refused only where its mean rate is past it). A trace whose busiest
+    ``CAPACITY_WINDOW_S`` window (``TraceLoad.busiest_rate_per_s``), a replica's share of it, is at or past the
+    capacity: a warning naming it, the queue building there and draining after (in the percentiles shown); at a rate,
+    the share of its minutes past the capacity (``poisson_minutes_past``, at the shape each replica sees), what a
+    recorded trace of that traffic would show. "" for a burst, below the capacity, or where none is past."""
+    if s.is_burst or not math.isfinite(capacity_per_replica_s):
+        return ""
+    cap = f"the capacity ({capacity_per_replica_s:.3g} requests/s, simulated steady state)"
+    if trace is not None:
+        busiest = trace.busiest_rate_per_s / s.replicas
+        if busiest < capacity_per_replica_s:
+            return ""
+        each = " a replica" if s.replicas > 1 else ""
+        return (
+            f"  warning: the trace's busiest {CAPACITY_WINDOW_S:g}-s window comes at {busiest:.3g} requests/s{each}, "
+            f"at or past {cap}, where its mean is {trace.active_rate_per_s / s.replicas:.3g}: a queue builds there "
+            "and drains after, which the percentiles above include; a longer stretch that busy would not drain"
+        )
+    shape = replica_burstiness(burstiness, s.replicas, routing)
+    share = poisson_minutes_past(s.rate_per_replica_s, capacity_per_replica_s, shape)
+    kind = "Poisson" if shape == 1.0 else f"gamma-gap (shape {shape:.3g})"
+    words = "under 0.1%" if 0 < share < 0.001 else f"{share:.1%}"
+    return (
+        f"  busy minutes: {words} of the {CAPACITY_WINDOW_S:g}-s windows (minutes) of {kind} traffic at "
+        f"{s.rate_per_replica_s:.3g} requests/s a replica are past {cap}: "
+        "a queue builds in them and drains after (in the simulated run); a recorded trace of this traffic is "
+        "judged alike (--trace: its busiest minute warned about, refused only where its mean is past it)"
     )
 
 
@@ -1317,7 +1364,7 @@ def max_num_seqs_line(
     capped = dc_replace(replica, max_num_seqs=rule)
     rate = s.rate_per_replica_s * s.replicas
     arrivals = load_kwargs.get("arrivals_s")
-    judged = rate if arrivals is None else busiest_rate_per_s(arrivals)
+    judged = rate if arrivals is None else active_rate_per_s(arrivals)
     prompt, output = load_args[0], load_args[1]
     if past_capacity(capped, prompt, output, [judged / s.replicas], load_kwargs["prefix_hit_rate"])[0]:
         effect = f"at that limit {s.replicas:,} replicas are past their capacity"
@@ -1381,6 +1428,7 @@ def render_sizing(
     binding: BindingTarget | None = None,
     seqs_line: str = "",
     spread_line: str = "",
+    busy_line: str = "",
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1389,7 +1437,8 @@ def render_sizing(
     replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict. ``sent_output``:
     the output tokens a simulated request emits on average (fixed lengths: the mean in whole tokens), in which the
     rate offered a replica is counted (``_output_words``); None: ``output_tokens``. ``margin``: the Budget review's
-    margin beside the replicas (``margin_lines``), where targets were given."""
+    margin beside the replicas (``margin_lines``), where targets were given. ``busy_line``: the traffic's busy minutes
+    against the capacity (``busy_minutes_line``), under the figures."""
     r, q = s.result, f"p{s.percentile:g}"
     sent_output = output_tokens if sent_output is None else sent_output
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
@@ -1453,6 +1502,7 @@ def render_sizing(
                 ("output per replica", _output_words(s, sent_output)),
             )
         ),
+        *([busy_line] if busy_line else []),
         *([f"  note: {stalls}"] if speculative is None and (stalls := itl_stall_note(r, s.tpot_target_s)) else []),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
         *(
@@ -1663,13 +1713,17 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") ->
     format it was read in (``trace_format_line``) and, where it names its KV blocks, their repeats
     (``block_hit_line``)."""
     share = ""
-    if replicas > 1 and (routing == "round-robin" or t.is_burst):
+    if replicas > 1 and t.is_burst:
         share = f"; each of {replicas:,} replicas taking one request in {replicas:,}, the first's simulated"
-    elif replicas > 1:
-        mine = len(replica_share(len(t.lengths), replicas, routing))
+    elif replicas > 1 and routing == "round-robin":
         share = (
-            f"; each request routed to one of {replicas:,} replicas at random (--routing random), the first's "
-            f"{counted(mine, 'request')} simulated"
+            f"; each of {replicas:,} replicas taking one request in {replicas:,}, every replica's share simulated "
+            "and the percentiles pooled over all of them"
+        )
+    elif replicas > 1:
+        share = (
+            f"; each request routed to one of {replicas:,} replicas at random (--routing random), every replica's "
+            "share simulated and the percentiles pooled over all of them"
         )
     when = (
         f"{len(t.lengths):,} requests all at once (a burst: every arrival at the same time, so no rate is implied;"
@@ -1690,8 +1744,10 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") ->
         + (
             ""
             if t.is_burst
-            else f"\n  capacity judged at the trace's busiest {CAPACITY_WINDOW_S:g}-s window: "
-            f"{t.busiest_rate_per_s:.3g} requests/s (not its mean over the whole span; the percentiles are its replay)"
+            else f"\n  capacity judged at the trace's mean rate, {t.active_rate_per_s:.3g} requests/s (gaps of "
+            f"{OUTLIER_GAP_FACTOR:g}x the median or more shortened), as --rate judges its rate; its busiest "
+            f"{CAPACITY_WINDOW_S:g}-s window: {t.busiest_rate_per_s:.3g} requests/s, the queue it builds in the "
+            "replay's percentiles"
         )
     )
 
@@ -1723,8 +1779,10 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "span_s": t.span_s,
         "rate_per_s": None if t.is_burst else t.rate_per_s,  # a burst has no rate (JSON has no Infinity)
         "burst": t.is_burst,
-        # the rate its capacity is judged at: the busiest CAPACITY_WINDOW_S's, outlier gaps shortened (null: a burst)
-        "capacity_judged_at_rate_per_s": None if t.is_burst else t.busiest_rate_per_s,
+        # the rate its capacity is judged at: its mean, outlier gaps shortened (null: a burst)
+        "capacity_judged_at_rate_per_s": None if t.is_burst else t.active_rate_per_s,
+        # its busiest CAPACITY_WINDOW_S's rate, outlier gaps shortened: warned about past a replica's capacity
+        "busiest_window_rate_per_s": None if t.is_burst else t.busiest_rate_per_s,
         "gap_note": t.gap_note() or None,  # a gap of OUTLIER_GAP_FACTOR x the median or more (a late row?)
         "format": t.format.name,
         "columns": list(t.format.columns),
