@@ -1305,8 +1305,8 @@ def busy_minutes_line(
     kind = "Poisson" if shape == 1.0 else f"gamma-gap (shape {shape:.3g})"
     words = "under 0.1%" if 0 < share < 0.001 else f"{share:.1%}"
     return (
-        f"  busy minutes: {words} of the {CAPACITY_WINDOW_S:g}-s windows (minutes) of {kind} traffic at "
-        f"{s.rate_per_replica_s:.3g} requests/s a replica are past {cap}: "
+        f"  busy minutes: {words} of minutes of {kind} traffic at {s.rate_per_replica_s:.3g} requests/s a replica "
+        f"({CAPACITY_WINDOW_S:g}-s windows) are past {cap}: "
         "a queue builds in them and drains after (in the simulated run); a recorded trace of this traffic is "
         "judged alike (--trace: its busiest minute warned about, refused only where its mean is past it)"
     )
