@@ -664,10 +664,10 @@ class Percentile(click.ParamType):
     "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
     "GeneratedTokens). Rows in any order: sorted by arrival (ties by prompt, then output tokens), with a note where "
     "they were not; blank lines and lines starting with # (comments) are skipped. Capacity is judged at the "
-    "trace's busiest 60-s window's rate (a gap of 100x the median or more shortened to the median), the percentiles "
-    "on its replay. Each request goes to a "
-    "replica as --routing deals it. Every request at one time is a burst: sized "
-    "on the targets, with no rate.",
+    "trace's mean rate (a gap of 100x the median or more shortened to the median), as --rate judges its rate; its "
+    "busiest 60-s window is warned about where past a replica's capacity, the queue it builds in the percentiles of "
+    "its replay. Each request goes to a replica as --routing deals it, every replica's share simulated. Every request "
+    "at one time is a burst: sized on the targets, with no rate.",
 )
 @click.option(
     "--ttft-target",
@@ -1708,9 +1708,8 @@ def dataset_line(t: DatasetLoad) -> str:
 
 def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") -> str:
     """The "Under load" line of ``--trace``: its requests, span, mean rate and lengths (a burst: at once, no rate),
-    and how they were replayed (each request dealt to a replica by ``routing``, the first's share simulated; a burst's
-    in even shares); then the
-    format it was read in (``trace_format_line``) and, where it names its KV blocks, their repeats
+    and how they were replayed (each request dealt to a replica by ``routing``, every share simulated and pooled; a
+    burst's first share of even shares); then the format it was read in (``trace_format_line``) and, where it names its KV blocks, their repeats
     (``block_hit_line``)."""
     share = ""
     if replicas > 1 and t.is_burst:
