@@ -816,22 +816,10 @@ def plan_command(
         raise InvalidInputError(
             "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"
         )
-    highs = {"--prompt-tokens-high": (prompt_tokens_high, prompt_tokens, "--prompt-tokens"),
-             "--output-tokens-high": (output_tokens_high, output_tokens, "--output-tokens")}  # fmt: skip
-    for name, (high, mean, of) in highs.items():
-        if high is None:
-            continue
-        if rate_per_s is None or traffic is not None or trace is not None:
-            raise InvalidInputError(f"{name} spreads the lengths under load; give --rate and {of} with it")
-        if high < mean:
-            raise InvalidInputError(
-                f"{name} {high:,} is below {of} {mean:,g}; the high-percentile length is at least the mean"
-            )
-        if float(percentile) not in HIGH_PERCENTILES:
-            raise InvalidInputError(
-                f"{name} is the length at --percentile, which must then be a high one: "
-                f"{', '.join(f'{q:g}' for q in HIGH_PERCENTILES)} (a review's high_percentile)"
-            )
+    _check_high_lengths(
+        prompt_tokens_high, output_tokens_high, prompt_tokens, output_tokens, percentile,
+        at_rate=rate_per_s is not None and traffic is None and trace is None,
+    )  # fmt: skip
     if rate_per_s is None and max_num_seqs is not None:
         raise InvalidInputError("--max-num-seqs sets a replica's limit under load; give --rate (or --trace) with it")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
@@ -1067,6 +1055,36 @@ def plan_command(
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
+
+
+def _check_high_lengths(
+    prompt_tokens_high: int | None,
+    output_tokens_high: int | None,
+    prompt_tokens: float | None,
+    output_tokens: float | None,
+    percentile: float,
+    at_rate: bool,
+) -> None:
+    """``--prompt-tokens-high`` / ``--output-tokens-high``, each where given: only with --rate and its mean length
+    (``at_rate``: a rate with --prompt-tokens and --output-tokens, not a dataset's or a trace's lengths), at least
+    that mean, and at a high --percentile (``HIGH_PERCENTILES``: the length at it, as a review's high_percentile);
+    else ``InvalidInputError`` naming the option and the way out."""
+    highs = {"--prompt-tokens-high": (prompt_tokens_high, prompt_tokens, "--prompt-tokens"),
+             "--output-tokens-high": (output_tokens_high, output_tokens, "--output-tokens")}  # fmt: skip
+    for name, (high, mean, of) in highs.items():
+        if high is None:
+            continue
+        if not at_rate:
+            raise InvalidInputError(f"{name} spreads the lengths under load; give --rate and {of} with it")
+        if high < mean:
+            raise InvalidInputError(
+                f"{name} {high:,} is below {of} {mean:,g}; the high-percentile length is at least the mean"
+            )
+        if float(percentile) not in HIGH_PERCENTILES:
+            raise InvalidInputError(
+                f"{name} is the length at --percentile, which must then be a high one: "
+                f"{', '.join(f'{q:g}' for q in HIGH_PERCENTILES)} (a review's high_percentile)"
+            )
 
 
 def routing_words(routing: str) -> str:
