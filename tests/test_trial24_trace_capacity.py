@@ -124,3 +124,26 @@ def test_plan_rate_reports_the_minutes_past_capacity():
     assert result.exit_code == 0, result.output
     assert "minutes of Poisson traffic at 4 requests/s" in result.stdout
     assert "past the capacity (4.54 requests/s, simulated steady state)" in result.stdout
+
+
+def test_the_rate_mode_states_its_sampling_spread():
+    """One draw's p95 (seed 0: 645 ms, the trial's) moves smoothly with the rate; four more Poisson draws of 1,000
+    requests at exactly 4.0/s reach 2.01 s and two of the five miss 1.5 s (measured here): the replica given is as
+    near its capacity as the trial's traces showed, and the plan says so."""
+    from planner.serving.fleet import replica_run, sampling_spread
+
+    spread = sampling_spread(REPLICA, 2000, 400, 4.0, 1, ttft_target_s=1.5, tpot_target_s=0.06)
+    shown = replica_run(REPLICA, 2000, 400, 4.0, 1)
+    assert spread.seeds == (0, 1, 2, 3, 4)
+    assert spread.ttft_s[0] <= shown.ttft_s.p95 <= spread.ttft_s[1]
+    assert shown.ttft_s.p95 == pytest.approx(0.645, abs=0.001)
+    assert spread.ttft_s[1] == pytest.approx(2.01, abs=0.01) and spread.draws_missing == 2
+    result = run(*PLAN, "--rate", "4", "--prompt-tokens", "2000", "--output-tokens", "400", "--replicas", "1")
+    assert "sampling spread: p95 TTFT 645 ms to 2.01 s, TPOT 45.7 ms to " in result.stdout
+    assert "2 of 5 draws miss the targets" in result.stdout
+    got = json.loads(
+        run(
+            *PLAN, "--rate", "4", "--prompt-tokens", "2000", "--output-tokens", "400", "--replicas", "1", "--json"
+        ).stdout
+    )["under_load"]["sampling_spread"]
+    assert got["seeds"] == [0, 1, 2, 3, 4] and got["draws_missing_targets"] == 2

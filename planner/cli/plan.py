@@ -67,6 +67,7 @@ from planner.serving.fleet import (
     FleetCheck,
     GroupChoice,
     GroupTried,
+    SamplingSpread,
     Sizing,
     binding_target,
     capacity_per_s,
@@ -79,6 +80,7 @@ from planner.serving.fleet import (
     poisson_minutes_past,
     replica_burstiness,
     replica_run,
+    sampling_spread,
     sequences_memory_holds,
     within_targets,
 )
@@ -951,12 +953,20 @@ def plan_command(
         )
     binding = binding if rate_per_s is not None else None
     seqs_line = seqs_line if rate_per_s is not None else ""
-    busy_line = ""
+    fluctuation_lines: tuple[str, ...] = ()
+    spread: SamplingSpread | None = None
     if sized is not None and not sized.is_burst:  # the busy minutes against the capacity, one notion in both modes
         cap_each = (
             check.capacity_per_s if check is not None else capacity_per_s(replicas[p.gpus], run_prompt, run_output, hit)
         )
-        busy_line = busy_minutes_line(trace, sized, cap_each, burstiness, routing)
+        if trace is None:  # at a rate: the percentiles over several arrival draws, not one draw's alone
+            spread = sampling_spread(
+                replicas[p.gpus], run_prompt, run_output, rate_per_s, sized.replicas, percentile=float(percentile),
+                ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
+                lengths=lengths, prefix_hit_rate=hit, routing=routing,
+            )  # fmt: skip
+        busy = busy_minutes_line(trace, sized, cap_each, burstiness, routing)
+        fluctuation_lines = tuple(x for x in (sampling_spread_line(spread, burstiness), busy) if x)
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
@@ -995,6 +1005,18 @@ def plan_command(
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
             out["under_load"]["routing"] = routing
+            # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)
+            out["under_load"]["sampling_spread"] = (
+                None
+                if spread is None
+                else {
+                    "percentile": spread.percentile,
+                    "seeds": list(spread.seeds),
+                    "ttft_s": list(spread.ttft_s),
+                    "tpot_s": None if math.isnan(spread.tpot_s[0]) else list(spread.tpot_s),
+                    "draws_missing_targets": spread.draws_missing,
+                }
+            )
             out["under_load"]["margin"] = margin_check_as_dict(margin, p.gpus) if margin is not None else None
             out["under_load"]["binding_target"] = (
                 None
@@ -1036,7 +1058,7 @@ def plan_command(
                 binding=binding,
                 seqs_line=seqs_line,
                 spread_line=spread_line,
-                busy_line=busy_line,
+                fluctuation_lines=fluctuation_lines,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1296,6 +1318,24 @@ def _few_requests(requests: int, s: Sizing, routing: str = "random") -> str:
     )
 
 
+def sampling_spread_line(spread: SamplingSpread | None, burstiness: float) -> str:
+    """The rate's percentiles over several arrival draws (``planner.serving.fleet.sampling_spread``): the range of
+    each, the draw shown among them, and how many draws miss the targets; "" without one (a trace, a burst)."""
+    if spread is None:
+        return ""
+    q, n = f"p{spread.percentile:g}", len(spread.seeds)
+    kind = "Poisson" if burstiness == 1.0 else f"gamma (shape {burstiness:g})"
+    figures = [f"TTFT {fmt_seconds(spread.ttft_s[0])} to {fmt_seconds(spread.ttft_s[1])}"]
+    if math.isfinite(spread.tpot_s[0]):
+        figures.append(f"TPOT {fmt_seconds(spread.tpot_s[0])} to {fmt_seconds(spread.tpot_s[1])}")
+    missing = f"; {spread.draws_missing} of {n} draws miss the targets" if spread.draws_missing else ""
+    return (
+        f"  sampling spread: {q} {', '.join(figures)} over {n} {kind} arrival draws at this rate (seeds "
+        f"{spread.seeds[0]}-{spread.seeds[-1]}; the figures above are seed {spread.seeds[0]}'s){missing}: another "
+        "sample of the same traffic lands about this far either way"
+    )
+
+
 def busy_minutes_line(
     trace: TraceLoad | None, s: Sizing, capacity_per_replica_s: float, burstiness: float, routing: str
 ) -> str:
@@ -1446,7 +1486,7 @@ def render_sizing(
     binding: BindingTarget | None = None,
     seqs_line: str = "",
     spread_line: str = "",
-    busy_line: str = "",
+    fluctuation_lines: tuple[str, ...] = (),
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1455,8 +1495,9 @@ def render_sizing(
     replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict. ``sent_output``:
     the output tokens a simulated request emits on average (fixed lengths: the mean in whole tokens), in which the
     rate offered a replica is counted (``_output_words``); None: ``output_tokens``. ``margin``: the Budget review's
-    margin beside the replicas (``margin_lines``), where targets were given. ``busy_line``: the traffic's busy minutes
-    against the capacity (``busy_minutes_line``), under the figures."""
+    margin beside the replicas (``margin_lines``), where targets were given. ``fluctuation_lines``: how the traffic's
+    draws move the figures (``sampling_spread_line``) and its busy minutes against the capacity
+    (``busy_minutes_line``), under the figures."""
     r, q = s.result, f"p{s.percentile:g}"
     sent_output = output_tokens if sent_output is None else sent_output
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
@@ -1520,7 +1561,7 @@ def render_sizing(
                 ("output per replica", _output_words(s, sent_output)),
             )
         ),
-        *([busy_line] if busy_line else []),
+        *fluctuation_lines,
         *([f"  note: {stalls}"] if speculative is None and (stalls := itl_stall_note(r, s.tpot_target_s)) else []),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
         *(

@@ -1124,6 +1124,7 @@ def latency_under_load(
     trace: RunTrace | None = None,
     requests_per_rank: bool = False,
     samples: list | None = None,
+    arrival_seed: int = ARRIVAL_SEED,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
@@ -1149,6 +1150,8 @@ def latency_under_load(
     its one simulated rank, the whole replica that many times the ranks (``lengths`` repeated), as planner's own
     sizing asks: a run of 1,000 requests gave a rank of 72 only 14, whose p99 is its slowest and whose percentiles
     jumped with the rate. Off: the run is the replica's ``num_requests`` (a published run of that many prompts).
+    ``arrival_seed``: the seed of the gaps at a rate (``arrival_times_s``; ``ARRIVAL_SEED``, the run every surface
+    shows, unless another draw is asked: ``planner.serving.fleet.sampling_spread``).
     ``samples``: a list the run's ``RunResult`` (its every request's samples) and the replica's ranks are appended
     to (``fleet_trace_run`` pools them); None: nothing kept.
     """
@@ -1187,7 +1190,7 @@ def latency_under_load(
         warm = -(-warm // setup.ranks)  # the run's first N: a rank's first ceil(N / ranks)
         arrivals = arrivals[: n : setup.ranks] if arrivals is not None else None
     if rate_per_s is not None and math.isfinite(float(rate_per_s)):
-        arrivals = arrival_times_s(len(lengths), float(rate_per_s) / setup.ranks, burstiness)
+        arrivals = arrival_times_s(len(lengths), float(rate_per_s) / setup.ranks, burstiness, arrival_seed)
     sent = arrivals + front if arrivals is not None else None
     asked = RunBehaviour(
         hit,
