@@ -1307,7 +1307,7 @@ def _at_once(setup, p: Plan) -> str:
 FEW_REQUESTS = 100
 
 
-def _few_requests(requests: int, s: Sizing, routing: str = "random") -> str:
+def _few_requests(requests: int) -> str:
     """Where a trace has under ``FEW_REQUESTS`` requests (every replica's share is simulated and pooled,
     ``planner.serving.fleet.replica_shares``): how few its percentiles rest on; "" elsewhere."""
     if requests >= FEW_REQUESTS:
@@ -1564,11 +1564,7 @@ def render_sizing(
         *fluctuation_lines,
         *([f"  note: {stalls}"] if speculative is None and (stalls := itl_stall_note(r, s.tpot_target_s)) else []),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
-        *(
-            [f"  warning: {few}"]
-            if trace is not None and (few := _few_requests(len(trace.arrivals_s), s, routing))
-            else []
-        ),
+        *([f"  warning: {few}"] if trace is not None and (few := _few_requests(len(trace.arrivals_s))) else []),
         *([f"  warning: {short}"] if trace is not None and (short := trace.short_note(float(r.e2e_s.p50))) else []),
     ]
     return lines[0] + "\n".join(lines[1:])

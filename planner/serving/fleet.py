@@ -221,11 +221,20 @@ def sampling_spread(
     (each 1,000 requests at exactly the rate, ``vllm bench serve``'s rescaled gaps; only the pattern of gaps
     differs), the lowest and highest ``percentile`` TTFT and TPOT over them and the draws that miss the targets.
     One draw's p95 moves smoothly with the rate and says nothing of how far another 1,000 requests land (trial 24
-    F2: 645 ms at 4.0 requests/s, where Poisson traces of that traffic gave 704 ms to 1.21 s). ~0.05 s a draw."""
+    F2: 645 ms at 4.0 requests/s, where Poisson traces of that traffic, 3.93-4.07 requests/s over their span,
+    replay at 704 ms to 1.21 s). ~0.05 s a draw."""
     runs = [
         replica_run(
-            replica, prompt_tokens, output_tokens, rate_per_s, replicas, burstiness=burstiness, lengths=lengths,
-            prefix_hit_rate=prefix_hit_rate, routing=routing, arrival_seed=seed,
+            replica,
+            prompt_tokens,
+            output_tokens,
+            rate_per_s,
+            replicas,
+            burstiness=burstiness,
+            lengths=lengths,
+            prefix_hit_rate=prefix_hit_rate,
+            routing=routing,
+            arrival_seed=seed,
         )  # fmt: skip
         for seed in seeds
     ]
