@@ -100,8 +100,9 @@ class TestPlanCommand:
         out = json.loads(plan(*LOAD, *TARGETS, "--routing", "round-robin", "--json"))
         assert out["under_load"]["routing"] == "round-robin"
 
-    def test_a_trace_line_says_how_many_requests_the_simulated_replica_took(self, tmp_path):
-        """At random the first replica's share is ``replica_share``'s count, stated; round-robin, one in k."""
+    def test_a_trace_line_says_every_replicas_share_is_simulated(self, tmp_path):
+        """At random each request goes to a replica drawn by ``replica_shares`` and every share is simulated, the
+        percentiles pooled (trial 24 F2: the first's share alone was); round-robin, one in k."""
         t = arrival_times_s(600, 20.0, 1.0, seed=2)
         trace = tmp_path / "t.csv"
         trace.write_text("arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{x:.4f},1000,300\n" for x in t))
@@ -109,8 +110,10 @@ class TestPlanCommand:
         (line,) = [x for x in text.splitlines() if x.startswith("Under load: the trace")]
         k = int(replicas_line(text).split(": ")[1].split(" x ")[0])
         if k > 1:
-            n = len(replica_share(600, k))
-            assert f"routed to one of {k} replicas at random (--routing random), the first's {n:,} requests" in line
+            assert (
+                f"routed to one of {k} replicas at random (--routing random), every replica's share simulated and the "
+                "percentiles pooled over all of them" in line
+            )
         rr = plan("--trace", str(trace), *TARGETS, "--routing", "round-robin")
         assert "--routing random" not in rr
 

@@ -131,11 +131,9 @@ class TestPlanCommand:
         """3 requests: the p95 and p99 printed are the slowest of three (a trial read them as percentiles); 600 spread
         over one replica: no such warning."""
         few = run(*PLAN, "--trace", str(_write(tmp_path, [0.0, 0.5, 1.0])), "--ttft-target", "1")
-        assert "warning: the simulated replica serves 3 requests of the trace: its p95 and p99 are its slowest" in (
-            few.stdout
-        )
+        assert "warning: the trace has 3 requests: its p95 and p99 are its slowest" in (few.stdout)
         many = run(*PLAN, "--trace", str(_write(tmp_path, np.arange(600) * 0.1)), "--ttft-target", "1")
-        assert "serves 600" not in many.stdout and "requests of the trace" not in many.stdout
+        assert "the trace has 600" not in many.stdout and "percentiles to plan on" not in many.stdout
 
     def test_plan_refuses_a_trace_beside_a_rate_or_lengths(self, tmp_path):
         path = _write(tmp_path, [0.0, 1.0])

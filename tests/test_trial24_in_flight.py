@@ -136,3 +136,25 @@ def test_littles_law_sizing_keeps_the_closed_form_and_states_it():
     )
     assert "x TPOT 24.2 ms at a batch of 44 (the closed form, as the fleet was sized)" in row.label
     assert "check: 80.71 x 9.91 s = 800 in flight" in row.label
+
+
+def test_the_average_rate_is_solved_on_the_requests_the_peak_was_sized_on():
+    """With ``sizing_lengths = "spread"`` the peak is sized on requests drawn around the high lengths (3,000 / 800
+    here); the average's fixed point runs the same requests (before: every request at the means, whose mean
+    latency differs, so rate x latency of the requests sized on was not the 320 in flight given)."""
+    text = TRIAL.replace("prompt_tokens_high = 2000", "prompt_tokens_high = 3000").replace(
+        "output_tokens_high = 400", 'output_tokens_high = 800\nsizing_lengths = "spread"'
+    )
+    scenario, r = _sized(text)
+    w = scenario.workload
+    replica = _serving_replica(
+        r.option, r.gpu, r.model, int(r.replica.gpus), r.engine, default_catalog(), r.weight_precision, r.kv_precision
+    )
+    lengths = w.simulated_lengths(r.model.max_context)
+    assert lengths and len(set(lengths)) > 1  # drawn, not all at the means
+    mine = replace(replica, max_num_seqs=r.candidate.slots)
+    args = (mine, w.prompt_tokens_mean, w.output_tokens_mean, r.average_rate_per_s, r.under_load.replicas)
+    spread = replica_run(*args, lengths=lengths).e2e_s.mean
+    means = replica_run(*args).e2e_s.mean
+    assert r.average_rate_per_s * spread == pytest.approx(320, rel=2 * IN_FLIGHT_TOLERANCE)
+    assert abs(means / spread - 1) > 2 * IN_FLIGHT_TOLERANCE  # the means' latency would not have given 320

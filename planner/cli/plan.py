@@ -67,6 +67,7 @@ from planner.serving.fleet import (
     FleetCheck,
     GroupChoice,
     GroupTried,
+    SamplingSpread,
     Sizing,
     binding_target,
     capacity_per_s,
@@ -76,8 +77,10 @@ from planner.serving.fleet import (
     near_ttft_floor,
     one_output_token,
     past_capacity,
+    poisson_minutes_past,
+    replica_burstiness,
     replica_run,
-    replica_share,
+    sampling_spread,
     sequences_memory_holds,
     within_targets,
 )
@@ -88,11 +91,12 @@ from planner.serving.load import (
     DEFAULT_REQUESTS,
     MAX_PROMPTS,
     MOONCAKE_BLOCK_TOKENS,
+    OUTLIER_GAP_FACTOR,
     PERCENTILES,
     DatasetLoad,
     NoPublishedLengthError,
     TraceLoad,
-    busiest_rate_per_s,
+    active_rate_per_s,
     dataset_load,
     dataset_statistics,
     fixed_length_tokens,
@@ -662,10 +666,10 @@ class Percentile(click.ParamType):
     "input_length, output_length, hash_ids) and the Azure LLM inference traces' CSV (TIMESTAMP, ContextTokens, "
     "GeneratedTokens). Rows in any order: sorted by arrival (ties by prompt, then output tokens), with a note where "
     "they were not; blank lines and lines starting with # (comments) are skipped. Capacity is judged at the "
-    "trace's busiest 60-s window's rate (a gap of 100x the median or more shortened to the median), the percentiles "
-    "on its replay. Each request goes to a "
-    "replica as --routing deals it. Every request at one time is a burst: sized "
-    "on the targets, with no rate.",
+    "trace's mean rate (a gap of 100x the median or more shortened to the median), as --rate judges its rate; its "
+    "busiest 60-s window is warned about where past a replica's capacity, the queue it builds in the percentiles of "
+    "its replay. Each request goes to a replica as --routing deals it, every replica's share simulated. Every request "
+    "at one time is a burst: sized on the targets, with no rate.",
 )
 @click.option(
     "--ttft-target",
@@ -814,22 +818,10 @@ def plan_command(
         raise InvalidInputError(
             "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"
         )
-    highs = {"--prompt-tokens-high": (prompt_tokens_high, prompt_tokens, "--prompt-tokens"),
-             "--output-tokens-high": (output_tokens_high, output_tokens, "--output-tokens")}  # fmt: skip
-    for name, (high, mean, of) in highs.items():
-        if high is None:
-            continue
-        if rate_per_s is None or traffic is not None or trace is not None:
-            raise InvalidInputError(f"{name} spreads the lengths under load; give --rate and {of} with it")
-        if high < mean:
-            raise InvalidInputError(
-                f"{name} {high:,} is below {of} {mean:,g}; the high-percentile length is at least the mean"
-            )
-        if float(percentile) not in HIGH_PERCENTILES:
-            raise InvalidInputError(
-                f"{name} is the length at --percentile, which must then be a high one: "
-                f"{', '.join(f'{q:g}' for q in HIGH_PERCENTILES)} (a review's high_percentile)"
-            )
+    _check_high_lengths(
+        prompt_tokens_high, output_tokens_high, prompt_tokens, output_tokens, percentile,
+        at_rate=rate_per_s is not None and traffic is None and trace is None,
+    )  # fmt: skip
     if rate_per_s is None and max_num_seqs is not None:
         raise InvalidInputError("--max-num-seqs sets a replica's limit under load; give --rate (or --trace) with it")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
@@ -961,6 +953,20 @@ def plan_command(
         )
     binding = binding if rate_per_s is not None else None
     seqs_line = seqs_line if rate_per_s is not None else ""
+    fluctuation_lines: tuple[str, ...] = ()
+    spread: SamplingSpread | None = None
+    if sized is not None and not sized.is_burst:  # the busy minutes against the capacity, one notion in both modes
+        cap_each = (
+            check.capacity_per_s if check is not None else capacity_per_s(replicas[p.gpus], run_prompt, run_output, hit)
+        )
+        if trace is None:  # at a rate: the percentiles over several arrival draws, not one draw's alone
+            spread = sampling_spread(
+                replicas[p.gpus], run_prompt, run_output, rate_per_s, sized.replicas, percentile=float(percentile),
+                ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
+                lengths=lengths, prefix_hit_rate=hit, routing=routing,
+            )  # fmt: skip
+        busy = busy_minutes_line(trace, sized, cap_each, burstiness, routing)
+        fluctuation_lines = tuple(x for x in (sampling_spread_line(spread, burstiness), busy) if x)
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
@@ -999,6 +1005,18 @@ def plan_command(
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
             out["under_load"]["routing"] = routing
+            # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)
+            out["under_load"]["sampling_spread"] = (
+                None
+                if spread is None
+                else {
+                    "percentile": spread.percentile,
+                    "seeds": list(spread.seeds),
+                    "ttft_s": list(spread.ttft_s),
+                    "tpot_s": None if math.isnan(spread.tpot_s[0]) else list(spread.tpot_s),
+                    "draws_missing_targets": spread.draws_missing,
+                }
+            )
             out["under_load"]["margin"] = margin_check_as_dict(margin, p.gpus) if margin is not None else None
             out["under_load"]["binding_target"] = (
                 None
@@ -1040,6 +1058,7 @@ def plan_command(
                 binding=binding,
                 seqs_line=seqs_line,
                 spread_line=spread_line,
+                fluctuation_lines=fluctuation_lines,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1058,6 +1077,36 @@ def plan_command(
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
+
+
+def _check_high_lengths(
+    prompt_tokens_high: int | None,
+    output_tokens_high: int | None,
+    prompt_tokens: float | None,
+    output_tokens: float | None,
+    percentile: float,
+    at_rate: bool,
+) -> None:
+    """``--prompt-tokens-high`` / ``--output-tokens-high``, each where given: only with --rate and its mean length
+    (``at_rate``: a rate with --prompt-tokens and --output-tokens, not a dataset's or a trace's lengths), at least
+    that mean, and at a high --percentile (``HIGH_PERCENTILES``: the length at it, as a review's high_percentile);
+    else ``InvalidInputError`` naming the option and the way out."""
+    highs = {"--prompt-tokens-high": (prompt_tokens_high, prompt_tokens, "--prompt-tokens"),
+             "--output-tokens-high": (output_tokens_high, output_tokens, "--output-tokens")}  # fmt: skip
+    for name, (high, mean, of) in highs.items():
+        if high is None:
+            continue
+        if not at_rate:
+            raise InvalidInputError(f"{name} spreads the lengths under load; give --rate and {of} with it")
+        if high < mean:
+            raise InvalidInputError(
+                f"{name} {high:,} is below {of} {mean:,g}; the high-percentile length is at least the mean"
+            )
+        if float(percentile) not in HIGH_PERCENTILES:
+            raise InvalidInputError(
+                f"{name} is the length at --percentile, which must then be a high one: "
+                f"{', '.join(f'{q:g}' for q in HIGH_PERCENTILES)} (a review's high_percentile)"
+            )
 
 
 def routing_words(routing: str) -> str:
@@ -1127,7 +1176,7 @@ def _headroom_words(c: FleetCheck) -> str:
 def _verdict(c: FleetCheck) -> str:
     """ "meets" / "misses" the targets (or, without targets, its capacity), with the figures that decide it."""
     if c.result is None:
-        busiest = " (the trace's busiest window)" if c.replayed else ""
+        busiest = " (the trace's mean rate)" if c.replayed else ""
         return (
             f"misses: {c.judged_rate_per_replica_s:.3g} requests/s each{busiest} is at or past one replica's capacity "
             f"({c.capacity_per_s:.3g} requests/s, simulated steady state), so its queue grows without bound"
@@ -1205,6 +1254,11 @@ def fleet_check_as_dict(c: FleetCheck) -> dict:
         "headroom": None if math.isinf(c.headroom) else c.headroom,
         # a trace's multiples: the trace replayed that much faster (its arrival times / the multiple)
         "headroom_by": "the trace replayed faster" if c.replayed else "the rate",
+        # a trace's busiest CAPACITY_WINDOW_S, a replica's share (warned about past the capacity; null at a rate)
+        "busiest_window_rate_per_replica_per_s": c.busiest_rate_per_replica_s if c.replayed else None,
+        "busiest_window_past_capacity": c.busy_window_past if c.replayed else None,
+        # at a rate: the share of its minutes past each replica's capacity (``poisson_minutes_past``; null: a trace)
+        "minutes_past_capacity_share": None if c.replayed else c.minutes_past,
         "one_lost": fleet_check_as_dict(c.one_lost) if c.one_lost is not None else None,
     }
 
@@ -1253,15 +1307,66 @@ def _at_once(setup, p: Plan) -> str:
 FEW_REQUESTS = 100
 
 
-def _few_requests(requests: int, s: Sizing, routing: str = "random") -> str:
-    """Where the simulated replica's share of a trace (``replica_share``: one request in k, or about that many at
-    random) is under ``FEW_REQUESTS``: how few its percentiles rest on; "" elsewhere."""
-    share = len(replica_share(requests, s.replicas, routing)) if s.replicas > 1 else requests
-    if share >= FEW_REQUESTS:
+def _few_requests(requests: int) -> str:
+    """Where a trace has under ``FEW_REQUESTS`` requests (every replica's share is simulated and pooled,
+    ``planner.serving.fleet.replica_shares``): how few its percentiles rest on; "" elsewhere."""
+    if requests >= FEW_REQUESTS:
         return ""
     return (
-        f"the simulated replica serves {counted(share, 'request')} of the trace: its p95 and p99 are its slowest one or "
-        "two, not a distribution; a longer trace gives percentiles to plan on"
+        f"the trace has {counted(requests, 'request')}: its p95 and p99 are its slowest one or two, not a "
+        "distribution; a longer trace gives percentiles to plan on"
+    )
+
+
+def sampling_spread_line(spread: SamplingSpread | None, burstiness: float) -> str:
+    """The rate's percentiles over several arrival draws (``planner.serving.fleet.sampling_spread``): the range of
+    each, the draw shown among them, and how many draws miss the targets; "" without one (a trace, a burst)."""
+    if spread is None:
+        return ""
+    q, n = f"p{spread.percentile:g}", len(spread.seeds)
+    kind = "Poisson" if burstiness == 1.0 else f"gamma (shape {burstiness:g})"
+    figures = [f"TTFT {fmt_seconds(spread.ttft_s[0])} to {fmt_seconds(spread.ttft_s[1])}"]
+    if math.isfinite(spread.tpot_s[0]):
+        figures.append(f"TPOT {fmt_seconds(spread.tpot_s[0])} to {fmt_seconds(spread.tpot_s[1])}")
+    missing = f"; {spread.draws_missing} of {n} draws miss the targets" if spread.draws_missing else ""
+    return (
+        f"  sampling spread: {q} {', '.join(figures)} over {n} {kind} arrival draws at this rate (seeds "
+        f"{spread.seeds[0]}-{spread.seeds[-1]}; the figures above are seed {spread.seeds[0]}'s){missing}: another "
+        "sample of the same traffic lands about this far either way"
+    )
+
+
+def busy_minutes_line(
+    trace: TraceLoad | None, s: Sizing, capacity_per_replica_s: float, burstiness: float, routing: str
+) -> str:
+    """How the traffic's busiest minutes stand against each replica's steady-state capacity, in the one notion both
+    modes judge capacity by (trial 24 F2: a fleet refused only where its mean rate is past it). A trace whose busiest
+    ``CAPACITY_WINDOW_S`` window (``TraceLoad.busiest_rate_per_s``), a replica's share of it, is at or past the
+    capacity: a warning naming it, the queue building there and draining after (in the percentiles shown); at a rate,
+    the share of its minutes past the capacity (``poisson_minutes_past``, at the shape each replica sees), what a
+    recorded trace of that traffic would show. "" for a burst, below the capacity, or where none is past."""
+    if s.is_burst or not math.isfinite(capacity_per_replica_s):
+        return ""
+    cap = f"the capacity ({capacity_per_replica_s:.3g} requests/s, simulated steady state)"
+    if trace is not None:
+        busiest = trace.busiest_rate_per_s / s.replicas
+        if busiest < capacity_per_replica_s:
+            return ""
+        each = " a replica" if s.replicas > 1 else ""
+        return (
+            f"  warning: the trace's busiest {CAPACITY_WINDOW_S:g}-s window comes at {busiest:.3g} requests/s{each}, "
+            f"at or past {cap}, where its mean is {trace.active_rate_per_s / s.replicas:.3g}: a queue builds there "
+            "and drains after, which the percentiles above include; a longer stretch that busy would not drain"
+        )
+    shape = replica_burstiness(burstiness, s.replicas, routing)
+    share = poisson_minutes_past(s.rate_per_replica_s, capacity_per_replica_s, shape)
+    kind = "Poisson" if shape == 1.0 else f"gamma-gap (shape {shape:.3g})"
+    words = "under 0.1%" if 0 < share < 0.001 else f"{share:.1%}"
+    return (
+        f"  busy minutes: {words} of minutes of {kind} traffic at {s.rate_per_replica_s:.3g} requests/s a replica "
+        f"({CAPACITY_WINDOW_S:g}-s windows) are past {cap}: "
+        "a queue builds in them and drains after (in the simulated run); a recorded trace of this traffic is "
+        "judged alike (--trace: its busiest minute warned about, refused only where its mean is past it)"
     )
 
 
@@ -1317,7 +1422,7 @@ def max_num_seqs_line(
     capped = dc_replace(replica, max_num_seqs=rule)
     rate = s.rate_per_replica_s * s.replicas
     arrivals = load_kwargs.get("arrivals_s")
-    judged = rate if arrivals is None else busiest_rate_per_s(arrivals)
+    judged = rate if arrivals is None else active_rate_per_s(arrivals)
     prompt, output = load_args[0], load_args[1]
     if past_capacity(capped, prompt, output, [judged / s.replicas], load_kwargs["prefix_hit_rate"])[0]:
         effect = f"at that limit {s.replicas:,} replicas are past their capacity"
@@ -1381,6 +1486,7 @@ def render_sizing(
     binding: BindingTarget | None = None,
     seqs_line: str = "",
     spread_line: str = "",
+    fluctuation_lines: tuple[str, ...] = (),
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1389,7 +1495,9 @@ def render_sizing(
     replicas were given (``--replicas``), not sized: ``fleet_check_lines`` follows with the verdict. ``sent_output``:
     the output tokens a simulated request emits on average (fixed lengths: the mean in whole tokens), in which the
     rate offered a replica is counted (``_output_words``); None: ``output_tokens``. ``margin``: the Budget review's
-    margin beside the replicas (``margin_lines``), where targets were given."""
+    margin beside the replicas (``margin_lines``), where targets were given. ``fluctuation_lines``: how the traffic's
+    draws move the figures (``sampling_spread_line``) and its busy minutes against the capacity
+    (``busy_minutes_line``), under the figures."""
     r, q = s.result, f"p{s.percentile:g}"
     sent_output = output_tokens if sent_output is None else sent_output
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
@@ -1453,13 +1561,10 @@ def render_sizing(
                 ("output per replica", _output_words(s, sent_output)),
             )
         ),
+        *fluctuation_lines,
         *([f"  note: {stalls}"] if speculative is None and (stalls := itl_stall_note(r, s.tpot_target_s)) else []),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
-        *(
-            [f"  warning: {few}"]
-            if trace is not None and (few := _few_requests(len(trace.arrivals_s), s, routing))
-            else []
-        ),
+        *([f"  warning: {few}"] if trace is not None and (few := _few_requests(len(trace.arrivals_s))) else []),
         *([f"  warning: {short}"] if trace is not None and (short := trace.short_note(float(r.e2e_s.p50))) else []),
     ]
     return lines[0] + "\n".join(lines[1:])
@@ -1658,18 +1763,21 @@ def dataset_line(t: DatasetLoad) -> str:
 
 def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") -> str:
     """The "Under load" line of ``--trace``: its requests, span, mean rate and lengths (a burst: at once, no rate),
-    and how they were replayed (each request dealt to a replica by ``routing``, the first's share simulated; a burst's
-    in even shares); then the
-    format it was read in (``trace_format_line``) and, where it names its KV blocks, their repeats
+    and how they were replayed (each request dealt to a replica by ``routing``, every share simulated and pooled; a
+    burst's first share of even shares); then the format it was read in (``trace_format_line``) and, where it names its KV blocks, their repeats
     (``block_hit_line``)."""
     share = ""
-    if replicas > 1 and (routing == "round-robin" or t.is_burst):
+    if replicas > 1 and t.is_burst:
         share = f"; each of {replicas:,} replicas taking one request in {replicas:,}, the first's simulated"
-    elif replicas > 1:
-        mine = len(replica_share(len(t.lengths), replicas, routing))
+    elif replicas > 1 and routing == "round-robin":
         share = (
-            f"; each request routed to one of {replicas:,} replicas at random (--routing random), the first's "
-            f"{counted(mine, 'request')} simulated"
+            f"; each of {replicas:,} replicas taking one request in {replicas:,}, every replica's share simulated "
+            "and the percentiles pooled over all of them"
+        )
+    elif replicas > 1:
+        share = (
+            f"; each request routed to one of {replicas:,} replicas at random (--routing random), every replica's "
+            "share simulated and the percentiles pooled over all of them"
         )
     when = (
         f"{len(t.lengths):,} requests all at once (a burst: every arrival at the same time, so no rate is implied;"
@@ -1690,8 +1798,10 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int, routing: str = "random") ->
         + (
             ""
             if t.is_burst
-            else f"\n  capacity judged at the trace's busiest {CAPACITY_WINDOW_S:g}-s window: "
-            f"{t.busiest_rate_per_s:.3g} requests/s (not its mean over the whole span; the percentiles are its replay)"
+            else f"\n  capacity judged at the trace's mean rate, {t.active_rate_per_s:.3g} requests/s (gaps of "
+            f"{OUTLIER_GAP_FACTOR:g}x the median or more shortened), as --rate judges its rate; its busiest "
+            f"{CAPACITY_WINDOW_S:g}-s window: {t.busiest_rate_per_s:.3g} requests/s, the queue it builds in the "
+            "replay's percentiles"
         )
     )
 
@@ -1723,8 +1833,10 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "span_s": t.span_s,
         "rate_per_s": None if t.is_burst else t.rate_per_s,  # a burst has no rate (JSON has no Infinity)
         "burst": t.is_burst,
-        # the rate its capacity is judged at: the busiest CAPACITY_WINDOW_S's, outlier gaps shortened (null: a burst)
-        "capacity_judged_at_rate_per_s": None if t.is_burst else t.busiest_rate_per_s,
+        # the rate its capacity is judged at: its mean, outlier gaps shortened (null: a burst)
+        "capacity_judged_at_rate_per_s": None if t.is_burst else t.active_rate_per_s,
+        # its busiest CAPACITY_WINDOW_S's rate, outlier gaps shortened: warned about past a replica's capacity
+        "busiest_window_rate_per_s": None if t.is_burst else t.busiest_rate_per_s,
         "gap_note": t.gap_note() or None,  # a gap of OUTLIER_GAP_FACTOR x the median or more (a late row?)
         "format": t.format.name,
         "columns": list(t.format.columns),

@@ -335,14 +335,17 @@ def _in_flight_rate(in_flight: float, first_rate_per_s: float, latency_s: Callab
 def _average_in_flight_rate(workload: Workload, replica: Replica, slots: int, sim: Sizing) -> float:
     """The average traffic's requests/s on the fleet ``sim`` sized (``_simulated_in_flight``): the same fixed point,
     R = N_average / L(R), with L the simulated mean time a request takes on those replicas at R (``replica_run``,
-    dealt as the sizing deals it), from the peak's latency (a floor of the rate: latency falls with the load)."""
+    dealt as the sizing deals it, on the requests the peak was sized on: ``_lengths``, drawn around the high lengths
+    with ``sizing_lengths = "spread"``), from the peak's latency (a floor of the rate: latency falls with the load)."""
     n_peak, n_avg = in_flight_requests(workload)
     mine = dc_replace(replica, max_num_seqs=slots)
+    lengths = _lengths(workload, replica)  # the peak's own requests: the same lengths, the same latency per token
 
     def latency_s(rate: float) -> float:
         run = replica_run(
             mine, workload.prompt_tokens_mean, workload.output_tokens_mean, rate, sim.replicas,
             burstiness=workload.burstiness, prefix_hit_rate=workload.prefix_hit_rate, routing=workload.routing,
+            lengths=lengths,
         )  # fmt: skip
         return float(run.e2e_s.mean)
 
