@@ -104,6 +104,20 @@ class TestDocs:
         assert ms == f"{FRONTEND_S * 1e3:.1f}", f"docs/excel.md says {ms} ms; FRONTEND_S is {FRONTEND_S * 1e3:.1f} ms"
 
 
+    def test_excel_units_example(self):
+        """docs/excel.md's units sentence: `=TPOT("H100","llama2-70b",8192,3)` is TPOT in ms, rounded as every surface
+        shows it, and `tpot(...)` the same in seconds (trial 25 F7: the page said 30.7 where plan shows 30.8)."""
+        import planner
+
+        ms, ms_exact, s_rounded, s_exact = stated(
+            "docs/excel.md",
+            r'`=TPOT\("H100","llama2-70b",8192,3\)` is ([\d.]+) \(([\d.]+) rounded\) where .*? is ([\d.]+) \(([\d.]+)\)',
+        )
+        t = planner.tpot("H100", "llama2-70b", 8192, batch=3)
+        assert (ms, ms_exact) == (f"{t * 1e3:.1f}", f"{t * 1e3:.2f}")
+        assert (s_rounded, s_exact) == (f"{t:.4f}", f"{t:.5f}")
+
+
 class TestReadmeAccuracy:
     """The README's accuracy paragraph: start-up memory errors and the range's residuals (issue 26)."""
 

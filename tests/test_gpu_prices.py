@@ -103,6 +103,12 @@ class TestSurfaces:
         gaudi = next(line for line in out.splitlines() if "Gaudi 3" in line)
         assert "$15,625 purchase 2024-06 STALE" in gaudi  # Intel's June 2024 list price: no on-demand quote
 
+    def test_catalog_list_shows_bandwidth_as_the_datasheet_prints_it(self):
+        """A100 SXM 40GB's datasheet: 1,555 GB/s; "1.55 TB/s" rounded it away (trial 25 F10)."""
+        out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
+        a100 = next(line for line in out.splitlines() if "A100 SXM 40GB" in line)
+        assert "1,555 GB/s" in a100
+
     def test_plan_warns_when_the_catalog_price_it_uses_is_stale(self, tmp_path):
         h100 = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
         h100["prices"] = [{"kind": "on-demand", "usd_per_gpu_hour": 2.0, **QUOTE, "date": "2020-01"}]

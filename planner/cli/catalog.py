@@ -82,7 +82,7 @@ def _gpu_row(g: Gpu) -> tuple[str, ...]:
     return (
         g.name,
         fmt_gb(g.memory_bytes, 1),
-        f"{g.hbm_bandwidth_bytes_per_s / 1e12:.2f} TB/s",
+        f"{g.hbm_bandwidth_bytes_per_s / 1e9:,.0f} GB/s",  # the datasheet's figure: 1,555 GB/s, not "1.55 TB/s"
         f"{peak / 1e12:.1f} TFLOP/s",
         price_cell(g),
         ", ".join(g.aliases[:3]),

@@ -55,9 +55,10 @@ class Assumption:
 
 
 def first_url(text: str) -> str:
-    """The first http(s) address in a source text, without trailing punctuation ("" when there is none)."""
+    """The first http(s) address in a source text, without trailing punctuation ("" when there is none): "...355414:
+    FP32" and "...pull/2904." are sentences around an address, not part of it (trial 25 F5)."""
     m = _URL.search(text or "")
-    return m.group(0).rstrip(".") if m else ""
+    return m.group(0).rstrip(".:") if m else ""
 
 
 def short_label(text: str) -> str:
@@ -261,7 +262,12 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         g = r.gpu
         rows += [
             sourced(f"{g.name}: memory", g.memory_bytes / 1e9, "GB", g.source),  # SI, as the what-if workbook
-            sourced(f"{g.name}: HBM bandwidth", g.hbm_bandwidth_bytes_per_s / 1e12, "TB/s", g.source),
+            sourced(
+                f"{g.name}: memory bandwidth ({g.memory_type or 'HBM'})",
+                g.hbm_bandwidth_bytes_per_s / 1e12,
+                "TB/s",
+                g.source,
+            ),
             sourced(
                 f"{g.name}: dense peak (bf16/fp16)",
                 api.gpu_peak_flop_per_s(g, catalog.precision("bf16")) / 1e12,
@@ -271,7 +277,11 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             sourced(f"{g.name}: board power (TDP)", g.tdp_w, "W", g.source),
         ]
         if g.interconnect_bytes_per_s:
-            rows.append(sourced(f"{g.name}: GPU-to-GPU bandwidth", g.interconnect_bytes_per_s / 1e9, "GB/s", g.source))
+            rows.append(  # one direction, as the time model reads it; datasheets often print both summed
+                sourced(
+                    f"{g.name}: GPU-to-GPU bandwidth", g.interconnect_bytes_per_s / 1e9, "GB/s per direction", g.source
+                )
+            )
         if g.engine_visible_memory_bytes:
             rows.append(
                 sourced(

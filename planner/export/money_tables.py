@@ -160,15 +160,16 @@ def _row_words(g: GridRow) -> str:
 def _lowest_total_words(review: Review, meeting: list[GridRow]) -> str:
     """Where another row than the cheapest a month has the lowest total over the horizon (phased cash less the
     residual value), a sentence naming it, so that "cheapest" is not read as cheapest on that basis too (trial 14: a
-    reserved row's 3-year total under the named cheapest's); "" otherwise."""
+    reserved row's 3-year total under the named cheapest's), and the cheapest's total it is set against (trial 25 F9: a
+    bare "against $1,585,894" read as the recommendation's); "" otherwise."""
     best = meeting[0]
     low = min(meeting, key=lambda g: g.ownership.total_usd)
     if low is best or not low.ownership.total_usd < best.ownership.total_usd:
         return ""
     return (
         f" Over {_years(review.scenario.finance.horizon_months)} (cash phased by quarter, less residual value) the "
-        f"lowest total is {_row_words(low)}: {usd(low.ownership.total_usd)} against {usd(best.ownership.total_usd)}"
-        f"{_reserved_words(low)}."
+        f"lowest total is {_row_words(low)}: {usd(low.ownership.total_usd)} against {usd(best.ownership.total_usd)} "
+        f"for {_row_words(best)}, the cheapest a month{_reserved_words(low)}."
     )
 
 
