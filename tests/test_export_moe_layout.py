@@ -19,6 +19,7 @@ import math
 
 import pytest
 from cli_support import run
+from doc_support import stated
 
 from planner import api
 from planner.catalog import default_catalog
@@ -105,6 +106,21 @@ def test_the_layout_not_kept_is_sized_as_plan_sizes_it_and_named_on_the_option(p
     )
     assert r.layout_chosen == said
     assert any(said in line for line in summary_lines(review))  # the command's ranked line
+
+
+def test_docs_export_states_the_trials_figures(planned, review):
+    """docs/export.md, step 11, quotes this review's note and plan's two fleets (issue 26: every figure in the docs
+    checked by a test)."""
+    (r,) = review.results
+    tp = next(s.result for s in r.layouts if s.parallelism == "tp")
+    note = r"layout dp-ep, the cheaper of those sized \(dp-ep (\d+) GPUs, \$([\d,]+)/month; tp (\d+) GPUs, \$([\d,]+)/month"
+    assert stated("docs/export.md", note) == (r.gpus, round(r.monthly_usd), tp.gpus, round(tp.monthly_usd))
+    fleets = r"finds (\d+) x (\d+) = (\d+) GPUs tensor-parallel and (\d+) x (\d+) = (\d+) in dp-ep"
+    (dp,) = planned["other_layouts"]
+    group = dp["gpus_per_replica"]
+    assert stated("docs/export.md", fleets) == (
+        planned["replicas"], group, planned["gpus"], dp["replicas"], group, dp["gpus"]
+    )  # fmt: skip
 
 
 def test_the_baselines_layout_lever_offers_the_other_layout_not_its_own(review):
