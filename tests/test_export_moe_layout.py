@@ -138,6 +138,27 @@ def test_the_baselines_layout_lever_offers_the_other_layout_not_its_own(review):
     )
 
 
+def test_plans_other_layout_line_says_the_review_keeps_the_fewer(planned):
+    """plan's line for the trial: dp-ep's 20 GPUs, fewer than tp's 32, carries the review's rule; a layout needing
+    more does not (the same ``layout_kept``)."""
+    from types import SimpleNamespace
+
+    from planner.cli.plan import OtherLayout, _other_layout_line
+
+    (dp,) = planned["other_layouts"]
+    group = dp["gpus_per_replica"]
+    p = SimpleNamespace(gpus=group, parallelism="tp")
+    sized = SimpleNamespace(replicas=planned["replicas"], on_capacity=False)
+    line = _other_layout_line(OtherLayout("dp-ep", dp["replicas"]), p, sized)
+    assert line == (
+        f"  same {group} GPUs a replica, data-parallel attention + expert parallel: {dp['replicas']} x {group} = "
+        f"{dp['gpus']} GPUs for the same targets (--parallelism dp-ep); fewer than tp's {planned['gpus']} (planner "
+        "export sizes both layouts for a MoE option that sets no parallelism and keeps the cheaper)"
+    )
+    more = _other_layout_line(OtherLayout("dp-ep", planned["replicas"] + 1), p, sized)
+    assert more.endswith("(--parallelism dp-ep)")
+
+
 def test_an_option_that_sets_its_layout_keeps_it(scenario, planned):
     """parallelism = "tp" in the option: sized in tensor parallelism only, plan's 32 GPUs, no choice stated."""
     option = scenario.option[0].model_copy(update={"parallelism": "tp"})
