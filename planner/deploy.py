@@ -657,6 +657,28 @@ def release_cannot_run(engine: Any, model: Model, parallelism: str = "tp") -> st
     return ""
 
 
+def layouts_to_size(model: Model, engine: Any = None, parallelism: Any = None) -> tuple[str, ...]:
+    """The layouts a deployment is sized in (trial 24, F15): the one given, alone; without one, tensor parallelism
+    and, for a MoE model, data-parallel attention with the experts spread ("dp-ep", the layout ``plan`` prints beside
+    a MoE plan and sizes under ``--rate``, which ``planner export`` keeps for an option that sets no ``parallelism``
+    where its fleet is cheaper: ``layout_kept``), less a layout the engine's pinned release cannot run
+    (``release_cannot_run``: vLLM before 0.8.0 has no dp-ep). Tensor parallelism first: the default, kept on a tie.
+    Qwen3-235B-A22B: ("tp", "dp-ep"); Llama-3.1-70B: ("tp",)."""
+    if parallelism is not None:
+        return (check_parallelism(parallelism),)
+    layouts = ("tp", "dp-ep") if model.moe is not None else ("tp",)
+    return tuple(p for p in layouts if p == "tp" or not release_cannot_run(engine, model, p))
+
+
+def layout_kept(costs: dict[str, float]) -> str:
+    """Of the layouts sized (``layouts_to_size``'s order) and what each one's fleet costs for the same load and
+    targets (GPUs or US$ a month, one unit for all; NaN where no fleet of the layout meets them), the cheapest; the
+    first listed (tensor parallelism) on a tie or where none meets. Trial 24, F15: Qwen3-235B-A22B fp8 on 4 x H200 at
+    40 requests/s, {"tp": 32, "dp-ep": 20} GPUs: "dp-ep"."""
+    met = [(cost, i, layout) for i, (layout, cost) in enumerate(costs.items()) if cost == cost]
+    return min(met)[2] if met else next(iter(costs))
+
+
 #: vLLM releases whose "auto" KV dtype for a DSA model (DeepSeek-V3.2, GLM-5) is ``fp8_ds_mla``: 0.11.0 only.
 #: vllm-project/vllm pull request 25988 (2025-09-30, in 0.11.0) mapped "auto" to fp8_ds_mla; pull request 27121
 #: ("Disable fp8 kv-cache by default for DeepSeek V3.2", merged 2025-10-17, from 0.11.1) keeps "auto" at bf16

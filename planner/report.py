@@ -34,6 +34,7 @@ from planner.deploy import (
     experts_published_apart,
     experts_upcast,
     fp8_kv_note,
+    layouts_to_size,
     release_cannot_run,
     served_batch,
     sixteen_bit_note,
@@ -431,7 +432,7 @@ def plan(
         rng.widened,
         larger,
         layout,
-        _alternatives(g, mdl, context, n, price, o),
+        _alternatives(g, mdl, context, n, price, o, options.get("engine")),
         experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
         expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
         "" if rng.calibrated else coverage_note(),
@@ -586,12 +587,15 @@ def _chosen_quote(g: Gpu, kind: str, basis: str | None) -> Any:
     return quote
 
 
-def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:
-    """The other layouts on the same ``n`` GPUs, each at the largest batch it holds: tensor parallelism, a MoE model's
-    data-parallel attention, and a pipeline of one GPU per stage where the group is larger than the GPU's
+def _alternatives(
+    g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options, engine: Any = None
+) -> tuple[LayoutOption, ...]:
+    """The other layouts on the same ``n`` GPUs, each at the largest batch it holds: the layouts a deployment is sized
+    in (``layouts_to_size``: tensor parallelism and a MoE model's data-parallel attention, where ``engine``, as
+    named, runs it), and a pipeline of one GPU per stage where the group is larger than the GPU's
     fabric domain (PCIe cards: tensor parallelism all-reduces over PCIe twice a layer, a pipeline sends once a stage).
     None where a layout does not load or hold one sequence."""
-    others = ("tp", "dp-ep") if mdl.moe is not None else ("tp",)  # tp-ep times and holds as tp: offered by its refusal
+    others = layouts_to_size(mdl, engine)  # tp-ep times and holds as tp: offered by its refusal
     if n > fabric_numbers(g)["interconnect_domain_gpus"]:
         others += ("pp",)
     if n < 2:

@@ -39,6 +39,7 @@ name = "DSV3 H200 TP8"
 model = "DeepSeek-V3"
 gpu = "H200"
 gpus_per_replica = 8
+parallelism = "tp"  # as its name says: without it the review sizes tp and dp-ep and keeps the cheaper (trial 24 F15)
 """
 
 

@@ -107,10 +107,13 @@ def summary_lines(review) -> list[str]:
         if r.meets:
             lines.append(
                 f"  {i}. {r.option.name:<{width}}  {kind}  {counted(r.gpus, 'GPU', f'>{counts},'):<{counts + 5}}  {fmt(r.monthly_usd, 'usd'):>{money}}/month"
-                + (f"  ({note})" if (note := prompt_time_note(r)) else "")
+                + (f"  ({note})" if (note := "; ".join(x for x in (r.layout_chosen, prompt_time_note(r)) if x)) else "")
             )
         else:
-            lines.append(f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}")
+            lines.append(
+                f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}"
+                + (f" ({r.layout_chosen})" if r.layout_chosen else "")
+            )
     if review.outlook is not None:
         from planner.export.money_tables import money_lines
 

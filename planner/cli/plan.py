@@ -25,7 +25,7 @@ from planner.accuracy.loaded_ranges import (
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
 from planner.accuracy.same_deployment import Deployment
-from planner.api import groups_to_try, weight_bytes
+from planner.api import groups_to_try, layout_kept, weight_bytes
 from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words
 from planner.cli.options import (
@@ -2037,14 +2037,21 @@ def _other_layout(replica, load_args: tuple, load_kwargs: dict) -> OtherLayout:
 
 def _other_layout_line(o: OtherLayout, p: Plan, sized: Sizing) -> str:
     """ "  same 8 GPUs a replica, data-parallel attention + expert parallel: 1 x 8 = 8 GPUs for the same targets
-    (--parallelism dp-ep)", or why none meets."""
+    (--parallelism dp-ep)", or why none meets; where it needs fewer GPUs than the plan's layout, tp against dp-ep
+    (``layout_kept``: the review's rule for a MoE option that sets no parallelism), that the review keeps it
+    (trial 24, F15)."""
     head = f"  same {counted(p.gpus, 'GPU')} a replica{_layout_words(o.parallelism, p.gpus)}"
     if not o.replicas:
         return f"{head}: no fleet meets the same targets ({o.reason})"
+    mine = sized.replicas * p.gpus
+    pair = {p.parallelism, o.parallelism} == {"tp", "dp-ep"}  # the two the review sizes (``layouts_to_size``)
+    fewer = pair and layout_kept({p.parallelism: mine, o.parallelism: o.replicas * p.gpus}) == o.parallelism
     return (
         f"{head}: {o.replicas:,} x {p.gpus:,} = {counted(o.replicas * p.gpus, 'GPU')} for the same "
         f"{'capacity rule' if sized.on_capacity else 'targets'} (--parallelism {o.parallelism})"
-    )
+        + (f"; fewer than {p.parallelism}'s {mine:,} (planner export sizes both layouts for a MoE option that sets "
+           "no parallelism and keeps the cheaper)" if fewer else "")
+    )  # fmt: skip
 
 
 def group_line(choice: GroupChoice) -> str:

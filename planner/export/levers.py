@@ -4,6 +4,7 @@ MoE model data-parallel attention with the experts spread (the layout 2026 engin
 from __future__ import annotations
 
 import math
+from dataclasses import replace as dc_replace
 
 from planner.api import next_tp_size, scale_up_gpus
 from planner.catalog import Catalog
@@ -231,16 +232,44 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
             o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model, finance=scenario.finance
         )
         out.append(_lever("KV-cache quantization", f"KV cache {kv_now} -> {kv_new}", base, res))
-    if base.model.moe is not None and (o.parallelism or "tp") != "dp-ep":
+    other = _other_layout(base)
+    if other is not None:
+        out.append(other)
+    elif base.model.moe is not None and (o.parallelism or "tp") != "dp-ep":
         out.append(_data_parallel_attention(o, w, catalog, x, base, scenario.finance))
     return tuple(_judged(lever, base, scenario, catalog, short) for lever in out)
 
 
+def _other_layout(base: Result) -> Lever | None:
+    """Where the review chose the baseline's layout (``Result.layouts``: a MoE option that sets no ``parallelism``,
+    sized in tensor parallelism and in data-parallel attention, the cheaper kept; trial 24, F15), the layout it did
+    not keep, as sized there (not sized again): "Data-parallel attention" (tp -> dp-ep) where it kept tensor
+    parallelism, "Tensor parallelism" (dp-ep -> tp) where it kept dp-ep, so the lever never offers the layout the
+    baseline already runs. None where the option set its own layout (the data-parallel attention lever then applies
+    as before)."""
+    kept = base.option.parallelism or "tp"
+    others = [s for s in base.layouts if s.parallelism != kept]
+    if len(base.layouts) < 2 or not others:
+        return None
+    s = others[0]
+    name = "Data-parallel attention" if s.parallelism == "dp-ep" else "Tensor parallelism"
+    words = {"dp-ep": "data-parallel attention, experts spread", "tp": "tensor parallel"}.get(s.parallelism, "")
+    change = f"layout {kept} -> {s.parallelism}" + (f" ({words})" if words else "")
+    if s.result is None:
+        return Lever(name, change, None, math.nan, f"not evaluated: {s.refused}")
+    lever = _lever(name, change, base, s.result)
+    chosen = (
+        f"the review sized the option in both layouts and kept {kept}, the cheaper (parallelism in the option fixes it)"
+    )
+    return dc_replace(lever, note=f"{lever.note}; {chosen}" if lever.note else chosen)
+
+
 def _judged(lever: Lever, base: Result, scenario: Scenario, catalog: Catalog, short) -> Lever:
     """The lever as the review judges an option: a fleet its margin sets, 10 times or more the fleet as predicted, is
-    not sized (``not_sized``; trial 22, F1: the data-parallel attention lever at 2,880 GPUs, -$10,461,367)."""
+    not sized (``not_sized``; trial 22, F1: the data-parallel attention lever at 2,880 GPUs, -$10,461,367). A layout
+    the review already sized and judged for the baseline (``Result.layouts``) is not judged again."""
     res = lever.result
-    if res is None or not res.meets:
+    if res is None or not res.meets or any(s.result is res for s in base.layouts):
         return lever
     w = short if lever.name == "Shorter context" else scenario.workload
     judged = not_sized(res, scenario.model_copy(update={"workload": w}), catalog)

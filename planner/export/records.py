@@ -100,6 +100,27 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class LayoutSized:
+    """One layout an option was sized in where its scenario sets no ``parallelism`` and the review chose it (trial 24,
+    F15: ``planner.api.layouts_to_size``, ``layout_kept``): the option so sized and judged (``review.sized``), or None
+    with ``refused`` saying why the engine or model cannot run it."""
+
+    parallelism: str
+    result: Result | None
+    refused: str = ""
+
+    @property
+    def words(self) -> str:
+        """ "dp-ep 20 GPUs, $75,154/month", "tp: does not meet the targets (...)" or "dp-ep: not run (...)"."""
+        r = self.result
+        if r is None:
+            return f"{self.parallelism}: not run ({self.refused})"
+        if not r.meets:
+            return f"{self.parallelism}: does not meet the targets ({r.shortfall})"
+        return f"{self.parallelism} {r.gpus:,} GPUs, ${r.monthly_usd:,.0f}/month"
+
+
+@dataclass(frozen=True)
 class Result:
     """One option, sized: the chosen replica and its fleet at peak, at +-traffic_change, and over the sweep."""
 
@@ -150,10 +171,25 @@ class Result:
     #: stress case, by the plan's own code (``planner.export.evaluate.sized_again``); the review's own meeting
     #: options only (``planner.export.review``), whose ``low`` and ``high`` are these fleets
     again: tuple[tuple[float, Result], ...] = field(default=(), repr=False, compare=False)
+    #: each layout the review sized the option in, where the scenario leaves its layout to the review (a MoE model:
+    #: tensor parallelism and data-parallel attention, ``planner.api.layouts_to_size``), the kept one (this result's
+    #: ``option.parallelism``) among them; () where the option sets ``parallelism`` or has one layout to size
+    layouts: tuple[LayoutSized, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def meets(self) -> bool:
         return self.fleet is not None
+
+    @property
+    def layout_chosen(self) -> str:
+        """Where the review chose the option's layout (``layouts``), the choice in words: "layout dp-ep, the cheaper
+        of those sized (dp-ep 20 GPUs, $75,154/month; tp 32 GPUs, $120,245/month)"; "" where the option sets its own."""
+        if len(self.layouts) < 2:
+            return ""
+        kept = self.option.parallelism or "tp"
+        which = "the cheaper of those sized" if self.meets else "none meets the targets"
+        ordered = sorted(self.layouts, key=lambda s: s.parallelism != kept)  # the kept one first
+        return f"layout {kept}, {which} ({'; '.join(s.words for s in ordered)}; parallelism in the option fixes it)"
 
     def sized_at(self, multiplier: float) -> Result | None:
         """The option sized afresh at the planned peak x ``multiplier`` (``again``); None where it was not."""

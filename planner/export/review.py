@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace as dc_replace
 
-from planner import __version__
+from planner import __version__, api
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
@@ -20,7 +20,7 @@ from planner.export.levers import levers
 from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
 from planner.export.outlook import bare_fleet, build_outlook, without_margin
 from planner.export.reason import reason
-from planner.export.records import Candidate, Lever, Result, Review
+from planner.export.records import Candidate, LayoutSized, Lever, Result, Review
 from planner.export.scenario import Option, Scenario, check_names
 from planner.export.shortfall import pessimistic
 from planner.export.slow_end import with_slow_end
@@ -103,6 +103,36 @@ def sized(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result,
     return not_sized(result, scenario, catalog, fleet), fleet
 
 
+def sized_in_layouts(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result, Result | None]:
+    """``sized`` in each layout the review sizes the option in (``planner.api.layouts_to_size``: the option's own
+    ``parallelism``, alone, where it sets one; else tensor parallelism and, for a MoE model the engine runs so,
+    data-parallel attention with the experts spread), keeping the cheapest that meets the targets
+    (``planner.api.layout_kept``, the rule ``plan --rate`` sizes its other layout by: the same question, one answer;
+    trial 24, F15: Qwen3-235B-A22B fp8 on H200 at 40 requests/s was 32 GPUs tensor-parallel in the review while
+    ``plan`` showed 20 in dp-ep). The kept result's option names its layout; its ``layouts`` hold every layout sized.
+    A layout the engine or model refuses is noted, not sized; where every one is refused, the first refusal is
+    raised, as for an option of one layout."""
+    model = catalog.model(option.model) if option.model else None
+    layouts = api.layouts_to_size(model, option.engine, option.parallelism) if model is not None else ("tp",)
+    if len(layouts) == 1:
+        return sized(option, scenario, catalog)
+    tried: dict[str, tuple[Result, Result | None]] = {}
+    refused: dict[str, PlannerError] = {}
+    for layout in layouts:
+        try:
+            tried[layout] = sized(option.model_copy(update={"parallelism": layout}), scenario, catalog)
+        except PlannerError as exc:  # the engine or model runs no such layout (SGLang: experts uneven over the group)
+            refused[layout] = exc
+    if not tried:
+        raise refused[layouts[0]]
+    costs = {p: tried[p][0].monthly_usd if p in tried and tried[p][0].meets else math.nan for p in layouts}
+    kept = api.layout_kept(costs)
+    kept = kept if kept in tried else next(iter(tried))
+    each = tuple(LayoutSized(p, tried[p][0]) if p in tried else LayoutSized(p, None, str(refused[p])) for p in layouts)
+    result, bare = tried[kept]
+    return dc_replace(result, layouts=each), bare
+
+
 def _impossible(scenario: Scenario, results: list[Result], source: str) -> TargetNotMetError:
     w = scenario.workload
     unsized = [r for r in results if r.shortfall.startswith(NOT_SIZED)]
@@ -170,7 +200,7 @@ def build_review(
     ranges = load_loaded_ranges()  # the held-out ranges under load: the sensitivity at their slow end (none: absent)
     bares: dict[str, Result | None] = {}  # each option sized with no margin, once: not_sized's and the outlook's
     for o in scenario.option:
-        result, bares[o.name] = sized(o, scenario, catalog)
+        result, bares[o.name] = sized_in_layouts(o, scenario, catalog)
         result = with_sized_again(with_slow_end(result, scenario.workload, catalog, ranges), scenario, catalog)
         results.append(result)
         if progress:

@@ -180,7 +180,7 @@ def _slow_end_below(r: Result) -> str:
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
-    note = "; ".join(x for x in (role, prompt_time_note(r), _slow_end_below(r)) if x)
+    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r), _slow_end_below(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
@@ -191,7 +191,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     chosen = (o.name, r.gpu.name, r.model.name, f"{r.weights_label} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
-        return (None, *chosen, *quote, "no", *([None] * 23), r.shortfall)
+        return (None, *chosen, *quote, "no", *([None] * 23), "; ".join(x for x in (r.shortfall, r.layout_chosen) if x))
     f, rep = r.fleet, r.replica
     return (
         rank,
