@@ -308,7 +308,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
             if load and key in LOAD_FED:  # stale (Calc): an estimate in words, never a number to sum
                 stale = c.ref("stale", col, absolute=True, sheet=True)
-                formula = stale_estimate(formula[1:], stale, key == "fleet_usd_month")
+                unknown = c.ref("stale_unknown", col, absolute=True, sheet=True)
+                formula = stale_estimate(formula[1:], stale, unknown, key == "fleet_usd_month")
             s.set(f"{col}{r}", or_void(void(sk), formula), fmt=fmt, style=style)
             if q and sk != DP_EP[0] and not (load and key in LOAD_FED):  # Calc's row is probed (a number)
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
