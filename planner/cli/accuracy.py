@@ -36,7 +36,7 @@ from planner.accuracy.predict import (
     why_not_predicted,
     with_names,
 )
-from planner.accuracy.published import KIND_COLUMN, OTHER_STATISTIC_COLUMN, row_place
+from planner.accuracy.published import KIND_COLUMN, OTHER_STATISTIC_COLUMN, assumed_client_notes, row_place
 from planner.accuracy.releases import (
     PLAN_VLLM_RELEASE,
     assume_plan_release,
@@ -298,6 +298,8 @@ def _validated_tables(
             _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}; or {CONTEXT_COLUMNS}")
             if decode_file is not None:
                 _note_unread_percentiles(decode_file)
+                for line in assumed_client_notes(str(decode_file), decode_rows):
+                    echo(f"note: {line}", err=True)
         mine = decode_file is not None
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
         decode_rows, loaded = _releases(decode_rows, loaded, release, decode_file, result_file)
