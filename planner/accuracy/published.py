@@ -656,6 +656,14 @@ class DecodeRow:
     tpot_p99_s: float = math.nan
     itl_median_s: float = math.nan
     itl_p99_s: float = math.nan
+    #: the same run's p90 and p95 where its client printed them (``--metric-percentiles 90,95,99``; trial 24 F11: the
+    #: percentile planner sizes on, p95, was the one never compared)
+    ttft_p90_s: float = math.nan
+    ttft_p95_s: float = math.nan
+    tpot_p90_s: float = math.nan
+    tpot_p95_s: float = math.nan
+    itl_p90_s: float = math.nan
+    itl_p95_s: float = math.nan
     dataset: str = ""  # the dataset cell (a named dataset's published lengths stand in for blank lengths)
     #: whether the run's prompts were already in the server's prefix cache (``prefix_cache`` "warm": a sweep that
     #: re-sends the same prompts to one server with prefix caching on; "cold" or blank: computed)
@@ -748,6 +756,7 @@ DECODE_READ_COLUMNS = frozenset({
     "prefix_cache", "input_len", "output_len", "context", "tpot_ms", "ttft_ms", "itl_ms", "e2e_latency_ms",
     "output_throughput_tok_s", "throughput_tok_s", "throughput_unit",
     "ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms",
+    "ttft_p90_ms", "ttft_p95_ms", "tpot_p90_ms", "tpot_p95_ms", "itl_p90_ms", "itl_p95_ms",
 })  # fmt: skip
 #: Columns of the shipped decode files (``catalogs/reference/README.md``) that the reader leaves unread on purpose:
 #: the source's own words (``quote``), a GPU count the tensor-parallel and pipeline sizes restate (``num_gpus``) and
@@ -1021,7 +1030,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     e2e = figure("e2e_latency_ms") / 1e3
     if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
-    percentiles = {c: figure(c) / 1e3 for c in PERCENTILE_COLUMNS}
+    percentiles = {c: figure(c) / 1e3 for c in (*PERCENTILE_COLUMNS, *TAIL_PERCENTILE_COLUMNS)}
     problem = problem or (refused[0] if refused else "")
     ratio = None
     try:
@@ -1044,6 +1053,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     if not problem and all(math.isnan(x) for x in (tpot, tput, ttft, *percentiles.values())):
         problem = left_out or "no tpot_ms, ttft_ms, output_throughput_tok_s or a percentile column (ttft_p99_ms ...)"
         figures = {"tpot_ms", "itl_ms", "ttft_ms", "output_throughput_tok_s", "throughput_tok_s", *PERCENTILE_COLUMNS}
+        figures |= set(TAIL_PERCENTILE_COLUMNS)
         if not left_out and not figures & set(r):  # a misspelt column ("tpot"): show the ones the file has
             given = ", ".join(str(c) for c in r if c)
             problem += f" (the file's columns: {given[:160]}{'...' if len(given) > 160 else ''})"
@@ -1135,6 +1145,9 @@ def burstiness_of(cell: Any) -> float:
 
 #: A serving run's percentile columns, milliseconds, as ``vllm bench serve`` and ``sglang.bench_serving`` print them.
 PERCENTILE_COLUMNS = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms")
+#: The p90 and p95 columns a user's file may add (``vllm bench serve --metric-percentiles 90,95,99``), compared as the
+#: others are (trial 24 F11); the shipped files publish none.
+TAIL_PERCENTILE_COLUMNS = ("ttft_p90_ms", "ttft_p95_ms", "tpot_p90_ms", "tpot_p95_ms", "itl_p90_ms", "itl_p95_ms")
 
 
 def mean_length(
