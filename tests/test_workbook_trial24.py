@@ -10,7 +10,7 @@ no-queue factor of 1 is no lower bound either (the simulated factor exceeds 1 wi
 default workbook's levers at TTFT 20 s, TPOT 200 ms), so the sheets now read "not known: refresh" there
 (``inputs.STALE_FLEET``), as "Meets the latency targets" reads "not known". Where only the peak traffic changed, each
 replica serves what was simulated, so the old factor still sizes the fleet up to the rounding: "~N est." stays
-(trial 23's test_a_stale_estimate_compares_the_same_groups).
+(trial 23's test_a_stale_estimate_compares_the_same_groups; Calc's stale_unknown row).
 
 Expected values: the refreshed fleet from planner's own simulation (``load_figures``, what ``refresh`` stores), the
 stale figure from Calc's fleet row (the formula on the opening's rate factor), the words from ``planner.workbook``.
@@ -79,7 +79,7 @@ class TestF5StaleFleetAfterAnOrdinaryEdit:
     def test_the_edit_leaves_the_load_sheet_stale_on_the_openings_queue_term(self, books):
         book = books["trial"]
         assert book[LOAD_SHEET][STATUS_CELL].value.startswith("STALE")
-        assert _calc(book, "stale") == 1 and _calc(book, "only_peak") == 0 and _calc(book, "stale_unknown") == 1
+        assert _calc(book, "stale") == 1 and _calc(book, "stale_unknown") == 1
         # the opening's factor (the trial's Calc!C305), still what Calc's formula sizes on
         assert _calc(book, "rate_used") == pytest.approx(0.218, abs=0.001)
 
@@ -104,7 +104,7 @@ class TestF5StaleFleetAfterAnOrdinaryEdit:
         """Each replica serves what was simulated: the old factor at the new peak, ceil(60 / (factor x no-queue
         rate)) replicas, Calc's figure, as words."""
         book = books["peak_only"]
-        assert _calc(book, "stale") == 1 and _calc(book, "only_peak") == 1 and _calc(book, "stale_unknown") == 0
+        assert _calc(book, "stale") == 1 and _calc(book, "stale_unknown") == 0
         col = "base" if _calc(book, "headline") == 1 else "more_gpus"  # the headline's group (GPU count blank)
         gpus = _calc(book, "fleet_gpus", col)
         replicas = math.ceil(60 / _calc(book, "rate_repl", col) - 1e-9)

@@ -55,7 +55,7 @@ COLUMNS = (*SCENARIOS, DP_EP)
 #: Calc rows the dp-ep column takes from the baseline's column: the same deployment, only the layout differs.
 DP_EP_SAME = (
     "gpu", "model", "context", "kv", "wp", "n", "E", "trained_note", "price", "rps", "out_tok", "tpot_t", "ttft_t",
-    "budget_refused", "input_refused", "only_peak",
+    "budget_refused", "input_refused",
 )  # fmt: skip
 #: Calc rows of the dp-ep column that hold a number planner computed (``load_figures.dp_ep_cells``), not a formula.
 DP_EP_STORED = (
@@ -978,7 +978,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
     holding it alone and no queue. With one, the verdicts are the simulation's while its Status is current and "not
     known" once it is stale (a no-queue "yes" at 89% of the TTFT target was read as final: trial 13 F11); the fleet
     rows keep the old rate factor, their unit cells marked STALE: an estimate where only the peak traffic changed
-    (``load_only_peak_changed``), else one the Inputs and Levers do not show (``stale_unknown``: trial 24 F5).
+    (``load_only_peak_changed``), else one the Inputs and Levers do not show (Calc's stale_unknown: trial 24 F5).
     """
     from planner.export.sizing import HOURS_PER_MONTH
 
@@ -1121,23 +1121,12 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "where no fleet is asked for (a blank peak traffic or output tokens)",
         ),
         Row(
-            "only_peak",
-            "Load sheet: only the peak traffic changed since it was simulated (1 yes)",
-            "",
-            INT,
-            {"base": load_only_peak_changed() if load else "0", "*": "{C:only_peak}"},
-            "load_only_peak_changed: each replica then serves what was simulated, so the old rate factor holds",
-            wrap=2,
-        ),
-        Row(
             "stale_unknown",
-            "Stale fleet not estimated: Inputs other than the peak changed (1 yes: sheets read not known)",
+            "Stale fleet not known: more than the peak changed (1 yes)",
             "",
             INT,
-            "IF(AND({stale}=1,{only_peak}=0),1,0)",
-            "another scenario's queue term is no estimate of this one's (trial 24 F5: 4.4x off); the Inputs' and "
-            "Levers' fleet cells read not known until a refresh",
-            wrap=2,
+            f"IF(AND({{stale}}=1,{load_only_peak_changed()}=0),1,0)" if load else "0",
+            "load_only_peak_changed: another scenario's rate factor is no estimate (trial 24 F5)",
         ),
         Row(
             "sim_meets",
