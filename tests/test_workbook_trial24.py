@@ -93,7 +93,7 @@ class TestF5StaleFleetAfterAnOrdinaryEdit:
         book = books["trial"]
         assert _glance(book, "fleet_gpus") == _glance(book, "fleet_usd_month") == STALE_FLEET
         assert _glance(book, "fleet_gpus", "C") == STALE_UNIT
-        for label in ("Fleet GPUs", "Fleet cost per month"):
+        for label in ("Requests/s one replica takes", "Replicas for the peak", "Fleet GPUs", "Fleet cost per month"):
             r = _levers_row(book, label)
             cells = [book[LEVERS_SHEET][f"{scenario_col(k)}{r}"].value for k, _, _ in SCENARIOS]
             assert cells[0] == STALE_FLEET, cells
@@ -110,3 +110,5 @@ class TestF5StaleFleetAfterAnOrdinaryEdit:
         replicas = math.ceil(60 / _calc(book, "rate_repl", col) - 1e-9)
         assert gpus == replicas * _calc(book, "n", col)
         assert _glance(book, "fleet_gpus") == f"~{gpus:,.0f}{ESTIMATE_SUFFIX}"
+        r = _levers_row(book, "Replicas for the peak")  # a number, marked STALE in its unit cell
+        assert book[LEVERS_SHEET][f"{scenario_col('base')}{r}"].value == _calc(book, "replicas")
