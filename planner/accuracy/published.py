@@ -20,7 +20,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ from planner.engines.profiles import (
 from planner.errors import InvalidInputError, MissingDataError, UnknownNameError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
-from planner.serving.load import dataset_in, dataset_sample, dataset_statistics, fixed_length_tokens
+from planner.serving.load import CLIENT_COMMANDS, dataset_in, dataset_sample, dataset_statistics, fixed_length_tokens
 from planner.units import parse_seconds, parse_token_count
 
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
@@ -656,6 +656,14 @@ class DecodeRow:
     tpot_p99_s: float = math.nan
     itl_median_s: float = math.nan
     itl_p99_s: float = math.nan
+    #: the same run's p90 and p95 where its client printed them (``--metric-percentiles 90,95,99``; trial 24 F11: the
+    #: percentile planner sizes on, p95, was the one never compared)
+    ttft_p90_s: float = math.nan
+    ttft_p95_s: float = math.nan
+    tpot_p90_s: float = math.nan
+    tpot_p95_s: float = math.nan
+    itl_p90_s: float = math.nan
+    itl_p95_s: float = math.nan
     dataset: str = ""  # the dataset cell (a named dataset's published lengths stand in for blank lengths)
     #: whether the run's prompts were already in the server's prefix cache (``prefix_cache`` "warm": a sweep that
     #: re-sends the same prompts to one server with prefix caching on; "cold" or blank: computed)
@@ -685,6 +693,9 @@ class DecodeRow:
     server_memory_share: float | None = None  # the engine's memory share, where the row's command sets it
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
+    #: where the row names no client and leaves a length blank, the client whose defaults for its named dataset gave
+    #: that length (``dataset_client_of``: "sglang" for an SGLang server, else "vllm"); "" where none was assumed
+    assumed_client: str = ""
     #: whether the run is ``trtllm-bench throughput`` without ``--streaming`` (``offline_benchmark_of``): each request's
     #: result is built once, when it finishes, and its tokens are not detokenized
     offline_benchmark: bool = False
@@ -745,6 +756,7 @@ DECODE_READ_COLUMNS = frozenset({
     "prefix_cache", "input_len", "output_len", "context", "tpot_ms", "ttft_ms", "itl_ms", "e2e_latency_ms",
     "output_throughput_tok_s", "throughput_tok_s", "throughput_unit",
     "ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms",
+    "ttft_p90_ms", "ttft_p95_ms", "tpot_p90_ms", "tpot_p95_ms", "itl_p90_ms", "itl_p95_ms",
 })  # fmt: skip
 #: Columns of the shipped decode files (``catalogs/reference/README.md``) that the reader leaves unread on purpose:
 #: the source's own words (``quote``), a GPU count the tensor-parallel and pipeline sizes restate (``num_gpus``) and
@@ -941,6 +953,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     if scope == "unknown" and not math.isnan(tput):
         tput, left_out = math.nan, "throughput left out: the source does not say per GPU or per group"
     problem, batch, inp, out, tp, prompts, parallelism = "", 1, 1, 1, 1, None, "tp"
+    assumed_client = ""  # the client whose dataset defaults a blank length took, the row naming none
     speculation = None
     try:
         if (given := str(r.get("kind", "")).strip()) and given not in KIND_COLUMN:  # read as the batching cell before
@@ -955,10 +968,13 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             "batch",
             accepted="a whole number of sequences from 1 (0 or blank in a serving run: the server chose it)",
         )
-        client = benchmark_client_of(r) or "vllm"
+        client, client_assumed = dataset_client_of(r)
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
         inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0, client, prompts)
         out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1, client, prompts)
+        if client_assumed and inp is not None and out is not None:
+            blank = any(not str(r.get(c) or "").strip() for c in ("input_len", "output_len"))
+            assumed_client = client if blank else ""
         if rate <= 0:  # not NaN: a number written, and not a rate (blank or inf: all prompts at once)
             raise ValueError(
                 f"request_rate {str(r.get('request_rate')).strip()[:20]}: give requests per second above 0 "
@@ -1014,7 +1030,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     e2e = figure("e2e_latency_ms") / 1e3
     if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
-    percentiles = {c: figure(c) / 1e3 for c in PERCENTILE_COLUMNS}
+    percentiles = {c: figure(c) / 1e3 for c in (*PERCENTILE_COLUMNS, *TAIL_PERCENTILE_COLUMNS)}
     problem = problem or (refused[0] if refused else "")
     ratio = None
     try:
@@ -1037,6 +1053,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     if not problem and all(math.isnan(x) for x in (tpot, tput, ttft, *percentiles.values())):
         problem = left_out or "no tpot_ms, ttft_ms, output_throughput_tok_s or a percentile column (ttft_p99_ms ...)"
         figures = {"tpot_ms", "itl_ms", "ttft_ms", "output_throughput_tok_s", "throughput_tok_s", *PERCENTILE_COLUMNS}
+        figures |= set(TAIL_PERCENTILE_COLUMNS)
         if not left_out and not figures & set(r):  # a misspelt column ("tpot"): show the ones the file has
             given = ", ".join(str(c) for c in r if c)
             problem += f" (the file's columns: {given[:160]}{'...' if len(given) > 160 else ''})"
@@ -1080,6 +1097,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         stream_interval=stream_interval_of(r),
         server_memory_share=server_memory_share(r),
         client=benchmark_client_of(r),
+        assumed_client=assumed_client,
         offline_benchmark=offline_benchmark_of(r),
         speculation=speculation,
         expert_parallel=expert_parallel_of(r),
@@ -1127,6 +1145,9 @@ def burstiness_of(cell: Any) -> float:
 
 #: A serving run's percentile columns, milliseconds, as ``vllm bench serve`` and ``sglang.bench_serving`` print them.
 PERCENTILE_COLUMNS = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms")
+#: The p90 and p95 columns a user's file may add (``vllm bench serve --metric-percentiles 90,95,99``), compared as the
+#: others are (trial 24 F11); the shipped files publish none.
+TAIL_PERCENTILE_COLUMNS = ("ttft_p90_ms", "ttft_p95_ms", "tpot_p90_ms", "tpot_p95_ms", "itl_p90_ms", "itl_p95_ms")
 
 
 def mean_length(
@@ -1373,6 +1394,53 @@ def benchmark_client_of(r: dict[str, str]) -> str:
     return "vllm" if "vllm bench serve" in text or "benchmark_serving.py" in text else ""
 
 
+#: The client an SGLang server's run is read with where the row names none: SGLang's own. Of the shipped rows of an
+#: SGLang server that name their client (``catalogs/reference`` load_public.csv and perf_public.csv, 2026-12), six
+#: source groups ran ``sglang.bench_serving`` (123 rows: the SGLang project's own, its cookbook, dstack, DataCrunch,
+#: kvcached, a blog), one ``vllm bench serve`` (GPUStack's lab, 110 rows) and two InferenceX's ``benchmark_serving.py``
+#: fork (83 rows, each stating its lengths); every other engine's, vLLM's.
+SGLANG_DEFAULT_CLIENT = "sglang"
+
+
+def dataset_client_of(r: dict[str, str]) -> tuple[str, bool]:
+    """The client whose defaults a blank length of the row's named dataset is read with, and whether it was assumed
+    (True: the row names none). Named: ``benchmark_client_of``'s, or vLLM's where the row names ``vllm bench serve`` or
+    ``benchmark_serving.py`` with its own ``--seed`` (the sample differs, the defaults do not). Not named:
+    ``SGLANG_DEFAULT_CLIENT`` for an SGLang server, else vLLM's (``planner.serving.load.DATASETS``)."""
+    named = benchmark_client_of(r)
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "dataset", "notes")).lower()
+    if not named and ("vllm bench serve" in text or "benchmark_serving.py" in text):
+        named = "vllm"
+    if named:
+        return named, False
+    engine, _ = _engine_name(str(r.get("engine", "")))
+    return (SGLANG_DEFAULT_CLIENT if engine == "sglang" else "vllm"), True
+
+
+def assumed_client_notes(where: str, rows: Sequence[DecodeRow]) -> list[str]:
+    """One line per dataset and client for the rows of ``where`` whose blank lengths took a client's dataset defaults
+    without naming the client (``DecodeRow.assumed_client``): which rows, the lengths read, and how to name the other
+    client (trial 24 F10: an SGLang run of random read as vLLM's 1,024 / 128, 512 / 512 under SGLang's own)."""
+    groups: dict[tuple[str, str], list[DecodeRow]] = {}
+    for r in rows:
+        if r.assumed_client:
+            groups.setdefault((dataset_in(r.dataset) or r.dataset, r.assumed_client), []).append(r)
+    lines = []
+    for (dataset, client), group in groups.items():
+        ids = [r.record_id for r in group]
+        shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        other = "vllm" if client == "sglang" else "sglang"
+        why = " (the client an SGLang server's published runs name most)" if client == "sglang" else ""
+        first = group[0]
+        lines.append(
+            f"{where}: {len(ids)} run{'s' if len(ids) != 1 else ''} ({shown}) name{'' if len(ids) != 1 else 's'} no "
+            f"benchmark client: dataset {dataset} read with {CLIENT_COMMANDS[client]}'s defaults{why} "
+            f"({first.input_len:,} / {first.output_len:,} tokens); name {CLIENT_COMMANDS[other]} in batching or "
+            f"notes for {'vLLM' if other == 'vllm' else 'SGLang'}'s, or give input_len and output_len"
+        )
+    return lines
+
+
 def offline_benchmark_of(r: dict[str, str]) -> bool:
     """Whether the row's ``batching`` or ``notes`` cell says the run is ``trtllm-bench throughput`` without
     ``--streaming``: the flag is off by default (``tensorrt_llm/bench/benchmark/throughput.py``: ``@click.option(
@@ -1401,9 +1469,10 @@ def itl_is_tpot(r: dict[str, str]) -> bool:
 
 def range_ratio_of(r: dict[str, str]) -> float | None:
     """The ``--random-range-ratio`` of a random-dataset run in SGLang's reading (each length uniform in [r top, top]):
-    the one its ``dataset`` cell states, else, where the cell names a dataset its client draws uniformly by default
-    (``planner.serving.load.CLIENT_DATASETS``: ``sglang.bench_serving``'s random, ``--random-range-ratio 0.0``, each
-    length 1 to its maximum), that default; else None (lengths at the run's means).
+    the one its ``dataset`` cell states, else, where the cell names a dataset its client (``dataset_client_of``: named,
+    else assumed from the engine) draws uniformly by default (``planner.serving.load.CLIENT_DATASETS``:
+    ``sglang.bench_serving``'s random, ``--random-range-ratio 0.0``, each length 1 to its maximum), that default; else
+    None (lengths at the run's means).
 
     ``vllm bench serve`` reads the flag around the length L instead, uniform in [L (1 - r), L (1 + r)] (vLLM pull
     request 16126, 2025-04, in 0.8.4 and the ``vllm bench serve`` command since; ``symmetric_range_ratio``): the same
@@ -1419,8 +1488,8 @@ def range_ratio_of(r: dict[str, str]) -> float | None:
             raise ValueError(f"--random-range-ratio {ratio:g} under vllm bench serve: use 0 to below 1")
         return (1.0 - ratio) / (1.0 + ratio)
     named = dataset_in(cell)
-    client = benchmark_client_of(r)
-    if named is None or not client:
+    client = dataset_client_of(r)[0]
+    if named is None:
         return None
     d = dataset_statistics(named, client)
     return d.range_ratio if d.kind == "uniform" else None

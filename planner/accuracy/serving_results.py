@@ -69,13 +69,14 @@ FIGURE_KEYS = {
     "p99_tpot_ms": "tpot_p99_ms",
     "median_itl_ms": "itl_median_ms",
     "p99_itl_ms": "itl_p99_ms",
+    **{f"{p}_{m}_ms": f"{m}_{p}_ms" for m in ("ttft", "tpot", "itl") for p in ("p90", "p95")},  # --metric-percentiles
     "mean_ttft_ms": "ttft_ms",
     "mean_tpot_ms": "tpot_ms",
     "output_throughput": "output_throughput_tok_s",
 }
 
 #: Figure keys the clients write that are known and not compared: every other statistic of TTFT, TPOT, ITL and the
-#: end-to-end latency (``std_ttft_ms``, ``p95_itl_ms``; vLLM's ``e2el``, SGLang's ``e2e_latency``), the other
+#: end-to-end latency (``std_ttft_ms``, ``p75_itl_ms``; vLLM's ``e2el``, SGLang's ``e2e_latency``), the other
 #: throughputs (vLLM's ``benchmark`` and SGLang's ``benchmark`` result dicts) and the per-request lists of
 #: ``--save-detailed`` / ``--output-details``. Any other key that looks like a figure (``planner.accuracy.unread``) is
 #: unknown: named, not dropped silently (trial 15 F2: ``medain_ttft_ms``).
@@ -88,7 +89,7 @@ KNOWN_UNREAD_FIGURE_KEYS = frozenset({
 #: ``--metadata KEY=VALUE`` keys (vllm bench serve) read as the decode CSV column of the same name.
 METADATA_COLUMNS = ("gpu", "tensor_parallel_size", "engine_version", "weight_dtype", "kv_cache_dtype", "prefix_cache")
 
-#: A percentile key that is not compared (p90_ttft_ms, p95_itl_ms: only the median and p99 are).
+#: A percentile key that is not compared (p75_ttft_ms, p99.9_itl_ms: the median, p90, p95 and p99 are).
 _OTHER_PERCENTILE = re.compile(r"p\d+(?:\.\d+)?_(ttft|tpot|itl)_ms")
 
 #: The engine each ``backend`` value names (by its start); others ("openai", "openai-chat", "tgi") name an API.
@@ -240,7 +241,7 @@ def request_lengths(result: dict[str, Any]) -> tuple[tuple[int, int], ...] | Non
 
 
 def unread_percentiles(results: list[dict[str, Any]]) -> list[str]:
-    """The percentile keys of the results that are not compared (p90_ttft_ms, p95_itl_ms), in file order."""
+    """The percentile keys of the results that are not compared (p75_ttft_ms, p99.9_itl_ms), in file order."""
     return list(dict.fromkeys(k for r in results for k in r if _OTHER_PERCENTILE.fullmatch(k) and k not in FIGURE_KEYS))
 
 

@@ -2,7 +2,7 @@
 (``planner.serving.load``), for ``planner validate``'s table of loaded figures.
 
 A row (``planner.accuracy.published.DecodeRow``) with any of ``ttft_median_ms``, ``ttft_p99_ms``, ``tpot_median_ms``,
-``tpot_p99_ms``, ``itl_median_ms``, ``itl_p99_ms``: ``num_prompts`` requests at ``request_rate`` (gamma gaps of
+``tpot_p99_ms``, ``itl_median_ms``, ``itl_p99_ms`` (or their p90 and p95, ``ttft_p95_ms`` ...): ``num_prompts`` requests at ``request_rate`` (gamma gaps of
 the row's ``burstiness``, Poisson at 1, as ``vllm bench serve`` sends them: ``get_request`` in
 ``vllm/benchmarks/serve.py``, ``theta = 1.0 / (request_rate * burstiness)``, ``np.random.gamma(shape=burstiness,
 scale=theta)``), or kept ``batch`` at a time (a closed loop), or all at once; each of
@@ -28,6 +28,7 @@ runs compared (``planner.accuracy.acceptance``): a published range is predicted 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -47,6 +48,7 @@ from planner.accuracy.datasets import (  # noqa: F401  (the ShareGPT trace's rea
     sharegpt_prompts,
     sharegpt_seed0_prompts,
 )
+from planner.accuracy.loaded_ranges import tabled_percentile
 from planner.accuracy.predict import _profile_for, row_scheduler
 from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
@@ -61,13 +63,26 @@ MEAN_FIGURES = {"ttft_mean_ms": ("ttft_s", 1e3), "tpot_mean_ms": ("tpot_s", 1e3)
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
-    "ttft_median_ms": ("ttft_median_s", "ttft_s", 50),
-    "ttft_p99_ms": ("ttft_p99_s", "ttft_s", 99),
-    "tpot_median_ms": ("tpot_median_s", "tpot_s", 50),
-    "tpot_p99_ms": ("tpot_p99_s", "tpot_s", 99),
-    "itl_median_ms": ("itl_median_s", "itl_s", 50),
-    "itl_p99_ms": ("itl_p99_s", "itl_s", 99),
+    f"{metric}_{name}_ms": (f"{metric}_{name}_s", f"{metric}_s", pct)
+    for metric in ("ttft", "tpot", "itl")
+    for name, pct in (("median", 50), ("p90", 90), ("p95", 95), ("p99", 99))
 }
+#: The percentiles above the median that the held-out loaded ranges (``planner.accuracy.loaded_ranges``) hold no
+#: figures of: each takes p99's range there (``loaded_ranges.tabled_percentile``; too few sources published them).
+BORROWED_RANGE = {
+    q: f"{q.split('_')[0]}_{tabled_percentile(pct)}" for q, (_, _, pct) in FIGURES.items() if 50 < pct < 99
+}
+
+
+def borrowed_range_note(quantities: Iterable[str]) -> str:
+    """One line for ``planner validate``: the p90 / p95 ``quantities`` compared come from the same simulated run as the
+    median and p99 and are held to p99's limits, and the held-out loaded range each would take is p99's
+    (``BORROWED_RANGE``), none being published for them."""
+    shown = ", ".join(f"{q} takes {BORROWED_RANGE[q]}'s" for q in quantities)
+    return (
+        "p90 and p95 are predicted from the same simulated run as the median and p99 and held to p99's limits; the "
+        f"held-out loaded ranges (planner.accuracy.loaded_ranges) hold no p90 or p95 figures: {shown}"
+    )
 
 
 def has_percentiles(row: DecodeRow) -> bool:

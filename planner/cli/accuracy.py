@@ -36,7 +36,7 @@ from planner.accuracy.predict import (
     why_not_predicted,
     with_names,
 )
-from planner.accuracy.published import KIND_COLUMN, OTHER_STATISTIC_COLUMN, row_place
+from planner.accuracy.published import KIND_COLUMN, OTHER_STATISTIC_COLUMN, assumed_client_notes, row_place
 from planner.accuracy.releases import (
     PLAN_VLLM_RELEASE,
     assume_plan_release,
@@ -45,7 +45,7 @@ from planner.accuracy.releases import (
     with_release,
 )
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
-from planner.accuracy.under_load import FIGURES, has_percentiles
+from planner.accuracy.under_load import BORROWED_RANGE, FIGURES, borrowed_range_note, has_percentiles
 from planner.accuracy.unread import Unread, refusal, unknown_columns, unknown_result_keys, unknown_startup_columns
 from planner.accuracy.validation import (
     LIMITS,
@@ -165,8 +165,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     not say the GPU or the GPUs of the server's group: give --gpu and --gpus (and --model for SGLang's, which names
     none; --metadata engine_version=X in the run, or --engine vllm==X, for the release). Each run is read as its CSV
     row: model_id, request_rate (inf: all at once), burstiness, max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
-    completed (each request's where --save-detailed / --output-details listed them), and its median and p99 TTFT,
-    TPOT and ITL, mean TTFT and TPOT and output_throughput.
+    completed (each request's where --save-detailed / --output-details listed them), and its median, p90, p95 and p99
+    TTFT, TPOT and ITL (p90 / p95 where --metric-percentiles printed them), mean TTFT and TPOT and output_throughput.
 
     A row's layout, shown in its configuration (TP8, DEP8, PP4, TP4xPP2): tensor_parallel_size GPUs split
     tensor-parallel (TP8), unless its batching or notes cell quotes TensorRT-LLM's "enable_attention_dp: true"
@@ -298,6 +298,8 @@ def _validated_tables(
             _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}; or {CONTEXT_COLUMNS}")
             if decode_file is not None:
                 _note_unread_percentiles(decode_file)
+                for line in assumed_client_notes(str(decode_file), decode_rows):
+                    echo(f"note: {line}", err=True)
         mine = decode_file is not None
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
         decode_rows, loaded = _releases(decode_rows, loaded, release, decode_file, result_file)
@@ -311,6 +313,9 @@ def _validated_tables(
         if percentiles:  # serving runs' medians and p99s (a user's: and means), simulated under their load
             t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat, means=mine)
             tables.append((t, decode_file is not None))
+    borrowed = sorted({c.quantity for t, _ in tables for c in t.checks if c.quantity in BORROWED_RANGE})
+    if borrowed:  # trial 24 F11: a p95 compared, whose held-out range is p99's
+        echo(f"note: {borrowed_range_note(borrowed)}", err=True)
     in_effect = resolve_calibration(calibration)
     if in_effect.entries:  # the predictions compared carry its factors (and, for its rows, the fit's own error)
         named = in_effect.path or calibration or "a calibration"
@@ -370,7 +375,7 @@ def _read_result_file(path: Path, cat, gpu, gpus, model, engine, check: bool = F
     if unread:
         echo(
             f"note: {path}: key{'s' if len(unread) > 1 else ''} {', '.join(unread)} not compared; validate compares "
-            "the median and p99 of TTFT, TPOT and ITL, the means of TTFT and TPOT, and output_throughput",
+            "the median, p90, p95 and p99 of TTFT, TPOT and ITL, the means of TTFT and TPOT, and output_throughput",
             err=True,
         )
     return rows
@@ -427,7 +432,7 @@ def _name_unread_measurements(path: Path, unread: list[Unread], what: str, fits:
 
 def _note_unread_percentiles(path: Path) -> None:
     """One note line on standard error naming the percentile columns of ``path`` that are not compared
-    (ttft_p95_ms: only the median and p99 are), so that a run's p95 is not dropped without a word."""
+    (ttft_p75_ms: the median, p90, p95 and p99 are), so that a run's p75 is not dropped without a word."""
     with contextlib.suppress(PlannerError):
         rows = read_csv_rows(path)
         unread = [c for c in (rows[0] if rows else {}) if OTHER_STATISTIC_COLUMN.fullmatch(c) and c not in FIGURES]

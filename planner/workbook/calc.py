@@ -66,7 +66,7 @@ DP_EP_STORED = (
 DP_EP_GUARDED = {"m_cost": "m_tput", "replicas": "rate_repl"}
 #: Calc rows whose formula the dp-ep column shares with the scenarios (over its own column's cells).
 DP_EP_SHARED = (
-    "m_cost", "tpot_ok", "ttft_ok", "unknown", "rate_used", "stale", "sim_meets", "replicas", "fleet_gpus",
+    "m_cost", "tpot_ok", "ttft_ok", "unknown", "rate_used", "stale", "stale_unknown", "sim_meets", "replicas", "fleet_gpus",
     "fleet_usd_month", "budget_rank", "green",
 )  # fmt: skip
 
@@ -904,6 +904,17 @@ def load_rest_same() -> str:
     return "IF(AND(" + ",".join(f'{c}="yes"' for c in cells) + "),1,0)"
 
 
+def load_only_peak_changed() -> str:
+    """1 where every Input and engine parameter the Load sheet's figures depend on matches the one simulated (its
+    Matches column reads "yes") but the peak traffic, else 0: each replica then serves the requests simulated at the
+    rate simulated, so the old rate factor sizes the new peak up to the replicas' rounding (trial 23: 40 GPUs at 50
+    requests/s, ~48 at 60). Any other change (context, precision, prompt, a target) changes the queue term itself:
+    trial 24 F5 read ~148 GPUs on the default scenario's factor, 0.218, where the refreshed one (0.94) needs 34."""
+    rows = [LOAD_FIRST_INPUT_ROW + i for i, k in enumerate(LOAD_INPUT_KEYS) if k != "peak_requests_per_s"]
+    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)]
+    return "IF(AND(" + ",".join(f'{c}="yes"' for c in cells) + "),1,0)"
+
+
 def simulated_as(rate_factor_row: int) -> str:
     """The Levers scenario (1 to 6, ``SCENARIOS``' order) whose simulation on the Load sheet is the baseline's
     scenario now, else "": the Load sheet's other Inputs unchanged (``load_rest_same``), and the lever's model,
@@ -966,7 +977,8 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
     Assumption: without a Load sheet the "meets" rows judge each replica at its max batch with a prompt's prefill
     holding it alone and no queue. With one, the verdicts are the simulation's while its Status is current and "not
     known" once it is stale (a no-queue "yes" at 89% of the TTFT target was read as final: trial 13 F11); the fleet
-    rows keep the old rate factor, an estimate until a refresh, their unit cells marked STALE.
+    rows keep the old rate factor, their unit cells marked STALE: an estimate where only the peak traffic changed
+    (``load_only_peak_changed``), else one the Inputs and Levers do not show (Calc's stale_unknown: trial 24 F5).
     """
     from planner.export.sizing import HOURS_PER_MONTH
 
@@ -1107,6 +1119,14 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             else "0",
             "the Load sheet's Status not current, unless (Baseline) a lever simulated the Inputs' scenario; never "
             "where no fleet is asked for (a blank peak traffic or output tokens)",
+        ),
+        Row(
+            "stale_unknown",
+            "Stale fleet not known: more than the peak changed (1 yes)",
+            "",
+            INT,
+            f"IF(AND({{stale}}=1,{load_only_peak_changed()}=0),1,0)" if load else "0",
+            "load_only_peak_changed: another scenario's rate factor is no estimate (trial 24 F5)",
         ),
         Row(
             "sim_meets",
@@ -1264,7 +1284,8 @@ def headline_pick(c: Calc) -> str:
     Baseline template: 2, More GPUs', where the GPU count is blank and More GPUs' group serves the targets on fewer
     GPUs than the smallest group that fits, or on any number where that group does not; else 1, the Baseline's. A
     group serves the targets where it meets them, or, while the Load sheet is stale and nothing is judged, where its
-    last simulation found a fleet that met them (a rate factor: the estimate compares the same way). Every column
+    last simulation found a fleet that met them (a rate factor: the estimate compares the same way; not where Inputs
+    other than the peak changed, whose fleets are not known: the Baseline's, ``stale_unknown``). Every column
     runs at the same price, so fewer GPUs cost less. Trial 23 F1: with the count blank the headline read 404 GPUs,
     $1,060,237 a month on 2 x H100 holding 5 sequences of 1,800 tokens, where 4 a replica need 40, $104,974."""
     more = scenario_col("more_gpus")
@@ -1277,8 +1298,8 @@ def headline_pick(c: Calc) -> str:
 
     gpus, more_gpus = at("fleet_gpus", None), at("fleet_gpus", more)
     return (
-        f'IFERROR(IF(AND(in_gpus="",{at("no_change", more)}=0,ISNUMBER({more_gpus}),{serves(more)}),'
-        f"IF(OR(NOT({serves(None)}),NOT(ISNUMBER({gpus}))),2,IF({more_gpus}<{gpus},2,1)),1),1)"
+        f'IFERROR(IF(AND(in_gpus="",{at("stale_unknown", None)}=0,{at("no_change", more)}=0,ISNUMBER({more_gpus}),'
+        f"{serves(more)}),IF(OR(NOT({serves(None)}),NOT(ISNUMBER({gpus}))),2,IF({more_gpus}<{gpus},2,1)),1),1)"
     )
 
 

@@ -137,14 +137,18 @@ STALE_UNIT = "STALE: refresh"
 #: copied into a budget as a current number (trial 19 F2: "$514,372.60" beside STALE was 21% under the refreshed
 #: figure).
 ESTIMATE_SUFFIX = " est."
+#: How it reads where Inputs other than the peak traffic changed (Calc's stale_unknown row): no number, as "Meets the
+#: latency targets" reads "not known" (trial 24 F5: "~148 est." on another scenario's queue term, 34 refreshed).
+STALE_FLEET = "not known: refresh"
 
 
-def stale_estimate(figure: str, stale: str, money: bool) -> str:
+def stale_estimate(figure: str, stale: str, unknown: str, money: bool) -> str:
     """A fleet cell's formula: the figure (a reference) while its fleet is current; while Calc's ``stale`` cell is 1,
-    the figure as words, "~196 est." or "~$514,373 est." (text, whole numbers), so that only a refreshed workbook
-    shows a number in the cell; an error shows as itself."""
+    ``STALE_FLEET`` where its ``unknown`` cell (Calc's stale_unknown: Inputs other than the peak changed) is 1, else
+    the figure as words, "~48 est." or "~$514,373 est." (text, whole numbers: the old queue term at the new peak), so
+    that only a refreshed workbook shows a number in the cell; an error shows as itself."""
     words = f'"~{"$" if money else ""}"&TEXT({figure},"#,##0")&"{ESTIMATE_SUFFIX}"'
-    return f"=IF(ISERROR({figure}),{figure},IF({stale}=1,{words},{figure}))"
+    return f'=IF(ISERROR({figure}),{figure},IF({stale}=1,IF({unknown}=1,"{STALE_FLEET}",{words}),{figure}))'
 
 
 def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, list[Name]]:
@@ -159,8 +163,8 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     s.note(
         "A2",
         "Change the yellow cells; every other sheet recalculates, but the peak fleet and its cost come from planner's "
-        "simulation (Load sheet): after an edit they read '~N est.' until planner workbook refresh (Python) runs on "
-        "this file. Blank optional cells take the default in column D. For a meeting, print Inputs, Results and "
+        "simulation (Load sheet): after an edit they read 'not known' ('~N est.' where only the peak changed) until "
+        "planner workbook refresh (Python) runs on this file. Blank optional cells take the default in column D. For a meeting, print Inputs, Results and "
         "Levers (4 pages; the whole workbook prints about 70).",
     )
     for col, h in zip("ABCD", ("Input", "Value", "Unit", "What it means / default"), strict=True):
@@ -214,7 +218,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         formula = f"={headline(c, key) if key in HEADLINE else c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
         if load and key in LOAD_FED:  # stale (Calc): an estimate in words, its unit cell says so
             stale = headline(c, "stale")
-            formula = stale_estimate(formula[1:], stale, key == "fleet_usd_month")
+            formula = stale_estimate(formula[1:], stale, headline(c, "stale_unknown"), key == "fleet_usd_month")
             for name, asked in (("in_output_tokens", "out_tok"), ("in_peak_requests", "rps")):  # not #N/A: F11
                 formula = f'=IF({name}="","{NO_FLEET_ASKED[asked].split(" (")[0]}",{formula[1:]})'
 
@@ -312,6 +316,8 @@ def fleet_group_note(c: Calc) -> str:
     n_base, n_more = c.ref("n", base, True, True), c.ref("n", more, True, True)
     gpus_base, gpus_more = c.ref("fleet_gpus", base, True, True), c.ref("fleet_gpus", more, True, True)
     est = f'IF({headline(c, "stale")}=1,"~","")'  # a stale simulation's figures are estimates (``stale_estimate``)
+    unknown = c.ref("stale_unknown", base, True, True)  # no estimate: the group is not compared (``stale_estimate``)
+    not_known = '", the group not compared until planner workbook refresh (GPU count blank)"'
     cheaper = (
         f'", the cheaper group (GPU count blank): "&{n_more}&" GPUs a replica need "&{est}&TEXT({gpus_more},"#,##0")&'
         f'" GPUs, fewer than "&{n_base}&IF({n_base}=1," GPU"," GPUs")&" a replica\'s "&{est}&'
@@ -328,7 +334,7 @@ def fleet_group_note(c: Calc) -> str:
     )
     return (
         f'=IF(ISERROR({n}),"replicas x GPUs in the group","replicas x "&{n}&IF({n}=1," GPU"," GPUs")&IF(in_gpus="",'
-        f'IF({pick}=2,{cheaper},{smallest}),""))&{MARGIN_NOTE}'
+        f'IF({unknown}=1,{not_known},IF({pick}=2,{cheaper},{smallest})),""))&{MARGIN_NOTE}'
     )
 
 

@@ -14,7 +14,7 @@ from planner.workbook.calc import (
     scenario_col,
 )
 from planner.workbook.formats import GB, INT, MS, USD, cell_holds
-from planner.workbook.inputs import LOAD_FED, STALE_UNIT, stale_estimate
+from planner.workbook.inputs import LOAD_FED, STALE_FLEET, STALE_UNIT, stale_estimate
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.load_figures import HIGH_PERCENTILE
 from planner.workbook.spec import Highlight, Probe, Sheet
@@ -65,6 +65,10 @@ def sized_by_formula(c: Calc, col: str, load: bool, dp_ep: bool = False) -> str:
 #: The Levers budget rows whose figures rest on the Load sheet (through Calc's stored rate factor): their unit cell
 #: reads ``inputs.STALE_UNIT`` while its Status is not current, as the Inputs' fleet rows do (``inputs.LOAD_FED``).
 LOAD_FED_ROWS = ("rate_used", "rate_repl", "replicas", "fleet_gpus", "fleet_usd_month")
+
+#: The Levers budget rows above the fleet that rest on the same rate factor: "not known" where the fleet is (Calc's
+#: stale_unknown: Inputs other than the peak changed; trial 24 F5's 74 replicas on another scenario's queue term).
+NOT_KNOWN_ROWS = ("rate_repl", "replicas")
 
 #: The cheapest-fleet row where only levers that change the requests meet the targets (they are never ranked).
 ONLY_WORKLOAD_MEETS = (
@@ -308,9 +312,13 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
             if load and key in LOAD_FED:  # stale (Calc): an estimate in words, never a number to sum
                 stale = c.ref("stale", col, absolute=True, sheet=True)
-                formula = stale_estimate(formula[1:], stale, key == "fleet_usd_month")
+                unknown = c.ref("stale_unknown", col, absolute=True, sheet=True)
+                formula = stale_estimate(formula[1:], stale, unknown, key == "fleet_usd_month")
+            elif load and key in NOT_KNOWN_ROWS:  # the same fleet's per-replica rate and replicas (trial 24 F5)
+                unknown = c.ref("stale_unknown", col, absolute=True, sheet=True)
+                formula = f'=IF(ISERROR({formula[1:]}),{formula[1:]},IF({unknown}=1,"{STALE_FLEET}",{formula[1:]}))'
             s.set(f"{col}{r}", or_void(void(sk), formula), fmt=fmt, style=style)
-            if q and sk != DP_EP[0] and not (load and key in LOAD_FED):  # Calc's row is probed (a number)
+            if q and sk != DP_EP[0] and not (load and key in (*LOAD_FED, *NOT_KNOWN_ROWS)):  # Calc's row is probed
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
         if key == "meets_text":  # "no: TPOT not known (blank target or error), TTFT not known (...)" on five
             s.heights[r] = 13.5 * 5 + 2  # lines of its 20-wide column, bold (two cut it after "(blank target or")
