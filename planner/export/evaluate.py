@@ -493,7 +493,7 @@ def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.
     """The batch (its KV fits) that lets one replica take the most requests per second at the TPOT target
     (``sizing.best_batch``)."""
     b, tpot_s = sizing.best_batch(c.tpot_by_batch_s, c.ttft_mean_s, workload.output_tokens_mean, tpot_goal_s)
-    return sizing.Replica(c.gpus_per_replica, float(b), tpot_s, c.ttft_high_s, c.ttft_mean_s)
+    return sizing.Replica(c.gpus_per_replica, float(b), tpot_s, c.ttft_high_s, c.ttft_mean_s, c.tpot_by_batch_s)
 
 
 def _groups_in_nodes(option: Option, model: Model, groups: tuple[int, ...]) -> tuple[int, ...]:
