@@ -141,6 +141,20 @@ class Money:
     price_provider: str = ""  # who quotes the price ("scenario file" for the scenario's own quote)
     quote: Price | None = None  # the catalog quote paid (None: the scenario's own price)
     reserved_gap: str = ""  # a reserved quote set beside its provider's own on-demand rate (``reserved_gap``)
+    #: straight-line depreciation a month, (capex - residual charged) / amortization months: the P&L's expense (0 when
+    #: rented); ``capital_usd_per_gpu_month`` is the level payment at the cost of capital (trial 26 F6)
+    depreciation_usd_per_gpu_month: float = 0.0
+
+    @property
+    def financing_usd_per_gpu_month(self) -> float:
+        """The cost of capital's charge in the monthly cost: level payment - straight-line depreciation (0 without a
+        cost of capital, or rented). 8%, $287,070 over 36 months, no residual: $8,958.81 - $7,974.17 = $984.64."""
+        return self.capital_usd_per_gpu_month - self.depreciation_usd_per_gpu_month
+
+    @property
+    def pnl_usd_per_gpu_month(self) -> float:
+        """What the P&L books a month: straight-line depreciation + opex (owned); the rent (cloud)."""
+        return self.depreciation_usd_per_gpu_month + self.opex_usd_per_gpu_month
 
     @property
     def opex_usd_per_gpu_month(self) -> float:
@@ -202,6 +216,14 @@ def capital_terms(option: Option, finance: Finance) -> str:
     if finance.cost_of_capital:
         text += f" at {cost_of_capital_words(finance.cost_of_capital)}"
     share = charged_residual_share(option, finance)
+    return text + (f", less a {share:.0%} residual value" if share else "")
+
+
+def depreciation_terms(option: Option, finance: Finance) -> str:
+    """The P&L's charge for a bought option's capex, in words: "straight-line over 36 months", "straight-line over
+    36 months, less a 20% residual value" (the residual the monthly cost charges, ``charged_residual_share``)."""
+    share = charged_residual_share(option, finance)
+    text = f"straight-line over {option.amortization_months} months"
     return text + (f", less a {share:.0%} residual value" if share else "")
 
 
@@ -419,6 +441,7 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
     rate = finance.cost_of_capital if finance is not None else 0.0
     residual = charged_residual_share(option, finance)
     capital = float(sizing.amortized_usd_per_gpu_month(capex, option.amortization_months, rate, residual))
+    depreciation = float(sizing.amortized_usd_per_gpu_month(capex, option.amortization_months, 0.0, residual))
     it_w = float(sizing.it_power_w_per_gpu(gpu.tdp_w, host_w.value, node))
     power = float(sizing.power_usd_per_gpu_month(it_w, pue.value, kwh.value))
     colocation = float(sizing.colocation_usd_per_gpu_month(it_w, colo.value))
@@ -445,4 +468,5 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
         it_w,
         price_provider="scenario file" if option.purchase_usd else price.provider,
         quote=None if option.purchase_usd else price,
+        depreciation_usd_per_gpu_month=depreciation,
     )

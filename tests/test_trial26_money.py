@@ -1,0 +1,93 @@
+"""Trial 26 (an FP&A analyst, buy vs rent): the money-presentation findings F6, F13, F14 and F17.
+
+Expected values are hand computations on test_export.py's HAND scenario (its comment: 16 H100 bought in 8-GPU nodes,
+capex $35,883.75 and opex $379.8735 a GPU-month, from catalogs/costs/ownership.toml), each worked in its docstring.
+The fleet is sized by Little's law (HAND's ``sizing = "littles-law"``): the money, not the sizing, is under test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import tomllib
+
+import openpyxl
+import pytest
+from test_export import DATE, HAND
+
+from planner.catalog import default_catalog
+from planner.export import build_review, render
+from planner.export.scenario import parse_scenario
+
+GPUS = 16  # HAND's bought fleet (test_export.py's comment)
+H100_CAPEX = 30000 + (32010 + 15060) / 8  # $35,883.75: GPU + its share of an 8-GPU node's host and network
+H100_OPEX_MONTH = 1.275 * 1.3 * 0.12 * 730 + 1.275 * 184.06  # $379.8735: power + colocation of 1,275 W
+#: j = 1.08^(1/12) - 1 = 0.0064340, (1 + j)^-36 = 1.08^-3 = 0.793832
+J = 1.08 ** (1 / 12) - 1
+V36 = 1.08**-3
+
+BOUGHT_ONLY = HAND.replace("{bought}", "H100 bought").split("[[option]]\nname = \"H100 rented\"")[0]
+FINANCE = "\n[finance]\ncost_of_capital = 0.08\nresidual_value_share = 0.2\n"
+
+
+def review_of_text(text: str):
+    return build_review(parse_scenario(tomllib.loads(text)), default_catalog(), source="t26.toml", date=DATE)
+
+
+def summary_figures(book) -> dict:
+    """Summary's label -> value pairs of columns A and B (the key figures)."""
+    ws = book["Summary"]
+    return {ws.cell(row=r, column=1).value: ws.cell(row=r, column=2).value for r in range(1, ws.max_row + 1)}
+
+
+@pytest.fixture(scope="module")
+def financed(tmp_path_factory):
+    """HAND's bought option alone, at an 8% cost of capital and a 20% residual value (amortization = horizon = 36)."""
+    review = review_of_text(BOUGHT_ONLY + FINANCE)
+    path = tmp_path_factory.mktemp("t26") / "f.xlsx"
+    path.write_bytes(render(review, "xlsx"))
+    return review, openpyxl.load_workbook(path)
+
+
+class TestF6ThePnLIsStraightLine:
+    """F6: "Total per year (P&L, capex amortized)" was the level payment at the cost of capital x 12: an 8% financing
+    charge inside a "P&L" figure, so 3 x it missed the Ownership sheet's 3-year total by $179k in the trial."""
+
+    def test_the_pnl_row_is_straight_line_depreciation_plus_opex(self, financed):
+        """By hand: depreciation ($35,883.75 - 20%) / 36 = $797.4167 a GPU-month + opex $379.8735 = $1,177.2902;
+        x 16 GPUs x 12 = $226,039.72 a year."""
+        _, book = financed
+        figures = summary_figures(book)
+        pnl = figures["Total per year (P&L: straight-line depreciation + opex)"]
+        assert pnl == pytest.approx(GPUS * 12 * (H100_CAPEX * 0.8 / 36 + H100_OPEX_MONTH))
+        assert round(pnl) == 226_040
+        assert "Total per year (P&L, capex amortized)" not in figures
+
+    def test_the_capital_charge_is_the_rest_of_the_monthly_total(self, financed):
+        """By hand: the level payment ($35,883.75 x (1 - 0.2 x 0.793832)) x j / (1 - 0.793832) = $942.06 a
+        GPU-month, less the $797.42 of depreciation: $144.64, x 16 x 12 = $27,771 a year; P&L + capital charge =
+        the total per month x 12."""
+        review, book = financed
+        figures = summary_figures(book)
+        level = H100_CAPEX * (1 - 0.2 * V36) * J / (1 - V36)
+        assert level == pytest.approx(942.06, abs=0.01)
+        charge = figures["Capital charge per year (an 8.0% cost of capital: total per month x 12 less the P&L)"]
+        assert charge == pytest.approx(GPUS * 12 * (level - H100_CAPEX * 0.8 / 36))
+        pnl = figures["Total per year (P&L: straight-line depreciation + opex)"]
+        assert pnl + charge == pytest.approx(review.recommended.monthly_usd * 12)
+
+    def test_three_years_of_pnl_are_the_ownership_sheets_full_fleet_total(self, financed):
+        """The relation the trial could not explain: with amortization = horizon, 3 x the P&L per year = capex less
+        the residual + 36 months of opex = the Ownership sheet's full-fleet 3-year total (16 x $35,883.75 x 0.8 +
+        36 x 16 x $379.8735 = $678,119)."""
+        review, book = financed
+        pnl = summary_figures(book)["Total per year (P&L: straight-line depreciation + opex)"]
+        full = review.outlook.of(review.recommended.option.name).ownership.total_full_usd
+        assert 3 * pnl == pytest.approx(full)
+        assert round(full) == 678_119
+
+    def test_the_budget_request_names_both_bases(self, financed):
+        _, book = financed
+        line = next(k for k in summary_figures(book) if str(k).startswith("Budget request: "))
+        assert "for the P&L, the total per year (depreciation straight-line over 36 months, less a 20% residual " in line
+        assert "capex as a level payment at the cost of capital), the basis options rank on" in line
