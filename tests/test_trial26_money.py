@@ -7,8 +7,6 @@ The fleet is sized by Little's law (HAND's ``sizing = "littles-law"``): the mone
 
 from __future__ import annotations
 
-import csv
-import io
 import tomllib
 
 import openpyxl
@@ -17,6 +15,7 @@ from test_export import DATE, HAND
 
 from planner.catalog import default_catalog
 from planner.export import build_review, render
+from planner.export import money_tables as money
 from planner.export.scenario import parse_scenario
 
 GPUS = 16  # HAND's bought fleet (test_export.py's comment)
@@ -26,7 +25,7 @@ H100_OPEX_MONTH = 1.275 * 1.3 * 0.12 * 730 + 1.275 * 184.06  # $379.8735: power 
 J = 1.08 ** (1 / 12) - 1
 V36 = 1.08**-3
 
-BOUGHT_ONLY = HAND.replace("{bought}", "H100 bought").split("[[option]]\nname = \"H100 rented\"")[0]
+BOUGHT_ONLY = HAND.replace("{bought}", "H100 bought").split('[[option]]\nname = "H100 rented"')[0]
 FINANCE = "\n[finance]\ncost_of_capital = 0.08\nresidual_value_share = 0.2\n"
 
 
@@ -89,5 +88,67 @@ class TestF6ThePnLIsStraightLine:
     def test_the_budget_request_names_both_bases(self, financed):
         _, book = financed
         line = next(k for k in summary_figures(book) if str(k).startswith("Budget request: "))
-        assert "for the P&L, the total per year (depreciation straight-line over 36 months, less a 20% residual " in line
+        assert (
+            "for the P&L, the total per year (depreciation straight-line over 36 months, less a 20% residual " in line
+        )
         assert "capex as a level payment at the cost of capital), the basis options rank on" in line
+
+
+AMORT60 = HAND.replace("{bought}", "H100 bought").replace(
+    "purchase_usd = 30000", "purchase_usd = 30000\namortization_months = 60"
+)
+
+
+@pytest.fixture(scope="module")
+def amort60():
+    """HAND with its bought option written off over 60 months, the ownership horizon left at 36, no residual given."""
+    return review_of_text(AMORT60)
+
+
+class TestF13AmortizationPastTheHorizon:
+    """F13: amortization 60 > horizon 36 ranked buying first ($8,821 against $10,497 a month) while the same review
+    said renting cost $48,078 less in present value: the horizon counted the whole capex with no residual, though
+    24 of the 60 months were still to be charged."""
+
+    def test_the_hardware_is_worth_its_book_value_at_the_horizons_end(self, amort60):
+        """By hand, no cost of capital: 24 of 60 months undepreciated, 40% of 16 x $35,883.75 = $229,656; the
+        3-year total = 16 x $35,883.75 x 0.6 + 36 x 16 x $379.8735 = $563,291 = 36 x the monthly cost (16 x
+        ($35,883.75 / 60 + $379.8735) = $15,647): the horizon counts what its months of the monthly cost do."""
+        bought = amort60.outlook.of("H100 bought").ownership
+        assert bought.residual_usd == pytest.approx(0.4 * GPUS * H100_CAPEX)
+        assert bought.total_full_usd == pytest.approx(GPUS * (0.6 * H100_CAPEX + 36 * H100_OPEX_MONTH))
+        monthly = next(r for r in amort60.results if r.option.name == "H100 bought").monthly_usd
+        assert monthly == pytest.approx(GPUS * (H100_CAPEX / 60 + H100_OPEX_MONTH))
+        assert bought.total_full_usd == pytest.approx(36 * monthly) and round(bought.total_full_usd) == 563_291
+
+    def test_ranking_and_present_values_agree(self, amort60):
+        """Bought $15,647 a month ranks before rented 11 x $2.00 x 730 h = $16,060; over 36 months bought totals
+        $563,291 against rent's 36 x $16,060 = $578,160, so no sentence says renting is cheaper over the horizon (it
+        did: the whole $574,140 of capex against no residual made buying $792,947)."""
+        assert amort60.recommended.option.name == "H100 bought"
+        rented = amort60.outlook.of("H100 rented").ownership
+        assert rented.total_usd == pytest.approx(36 * 11 * 2.0 * 730)
+        assert amort60.outlook.of("H100 bought").ownership.total_usd < rented.total_usd
+        assert money.present_value_line(amort60) == ""
+
+    def test_a_warning_says_the_basis(self, amort60):
+        said = [w for w in amort60.warnings if "runs past the 36-month horizon" in w]
+        assert said and said[0].startswith("H100 bought: amortization_months = 60")
+        assert "book value at the horizon's end, 40% of capex (straight line)" in said[0]
+
+    def test_with_a_cost_of_capital_the_present_value_is_that_of_the_monthly_costs(self):
+        """At 8%: the level payment's balance after 36 of 60 months, (1 - (1 + j)^-24) / (1 - (1 + j)^-60), is the
+        book value, and the present value of the 36 months (no growth: the fleet from month 1) is the monthly cost x
+        the annuity factor (1 - 1.08^-3) / j = 32.044."""
+        review = review_of_text(AMORT60 + "\n[finance]\ncost_of_capital = 0.08\n")
+        bought = review.outlook.of("H100 bought").ownership
+        share = (1 - (1 + J) ** -24) / (1 - (1 + J) ** -60)
+        assert bought.residual_usd == pytest.approx(share * GPUS * H100_CAPEX)
+        monthly = next(r for r in review.results if r.option.name == "H100 bought").monthly_usd
+        assert bought.present_value_usd == pytest.approx(monthly * (1 - V36) / J, rel=1e-9)
+
+    def test_a_residual_the_scenario_gives_is_kept(self):
+        """residual_value_share = 0 written out: the hardware written off at the horizon, as before (no book value)."""
+        review = review_of_text(AMORT60 + "\n[finance]\nresidual_value_share = 0\n")
+        assert review.outlook.of("H100 bought").ownership.residual_usd == 0.0
+        assert not [w for w in review.warnings if "runs past the" in w]

@@ -203,6 +203,40 @@ def charged_residual_share(option: Option, finance: Finance | None) -> float:
     return finance.residual_value_share
 
 
+def horizon_residual_share(option: Option, finance: Finance) -> float:
+    """The share of a bought option's capex the Ownership sheet recovers at the horizon's end: [finance]'s
+    residual_value_share where the scenario gives it or the amortization ends within the horizon; where the scenario
+    gives none and amortization_months runs past the horizon, the hardware's book value then, the capex the monthly
+    cost has still to charge (``sizing.level_payment_balance_share``: 60 months, a 36-month horizon, no cost of
+    capital: 40%), so the horizon's total and present value count what its months of the monthly cost do and rank
+    as it does (trial 26 F13: amortization 60 > horizon 36 ranked buying first while the present values said renting
+    was $48,078 cheaper). 0 when rented."""
+    if option.pricing != "purchase":
+        return 0.0
+    if "residual_value_share" in finance.model_fields_set or option.amortization_months <= finance.horizon_months:
+        return finance.residual_value_share
+    months, h, rate = option.amortization_months, finance.horizon_months, finance.cost_of_capital
+    return float(sizing.level_payment_balance_share(months, h, rate))
+
+
+def book_value_note(option: Option, finance: Finance) -> str:
+    """The warning that a bought option amortized past the horizon is valued at its book value at the horizon's end
+    (``horizon_residual_share``); "" where it is not."""
+    if option.pricing != "purchase" or option.amortization_months <= finance.horizon_months:
+        return ""
+    if "residual_value_share" in finance.model_fields_set:
+        return ""
+    share = horizon_residual_share(option, finance)
+    basis = "the level payment's balance at the cost of capital" if finance.cost_of_capital else "straight line"
+    return (
+        f"{option.name}: amortization_months = {option.amortization_months} runs past the "
+        f"{finance.horizon_months}-month horizon, so the Ownership sheet values its hardware at its book value at the "
+        f"horizon's end, {share:.0%} of capex ({basis}), as its monthly cost leaves that much to charge: the horizon's "
+        "total and present value then rank as the monthly costs do. Set [finance] residual_value_share to value it "
+        "otherwise"
+    )
+
+
 def cost_of_capital_words(rate: float) -> str:
     """ "an 8.0% cost of capital", "a 5.0% cost of capital" (the article as the figure is read aloud)."""
     text = f"{rate:.1%}"

@@ -308,6 +308,21 @@ def amortized_usd_per_gpu_month(
     return level
 
 
+def level_payment_balance_share(
+    amortization_months: ArrayLike, months_paid: ArrayLike, cost_of_capital: ArrayLike = 0.0
+) -> np.ndarray:
+    """Share of the capex the level payment (``amortized_usd_per_gpu_month``, no residual) has still to repay after
+    ``months_paid`` of its n months, the hardware's book value then: (1 - (1 + j)^-(n - m)) / (1 - (1 + j)^-n),
+    j = (1 + r)^(1/12) - 1; at r = 0 the straight line's (n - m) / n (60 months, 36 paid: 40%); 0 once m >= n. Its
+    present value at month m plus that of the m payments made is the capex, so a horizon of m months that recovers it
+    costs what m monthly charges do (trial 26 F13)."""
+    n = _f(amortization_months)
+    m = np.minimum(_f(months_paid), n)
+    j = (1.0 + _f(cost_of_capital)) ** (1.0 / 12.0) - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(j > 0, (1.0 - (1.0 + j) ** -(n - m)) / (1.0 - (1.0 + j) ** -n), (n - m) / n)
+
+
 def owned_capex_usd_per_gpu(
     gpu_usd: ArrayLike, host_server_usd: ArrayLike, networking_usd: ArrayLike, node_size: ArrayLike
 ) -> np.ndarray:
