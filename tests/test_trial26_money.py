@@ -7,6 +7,8 @@ The fleet is sized by Little's law (HAND's ``sizing = "littles-law"``): the mone
 
 from __future__ import annotations
 
+import csv
+import io
 import tomllib
 
 import openpyxl
@@ -16,6 +18,7 @@ from test_export import DATE, HAND
 from planner.catalog import default_catalog
 from planner.export import build_review, render
 from planner.export import money_tables as money
+from planner.export.csvout import render_csv
 from planner.export.scenario import parse_scenario
 
 GPUS = 16  # HAND's bought fleet (test_export.py's comment)
@@ -152,3 +155,53 @@ class TestF13AmortizationPastTheHorizon:
         review = review_of_text(AMORT60 + "\n[finance]\nresidual_value_share = 0\n")
         assert review.outlook.of("H100 bought").ownership.residual_usd == 0.0
         assert not [w for w in review.warnings if "runs past the" in w]
+
+
+class TestF14ReservedCommitment:
+    """F14: a reserved option's Ownership "Commitment" read "committed: a reserved contract; ... not committed for a
+    term" in one cell."""
+
+    def test_the_commitment_says_one_thing(self):
+        text = HAND.replace("{bought}", "H100 bought").replace(
+            "cloud_usd_per_gpu_hour = 2.0", 'cloud_usd_per_gpu_hour = 2.0\nprice_kind = "reserved"'
+        )
+        commit = review_of_text(text).outlook.of("H100 rented").ownership.commitment
+        assert commit.startswith("committed per contract: ")
+        assert commit.endswith("the term's commitment is not modelled") and "not committed" not in commit
+
+
+class TestF17TheCsvCarriesTheMoney:
+    """F17: the CSV lacked year-1 cash, the horizon's total, present value and "$ per M tokens (all)", and its
+    ``gpus_high`` / ``monthly_usd_high`` were the +20% sensitivity while the review's Demand cases call x2 "high"."""
+
+    @pytest.fixture(scope="class")
+    def rows(self, financed):
+        review, _ = financed
+        return review, list(csv.DictReader(io.StringIO(render_csv(review))))
+
+    def test_the_cases_are_named_by_their_traffic(self, rows):
+        """HAND's traffic_change is 0.2 (the default) and stress_multiplier 2: the names say +20% and x2."""
+        _, (row,) = rows
+        assert "gpus_high" not in row and "monthly_usd_high" not in row
+        assert {"gpus_traffic_minus_20pct", "gpus_traffic_plus_20pct", "monthly_usd_traffic_plus_20pct"} <= set(row)
+        assert {"gpus_stress_x2", "monthly_usd_stress_x2", "total_usd_36_months_stress_x2"} <= set(row)
+        assert list(row)[-1] == "note"
+
+    def test_the_ownership_figures_are_the_hand_computed_ones(self, rows):
+        """By hand (F6 above; no growth, so the fleet is whole from month 1): year-1 cash = 16 x $35,883.75 + 12 x 16
+        x $379.8735 = $647,075.71; the 36 months less the 20% residual = $678,119.14; P&L per year $226,039.71;
+        $ per M tokens (all) = the monthly cost over every token at the average (the fleet's own figure)."""
+        review, (row,) = rows
+        assert float(row["year1_cash_usd"]) == pytest.approx(GPUS * (H100_CAPEX + 12 * H100_OPEX_MONTH), abs=0.01)
+        assert float(row["total_usd_36_months"]) == pytest.approx(
+            GPUS * (0.8 * H100_CAPEX + 36 * H100_OPEX_MONTH), abs=0.01
+        )
+        assert float(row["pnl_usd_per_year"]) == pytest.approx(226_039.71, abs=0.01)
+        own = review.outlook.of("H100 bought").ownership
+        assert float(row["present_value_usd_at_8pct"]) == pytest.approx(own.present_value_usd, abs=0.01)
+        assert float(row["residual_usd"]) == pytest.approx(0.2 * GPUS * H100_CAPEX, abs=0.01)
+        assert row["commitment"].startswith("committed: $574,140 of hardware (16 GPUs)")
+        rate = float(review.recommended.fleet.usd_per_million_tokens)
+        assert float(row["usd_per_million_tokens"]) == pytest.approx(rate, abs=1e-4)
+        stress = review.outlook.of("H100 bought").cases[-1]
+        assert stress.multiplier == 2.0 and int(row["gpus_stress_x2"]) == stress.gpus

@@ -43,7 +43,7 @@ def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
         return f"committed: ${capex_usd:,.0f} of hardware ({counted(owned_gpus, 'GPU', ',.0f')}) paid when bought, not refundable"
     if kind == "reserved":
         return (
-            "committed: a reserved contract; the term and volume are set per contract (see the price source); "
+            "committed per contract: a reserved rate's term and volume are set in it (see the price source); "
             f"{RESERVED_PHASING}"
         )
     if kind == "spot":

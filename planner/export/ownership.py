@@ -344,8 +344,9 @@ SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas se
 SCALED = "scaled from the planned fleet (same group and requests/s per replica), not sized again"
 
 
-#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled.
-RESERVED_PHASING = "cash phased as if billed monthly, not committed for a term"
+#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled
+#: (trial 26 F14: "not committed for a term" after "committed: a reserved contract" read as a contradiction).
+RESERVED_PHASING = "cash phased as if billed monthly; the term's commitment is not modelled"
 
 
 def reserved_terms(result: Any) -> str:
