@@ -281,8 +281,8 @@ class TestF9ReservedRows:
         assert (
             "Over 3 years (cash phased by quarter, less residual value) the lowest total is H200 SXM 141GB, reserved, "
             "fp8 weights: $1,576,406 against $1,585,894 for H100 SXM 80GB, purchase, fp8 weights, the cheapest a month "
-            "(reserved: a 'from' rate, term set per contract; cash phased as if billed monthly, not committed for a "
-            "term)." in line
+            "(reserved: a 'from' rate, term set per contract; cash phased as if billed monthly; the term's "
+            "commitment is not modelled)." in line
         )
         meeting = [g for g in readme_example_review.outlook.grid if g.result is not None and g.result.meets]
         low = min(meeting, key=lambda g: g.ownership.total_usd)
