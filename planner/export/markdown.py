@@ -161,7 +161,8 @@ def render_markdown(review: Review) -> str:
         "## Total cost of ownership",
         "",
         f"Bought: capex = GPUs + host servers + network, {amortization_rule(review.scenario.finance)}; opex = power "
-        "(IT load x PUE x $/kWh) + colocation ($/kW-month). Rented: the rent is all opex.",
+        "(IT load x PUE x $/kWh) + colocation ($/kW-month). Rented: the rent is all opex. $ per M input / output "
+        "tokens: the bill split by GPU time at the average traffic's sequences in flight per replica (Glossary).",
         "",
         md_table(tco_table(review), MD_TCO_KEYS),
         "",
