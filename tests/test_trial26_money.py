@@ -205,3 +205,25 @@ class TestF17TheCsvCarriesTheMoney:
         assert float(row["usd_per_million_tokens"]) == pytest.approx(rate, abs=1e-4)
         stress = review.outlook.of("H100 bought").cases[-1]
         assert stress.multiplier == 2.0 and int(row["gpus_stress_x2"]) == stress.gpus
+
+
+class TestF1TokenRatesAtTheAverageTraffic:
+    """F1 (and trial 25 F8): the $ per M input / output tokens split the bill at the replica's memory-limited batch,
+    not at the traffic the tokens are counted at. The unit rule is tested by hand in test_sizing.py
+    (``test_the_token_rates_split_the_bill_at_the_average_traffic``); here, that the review's fleets use it."""
+
+    def test_the_reviews_split_is_at_the_average_batch_not_the_full_one(self, amort60):
+        from planner.export import sizing
+
+        r = next(x for x in amort60.results if x.option.name == "H100 rented")
+        rep, f, w = r.replica, r.fleet, amort60.scenario.workload
+        assert len(rep.tpot_by_batch_s) >= rep.batch  # the candidate's TPOT-by-batch curve reached the fleet
+        x = r.average_rate_per_s / float(f.replicas)  # the average over the deployed replicas
+        b, tpot = sizing.average_batch(x, rep.ttft_mean_s, w.output_tokens_mean, rep.tpot_by_batch_s, rep.tpot_s,
+                                       rep.batch)  # fmt: skip
+        assert 1.0 <= float(b) < rep.batch  # the average runs fewer sequences than memory holds
+        share = float(sizing.prefill_share(rep.ttft_mean_s, w.output_tokens_mean, tpot, float(b)))
+        tokens_in = float(sizing.tokens_per_month(r.average_rate_per_s, w.prompt_tokens_mean)) / 1e6
+        assert float(f.usd_per_million_input) == pytest.approx(r.monthly_usd * share / tokens_in)
+        at_full = float(sizing.prefill_share(rep.ttft_mean_s, w.output_tokens_mean, rep.tpot_s, rep.batch))
+        assert share < at_full  # the full batch shares each decode step more widely: prompts took more of the bill
