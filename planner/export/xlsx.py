@@ -324,7 +324,9 @@ def _budget_figures(review: Review) -> list[tuple[str, object, str]]:
     """The recommended option's two budget figures and which is which (trial 14 F6: the key figures led with the
     amortized total per year, $660,789 in the README example, and left its $1,608,572 of year-1 cash to a sentence):
     the total per year (the P&L's: capex amortized), the cash over the first year (capex when paid, the fleet added by
-    quarter: Ownership); ``_budget_request`` names them."""
+    quarter: Ownership); ``_budget_request`` names them. Where capex is a level payment at a cost of capital the total
+    per month x 12 is no P&L figure (trial 26 F6): the P&L's year (straight-line depreciation + opex) and the capital
+    charge (the rest) are given apart."""
     rec, fin = review.recommended, review.scenario.finance
     oo = review.outlook.of(rec.option.name) if review.outlook is not None else None
     m, n = rec.money, rec.gpus
