@@ -105,6 +105,17 @@ class TestCapitalCharge:
         assert float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 36)) == pytest.approx(996.77, abs=0.005)
         assert float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 36, 0.0, 0.2)) == pytest.approx(0.8 * 996.7708)
 
+    def test_the_book_value_after_part_of_the_amortization(self):
+        """Trial 26 F13: 36 of 60 months paid leave (60 - 36) / 60 = 40% straight-line; at 8% the level payment's
+        balance, whose present value 36 months out plus that of the 36 payments is the capex."""
+        assert float(sizing.level_payment_balance_share(60, 36)) == pytest.approx(0.4)
+        assert float(sizing.level_payment_balance_share(36, 48)) == 0.0  # paid off within the horizon
+        j = 1.08 ** (1 / 12) - 1
+        pay = float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 60, 0.08))
+        paid = pay * (1 - (1 + j) ** -36) / j
+        left = float(sizing.level_payment_balance_share(60, 36, 0.08)) * H100_CAPEX * (1 + j) ** -36
+        assert paid + left == pytest.approx(H100_CAPEX)
+
     def test_docs_example_at_8_percent(self):
         """docs/export.md: the H100 at an 8% cost of capital, $1,119.85 a month (j = 1.08^(1/12) - 1 = 0.6434%)."""
         assert float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 36, 0.08)) == pytest.approx(1119.85, abs=0.005)

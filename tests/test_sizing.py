@@ -174,6 +174,52 @@ class TestSize:
         assert float(f.usd_per_million_tokens) == pytest.approx(24 * 913.05 / (8 * 1800 * 730 * 3600 / 1e6))
         assert float(f.usd_per_million_input) < float(f.usd_per_million_tokens) < float(f.usd_per_million_output)
 
+    #: TPOT 22 ms + 0.2 ms a sequence, batch 1 to 90 (40 ms at 90: the replica's own batch and TPOT)
+    CURVE = tuple(0.022 + 0.0002 * b for b in range(1, 91))
+
+    def test_the_token_rates_split_the_bill_at_the_average_traffic(self):
+        """Trial 26 F1 / trial 25 F8: the bill is split by GPU time at the average traffic, where the tokens are
+        counted, not at the full batch memory holds. By hand: 8 req/s average over the 6 deployed replicas (the
+        spare included, as the load figure counts them): x = 1.3333 req/s each; Little's law with the prompts'
+        stretch 1 / (1 - 1.3333 x 0.1) = 1.153846: B = 1.3333 x (0.1 + 300 x (0.022 + 0.0002 B) x 1.153846) =
+        10.28718 + 0.0923077 B, B = 11.3333 in flight, a step of 24.267 ms; a request's decode time 300 x 0.024267 /
+        11.3333 = 0.64235 s against its prompt's 0.1 s: 0.1 / 0.74235 = 13.47% of the bill (24 x $913.05 =
+        $21,913.20) on input. At the full batch (90, 40 ms) it was 0.1 / (0.1 + 300 x 0.04 / 90) = 42.86%, the basis
+        the trials found."""
+        rep = sizing.Replica(4, 90, 0.04, 0.5, 0.1, self.CURVE)
+        b, tpot = sizing.average_batch(8 / 6, 0.1, 300, self.CURVE, 0.04, 90)
+        assert float(b) == pytest.approx(10.28718 / (1 - 0.0923077), rel=1e-5)
+        assert float(b) == pytest.approx(11.3333, abs=1e-4) and float(tpot) == pytest.approx(0.024267, abs=1e-6)
+        f = sizing.size(rep, 20, 8, 300, 1500, 1, 8, 913.05)
+        share_in = 0.1 / (0.1 + 300 * (0.022 + 0.0002 * 11.3333) / 11.3333)
+        assert share_in == pytest.approx(0.1347, abs=1e-4)
+        bill = 24 * 913.05
+        assert float(f.usd_per_million_input) == pytest.approx(
+            bill * share_in / (sizing.tokens_per_month(8, 1500) / 1e6), rel=1e-4
+        )
+        assert float(f.usd_per_million_output) == pytest.approx(
+            bill * (1 - share_in) / (sizing.tokens_per_month(8, 300) / 1e6), rel=1e-4
+        )
+        old = sizing.size(self.REPLICA, 20, 8, 300, 1500, 1, 8, 913.05)  # no curve: the replica's own TPOT at B
+        assert float(old.usd_per_million_tokens) == pytest.approx(float(f.usd_per_million_tokens))  # unchanged
+
+    def test_the_same_gpus_and_bill_price_tokens_alike_whatever_the_group(self):
+        """Trial 26 F1: 8 GPUs as 4 replicas of 2 or 8 of 1, the same bill and traffic. A 2-GPU replica's prompt
+        and step take half the time of a 1-GPU one's and its memory holds 4x the batch (360 against 90): split at
+        the full batch the input shares were 42.9% and 67.4% (input rates 1.57x apart); at the average traffic
+        (4 req/s over 8 or 4 replicas: 3.64 and 3.58 in flight) both put $0.0257 per M on input (each GPU spends the
+        same share of its time on prompts)."""
+        one = sizing.Replica(1, 90, 0.04, 0.5, 0.1, self.CURVE)
+        curve2 = tuple(0.011 + 0.0001 * b / 2 for b in range(1, 361))  # half the step at the same batch per GPU
+        two = sizing.Replica(2, 360, curve2[-1], 0.25, 0.05, curve2)
+        f1 = sizing.size(one, 6, 4, 300, 1500, 0, 8, 1000.0)
+        f2 = sizing.size(two, 6, 4, 300, 1500, 0, 8, 1000.0)
+        assert float(f1.monthly_usd) == float(f2.monthly_usd) == 8000.0
+        assert float(f2.usd_per_million_input) == pytest.approx(float(f1.usd_per_million_input), rel=0.01)
+        assert float(f1.usd_per_million_input) == pytest.approx(0.0257, abs=1e-4)
+        at_full = [sizing.prefill_share(r.ttft_mean_s, 300, r.tpot_s, r.batch) for r in (one, two)]
+        assert float(at_full[1] / at_full[0]) == pytest.approx(0.6742 / 0.4286, rel=1e-3)  # the old basis
+
     @given(st.floats(0.1, 500), st.floats(0.1, 500), st.sampled_from([1, 2, 4, 8]), st.integers(0, 2))
     def test_more_traffic_never_needs_fewer_gpus(self, r1, r2, node, spare):
         """GPUs needed are non-decreasing in the peak rate, and always a whole number of nodes."""

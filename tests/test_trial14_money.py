@@ -256,8 +256,8 @@ class TestF9ReservedRows:
         rows = [r for r in money.grid_table(example).rows if r[2] == "reserved" and r[0] is not None]
         hyperstack = [r for r in rows if r[10].startswith("Hyperstack")]
         assert hyperstack and all(
-            "reserved: a 'from' rate, term set per contract; cash phased as if billed monthly, not committed for a "
-            "term" in r[-1]
+            "reserved: a 'from' rate, term set per contract; cash phased as if billed monthly; the term's commitment "
+            "is not modelled" in r[-1]
             for r in hyperstack
         )
 
@@ -281,8 +281,8 @@ class TestF9ReservedRows:
         assert (
             "Over 3 years (cash phased by quarter, less residual value) the lowest total is H200 SXM 141GB, reserved, "
             "fp8 weights: $1,576,406 against $1,585,894 for H100 SXM 80GB, purchase, fp8 weights, the cheapest a month "
-            "(reserved: a 'from' rate, term set per contract; cash phased as if billed monthly, not committed for a "
-            "term)." in line
+            "(reserved: a 'from' rate, term set per contract; cash phased as if billed monthly; the term's "
+            "commitment is not modelled)." in line
         )
         meeting = [g for g in readme_example_review.outlook.grid if g.result is not None and g.result.meets]
         low = min(meeting, key=lambda g: g.ownership.total_usd)
@@ -304,9 +304,12 @@ class TestF9ReservedRows:
         """Trial's v/reserved.toml: the H200 option with price_kind = "reserved"."""
         review = review_from(with_option(example_data(), "H200, rented", price_kind="reserved"))
         commit = review.outlook.of("H200, rented").ownership.commitment
-        assert commit.startswith("committed: a reserved contract") and commit.endswith(
-            "cash phased as if billed monthly, not committed for a term"
+        # trial 26 F14: "committed: ... not committed for a term" in one cell; now one statement
+        assert commit == (
+            "committed per contract: a reserved rate's term and volume are set in it (see the price source); cash "
+            "phased as if billed monthly; the term's commitment is not modelled"
         )
+        assert "not committed" not in commit
 
 
 class TestF10HorizonsAndQuarters:

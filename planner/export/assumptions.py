@@ -20,6 +20,7 @@ from planner.export.ownership import (
     Sourced,
     amortization_rule,
     billing_unit_words,
+    book_value_note,
     ownership_defaults,
     quote_text,
     reserved_terms,
@@ -572,7 +573,8 @@ def _not_included(scenario: Scenario) -> str:
     fin = scenario.finance
     left = ["storage", "staff", "software licences"]
     left += [] if fin.cost_of_capital else ["interest (cost_of_capital 0)"]
-    left += [] if fin.residual_value_share else ["residual value (residual_value_share 0)"]
+    booked = any(book_value_note(o, fin) for o in scenario.option)  # valued at its book value (trial 26 F13)
+    left += [] if fin.residual_value_share or booked else ["residual value (residual_value_share 0)"]
     text = ", ".join([*left, "discounts"])
     if any(o.pricing == "purchase" for o in scenario.option):
         text += (

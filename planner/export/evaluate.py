@@ -24,7 +24,7 @@ from planner.engines.kernel_curves import curves_note
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
 from planner.export import sizing
-from planner.export.ownership import Money, money_warnings, option_money, residual_left_out
+from planner.export.ownership import Money, book_value_note, money_warnings, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Finance, Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
@@ -493,7 +493,7 @@ def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.
     """The batch (its KV fits) that lets one replica take the most requests per second at the TPOT target
     (``sizing.best_batch``)."""
     b, tpot_s = sizing.best_batch(c.tpot_by_batch_s, c.ttft_mean_s, workload.output_tokens_mean, tpot_goal_s)
-    return sizing.Replica(c.gpus_per_replica, float(b), tpot_s, c.ttft_high_s, c.ttft_mean_s)
+    return sizing.Replica(c.gpus_per_replica, float(b), tpot_s, c.ttft_high_s, c.ttft_mean_s, c.tpot_by_batch_s)
 
 
 def _groups_in_nodes(option: Option, model: Model, groups: tuple[int, ...]) -> tuple[int, ...]:
@@ -620,6 +620,8 @@ def evaluate(
     warnings += [curves] if curves else []
     residual = residual_left_out(option, finance) if finance is not None else ""
     warnings += [residual] if residual else []
+    book = book_value_note(option, finance) if finance is not None else ""  # trial 26 F13
+    warnings += [book] if book else []
     warnings += money_warnings(option)  # years typed as months, $/MWh as $/kWh (trial 23 F6)
     passing = []
     for c in cands:

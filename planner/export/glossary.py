@@ -34,7 +34,10 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ),
     (
         "$ per M input / output tokens",
-        "The monthly cost split between reading prompts and writing answers by the GPU time each takes, each part "
+        "The monthly cost split between reading prompts and writing answers by the GPU time each takes at the "
+        "average traffic (a prompt holds its replica for its TTFT; a decode step is shared by the sequences in "
+        "flight at the average, by Little's law on each deployed replica, spares included, not by the most "
+        "memory holds), each part "
         "over its million tokens at the average traffic: priced like an API's input and output rates, the two "
         "together are the bill. `planner plan`'s cost per million output tokens is another basis: decode only, at "
         "full batch, 100% busy, prompt processing not included (lower); its line with prompt processing adds each "

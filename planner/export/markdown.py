@@ -9,7 +9,7 @@ from __future__ import annotations
 from planner.export import money_tables as money
 from planner.export import slow_end
 from planner.export.glossary import GLOSSARY
-from planner.export.ownership import SIZED_AFRESH, amortization_rule
+from planner.export.ownership import SIZED_AFRESH, amortization_rule, book_value_note
 from planner.export.records import Review
 from planner.export.tables import (
     LEAD_KEYS,
@@ -108,7 +108,8 @@ def _money_sections(review: Review) -> list[str]:
         "is the planned fleet scaled to the peak of that quarter's last month (same group and requests/s per "
         "replica, not sized again; bought GPUs are kept). Full fleet: the planned-peak fleet "
         f"from month 1. Cost of capital {fin.cost_of_capital:.1%} a year, residual value "
-        f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario). Without margin: the option sized so "
+        f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario){_book_value_words(review)}. Without "
+        "margin: the option sized so "
         "that the central prediction, not the pessimistic one, meets the targets.",
         "",
         md_table(money.ownership_table(review)),
@@ -160,7 +161,8 @@ def render_markdown(review: Review) -> str:
         "## Total cost of ownership",
         "",
         f"Bought: capex = GPUs + host servers + network, {amortization_rule(review.scenario.finance)}; opex = power "
-        "(IT load x PUE x $/kWh) + colocation ($/kW-month). Rented: the rent is all opex.",
+        "(IT load x PUE x $/kWh) + colocation ($/kW-month). Rented: the rent is all opex. $ per M input / output "
+        "tokens: the bill split by GPU time at the average traffic's sequences in flight per replica (Glossary).",
         "",
         md_table(tco_table(review), MD_TCO_KEYS),
         "",
@@ -207,3 +209,12 @@ def render_markdown(review: Review) -> str:
         what, unit = md_text(a.what, line_start=False), md_text(a.unit, line_start=False)
         out.append(f"| {what} | {value} | {unit} | {_source(a.label, a.url)} |")
     return "\n".join(out) + "\n"
+
+
+def _book_value_words(review: Review) -> str:
+    """ "; bought GPUs amortized past the horizon at their book value then (Warnings)" where an option's residual is
+    its book value at the horizon's end (``ownership.book_value_note``, trial 26 F13); "" otherwise."""
+    fin = review.scenario.finance
+    if not any(book_value_note(o, fin) for o in review.scenario.option):
+        return ""
+    return "; bought GPUs amortized past the horizon at their book value at its end (Warnings)"

@@ -27,7 +27,7 @@ from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
 from planner.export.evaluate import evaluate, fleet_at
-from planner.export.ownership import RESERVED_PHASING, quote_text
+from planner.export.ownership import RESERVED_PHASING, horizon_residual_share, quote_text
 from planner.export.quality import model_switch, quality_notes
 from planner.export.records import Case, GridRow, OptionOutlook, Outlook, Ownership, Result
 from planner.export.scenario import Option, Scenario
@@ -43,7 +43,7 @@ def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
         return f"committed: ${capex_usd:,.0f} of hardware ({counted(owned_gpus, 'GPU', ',.0f')}) paid when bought, not refundable"
     if kind == "reserved":
         return (
-            "committed: a reserved contract; the term and volume are set per contract (see the price source); "
+            "committed per contract: a reserved rate's term and volume are set in it (see the price source); "
             f"{RESERVED_PHASING}"
         )
     if kind == "spot":
@@ -68,8 +68,9 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
         cash = finance.owned_cash_by_month(phased, m.capex_usd_per_gpu, m.opex_usd_per_gpu_month)
         cash_full = finance.owned_cash_by_month(full, m.capex_usd_per_gpu, m.opex_usd_per_gpu_month)
         owned = float(np.max(phased))
-        residual = finance.residual_usd(owned, m.capex_usd_per_gpu, fin.residual_value_share)
-        residual_full = finance.residual_usd(float(full[0]), m.capex_usd_per_gpu, fin.residual_value_share)
+        share = horizon_residual_share(result.option, fin)  # a book value past the horizon (trial 26 F13)
+        residual = finance.residual_usd(owned, m.capex_usd_per_gpu, share)
+        residual_full = finance.residual_usd(float(full[0]), m.capex_usd_per_gpu, share)
         gpus = np.maximum.accumulate(per_quarter)
         commit = commitment(result, owned, owned * m.capex_usd_per_gpu)
         purchases = finance.owned_capex_by_month(phased, m.capex_usd_per_gpu)

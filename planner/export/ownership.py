@@ -141,6 +141,20 @@ class Money:
     price_provider: str = ""  # who quotes the price ("scenario file" for the scenario's own quote)
     quote: Price | None = None  # the catalog quote paid (None: the scenario's own price)
     reserved_gap: str = ""  # a reserved quote set beside its provider's own on-demand rate (``reserved_gap``)
+    #: straight-line depreciation a month, (capex - residual charged) / amortization months: the P&L's expense (0 when
+    #: rented); ``capital_usd_per_gpu_month`` is the level payment at the cost of capital (trial 26 F6)
+    depreciation_usd_per_gpu_month: float = 0.0
+
+    @property
+    def financing_usd_per_gpu_month(self) -> float:
+        """The cost of capital's charge in the monthly cost: level payment - straight-line depreciation (0 without a
+        cost of capital, or rented). 8%, $287,070 over 36 months, no residual: $8,958.81 - $7,974.17 = $984.64."""
+        return self.capital_usd_per_gpu_month - self.depreciation_usd_per_gpu_month
+
+    @property
+    def pnl_usd_per_gpu_month(self) -> float:
+        """What the P&L books a month: straight-line depreciation + opex (owned); the rent (cloud)."""
+        return self.depreciation_usd_per_gpu_month + self.opex_usd_per_gpu_month
 
     @property
     def opex_usd_per_gpu_month(self) -> float:
@@ -189,6 +203,40 @@ def charged_residual_share(option: Option, finance: Finance | None) -> float:
     return finance.residual_value_share
 
 
+def horizon_residual_share(option: Option, finance: Finance) -> float:
+    """The share of a bought option's capex the Ownership sheet recovers at the horizon's end: [finance]'s
+    residual_value_share where the scenario gives it or the amortization ends within the horizon; where the scenario
+    gives none and amortization_months runs past the horizon, the hardware's book value then, the capex the monthly
+    cost has still to charge (``sizing.level_payment_balance_share``: 60 months, a 36-month horizon, no cost of
+    capital: 40%), so the horizon's total and present value count what its months of the monthly cost do and rank
+    as it does (trial 26 F13: amortization 60 > horizon 36 ranked buying first while the present values said renting
+    was $48,078 cheaper). 0 when rented."""
+    if option.pricing != "purchase":
+        return 0.0
+    if "residual_value_share" in finance.model_fields_set or option.amortization_months <= finance.horizon_months:
+        return finance.residual_value_share
+    months, h, rate = option.amortization_months, finance.horizon_months, finance.cost_of_capital
+    return float(sizing.level_payment_balance_share(months, h, rate))
+
+
+def book_value_note(option: Option, finance: Finance) -> str:
+    """The warning that a bought option amortized past the horizon is valued at its book value at the horizon's end
+    (``horizon_residual_share``); "" where it is not."""
+    if option.pricing != "purchase" or option.amortization_months <= finance.horizon_months:
+        return ""
+    if "residual_value_share" in finance.model_fields_set:
+        return ""
+    share = horizon_residual_share(option, finance)
+    basis = "the level payment's balance at the cost of capital" if finance.cost_of_capital else "straight line"
+    return (
+        f"{option.name}: amortization_months = {option.amortization_months} runs past the "
+        f"{finance.horizon_months}-month horizon, so the Ownership sheet values its hardware at its book value at the "
+        f"horizon's end, {share:.0%} of capex ({basis}), as its monthly cost leaves that much to charge: the horizon's "
+        "total and present value then rank as the monthly costs do. Set [finance] residual_value_share to value it "
+        "otherwise"
+    )
+
+
 def cost_of_capital_words(rate: float) -> str:
     """ "an 8.0% cost of capital", "a 5.0% cost of capital" (the article as the figure is read aloud)."""
     text = f"{rate:.1%}"
@@ -202,6 +250,14 @@ def capital_terms(option: Option, finance: Finance) -> str:
     if finance.cost_of_capital:
         text += f" at {cost_of_capital_words(finance.cost_of_capital)}"
     share = charged_residual_share(option, finance)
+    return text + (f", less a {share:.0%} residual value" if share else "")
+
+
+def depreciation_terms(option: Option, finance: Finance) -> str:
+    """The P&L's charge for a bought option's capex, in words: "straight-line over 36 months", "straight-line over
+    36 months, less a 20% residual value" (the residual the monthly cost charges, ``charged_residual_share``)."""
+    share = charged_residual_share(option, finance)
+    text = f"straight-line over {option.amortization_months} months"
     return text + (f", less a {share:.0%} residual value" if share else "")
 
 
@@ -288,8 +344,9 @@ SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas se
 SCALED = "scaled from the planned fleet (same group and requests/s per replica), not sized again"
 
 
-#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled.
-RESERVED_PHASING = "cash phased as if billed monthly, not committed for a term"
+#: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled
+#: (trial 26 F14: "not committed for a term" after "committed: a reserved contract" read as a contradiction).
+RESERVED_PHASING = "cash phased as if billed monthly; the term's commitment is not modelled"
 
 
 def reserved_terms(result: Any) -> str:
@@ -419,6 +476,7 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
     rate = finance.cost_of_capital if finance is not None else 0.0
     residual = charged_residual_share(option, finance)
     capital = float(sizing.amortized_usd_per_gpu_month(capex, option.amortization_months, rate, residual))
+    depreciation = float(sizing.amortized_usd_per_gpu_month(capex, option.amortization_months, 0.0, residual))
     it_w = float(sizing.it_power_w_per_gpu(gpu.tdp_w, host_w.value, node))
     power = float(sizing.power_usd_per_gpu_month(it_w, pue.value, kwh.value))
     colocation = float(sizing.colocation_usd_per_gpu_month(it_w, colo.value))
@@ -445,4 +503,5 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
         it_w,
         price_provider="scenario file" if option.purchase_usd else price.provider,
         quote=None if option.purchase_usd else price,
+        depreciation_usd_per_gpu_month=depreciation,
     )

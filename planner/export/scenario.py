@@ -708,8 +708,9 @@ class Finance(BaseModel):
         default=0.0,
         ge=0,
         le=1,
-        description="share of the capex bought hardware is worth at the horizon's end (default 0: written off); "
-        "taken off the monthly cost too where the horizon is the amortization",
+        description="share of the capex bought hardware is worth at the horizon's end (default 0: written off; "
+        "not given, an option amortized past the horizon is worth its book value then); taken off the monthly cost "
+        "too where the horizon is the amortization",
     )
     stress_multiplier: float = Field(
         default=2.0, gt=1, le=100, description="the high demand case: planned peak traffic x this (default 2)"

@@ -24,7 +24,7 @@ per second, tokens, US dollars, watts, hours. Counts come back as floats (NaN wh
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -82,11 +82,51 @@ def prefill_share(ttft_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike
     """Share of a replica's time spent on prompts: TTFT / (TTFT + output tokens x TPOT / batch).
 
     A prompt has the replica to itself for its TTFT; a decode step is shared by the whole batch, so each
-    request uses output tokens x TPOT / batch of it. This splits the bill between input and output tokens.
+    request uses output tokens x TPOT / batch of it. This splits the bill between input and output tokens, at
+    the batch (and its step's TPOT) the average traffic runs (``average_batch``), where the tokens are counted.
     """
     prefill = _f(ttft_s)
     decode = _f(output_tokens) * _f(tpot_s) / _f(batch)
     return prefill / (prefill + decode)
+
+
+def tpot_at_batch(tpot_by_batch_s: tuple[float, ...], batch: ArrayLike, fallback_tpot_s: float) -> np.ndarray:
+    """A decode step's time at ``batch`` sequences: linear between the curve's whole batches (``tpot_by_batch_s``,
+    batch 1, 2, ...; NaN where the KV cache does not fit, so the curve ends at the last batch that fits), clipped to
+    its ends; ``fallback_tpot_s`` (the replica's TPOT at its own batch) where there is no curve."""
+    curve = np.asarray(tpot_by_batch_s, dtype=float)
+    fits = int(np.sum(np.isfinite(curve)))
+    if fits == 0:
+        return np.broadcast_to(_f(fallback_tpot_s), np.shape(batch)).astype(float)
+    return np.interp(_f(batch), np.arange(1, fits + 1, dtype=float), curve[:fits])
+
+
+#: Fixed-point steps of ``average_batch``; each moves B by at most (out x x x dTPOT/dB) of the last move, a small
+#: fraction where a decode step's time grows slowly with the batch, so 60 settle it far below a sequence.
+AVERAGE_BATCH_STEPS = 60
+
+
+def average_batch(
+    rate_per_replica: ArrayLike, ttft_s: float, output_tokens: float, tpot_by_batch_s: tuple[float, ...],
+    fallback_tpot_s: float, max_batch: float,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(sequences in flight on one serving replica, a decode step's time at that batch) at ``rate_per_replica``
+    requests/s: Little's law's fixed point B = x (TTFT + out x TPOT(B) / (1 - x TTFT)), TPOT(B) the step time at B
+    (``tpot_at_batch``) stretched by the prompts in between as ``effective_tpot`` does, from B at the replica's own
+    batch's TPOT (an upper bound: the step is slower at the larger batch), within [0, ``max_batch``]. By hand (the
+    test): x = 1.3333 req/s, TTFT 0.1 s, 300 tokens, TPOT(B) = 22 ms + 0.2 ms x B: B = 1.3333 x (0.1 + 300 x (0.022
+    + 0.0002 B) / (1 - 0.13333)) gives B = 10.28718 / 0.907692 = 11.3333, TPOT 24.27 ms."""
+    x = _f(rate_per_replica)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stretch = np.where(x * ttft_s < 1.0, 1.0 / (1.0 - x * ttft_s), np.inf)
+
+        def step(tpot: np.ndarray) -> np.ndarray:
+            return np.clip(x * (ttft_s + output_tokens * tpot * stretch), 0.0, max_batch)
+
+        b = step(_f(fallback_tpot_s))
+        for _ in range(AVERAGE_BATCH_STEPS):
+            b = step(tpot_at_batch(tpot_by_batch_s, np.maximum(b, 1.0), fallback_tpot_s))
+    return b, tpot_at_batch(tpot_by_batch_s, np.maximum(b, 1.0), fallback_tpot_s)
 
 
 def leaves_prompt_time(tpot_batch1_s: ArrayLike, tpot_goal_s: ArrayLike) -> np.ndarray:
@@ -268,6 +308,21 @@ def amortized_usd_per_gpu_month(
     return level
 
 
+def level_payment_balance_share(
+    amortization_months: ArrayLike, months_paid: ArrayLike, cost_of_capital: ArrayLike = 0.0
+) -> np.ndarray:
+    """Share of the capex the level payment (``amortized_usd_per_gpu_month``, no residual) has still to repay after
+    ``months_paid`` of its n months, the hardware's book value then: (1 - (1 + j)^-(n - m)) / (1 - (1 + j)^-n),
+    j = (1 + r)^(1/12) - 1; at r = 0 the straight line's (n - m) / n (60 months, 36 paid: 40%); 0 once m >= n. Its
+    present value at month m plus that of the m payments made is the capex, so a horizon of m months that recovers it
+    costs what m monthly charges do (trial 26 F13)."""
+    n = _f(amortization_months)
+    m = np.minimum(_f(months_paid), n)
+    j = (1.0 + _f(cost_of_capital)) ** (1.0 / 12.0) - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(j > 0, (1.0 - (1.0 + j) ** -(n - m)) / (1.0 - (1.0 + j) ** -n), (n - m) / n)
+
+
 def owned_capex_usd_per_gpu(
     gpu_usd: ArrayLike, host_server_usd: ArrayLike, networking_usd: ArrayLike, node_size: ArrayLike
 ) -> np.ndarray:
@@ -315,6 +370,9 @@ class Replica:
     tpot_s: float  # at that batch and the sizing context
     ttft_s: float  # of a high-percentile prompt
     ttft_mean_s: float  # of a mean prompt: Little's law, and the replica time each prompt takes
+    #: a decode step's time at batch 1, 2, ... (NaN: the KV cache does not fit): the step at the average traffic's
+    #: batch, which splits the bill between input and output tokens (trial 26 F1); () where not known
+    tpot_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def prompt_time_s(self) -> float:
@@ -365,6 +423,9 @@ def size(
     rate at which one replica's simulated percentiles meet the targets); utilization and headroom are then shares of
     the traffic the deployed replicas carry at that rate (average / carried, 1 - peak / carried: spares and whole
     nodes are the headroom), not of Little's law's batch slots, which a simulated queue does not fill alike.
+    The $ per M input / output tokens split the bill by GPU time at the average traffic (``prefill_share`` at
+    ``average_batch``: the average's sequences in flight per deployed replica, spares and whole nodes' replicas
+    included as the load figure counts them, and a decode step's time at that batch).
     """
     busy = replica.prompt_time_s
     x_max = max_rate_per_replica(
@@ -386,7 +447,16 @@ def size(
     gpus = gpus_to_buy(need, replica.gpus, node_size)
     held = replicas_deployed(gpus, replica.gpus, node_size)
     monthly = gpus * _f(usd_per_gpu_month)
-    share_in = prefill_share(replica.ttft_mean_s, output_tokens_mean, replica.tpot_s, replica.batch)
+    # the bill split by GPU time at the traffic the tokens are counted at (the average, dealt over every deployed
+    # replica as the load figure counts them), not at the full batch memory holds (trial 26 F1, trial 25 F8: the
+    # same GPUs and bill priced input tokens 3x apart)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg_per_held = _f(average_rate_per_s) / held
+    batch_avg, tpot_step_avg = average_batch(
+        avg_per_held, replica.ttft_mean_s, output_tokens_mean, replica.tpot_by_batch_s, replica.tpot_s,
+        replica.batch,
+    )  # fmt: skip
+    share_in = prefill_share(replica.ttft_mean_s, output_tokens_mean, tpot_step_avg, np.maximum(batch_avg, 1.0))
     per_in = usd_per_million_tokens(monthly * share_in, tokens_per_month(average_rate_per_s, prompt_tokens_mean))
     per_out = usd_per_million_tokens(
         monthly * (1.0 - share_in), tokens_per_month(average_rate_per_s, output_tokens_mean)

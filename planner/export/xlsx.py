@@ -29,7 +29,15 @@ from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.export import held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY, LOAD_LABEL
-from planner.export.ownership import SCALED, SIZED_AFRESH, amortization_rule, capital_terms
+from planner.export.ownership import (
+    SCALED,
+    SIZED_AFRESH,
+    Money,
+    amortization_rule,
+    capital_terms,
+    cost_of_capital_words,
+    depreciation_terms,
+)
 from planner.export.print_layout import keep_together
 from planner.export.records import Review
 from planner.export.tables import (
@@ -316,12 +324,25 @@ def _budget_figures(review: Review) -> list[tuple[str, object, str]]:
     """The recommended option's two budget figures and which is which (trial 14 F6: the key figures led with the
     amortized total per year, $660,789 in the README example, and left its $1,608,572 of year-1 cash to a sentence):
     the total per year (the P&L's: capex amortized), the cash over the first year (capex when paid, the fleet added by
-    quarter: Ownership); ``_budget_request`` names them."""
+    quarter: Ownership); ``_budget_request`` names them. Where capex is a level payment at a cost of capital the total
+    per month x 12 is no P&L figure (trial 26 F6): the P&L's year (straight-line depreciation + opex) and the capital
+    charge (the rest) are given apart."""
     rec, fin = review.recommended, review.scenario.finance
     oo = review.outlook.of(rec.option.name) if review.outlook is not None else None
-    owned = rec.money.pricing == "purchase"
+    m, n = rec.money, rec.gpus
+    owned = m.pricing == "purchase"
     per_year = "Total per year (P&L, capex amortized)" if owned else "Total per year"
     rows: list[tuple[str, object, str]] = [(per_year, rec.monthly_usd * 12, "usd")]
+    if owned and _financed(m):  # trial 26 F6: the level payment's capital charge is no P&L expense
+        rows = [
+            ("Total per year (P&L: straight-line depreciation + opex)", m.pnl_usd_per_gpu_month * n * 12, "usd"),
+            (
+                f"Capital charge per year ({cost_of_capital_words(fin.cost_of_capital)}: total per month x 12 less "
+                "the P&L)",
+                m.financing_usd_per_gpu_month * n * 12,
+                "usd",
+            ),
+        ]
     if oo is None:
         return rows
     label = money.year1_label(fin.horizon_months)
@@ -340,7 +361,13 @@ def _budget_request(review: Review) -> list[tuple[str, object, str]]:
         return []
     owned = rec.money.pricing == "purchase"
     phrase = money.year1_phrase(fin.horizon_months)
-    if owned:
+    if owned and _financed(rec.money):
+        which = (
+            f"Budget request: for cash, the {phrase} (capex paid when bought); for the P&L, the total per year "
+            f"(depreciation {depreciation_terms(rec.option, fin)}, plus opex). The total per month adds the capital "
+            "charge (capex as a level payment at the cost of capital), the basis options rank on."
+        )
+    elif owned:
         which = (
             f"Budget request: for cash, the {phrase} (capex paid when bought); for the P&L, the total per year (capex "
             f"amortized {capital_terms(rec.option, fin)})."
@@ -348,6 +375,12 @@ def _budget_request(review: Review) -> list[tuple[str, object, str]]:
     else:
         which = f"Budget request: rent is cash and expense alike; for cash and the P&L, the {phrase}."
     return [(which, None, "note")]
+
+
+def _financed(money: Money) -> bool:
+    """Whether a bought option's monthly capex is a level payment at a cost of capital, not straight-line depreciation
+    (more than a cent a GPU-month apart), so the P&L's figure and the ranking's differ."""
+    return money.financing_usd_per_gpu_month > 0.005
 
 
 def _held_out_figures(rec) -> list[tuple[str, object, str]]:
