@@ -546,7 +546,8 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
         Assumption(
             "GPUs per replica",
             f"each tensor-parallel group whose model fits and that meets the targets for one {q} prompt alone and "
-            "one sequence decoding is sized as above; the group whose fleet costs least a month is kept",
+            "one sequence decoding is sized as above; the group whose fleet costs least a month is kept, and of groups "
+            "that cost the same, the one with the most headroom at peak (the more traffic carried within the targets)",
             "",
             where,
         ),
