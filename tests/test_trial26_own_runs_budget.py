@@ -17,8 +17,9 @@ from test_export import review_of, write_scenario
 from planner.export import own_runs
 from planner.export.reason import budget_sentence
 
-#: The trial's scenario (/tmp/trial26/my/support.toml) cut to its recommended option, the group pinned to its kept
-#: TP2 (the deployment whose runs are read) and the lengths named, so the figures rest on this file alone.
+#: The trial's scenario (/tmp/trial26/my/support.toml) cut to gpt-oss-120b rented (the recommended option) and bought,
+#: the group pinned to the kept TP2 (the deployment whose runs are read) and the lengths named, so the figures rest
+#: on this file alone.
 SCENARIO = """
 title = "Customer support chat"
 traffic_change = 0.2
@@ -42,6 +43,12 @@ name = "gpt-oss-120b, H100 rented"
 gpu = "H100"
 model = "gpt-oss-120b"
 pricing = "cloud"
+gpus_per_replica = 2
+[[option]]
+name = "gpt-oss-120b, H100 bought"
+gpu = "H100"
+model = "gpt-oss-120b"
+pricing = "purchase"
 gpus_per_replica = 2
 """
 
@@ -111,3 +118,46 @@ class TestTheRule:
     def test_half_beyond_or_too_few_figures_gives_none(self, monkeypatch):
         assert own_runs.budget_ratio(self._rec(monkeypatch, [1.0, 1.1, 1.6, 1.9])) is None  # two of four
         assert own_runs.budget_ratio(self._rec(monkeypatch, [1.6, 1.9])) is None  # fewer than OWN_RUNS_LEAST
+
+
+class TestTheLatencyLegendSaysWhatEachLineIs:
+    """Trial 26 F5: the Latency charts' legend said "Target" where a reader saw the option's goal (34.0 ms against a
+    50 ms target). The target line is labelled with its value, and the one goal every charted option shares with the
+    margin and its value: 50 ms / 1.47 = 34.0 ms, 2 s / 1.47 = 1.36 s (the Latency sheet's "TPOT goal" and "TTFT
+    goal" columns)."""
+
+    def test_target_and_goal_are_named_with_their_values(self, review, tmp_path):
+        import zipfile
+
+        from planner.export import render
+
+        p = tmp_path / "r.xlsx"
+        p.write_bytes(render(review, "xlsx"))
+        with zipfile.ZipFile(p) as z:
+            charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+        ttft = next(x for x in charts if "Time to first token against traffic" in x)
+        tpot = next(x for x in charts if "Time per output token against traffic" in x)
+        assert "Target (2.00 s)" in ttft and "Target less 47% margin (1.36 s)" in ttft
+        assert "Target (50 ms)" in tpot and "Target less 47% margin (34 ms)" in tpot
+        assert ">Target<" not in ttft + tpot
+
+
+class TestRentIsCostedAtThePeakAroundTheClock:
+    """Trial 26 F10: each rented option is billed as its peak fleet x 730 h; the review says so (Assumptions and the
+    buy-vs-rent sentence) and how much an autoscaled rented fleet could save at most: 1 - average / peak = 1 - 6 / 16
+    (3 and 8 requests/s today, +100% growth over the horizon)."""
+
+    def test_the_assumptions_row_states_the_hours(self, review):
+        row = next(a for a in review.assumptions if a.what == "Rented GPU per month")
+        assert row.value == (
+            "$/GPU-hour x 730 h: the fleet sized for the peak, billed 24 x 7 (730 h a month; no autoscaling or "
+            "off-peak scale-down)"
+        )
+
+    def test_the_buy_against_rent_sentence_states_it_and_the_most_scaling_could_save(self, review):
+        assert (
+            "Buy against rent: each rented option is costed as the fleet sized for the peak, billed 24 x 7 (730 h a "
+            "month; no autoscaling or off-peak scale-down); the average traffic is 38% of the peak (6 of 16 "
+            "requests/s), so a rented fleet that scaled with the traffic could save at most about 62% of its bill "
+            "(not sized: spares, whole replicas and start-up time keep it lower)."
+        ) in review.reason

@@ -15,6 +15,7 @@ from planner.accuracy.same_deployment import FIGURE_WORDS, Deployment, same_depl
 from planner.export import sizing
 from planner.export.ownership import (
     ON_PREMISES_LEFT_OUT,
+    RENT_HOURS,
     SIZED_AFRESH,
     Money,
     Sourced,
@@ -433,7 +434,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "",
             rules,
         ),
-        Assumption("Rented GPU per month", "$/GPU-hour x 730 h", "", rules),
+        Assumption("Rented GPU per month", f"$/GPU-hour x 730 h: {RENT_HOURS}", "", rules),
         Assumption(
             "Cost per million tokens", "monthly cost split by prefill/decode time, / tokens at average load", "", rules
         ),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from planner.export import own_runs
 from planner.export.own_runs import OWN_RUNS_LEAST  # noqa: F401  (the rule's least count, as tests read it)
-from planner.export.ownership import ON_PREMISES_LEFT_OUT, capital_terms, quote_text
+from planner.export.ownership import ON_PREMISES_LEFT_OUT, RENT_HOURS, capital_terms, quote_text
 from planner.units import counted
 
 if TYPE_CHECKING:
@@ -411,6 +411,28 @@ def buy_against_rent(scenario: Scenario, rec: Result, ranked: list[Result]) -> s
     )
 
 
+def rent_at_peak_hours(rec: Result, ranked: list[Result]) -> str:
+    """Where bought and rented options both meet the targets: that each rented option is costed as ``RENT_HOURS``,
+    and the share of that bill an on-demand fleet scaled with the traffic could save at most, 1 - average / peak
+    requests/s (the hours the peak fleet is not needed if replicas followed the traffic exactly; not sized: spares,
+    whole replicas and start-up time keep a real saving lower). Trial 26 F10: a support chat at 3 of 8 requests/s on
+    average was compared buy vs rent with rent's elasticity worth nothing, unsaid. "" otherwise."""
+    meeting = [x for x in ranked if x.meets]
+    if not (
+        any(x.money.pricing == "purchase" for x in meeting) and any(x.money.pricing != "purchase" for x in meeting)
+    ):
+        return ""
+    peak, average = float(rec.peak_rate_per_s), float(rec.average_rate_per_s)
+    text = f"Buy against rent: each rented option is costed as {RENT_HOURS}"
+    if not (peak > 0 and math.isfinite(average) and 0 <= average < peak):
+        return text + "."
+    return (
+        f"{text}; the average traffic is {average / peak:.0%} of the peak ({average:,.3g} of {peak:,.3g} requests/s), so "
+        f"a rented fleet that scaled with the traffic could save at most about {1 - average / peak:.0%} of its bill "
+        "(not sized: spares, whole replicas and start-up time keep it lower)."
+    )
+
+
 def differences(a: Result, b: Result) -> list[str]:
     """Every way option ``a`` differs from option ``b`` that changes what is bought or what it answers: 'weights fp8
     (b: bf16)'. Compared: GPU, model, weight and KV precision, engine, price kind, price source and date, group
@@ -482,6 +504,8 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         text += f"; the two differ in {counted(len(diff), 'way')}: {'; '.join(diff)}." if diff else "."
     if left_out := buy_against_rent(scenario, rec, ranked):
         text += f" {left_out}"
+    if hours := rent_at_peak_hours(rec, ranked):
+        text += f" {hours}"
     failing = [x for x in ranked if not x.meets]
     if failing:
         text += f" {counted(len(failing), 'option')} cannot meet the targets."
