@@ -100,6 +100,12 @@ class TestTheFleetToBudget:
         assert "budget the plan's" not in said
         assert said in review.reason
 
+    def test_the_key_figures_budget_request_says_it_too(self, review):
+        from planner.export.xlsx import _budget_request
+
+        [(note, _, _)] = _budget_request(review)
+        assert note.endswith(" Until one replica is measured: $15,746 a month, 6 GPUs (What to budget).")
+
 
 class TestTheRule:
     """The rule on figures given by hand (``own_runs.ratios`` replaced), margin +47%."""

@@ -347,6 +347,9 @@ def _budget_request(review: Review) -> list[tuple[str, object, str]]:
         )
     else:
         which = f"Budget request: rent is cash and expense alike; for cash and the P&L, the {phrase}."
+    if (own := rec.own_runs) is not None and own.meets and round(own.monthly_usd) != round(rec.monthly_usd):
+        # trial 26 F18: the deployment's own published runs call for another fleet (reason.own_runs_budget)
+        which += f" Until one replica is measured: ${own.monthly_usd:,.0f} a month, {own.gpus:,} GPUs (What to budget)."
     return [(which, None, "note")]
 
 
