@@ -167,3 +167,22 @@ class TestRentIsCostedAtThePeakAroundTheClock:
             "requests/s), so a rented fleet that scaled with the traffic could save at most about 62% of its bill "
             "(not sized: spares, whole replicas and start-up time keep it lower)."
         ) in review.reason
+
+
+class TestNoFleetAtTheRunsRatio:
+    def test_the_plan_is_not_budgeted_until_a_replica_meets_the_targets(self):
+        """Where no fleet of the option meets the targets at the runs' ratio (``OwnRunsBudget.gpus`` 0), the sentence
+        gives no figure to budget and does not offer the plan's (figures by hand: a 2.40x median, +47% margin)."""
+        from types import SimpleNamespace
+
+        from planner.export.reason import own_runs_budget
+        from planner.export.records import OwnRunsBudget
+
+        own = OwnRunsBudget(metric="TPOT", ratio=2.4, figures=5, beyond=4, gpus=0, monthly_usd=math.nan)
+        rec = SimpleNamespace(own_runs=own, under_load=None, monthly_usd=10_497.4, margin=0.47)
+        assert own_runs_budget(rec) == (
+            "What to budget: 4 of 5 of this deployment's own published TPOT figures exceed the +47% margin (their "
+            "median 2.40x the prediction; Assumptions names the runs), and at that ratio (workload.latency_margin = "
+            "1.40) no fleet of this option meets the targets: do not budget the plan's $10,497 a month until one "
+            "replica measured at its planned load meets them."
+        )
