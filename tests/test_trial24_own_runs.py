@@ -56,8 +56,10 @@ class TestOwnRunsBeyondTheMargin:
         assert rec.margin == 0.47
         said = own_runs_beyond_margin(rec)
         assert said == (
+            # TTFT's too since trial 26 F18 (published_run_errors.csv: five of seven 1.68x-2.88x)
             " This deployment's own published runs are slower than that margin allows: 5 of 7 TPOT figures measured "
-            "1.68x to 1.95x the prediction (the +47% margin allows 1.47x; Assumptions names the runs): test one "
+            "1.68x to 1.95x the prediction and 5 of 7 TTFT figures measured 1.68x to 2.88x the prediction (the +47% "
+            "margin allows 1.47x; Assumptions names the runs): test one "
             "replica at its planned load before committing."
         )
         assert said in risk(scenario, rec)

@@ -15,6 +15,7 @@ from planner.accuracy.same_deployment import FIGURE_WORDS, Deployment, same_depl
 from planner.export import sizing
 from planner.export.ownership import (
     ON_PREMISES_LEFT_OUT,
+    RENT_HOURS,
     SIZED_AFRESH,
     Money,
     Sourced,
@@ -434,7 +435,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "",
             rules,
         ),
-        Assumption("Rented GPU per month", "$/GPU-hour x 730 h", "", rules),
+        Assumption("Rented GPU per month", f"$/GPU-hour x 730 h: {RENT_HOURS}", "", rules),
         Assumption(
             "Cost per million tokens", "monthly cost split by prefill/decode time, / tokens at average load", "", rules
         ),
@@ -547,7 +548,8 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
         Assumption(
             "GPUs per replica",
             f"each tensor-parallel group whose model fits and that meets the targets for one {q} prompt alone and "
-            "one sequence decoding is sized as above; the group whose fleet costs least a month is kept",
+            "one sequence decoding is sized as above; the group whose fleet costs least a month is kept, and of groups "
+            "that cost the same, the one with the most headroom at peak (the more traffic carried within the targets)",
             "",
             where,
         ),

@@ -556,7 +556,8 @@ def evaluate(
     finance: Finance | None = None,
     most_gpus: Callable[[], float] | None = None,
 ) -> Result:
-    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak.
+    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak (a tie: the more
+    headroom, ``_cost_then_headroom``).
     ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
     only, not the levers' and outlook's variants). ``finance``: the scenario's [finance], whose cost of capital and
     residual value a bought GPU's monthly charge takes (``option_money``; None: straight line). Fractional mean lengths are computed in whole tokens
@@ -631,7 +632,7 @@ def evaluate(
             continue  # decode alone nearly uses the goal: the shortfall says so
         rep = _best_batch(c, workload, c.goal_s(workload.tpot_target_s))
         fl = _fleet(option, workload, rep, money, 1.0, c.goal_s(workload.tpot_target_s))
-        passing.append(((float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica), rep, fl, c))
+        passing.append((_cost_then_headroom(fl, c), rep, fl, c))
     best = min(passing, key=lambda t: t[0]) if passing else None
     under_load: Sizing | PlannerError | None = None
     if best is not None and workload.sizing == "simulated":
@@ -746,8 +747,8 @@ def _cheapest_under_load(
     most_gpus: Callable[[], float] | None = None,
 ) -> tuple[tuple, Sizing | PlannerError]:
     """Of the groups that meet the targets by Little's law (``passing``: (key, replica, fleet, candidate)), the one
-    whose fleet sized on simulated percentiles (``_simulated``) costs least (then fewest GPUs, then the smaller
-    group), with its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
+    whose fleet sized on simulated percentiles (``_simulated``) costs least (then fewest GPUs, then the most headroom,
+    then the smaller group: ``_cost_then_headroom``), with its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
     Each group is simulated: Little's law misses the queue of long prompts, so its cheapest group is not always the
     cheapest under load (Llama 3.1 70B fp8 on H200 at 40 requests/s of 7,792 / 400 tokens: 412 x 2 = 824 GPUs kept
     by Little's law, 28 x 8 = 224 under load). ``most_gpus``: the bound, asked for here; each group is searched for a
@@ -776,12 +777,27 @@ def _cheapest_under_load(
             first_error = first_error or exc
             continue
         loaded = _fleet(option, workload, rep, money, 1.0, goals[1], sim, _sim_rates(workload, sim))
-        k = (float(loaded.monthly_usd), float(loaded.gpus), c.gpus_per_replica)
+        k = _cost_then_headroom(loaded, c)
         if best is None or k < best[0]:
             best, found = (k, (key, rep, fl, c)), sim
     if best is None:
         return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error
     return best[1], found
+
+
+def _cost_then_headroom(fleet: sizing.Fleet, c: Candidate) -> tuple[float, float, float, int]:
+    """The key a group is kept by, least first: the fleet's monthly cost, then its GPUs, then the more traffic it
+    carries within the targets (the Options table's "Headroom (peak)", ``Fleet.headroom_peak``: 1 - peak / (replicas
+    deployed x each one's rate), larger first), then the smaller group. Trial 26 F9: 8 GPUs as 8 x 1-GPU replicas
+    (headroom 38%) were kept over the same 8 GPUs as 4 x 2-GPU replicas (75%, the fleet that the stress case found
+    carries twice the peak): the tie in cost went to the smaller group."""
+    headroom = float(fleet.headroom_peak)
+    return (
+        float(fleet.monthly_usd),
+        float(fleet.gpus),
+        -headroom if math.isfinite(headroom) else 0.0,
+        c.gpus_per_replica,
+    )
 
 
 def latency_margin(workload: Workload, high: float) -> float:

@@ -40,6 +40,8 @@ OWNERSHIP_FILE = Path("costs") / "ownership.toml"
 #: The running costs of bought GPUs that no figure of the review includes (a trial: buy vs rent left them out without
 #: saying so). A rent includes the provider's own, so each would add to buying's cost alone: they favour renting.
 ON_PREMISES_LEFT_OUT = "maintenance and support contracts, operations staff, spares, insurance, installation"
+#: How a rented option's month is billed, as the review states it (trial 26 F10: the peak fleet x 730 h, unsaid).
+RENT_HOURS = "the fleet sized for the peak, billed 24 x 7 (730 h a month; no autoscaling or off-peak scale-down)"
 
 
 class Figure(BaseModel):

@@ -6,7 +6,9 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from planner.export.ownership import ON_PREMISES_LEFT_OUT, capital_terms, quote_text
+from planner.export import own_runs
+from planner.export.own_runs import OWN_RUNS_LEAST  # noqa: F401  (the rule's least count, as tests read it)
+from planner.export.ownership import ON_PREMISES_LEFT_OUT, RENT_HOURS, capital_terms, quote_text
 from planner.units import counted
 
 if TYPE_CHECKING:
@@ -107,31 +109,23 @@ def means_only(scenario: Scenario, rec: Result) -> str:
     )
 
 
-#: The fewest TPOT figures of the recommended deployment's own published runs that ``own_runs_beyond_margin`` reads.
-OWN_RUNS_LEAST = 3
-
-
 def own_runs_beyond_margin(rec: Result) -> str:
-    """A sentence where most TPOT figures of the shipped published runs of the very deployment recommended (same GPU,
-    model, engine, layout, group and precisions; ``planner.accuracy.same_deployment``) measured slower than the
-    margin allows (published / predicted above 1 + margin), at least ``OWN_RUNS_LEAST`` of them; "" otherwise. The
-    margin is drawn from many deployments' held-out runs; this says where the deployment's own disagree (trial 24
-    F13: gpt-oss-120b on 2 x H100, five of seven runs 1.68x-1.95x the prediction against a +47% margin)."""
-    from planner.accuracy.same_deployment import same_deployment_runs
-    from planner.export.assumptions import option_deployment
-
-    d = option_deployment(rec)
-    runs = same_deployment_runs(d) if d is not None else []
-    slower = [
-        c.published / c.predicted for run in runs for c in run.figures if c.quantity in ("tpot_ms", "tpot_median_ms")
-    ]
+    """A sentence where most TPOT (or TTFT) figures of the shipped published runs of the very deployment recommended
+    (same GPU, model, engine, layout, group and precisions; ``planner.accuracy.same_deployment``) measured slower than
+    the margin allows (published / predicted above 1 + margin), at least ``OWN_RUNS_LEAST`` of them
+    (``own_runs.beyond``); "" otherwise. The margin is drawn from many deployments' held-out runs; this says where the
+    deployment's own disagree (trial 24 F13: gpt-oss-120b on 2 x H100, five of seven runs 1.68x-1.95x the prediction
+    against a +47% margin), and what to budget says what fleet they call for (trial 26 F18)."""
     allowed = 1 + rec.margin
-    beyond = [x for x in slower if x > allowed]
-    if len(slower) < OWN_RUNS_LEAST or 2 * len(beyond) <= len(slower):
+    parts = [
+        f"{sum(x > allowed for x in xs)} of {len(xs)} {metric} figures measured "
+        f"{min(x for x in xs if x > allowed):.2f}x to {max(xs):.2f}x the prediction"
+        for metric, xs in own_runs.beyond(rec).items()
+    ]
+    if not parts:
         return ""
     return (
-        f" This deployment's own published runs are slower than that margin allows: {len(beyond)} of {len(slower)} "
-        f"TPOT figures measured {min(beyond):.2f}x to {max(beyond):.2f}x the prediction (the "
+        f" This deployment's own published runs are slower than that margin allows: {' and '.join(parts)} (the "
         f"{'+' + format(rec.margin, '.0%') + ' margin' if rec.margin else 'plan, with no margin,'} allows "
         f"{allowed:.2f}x; Assumptions names the runs): test one replica at its planned load before committing."
     )
@@ -203,10 +197,13 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
     TPOT and TTFT at peak as published runs from sources planner never saw put them (``held_out.range_text``), the
     fleet at the slow end of those ranges (``Result.slow_end``), and what to budget: the plan's cost if one replica
     measured at its planned load meets the targets, otherwise up to the slow end's. "" without a slow end (an option
-    not sized on simulated percentiles, or no ranges table)."""
+    not sized on simulated percentiles, or no ranges table). Where the deployment's own published runs call for
+    another fleet (``Result.own_runs``), that sentence instead (``own_runs_budget``)."""
     from planner.accuracy.loaded_ranges import load_loaded_ranges
     from planner.export import held_out
 
+    if own := own_runs_budget(rec):
+        return own
     s, sim, w = rec.slow_end, rec.under_load, scenario.workload
     if s is None or sim is None:
         return ""
@@ -262,6 +259,41 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         return "What to budget: " + text + "."
     text = f"{rests}{ranged}{at_end}: budget the plan's {plan} a month if {test} meets the targets, {then}."
     return "What to budget: " + text
+
+
+def own_runs_budget(rec: Result) -> str:
+    """What to budget where most of the recommended deployment's own published TPOT or TTFT figures exceed its margin
+    (``planner.export.own_runs``; trial 26 F18: "budget the plan's $10,497" stood beside runs 1.68x-1.95x slower than
+    predicted): the fleet and monthly cost sized at those figures' median ratio, to budget until one replica is
+    measured at its planned load, then the plan's where it meets the targets. "" where the rule does not apply, or the
+    fleet at that ratio costs the plan's (the plan's sentence holds)."""
+    own, sim = rec.own_runs, rec.under_load
+    plan = usd(rec.monthly_usd)
+    if own is None or (own.meets and usd(own.monthly_usd) == plan):
+        return ""
+    at = (
+        f" ({sim.rate_per_replica_s:.3g} requests/s)"
+        if sim is not None and not sim.is_burst and math.isfinite(sim.rate_per_replica_s)
+        else ""
+    )
+    runs = (
+        f"{own.beyond} of {own.figures} of this deployment's own published {own.metric} figures exceed the "
+        f"{'+' + format(rec.margin, '.0%') + ' margin' if rec.margin else 'plan, sized with no margin'} (their median "
+        f"{own.ratio:.2f}x the prediction; Assumptions names the runs)"
+    )
+    if not own.meets:
+        return (
+            f"What to budget: {runs}, and at that ratio (workload.latency_margin = {own.ratio - 1:.2f}) no fleet of "
+            f"this option meets the targets: do not budget the plan's {plan} a month until one replica measured at "
+            f"its planned load{at} meets them."
+        )
+    return (
+        f"What to budget: {runs}; sized at that ratio (workload.latency_margin = {own.ratio - 1:.2f}) the fleet is "
+        f"{counted(own.gpus, 'GPU', ',.0f')}, {usd(own.monthly_usd)} a month "
+        f"({own.monthly_usd / rec.monthly_usd - 1:+.0%} on the plan's {plan}): budget {usd(own.monthly_usd)} "
+        f"({counted(own.gpus, 'GPU', ',.0f')}) until one replica is measured at its planned load{at}, and the "
+        f"plan's {plan} once it meets the targets there."
+    )
 
 
 #: An option whose fleet at the held-out slow end is this many times its plan's, or that no fleet meets there, is named
@@ -379,6 +411,28 @@ def buy_against_rent(scenario: Scenario, rec: Result, ranked: list[Result]) -> s
     )
 
 
+def rent_at_peak_hours(rec: Result, ranked: list[Result]) -> str:
+    """Where bought and rented options both meet the targets: that each rented option is costed as ``RENT_HOURS``,
+    and the share of that bill an on-demand fleet scaled with the traffic could save at most, 1 - average / peak
+    requests/s (the hours the peak fleet is not needed if replicas followed the traffic exactly; not sized: spares,
+    whole replicas and start-up time keep a real saving lower). Trial 26 F10: a support chat at 3 of 8 requests/s on
+    average was compared buy vs rent with rent's elasticity worth nothing, unsaid. "" otherwise."""
+    meeting = [x for x in ranked if x.meets]
+    if not (
+        any(x.money.pricing == "purchase" for x in meeting) and any(x.money.pricing != "purchase" for x in meeting)
+    ):
+        return ""
+    peak, average = float(rec.peak_rate_per_s), float(rec.average_rate_per_s)
+    text = f"Buy against rent: each rented option is costed as {RENT_HOURS}"
+    if not (peak > 0 and math.isfinite(average) and 0 <= average < peak):
+        return text + "."
+    return (
+        f"{text}; the average traffic is {average / peak:.0%} of the peak ({average:,.3g} of {peak:,.3g} requests/s), so "
+        f"a rented fleet that scaled with the traffic could save at most about {1 - average / peak:.0%} of its bill "
+        "(not sized: spares, whole replicas and start-up time keep it lower)."
+    )
+
+
 def differences(a: Result, b: Result) -> list[str]:
     """Every way option ``a`` differs from option ``b`` that changes what is bought or what it answers: 'weights fp8
     (b: bf16)'. Compared: GPU, model, weight and KV precision, engine, price kind, price source and date, group
@@ -450,6 +504,8 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         text += f"; the two differ in {counted(len(diff), 'way')}: {'; '.join(diff)}." if diff else "."
     if left_out := buy_against_rent(scenario, rec, ranked):
         text += f" {left_out}"
+    if hours := rent_at_peak_hours(rec, ranked):
+        text += f" {hours}"
     failing = [x for x in ranked if not x.meets]
     if failing:
         text += f" {counted(len(failing), 'option')} cannot meet the targets."

@@ -66,6 +66,25 @@ class SlowEnd:
 
 
 @dataclass(frozen=True)
+class OwnRunsBudget:
+    """The fleet to budget where most of the option's deployment's own published ``metric`` figures ("TPOT" or
+    "TTFT") exceed its margin: the option sized again on its kept group with ``latency_margin`` = ``ratio`` - 1, the
+    figures' median published / predicted (``planner.export.own_runs``). ``gpus`` 0 and ``monthly_usd`` NaN where
+    no fleet meets the targets at that ratio."""
+
+    metric: str
+    ratio: float  # median published / predicted of the metric's figures
+    figures: int  # the metric's figures read
+    beyond: int  # of which above 1 + the margin
+    gpus: int
+    monthly_usd: float
+
+    @property
+    def meets(self) -> bool:
+        return self.gpus > 0
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One tensor-parallel group size tried for an option."""
 
@@ -165,6 +184,9 @@ class Result:
     slow_end: SlowEnd | None = None
     #: the same at the full range's slow end, where that differs (an end one source sets); else None
     slow_end_full_range: SlowEnd | None = None
+    #: the fleet at the median ratio of the deployment's own published runs, where most exceed the margin
+    #: (``planner.export.own_runs``; trial 26, F18); else None
+    own_runs: OwnRunsBudget | None = None
     #: the calibration file in effect and what it does to this GPU and engine (None: no calibration file)
     calibration: CalibrationUse | None = None
     #: (multiplier of the planned peak, the option sized afresh there): the sensitivity's -/+ traffic_change and the

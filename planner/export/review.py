@@ -19,6 +19,7 @@ from planner.export.evaluate import SWEEP, evaluate, sized_again
 from planner.export.levers import levers
 from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
 from planner.export.outlook import bare_fleet, build_outlook, without_margin
+from planner.export.own_runs import own_runs_fleet
 from planner.export.reason import reason
 from planner.export.records import Candidate, LayoutSized, Lever, Result, Review
 from planner.export.scenario import Option, Scenario, check_names
@@ -218,6 +219,10 @@ def build_review(
             order[r.option.name],
         ),
     )
+    # the fleet the recommended deployment's own published runs call for, where most exceed its margin (trial 26 F18)
+    if (own := own_runs_fleet(ranked[0], scenario, catalog)) is not None:
+        ranked[0] = dc_replace(ranked[0], own_runs=own)
+        results = [ranked[0] if r.option.name == ranked[0].option.name else r for r in results]
     rec = ranked[0]
     base = rec if scenario.baseline is None else next(r for r in results if r.option.name == scenario.baseline)
     if not base.meets:

@@ -39,7 +39,7 @@ from planner.export.ownership import (
     depreciation_terms,
 )
 from planner.export.print_layout import keep_together
-from planner.export.records import Review
+from planner.export.records import LoadCurve, Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
     CHART_MAX_OPTIONS,
@@ -374,6 +374,9 @@ def _budget_request(review: Review) -> list[tuple[str, object, str]]:
         )
     else:
         which = f"Budget request: rent is cash and expense alike; for cash and the P&L, the {phrase}."
+    if (own := rec.own_runs) is not None and own.meets and round(own.monthly_usd) != round(rec.monthly_usd):
+        # trial 26 F18: the deployment's own published runs call for another fleet (reason.own_runs_budget)
+        which += f" Until one replica is measured: ${own.monthly_usd:,.0f} a month, {own.gpus:,} GPUs (What to budget)."
     return [(which, None, "note")]
 
 
@@ -948,14 +951,25 @@ def _latency(book: _Book) -> None:
                 name = _series_name(f"{shown[i].option.name}: p{50 if j == 0 else q:g}")
                 series = _styled_series(ys, x, name, color, dash, symbol, marker_size=5)
                 ch.series.append(_ringed(series, 5) if i in same else series)
-        for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
+        target = w.ttft_target_s if metric == "ttft" else w.tpot_target_s
+        for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, f"Target ({_latency_text(target)})")):
             ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
-        for n, i in enumerate(goals):  # each option's goal in its colour, out of the legend (the note says it)
-            goal = _marker_line(ws, helper + 5 + 2 * n, marker_col, _series_name(f"{shown[i].option.name}: goal"))
+        # trial 26 F5: the legend said "Target" where a reader saw the goal line (34 ms against a 50 ms target). One
+        # goal shared by every charted option (one margin): in the legend with its value; several: each in its
+        # option's colour, out of the legend (the note says what they are)
+        shared = len({(round(shown[i].margin, 6), _goal_s(shown[i].load_curve, metric)) for i in goals}) == 1
+        for n, i in enumerate(goals):
+            name = (
+                f"Target less {shown[i].margin:.0%} margin ({_latency_text(_goal_s(shown[i].load_curve, metric))})"
+                if shared and n == 0
+                else f"{shown[i].option.name}: goal"
+            )
+            goal = _marker_line(ws, helper + 5 + 2 * n, marker_col, _series_name(name))
             goal.graphicalProperties.line.solidFill = SERIES_STYLES[i % len(SERIES_STYLES)][0]
             goal.graphicalProperties.line.width = 12700
             ch.series.append(goal)
-            ch.legend.legendEntry.append(LegendEntry(idx=len(ch.series) - 1, delete=True))
+            if not (shared and n == 0):
+                ch.legend.legendEntry.append(LegendEntry(idx=len(ch.series) - 1, delete=True))
         ws.add_chart(ch, anchor)
     ws.print_area = f"A1:M{max(top + 3, notes_end)}"
     ws.page_setup.fitToHeight = 1
@@ -1045,6 +1059,17 @@ def _styled_series(ys, xs, name: str, color: str, dash: str, symbol: str, marker
     s.marker.graphicalProperties.line.solidFill = color
     s.smooth = False
     return s
+
+
+def _goal_s(curve: LoadCurve, metric: str) -> float:
+    """The goal a load curve's option was sized against, seconds: its TTFT or TPOT ("ttft", "tpot") target less
+    the margin."""
+    return curve.ttft_goal_s if metric == "ttft" else curve.tpot_goal_s
+
+
+def _latency_text(seconds: float) -> str:
+    """A latency target as the Latency sheet's legend gives it: "50 ms" under a second, else "2.00 s"."""
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def _marker_line(ws, first_row: int, y_col: int, label: str) -> Series:
