@@ -103,7 +103,6 @@ class TestDocs:
         (ms,) = stated("docs/excel.md", r"each request's ([\d.]+) ms front-end time \(`FRONTEND_S`\)")
         assert ms == f"{FRONTEND_S * 1e3:.1f}", f"docs/excel.md says {ms} ms; FRONTEND_S is {FRONTEND_S * 1e3:.1f} ms"
 
-
     def test_excel_units_example(self):
         """docs/excel.md's units sentence: `=TPOT("H100","llama2-70b",8192,3)` is TPOT in ms, rounded as every surface
         shows it, and `tpot(...)` the same in seconds (trial 25 F7: the page said 30.7 where plan shows 30.8)."""
