@@ -229,6 +229,12 @@ def _latency_percentile(value: Any) -> float | None:
     return None if value is None else reported_percentile(value)
 
 
+#: The largest latency margin a scenario may set: +1,000%. The model's own range reaches +202% (DeepSeek-R1 on H200 +
+#: SGLang, heldout_serving_residuals.csv) and a review sized on its deployment's own runs advises the runs' median
+#: ratio - 1 (planner.export.own_runs), which may be 1 or more (trial 26 F18: 1.84x -> 0.84); below 1 was refused.
+MAX_LATENCY_MARGIN = 10.0
+
+
 #: Largest tensor-parallel group an option may fix, GPUs: the largest group the review tries (64).
 MAX_GPUS_PER_REPLICA = max(GPU_GROUPS)
 
@@ -362,7 +368,7 @@ class Workload(BaseModel):
     latency_margin: Literal["model-range"] | float = Field(
         default="model-range",
         description='"model-range" (default: the pessimistic end of the model\'s predicted range meets the '
-        "targets) or a fraction, e.g. 0.1 (predictions + 10% meet them; 0: no margin)",
+        "targets) or a fraction from 0 to 10, e.g. 0.1 (predictions + 10% meet them; 0: no margin; 1.4: +140%)",
     )
 
     @model_validator(mode="before")
@@ -516,8 +522,11 @@ class Workload(BaseModel):
             raise ValueError(
                 'prefix_hit_rate needs sizing = "simulated" (Little\'s law charges every prompt its whole prefill)'
             )
-        if not isinstance(self.latency_margin, str) and not 0 <= self.latency_margin < 1:
-            raise ValueError(f"latency_margin must be 0 or more and below 1; got {self.latency_margin!r}")
+        if not isinstance(self.latency_margin, str) and not 0 <= self.latency_margin <= MAX_LATENCY_MARGIN:
+            raise ValueError(
+                f"latency_margin must be 0 to {MAX_LATENCY_MARGIN:g} (a fraction: 0.25 = +25%, 1.4 = +140%, what a "
+                f"review advises where its own runs are 2.4x the prediction); got {self.latency_margin!r}"
+            )
         for which in ("prompt", "output"):  # the high percentile's length holds at least the mean's
             high, mean = getattr(self, f"{which}_tokens_high"), getattr(self, f"{which}_tokens_mean")
             if high < mean:
