@@ -356,7 +356,7 @@ class Workload(BaseModel):
         default="spread",
         description='with sizing "simulated", the lengths of the simulated requests: "spread" (default: each prompt '
         "and output drawn lognormal around the mean and high lengths, seeded; a named dataset sends its own requests; "
-        "planner plan --rate with --prompt-tokens-high and --output-tokens-high draws the same) or \"means\" (every "
+        'planner plan --rate with --prompt-tokens-high and --output-tokens-high draws the same) or "means" (every '
         "request at the mean lengths: the percentiles of a workload without a spread)",
     )
     latency_margin: Literal["model-range"] | float = Field(
@@ -508,7 +508,11 @@ class Workload(BaseModel):
                 f'routing "{self.routing}" needs sizing = "simulated" (Little\'s law counts requests in flight, not '
                 "how a balancer deals them over the replicas)"
             )
-        if self.sizing == "littles-law" and self.sizing_lengths != "means" and "sizing_lengths" in self.model_fields_set:
+        if (
+            self.sizing == "littles-law"
+            and self.sizing_lengths != "means"
+            and "sizing_lengths" in self.model_fields_set
+        ):
             raise ValueError(
                 f'sizing_lengths "{self.sizing_lengths}" needs sizing = "simulated" (Little\'s law sizes on the means)'
             )
