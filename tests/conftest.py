@@ -56,6 +56,23 @@ def readme_example_review():
     return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
 
 
+@pytest.fixture(scope="session")
+def readme_means_review():
+    """The README's budget review sized with every simulated request at the mean lengths (``sizing_lengths =
+    "means"``, the default before s206): the case whose fleet has a slow end that meets the targets, on which the
+    slow-end search, the headroom words and the printed layout were specified. Same date and group as
+    ``readme_example_review``; frozen."""
+    from test_export import DATE, EXAMPLE
+
+    from planner.catalog import default_catalog
+    from planner.export.review import build_review
+    from planner.export.scenario import load_scenario
+
+    scenario = load_scenario(EXAMPLE)
+    means = scenario.model_copy(update={"workload": scenario.workload.model_copy(update={"sizing_lengths": "means"})})
+    return build_review(means, default_catalog(), source="budget-review.toml", date=DATE)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Keep ``--dist loadgroup`` grouping under pytest >= 9.2: pytest-xdist (3.8) names a grouped test's worker by

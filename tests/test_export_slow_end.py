@@ -46,7 +46,10 @@ def _slow_ratio(quantity: str) -> float:
 
 
 class TestTheReadmeExample:
-    def test_the_ends_are_the_tables_without_the_one_source_that_sets_them(self, readme_example_review):
+    """The README example sized at the mean lengths (``sizing_lengths = "means"``): the case whose plan has a slow end
+    that meets the targets; on the default spread of lengths none does (test_on_the_spread_the_slow_end_is_not_met)."""
+
+    def test_the_ends_are_the_tables_without_the_one_source_that_sets_them(self, readme_means_review):
         """p99 TTFT (a p95 figure's range): 15.7x with sglang-pr-4918-deepseek-v3-h200, 6.41x without it (2.4x
         apart): 6.41; p99 TPOT: 1.58x, without gpustack-performance-lab (1.44x) less than 2x apart: 1.58 stands (h-sgl's
         eager SGLang prefill steps brought the SGLang closed loops nearer: 7.09x before; s199 regenerated the table on
@@ -55,20 +58,20 @@ class TestTheReadmeExample:
         blog's runs, bench/load_validation.py --write-loaded-residuals; 15.3x / 6.16x and 1.37x from s187, with
         InferenceX's sweeps; 15.3x / 2.65x and 1.25x in s186; 15.4x / 2.68x and 1.27x from s168; 27.4x / 2.36x and
         1.25x before)."""
-        s = readme_example_review.recommended.slow_end
+        s = readme_means_review.recommended.slow_end
         assert s.percentile == 95
         assert s.ttft_ratio == pytest.approx(_slow_ratio("ttft_p99")) == pytest.approx(6.41)
         assert s.ttft_left_out == _table_row("ttft_p99")["high_set_by"] == "sglang-pr-4918-deepseek-v3-h200"
         assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.58)
         assert s.tpot_left_out == ""
 
-    def test_the_gpus_are_a_replica_search_done_by_hand(self, readme_example_review):
+    def test_the_gpus_are_a_replica_search_done_by_hand(self, readme_means_review):
         """The recommended option (H100, bought; 4 GPUs a replica, bought in 8-GPU nodes, one spare) at the slow end:
         scanning replica counts up from the plan's, each replica's simulated run at peak / k (the simulation itself,
         not planner's search), the first k whose p95 TTFT x 7.07 and TPOT x 1.56 meet examples/budget-review.toml's
         targets (1.5 s, 50 ms); GPUs = (k + 1 spare) x 4 rounded up to 8; cost = GPUs x the option's $ per
         GPU-month."""
-        r = readme_example_review.recommended
+        r = readme_means_review.recommended
         workload = load_scenario(ROOT / "examples" / "budget-review.toml").workload
         ttft_ratio, tpot_ratio = _slow_ratio("ttft_p99"), _slow_ratio("tpot_p99")
         # the slow end's goals are tighter than the plan's (target / (1 + margin)), so no fewer replicas meet them
@@ -94,19 +97,19 @@ class TestTheReadmeExample:
         assert s.monthly_usd == pytest.approx(gpus * float(r.fleet.usd_per_gpu_month))
         assert s.gpus > r.gpus  # more than the plan: the ranges' slow end is past the plan's +4% margin
 
-    def test_the_plan_is_unchanged(self, readme_example_review):
+    def test_the_plan_is_unchanged(self, readme_means_review):
         """Shown, not applied: the recommended fleet is still the one sized on the simulated figure (its TPOT at peak
         the simulated p95 itself)."""
-        r = readme_example_review.recommended
+        r = readme_means_review.recommended
         assert float(r.fleet.tpot_peak_s) == pytest.approx(r.under_load.result.tpot_s.at(95))
         assert r.gpus == int(r.fleet.gpus) != r.slow_end.gpus
 
-    def test_the_review_says_which_fleet_to_budget_on_as_a_measurement_to_run(self, readme_example_review):
+    def test_the_review_says_which_fleet_to_budget_on_as_a_measurement_to_run(self, readme_means_review):
         """A trial (s199, an SRE) read a +0% margin beside a slow end of many times the GPUs and asked which to book:
         the note says the plan holds while real latency at each replica's planned load is within target / simulated
         (examples/budget-review.toml: TTFT target 1.5 s, TPOT 50 ms; its 40 requests/s grown 50% over the horizon,
         split over the serving replicas), and names the benchmark that measures it."""
-        review = readme_example_review
+        review = readme_means_review
         r, w = review.recommended, review.scenario.workload
         u = r.under_load
         serving = u.replicas
@@ -120,13 +123,13 @@ class TestTheReadmeExample:
         assert f"vllm bench serve --request-rate {rate:.3g}" in said
         assert "Which to budget on: " + said in " ".join((ROOT / "docs" / "export.md").read_text().split())
 
-    def test_at_the_full_ranges_end_no_fleet_meets(self, readme_example_review):
+    def test_at_the_full_ranges_end_no_fleet_meets(self, readme_means_review):
         """At p99 TTFT's full slow end (15.3x since s186) a replica taking peak / 4,096 (the most the search allows)
         has a simulated p95 TTFT of 114 ms, x 15.3 = 1.74 s, past the 1.5 s target: no count meets, and the review
         says so rather than a number (since s189's asynchronous vLLM admission a near-idle arrival may wait a step;
         s186-s188, at 99 ms, none met either; s168-s185, at 15.4x and a 97 ms idle TTFT, 4,090 replicas met; before
         s168, at 27.4x, none did)."""
-        r = readme_example_review.recommended
+        r = readme_means_review.recommended
         full = r.slow_end_full_range
         ratio = 1 + float(_table_row("ttft_p99")["high"])
         assert full.ttft_ratio == pytest.approx(ratio)
@@ -139,16 +142,16 @@ class TestTheReadmeExample:
         assert not full.meets and full.shortfall == NOT_MET and (full.gpus, full.replicas) == (0, 0)
         assert slow_end_ratio(load_loaded_ranges()[("ttft_p99", STEADY)], without_one_source=False)[0] == ratio
 
-    def test_the_docs_state_the_examples_figures(self, readme_example_review):
+    def test_the_docs_state_the_examples_figures(self, readme_means_review):
         """docs/export.md gives the README example's fleet at the slow end as the review computes it."""
-        r = readme_example_review.recommended
+        r = readme_means_review.recommended
         assert fleet_text(r.slow_end, r) in (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
 
-    def test_the_docs_state_the_full_ranges_end_as_the_review_computes_it(self, readme_example_review):
+    def test_the_docs_state_the_full_ranges_end_as_the_review_computes_it(self, readme_means_review):
         """docs/export.md's sentence on the full range's end: each option's ``slow_end_full_range`` as the review
         computes it (no option meets it: a near-idle H100 replica's p95 TTFT x the end is past the target,
         test_at_the_full_ranges_end_no_fleet_meets)."""
-        full = [r.slow_end_full_range for r in readme_example_review.results if r.slow_end_full_range is not None]
+        full = [r.slow_end_full_range for r in readme_means_review.results if r.slow_end_full_range is not None]
         assert len(full) == 5 and not any(s.meets for s in full)
         sentence = (
             f"At the full range's end (p95 TTFT x{full[0].ttft_ratio:.1f}) no option meets the target: a near-idle "
@@ -158,11 +161,19 @@ class TestTheReadmeExample:
         assert sentence in text, sentence
 
 
+def test_on_the_spread_the_slow_end_is_not_met(readme_example_review):
+    """The README example as shipped, sized on the spread of lengths (the default since s206): 11 serving replicas at
+    a simulated p95 TTFT of 0.64 s; x6.41 at the held-out slow end is past 1.5 s at any count the search allows, so
+    the review gives no slow-end fleet and says why (docs/export.md step 5)."""
+    s = readme_example_review.recommended.slow_end
+    assert (s.gpus, s.replicas, s.shortfall) == (0, 0, NOT_MET)
+
+
 class TestSurfaces:
-    def test_options_summary_and_csv_carry_it_and_the_cost_follows_the_price(self, readme_example_review):
+    def test_options_summary_and_csv_carry_it_and_the_cost_follows_the_price(self, readme_means_review):
         """Options: after TPOT at peak and its held-out range, GPUs at the slow end, over the plan, and the monthly
         cost as a live formula of those GPUs x the $ per GPU-month cell; Summary's key figures and note; the CSV."""
-        review = readme_example_review
+        review = readme_means_review
         r = review.recommended
         book = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
         ws = book["Options"]
@@ -218,7 +229,9 @@ class TestSurfaces:
         key = ("ttft_p99", STEADY)
         ranges[key] = replace(ranges[key], high_set_by="", high_one_out=math.nan)
         monkeypatch.setattr("planner.export.review.load_loaded_ranges", lambda: ranges)
-        scenario = parse_scenario({**SCENARIO, "workload": {**SCENARIO["workload"], "ttft_target_s": ttft_target_s}})
+        # at the means: the hand search below runs every request at 512 / 128
+        workload = {**SCENARIO["workload"], "ttft_target_s": ttft_target_s, "sizing_lengths": "means"}
+        scenario = parse_scenario({**SCENARIO, "workload": workload})
         review = build_review(scenario, default_catalog(), date="2026-12-01")
         r = review.recommended
         replica = Replica(

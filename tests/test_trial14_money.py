@@ -24,7 +24,7 @@ from planner.export.ownership import SCALED, SIZED_AFRESH
 from planner.export.scenario import parse_scenario
 
 #: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup): the worker that builds
-#: conftest's simulated README review (``readme_example_review``) for test_export_review, which F6 and F9 read too.
+#: conftest's simulated README reviews (``readme_example_review``, ``readme_means_review``) for test_export_review, which F6 and F9 read too.
 pytestmark = pytest.mark.xdist_group("test_export_review")
 
 HOURS = 730.0
@@ -80,6 +80,8 @@ def h200():
     """The example's workload with its H200 option alone, simulated (the sizing the trial read)."""
     data = example_data()
     data = {**data, "option": [o for o in data["option"] if o["name"] == "H200, rented"]}
+    # at the mean lengths, as the trial sized it (s206 made the spread the default)
+    data = {**data, "workload": {**data["workload"], "sizing_lengths": "means"}}
     data.pop("baseline")
     return data, review_from(data, littles_law=False)
 
@@ -208,9 +210,10 @@ class TestF5SnapshotsSayTheyAre:
 
 
 @pytest.fixture(scope="module")
-def readme_book(readme_example_review, tmp_path_factory):
+def readme_book(readme_means_review, tmp_path_factory):
+    """The README example at the mean lengths, the trial's figures (40 H100 bought, 32 in Q1)."""
     path = tmp_path_factory.mktemp("t14") / "readme.xlsx"
-    path.write_bytes(render(readme_example_review, "xlsx"))
+    path.write_bytes(render(readme_means_review, "xlsx"))
     return openpyxl.load_workbook(path)
 
 
@@ -218,7 +221,7 @@ class TestF6KeyFiguresGiveTheCash:
     """F6: the key figures led with the amortized "Total per year" ($660,789) while year-1 cash ($1,608,572) and the
     $1,435,350 of capex committed were in prose only (the README example, simulated: 40 H100 bought, 32 in Q1)."""
 
-    def test_year1_cash_and_capex_committed_are_key_figures(self, readme_example_review, readme_book):
+    def test_year1_cash_and_capex_committed_are_key_figures(self, readme_book):
         """Trial: capex 40 x $30,000 + 5 nodes x ($32,010 + $15,060) = $1,435,350; year-1 cash = 32 x $35,883.75 +
         8 x $35,883.75 + (3 x 32 + 9 x 40) x $379.87 = $1,608,572; total per year $660,789."""
         figures = summary_figures(readme_book)
@@ -269,11 +272,11 @@ class TestF9ReservedRows:
         src = next(a for a in example.assumptions if a.what.startswith("Like for like: H100 SXM 80GB, reserved"))
         assert src.url.startswith("https://") and "Hyperstack" in src.source
 
-    def test_cheapest_is_said_on_its_basis_and_a_lower_total_is_named(self, readme_example_review):
+    def test_cheapest_is_said_on_its_basis_and_a_lower_total_is_named(self, readme_means_review):
         """The README example, simulated (the trial's figures): H100 purchase fp8 is the cheapest a month, $44,053;
         H200 reserved fp8 has the lower 3-year total, $1,576,406 against $1,585,894. The line names its basis and
         that row, with the reserved price's terms; the lowest total of the grid's meeting rows."""
-        line = money.grid_line(readme_example_review)
+        line = money.grid_line(readme_means_review)
         assert (
             "by monthly cost at the planned peak the cheapest is H100 SXM 80GB, purchase, fp8 weights, 32 GPUs at "
             "$44,053 a month" in line
@@ -284,7 +287,7 @@ class TestF9ReservedRows:
             "(reserved: a 'from' rate, term set per contract; cash phased as if billed monthly; the term's "
             "commitment is not modelled)." in line
         )
-        meeting = [g for g in readme_example_review.outlook.grid if g.result is not None and g.result.meets]
+        meeting = [g for g in readme_means_review.outlook.grid if g.result is not None and g.result.meets]
         low = min(meeting, key=lambda g: g.ownership.total_usd)
         assert (low.result.gpu.name, low.price_kind, round(low.ownership.total_usd)) == (
             "H200 SXM 141GB",

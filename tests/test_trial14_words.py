@@ -18,7 +18,7 @@ from planner.export.glossary import GLOSSARY
 from planner.export.tables import serving_headroom_text
 from planner.serving.fleet import HEADROOM_STEP
 
-#: One worker builds the README example's review once (conftest.readme_example_review): the group of its other readers.
+#: One worker builds the README example's review once (conftest.readme_means_review): the group of its other readers.
 pytestmark = pytest.mark.xdist_group("test_export_review")
 
 ROOT = Path(__file__).parents[1]
@@ -31,8 +31,16 @@ def _doc() -> str:
 
 
 @pytest.fixture(scope="module")
-def book(readme_example_review) -> openpyxl.Workbook:
-    """The README example's review as the xlsx a reader opens."""
+def book(readme_means_review) -> openpyxl.Workbook:
+    """The README example's review sized at the mean lengths (conftest.readme_means_review: the trial's figures) as
+    the xlsx a reader opens."""
+    return openpyxl.load_workbook(io.BytesIO(render(readme_means_review, "xlsx")))
+
+
+@pytest.fixture(scope="module")
+def example_book(readme_example_review) -> openpyxl.Workbook:
+    """The README example as shipped (sized on the spread of lengths, the default since s206), as the xlsx a reader
+    opens: the figures docs/export.md quotes of "the README's example"."""
     return openpyxl.load_workbook(io.BytesIO(render(readme_example_review, "xlsx")))
 
 
@@ -68,10 +76,10 @@ class TestF3HeadroomWordsFollowTheNumbers:
     """The Glossary and docs/export.md step 8 called the Latency sheet's headroom "larger" than Summary's; in the
     README example it reads "under 2%" against Summary's 10% (the trial's pages 1 and 20)."""
 
-    def test_the_example_is_the_case_the_old_words_got_wrong(self, readme_example_review):
+    def test_the_example_is_the_case_the_old_words_got_wrong(self, readme_means_review):
         """Summary's headroom is 1 - 9 serving / 10 deployed replicas = 10% (the trial's recomputation: the one N+1
         spare); the serving replicas alone take less than the bisection's step (2%) more: the Latency sheet's."""
-        rec = readme_example_review.recommended
+        rec = readme_means_review.recommended
         assert (rec.under_load.replicas, int(rec.fleet.replicas), rec.option.spare_replicas) == (9, 10, 1)
         assert float(rec.fleet.headroom_peak) == pytest.approx(1 - 9 / 10)
         assert rec.load_curve.headroom < HEADROOM_STEP < float(rec.fleet.headroom_peak)
@@ -83,22 +91,23 @@ class TestF3HeadroomWordsFollowTheNumbers:
         assert "spare replicas and the rounding up to whole nodes" in text
         assert "serving replicas alone (spares not used)" in text
 
-    def test_summary_gives_both_figures_each_named(self, book, readme_example_review):
+    def test_summary_gives_both_figures_each_named(self, book, readme_means_review):
         """Summary's key figures: the 10% named as the spare's and whole nodes', and beside it the Latency sheet's
         figure for the serving replicas without the spare."""
         figures = _key_figures(book["Summary"])
-        rec = readme_example_review.recommended
+        rec = readme_means_review.recommended
         assert figures["Headroom at peak: spares, whole nodes"] == pytest.approx(0.1)
         assert figures["Headroom without the spare (Latency)"] == "under 2%"
         latency = [row for row in book["Latency"].iter_rows(values_only=True) if row[0] == rec.option.name]
         assert latency and "under 2%" in latency[0]  # the same words as the Latency table's column
 
-    def test_the_docs_step_claims_no_order_and_states_the_examples_figures(self, readme_example_review):
-        rec = readme_example_review.recommended
+    def test_the_docs_step_claims_no_order_and_states_the_examples_figures(self, readme_means_review):
+        rec = readme_means_review.recommended
         doc = _doc()
         assert "another, larger figure" not in doc
         said = (
-            f"either can be the larger (the README's example: {float(rec.fleet.headroom_peak):.0%}, its one spare of "
+            f"either can be the larger (the README's example at the means: {float(rec.fleet.headroom_peak):.0%}, its one "
+            "spare of "
             f'{int(rec.fleet.replicas)} replicas, against the serving replicas\' "{serving_headroom_text(rec.load_curve)}")'
         )
         assert said in doc, said
@@ -128,8 +137,8 @@ class TestF4AssumptionsStateTheSizingUsed:
     """Assumptions stated the closed form's TPOT-best batch and ceil(peak / rate per replica) + spares, where the
     README example is sized on simulated p95 percentiles with max_num_seqs set to what memory holds."""
 
-    def test_the_batch_row_is_what_memory_holds(self, readme_example_review):
-        review = readme_example_review
+    def test_the_batch_row_is_what_memory_holds(self, readme_means_review):
+        review = readme_means_review
         rec, w = review.recommended, review.scenario.workload
         row = _assumption(review, "Sequences in flight per replica (batch)")
         assert "lets a replica take the most requests/s" not in row.value
@@ -142,8 +151,8 @@ class TestF4AssumptionsStateTheSizingUsed:
         assert rec.batch_per_replica == rec.candidate.slots == 107
         assert "each running at most 107 sequences" in review.reason or "up to 107 sequences" in review.reason
 
-    def test_the_replicas_row_is_the_simulated_search_and_whole_nodes(self, readme_example_review):
-        review = readme_example_review
+    def test_the_replicas_row_is_the_simulated_search_and_whole_nodes(self, readme_means_review):
+        review = readme_means_review
         rec = review.recommended
         row = _assumption(review, "Replicas")
         assert "ceil(peak rate" not in row.value
@@ -172,8 +181,8 @@ class TestF7TheRiskWordsMeetTheHeldOutRange:
         assert said, review.reason
         return said[0]
 
-    def test_one_sentence_in_the_recommendation_ties_them(self, readme_example_review, book):
-        review = readme_example_review
+    def test_one_sentence_in_the_recommendation_ties_them(self, readme_means_review, book):
+        review = readme_means_review
         rec = review.recommended
         said = self._sentence(review)
         # in the recommendation paragraph (Summary's A7), before the runner-up
@@ -212,8 +221,8 @@ class TestF8BuyAgainstRentSaysWhatItLeavesOut:
     """Buy vs rent left out on-premises operating costs, and cost of capital defaults to 0, unsaid where the purchase
     was recommended."""
 
-    def test_the_recommendation_says_what_is_left_out_and_which_way_it_leans(self, readme_example_review):
-        review = readme_example_review
+    def test_the_recommendation_says_what_is_left_out_and_which_way_it_leans(self, readme_means_review):
+        review = readme_means_review
         assert review.recommended.money.pricing == "purchase" and review.scenario.finance.cost_of_capital == 0
         said = (
             "Buying is compared with renting on hardware, power and colocation alone: on-premises operating costs "
@@ -223,8 +232,8 @@ class TestF8BuyAgainstRentSaysWhatItLeavesOut:
         )
         assert said in review.reason
 
-    def test_not_included_lists_them(self, readme_example_review):
-        row = _assumption(readme_example_review, "Not included")
+    def test_not_included_lists_them(self, readme_means_review):
+        row = _assumption(readme_means_review, "Not included")
         for cost in ("maintenance and support contracts", "operations staff", "spares", "insurance", "installation"):
             assert cost in row.value
         assert "they favour renting" in row.value and "interest (cost_of_capital 0)" in row.value
@@ -238,12 +247,12 @@ class TestF8BuyAgainstRentSaysWhatItLeavesOut:
 class TestF12LeversSayWhyTpotRises:
     """Levers "Shorter context" and "KV cache bf16 -> fp8" showed $0 and TPOT +7.2 ms / +5.1 ms with no reason."""
 
-    def test_the_note_gives_the_reason_from_the_levers_own_run(self, readme_example_review):
+    def test_the_note_gives_the_reason_from_the_levers_own_run(self, readme_means_review):
         """Shorter context: the room the lever makes (memory holds more) lets each of the same 9 serving replicas run
         more sequences at once, so each decode step carries more and takes longer. (Until s202 the README example had
         a +0% margin and the lever also cut the serving replicas 9 -> 8; at +25% it does not, and KV-cache
         quantization's TPOT now falls, so it gives no such reason.)"""
-        review = readme_example_review
+        review = readme_means_review
         base = review.baseline
         lever = next(x for x in review.levers if x.name == "Shorter context")
         r, b = lever.result.under_load, base.under_load
@@ -324,14 +333,14 @@ class TestF16TheDocsQuoteTheReviewsRange:
     59.4 ms at 37.6 ms. tests/test_doc_figures.py (TestExportDoc) recomputes the docs' figure and the table's ratios
     beside it; here the docs are read against the workbook's own cells, as the trial compared them."""
 
-    def test_the_docs_range_is_summarys_key_figure(self, book):
-        figures = _key_figures(book["Summary"])
+    def test_the_docs_range_is_summarys_key_figure(self, example_book):
+        figures = _key_figures(example_book["Summary"])
         shown = figures["TPOT at peak: held-out range"]
         simulated = figures["TPOT at peak: predicted"]
         said = (
             f"for the README's example the TPOT range, {shown} at {simulated:.1f} ms simulated, reaches past the 50 ms"
         )
-        assert (shown, f"{simulated:.1f}") == ("30.8 - 59.4 ms", "37.6") and said in _doc(), said
+        assert (shown, f"{simulated:.1f}") == ("31.0 - 59.8 ms", "37.8") and said in _doc(), said
 
 
 class TestF15PrintLayout:
@@ -384,7 +393,7 @@ class TestF15PrintLayout:
             layout = chart.legend.layout.manualLayout
             assert layout.y >= 0.15 and layout.y + layout.h <= 1.0
 
-    def test_the_x_axes_end_at_the_last_traffic_charted(self, book, readme_example_review):
+    def test_the_x_axes_end_at_the_last_traffic_charted(self, book, readme_means_review):
         """Chart data's traffic: 0.25x to 3x the planned peak of 60 requests/s (evaluate.SWEEP), so 15 to 180."""
         xs = [row[0] for row in book["Chart data"].iter_rows(min_row=2, max_col=1, values_only=True) if row[0]]
         assert max(xs) == pytest.approx(3 * 60)
@@ -447,35 +456,35 @@ class TestF15PrintLayout:
         for name in book.sheetnames:
             assert not [h for h in book[name][1] if isinstance(h.value, str) and re.search(r"(^|\s)-\d", h.value)], name
 
-    def test_assumptions_give_each_price_its_quotes_and_dates(self, readme_example_review):
+    def test_assumptions_give_each_price_its_quotes_and_dates(self, readme_means_review):
         """H100 on-demand: the median of Lambda 3.99, RunPod 2.69, Hyperstack 3.20 and CoreWeave 6.155 (trial 17), $3.595 (the
         trial's recomputation); the quotes in the row's "what", which wraps, the linked label short and whole."""
         row = _assumption(
-            readme_example_review,
+            readme_means_review,
             "H100, rented: on-demand price per GPU-hour (median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.155 (2026-09-20))",
         )
         assert row.value == pytest.approx((3.20 + 3.99) / 2)
         assert row.label == "catalog on-demand price" and row.url.startswith("https://")
-        assert not any(a.label.endswith("…") for a in readme_example_review.assumptions if "price" in a.what)
+        assert not any(a.label.endswith("…") for a in readme_means_review.assumptions if "price" in a.what)
 
-    def test_a_medians_price_from_ends_with_its_quotes(self, book, readme_example_review):
+    def test_a_medians_price_from_ends_with_its_quotes(self, book, readme_means_review):
         """'..., Hyperstack 3.20 (2026-08-26), 2026-05-18': the oldest quote's date, unlabelled, after the list."""
         from planner.export.ownership import quote_text
 
-        rented = next(r for r in readme_example_review.results if r.option.name == "H100, rented")
+        rented = next(r for r in readme_means_review.results if r.option.name == "H100, rented")
         said = "median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod (Secure Cloud, as quoted by Spheron) 2.69 (2026-05-22), Hyperstack 3.20 (2026-08-26), CoreWeave 6.155 (2026-09-20)"
         assert quote_text(rented.money) == said
-        bought = readme_example_review.recommended
+        bought = readme_means_review.recommended
         assert quote_text(bought.money) == f"{bought.money.price_provider}, {bought.money.price_date}"  # one quote
         for sheet in ("Ownership", "Like for like"):
             cells = [c.value for row in book[sheet].iter_rows() for c in row if isinstance(c.value, str)]
             medians = [v for v in cells if v.startswith("median of ")]
             assert medians and all(v.endswith(")") for v in medians), (sheet, medians)
-        assert f"runner-up: {said})" in readme_example_review.reason
+        assert f"runner-up: {said})" in readme_means_review.reason
 
     @pytest.mark.libreoffice
     def test_printed_the_sensitivity_table_keeps_its_header_and_options_takes_two_pages(
-        self, tmp_path, readme_example_review
+        self, tmp_path, readme_means_review
     ):
         """The xlsx converted by LibreOffice as the trial did: "Sensitivity (snapshot)", its header and rows on one
         page; Options' heading on 2 pages (3 before)."""
@@ -490,7 +499,7 @@ class TestF15PrintLayout:
         if shutil.which("pdftotext") is None:
             pytest.skip("poppler-utils (pdftotext) not installed")
         src = tmp_path / "review.xlsx"
-        src.write_bytes(render(readme_example_review, "xlsx"))
+        src.write_bytes(render(readme_means_review, "xlsx"))
         pdf = convert(src, "pdf", tmp_path / "pdf")[0]
         text = subprocess.run(
             ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True

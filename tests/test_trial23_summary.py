@@ -33,8 +33,9 @@ pytestmark = pytest.mark.xdist_group("test_export_review")
 
 
 @pytest.fixture(scope="module")
-def example(readme_example_review):
-    return readme_example_review
+def example(readme_means_review):
+    """The README example sized at the mean lengths (the trial's figures; conftest.readme_means_review)."""
+    return readme_means_review
 
 
 @pytest.fixture(scope="module")

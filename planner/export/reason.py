@@ -95,7 +95,7 @@ def risk(scenario: Scenario, rec: Result) -> str:
 
 def means_only(scenario: Scenario, rec: Result) -> str:
     """A sentence where the fleet was sized under load with every request at the mean lengths (``sizing_lengths =
-    "means"``, the default) while the high lengths describe a spread: those percentiles are not the workload's (trial
+    "means"``) while the high lengths describe a spread: those percentiles are not the workload's (trial
     24 F1: 10 replicas met p95 TTFT at the means, 0.64 s, and missed on lognormal lengths of the same means, 2.37 s);
     "" otherwise."""
     w = scenario.workload

@@ -359,11 +359,11 @@ class Workload(BaseModel):
         "standalone prefill per prompt (planner 0.x)",
     )
     sizing_lengths: Literal["means", "spread"] = Field(
-        default="means",
-        description='with sizing "simulated", the lengths of the simulated requests: "means" (default: every request '
-        'at the mean lengths) or "spread" (each prompt and output drawn lognormal around the mean and high lengths, '
-        "seeded; a named dataset sends its own requests): planner plan --rate with --prompt-tokens-high and "
-        "--output-tokens-high draws the same",
+        default="spread",
+        description='with sizing "simulated", the lengths of the simulated requests: "spread" (default: each prompt '
+        "and output drawn lognormal around the mean and high lengths, seeded; a named dataset sends its own requests; "
+        'planner plan --rate with --prompt-tokens-high and --output-tokens-high draws the same) or "means" (every '
+        "request at the mean lengths: the percentiles of a workload without a spread)",
     )
     latency_margin: Literal["model-range"] | float = Field(
         default="model-range",
@@ -458,7 +458,7 @@ class Workload(BaseModel):
     @property
     def simulated_lengths_kind(self) -> str:
         """Where ``simulated_lengths`` takes the requests from: "means" (every request at the means: ``sizing_lengths =
-        "means"``, the default, or each high length equal to its mean), else "dataset" (a named dataset's own: a
+        "means"``, or each high length equal to its mean), else "dataset" (a named dataset's own: a
         shipped sample or a benchmark's uniform draw) or "spread" (drawn around the means and the high lengths)."""
         from planner.serving.load import dataset_load, dataset_statistics
 
@@ -475,7 +475,7 @@ class Workload(BaseModel):
 
     def simulated_lengths(self, max_tokens: float = math.inf) -> list[tuple[int, int]] | None:
         """Each simulated request's (prompt, output) tokens in the sizing simulation (docs/export.md step 5), with
-        ``sizing_lengths = "spread"`` (``simulated_lengths_kind``; "means", the default: None): a named
+        ``sizing_lengths = "spread"``, the default (``simulated_lengths_kind``; "means": None): a named
         dataset's own requests where it has them (sharegpt's shipped sample, a benchmark's uniform draw:
         ``planner.serving.load.dataset_load``), else drawn lognormal around the means and the high percentile
         (``planner.serving.load.spread_lengths``: seeded, so the same workload gives the same requests; each
@@ -514,7 +514,11 @@ class Workload(BaseModel):
                 f'routing "{self.routing}" needs sizing = "simulated" (Little\'s law counts requests in flight, not '
                 "how a balancer deals them over the replicas)"
             )
-        if self.sizing == "littles-law" and self.sizing_lengths != "means":
+        if (
+            self.sizing == "littles-law"
+            and self.sizing_lengths != "means"
+            and "sizing_lengths" in self.model_fields_set
+        ):
             raise ValueError(
                 f'sizing_lengths "{self.sizing_lengths}" needs sizing = "simulated" (Little\'s law sizes on the means)'
             )
