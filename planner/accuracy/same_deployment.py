@@ -103,10 +103,14 @@ class Deployment:
         parallelism ("tp-ep") and group (8: TEP8)."""
         return cls(gpu, model, engine_family(engine), layout_label(parallelism, int(gpus)), weights, kv)
 
-    def words(self) -> str:
-        """ "H200 SXM 141GB, DeepSeek-V3.2, SGLang, TP8, fp8 weights, bf16 KV"."""
+    def words(self, weights_label: str | None = None) -> str:
+        """ "H200 SXM 141GB, DeepSeek-V3.2, SGLang, TP8, fp8 weights, bf16 KV"; ``weights_label`` (a plan's
+        ``resolve.weights_words``, "bf16 + mxfp4 experts" for gpt-oss as published) in place of the weights' name,
+        which is all the matching compares (trial 26 F2: the review's Assumptions said "bf16 weights" for gpt-oss
+        where its Details said "bf16 + mxfp4 experts")."""
         engine = ENGINE_WORDS.get(self.engine, self.engine)
-        return f"{self.gpu}, {self.model}, {engine}, {self.layout}, {self.weights} weights, {self.kv} KV"
+        weights = weights_label or self.weights
+        return f"{self.gpu}, {self.model}, {engine}, {self.layout}, {weights} weights, {self.kv} KV"
 
 
 def row_layout(row: DecodeRow) -> str:

@@ -288,7 +288,8 @@ def published_runs_rows(p: Plan) -> list[tuple[str, str]]:
     head = (
         f"{counted(len(runs), 'run')} in planner validate's tables, each predicted as it ran (same GPU, model and "
         "engine, any release; "
-        f"{d.layout}, {d.weights} weights, {d.kv} KV){own}; {which}:"
+        f"{d.layout}, {p.weight_precision + experts_words(p.weight_precision, p.expert_precision)} weights, "
+        f"{d.kv} KV){own}; {which}:"
     )
     return [("Published runs of this deployment", head)] + [(f"  {r.record_id}", r.words()) for r in shown]
 
