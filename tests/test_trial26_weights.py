@@ -127,3 +127,45 @@ class TestWorkbook:
         assert calc[f"{col}{c.row_of['what']}"].value == what
         assert calc[f"{col}{c.row_of['no_change']}"].value == 0
         assert books["qwen"][RESULTS_SHEET]["A2"].value.endswith("weights bf16, KV bf16")
+
+
+class TestReviewGrid:
+    def test_the_like_for_like_grid_offers_no_fp8_gpt_oss(self, cat):
+        """The review's grid tries every weight precision among the options on the recommended model's GPUs: an fp8
+        Llama option made it size gpt-oss-120b at fp8, its MXFP4 experts grown to 1 byte a value. It now says why
+        not, as the workbook's lever does; the as-published row is named "bf16 + mxfp4 experts" weights."""
+        from planner.export.evaluate import evaluate
+        from planner.export.outlook import like_for_like
+        from planner.export.scenario import parse_scenario
+
+        workload = {
+            "peak_requests_per_s": 2,
+            "average_requests_per_s": 1,
+            "prompt_tokens_mean": 800,
+            "prompt_tokens_high": 3000,
+            "output_tokens_mean": 300,
+            "output_tokens_high": 900,
+            "ttft_target_s": 2.0,
+            "tpot_target_s": 0.05,
+            "sizing": "littles-law",  # the grid's rule, not the simulation, is under test
+        }
+        options = [
+            {"name": "gpt-oss", "gpu": "H100", "model": "gpt-oss-120b", "pricing": "cloud"},
+            {
+                "name": "llama fp8",
+                "gpu": "H100",
+                "model": "Llama-3.1-8B",
+                "pricing": "cloud",
+                "weight_precision": "fp8",
+            },
+        ]
+        s = parse_scenario(
+            {"workload": workload, "option": options, "finance": {"grid_price_kinds": ["on-demand"]}}, "s.toml"
+        )
+        results = tuple(evaluate(o, s.workload, cat, s.traffic_change) for o in s.option)
+        grid = {g.weight_precision: g for g in like_for_like(s, results, cat)}
+        assert set(grid) == {"bf16", "fp8"}
+        assert grid["fp8"].result is None and grid["fp8"].note == NO_SAVING
+        published = grid["bf16"].result
+        assert published.option.name == "H100 SXM 80GB, on-demand, bf16 + mxfp4 experts weights"
+        assert published.weights_label == "bf16 + mxfp4 experts"
