@@ -1,0 +1,45 @@
+"""Trial 26 (an FP&A user on LibreOffice): `planner addin install` on a machine without Excel (F12)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli import main
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A home of the test's own (never the real one): xlwings' config is ~/.xlwings/xlwings.conf on Linux."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+class TestF12AddinInstallWithoutExcel:
+    def test_linux_writes_nothing_and_says_what_works_in_libreoffice(self, home, monkeypatch):
+        """The trial: on Linux it created ~/.xlwings/xlwings.conf, then said none of the steps applied."""
+        monkeypatch.setattr("sys.platform", "linux")
+        result = CliRunner().invoke(main, ["addin", "install"])
+        assert result.exit_code == 0, result.output
+        assert not (home / ".xlwings").exists()
+        assert "This machine runs Linux: nothing written" in result.output
+        # docs/excel.md's statement: LibreOffice runs no xlwings functions; the what-if workbook instead
+        assert "LibreOffice runs no xlwings functions" in result.output and "#NAME?" in result.output
+        assert "planner workbook -o DIR" in result.output and "--force" in result.output
+        assert "Trust Center" not in result.output  # no Windows Excel steps for a machine without Excel
+
+    def test_force_writes_the_default_config(self, home, monkeypatch):
+        """For Excel on Windows reading this home: --force writes it, with the steps and the note."""
+        monkeypatch.setattr("sys.platform", "linux")
+        result = CliRunner().invoke(main, ["addin", "install", "--force"])
+        assert result.exit_code == 0, result.output
+        conf = home / ".xlwings" / "xlwings.conf"
+        assert conf.read_text(encoding="utf-8") == '"UDF MODULES","planner.excel.functions"\n'
+        assert "none of these steps apply" in result.output
+
+    def test_windows_writes_the_default_config(self, home, monkeypatch):
+        monkeypatch.setattr("sys.platform", "win32")
+        result = CliRunner().invoke(main, ["addin", "install"])
+        assert result.exit_code == 0, result.output
+        assert (home / ".xlwings" / "xlwings.conf").is_file()
+        assert "nothing written" not in result.output and "Trust Center" in result.output
