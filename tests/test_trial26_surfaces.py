@@ -43,3 +43,42 @@ class TestF12AddinInstallWithoutExcel:
         assert result.exit_code == 0, result.output
         assert (home / ".xlwings" / "xlwings.conf").is_file()
         assert "nothing written" not in result.output and "Trust Center" in result.output
+
+
+class TestF11WordsAndPrint:
+    @pytest.mark.parametrize(("pricing", "words"), [("purchase", "before buying"), ("cloud", "before committing")])
+    def test_the_test_before_a_commitment_takes_the_price_kinds_verb(self, pricing, words):
+        """The trial: "test one replica ... against the targets before buying" on a rented recommendation."""
+        from types import SimpleNamespace
+
+        from planner.export.reason import before_commitment
+
+        assert before_commitment(SimpleNamespace(money=SimpleNamespace(pricing=pricing))) == words
+
+    def test_the_budget_request_note_prints_with_the_figures_above_it(self, readme_example_review, monkeypatch):
+        """The trial's pdf put "Budget request: rent is cash and expense alike; ..." alone at the top of page 2. The
+        printed Summary keeps the note and the ``NOTE_KEPT_WITH`` figure rows above it on one page
+        (``print_layout.keep_together``, whose page estimate tests/test_trial14_words.py checks): no page break
+        between them."""
+        import io
+
+        import openpyxl
+
+        from planner.export import xlsx
+        from planner.export.print_layout import keep_together
+
+        calls = []
+
+        def recorded(ws, first, last):
+            calls.append((ws.title, first, last))
+            return keep_together(ws, first, last)
+
+        monkeypatch.setattr(xlsx, "keep_together", recorded)
+        ws = openpyxl.load_workbook(io.BytesIO(xlsx.render_print_xlsx(readme_example_review)))["Summary"]
+        note = next(
+            r for r in range(1, ws.max_row + 1) if str(ws.cell(row=r, column=1).value).startswith("Budget request:")
+        )
+        first = note - xlsx.NOTE_KEPT_WITH
+        assert ("Summary", first, note) in calls
+        assert ws.cell(row=first, column=2).value is not None  # a key figure, not a heading or a blank row
+        assert not any(first <= b.id < note for b in ws.row_breaks.brk)
