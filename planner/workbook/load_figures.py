@@ -438,10 +438,9 @@ def lever_changes_nothing(inputs: dict[str, Any], key: str, catalog: Catalog, en
     from planner.catalog.resolve import weights_enlarge_experts
     from planner.report import plan
 
-    if key == "weights_fp8":
-        s = lever_inputs(inputs, key, catalog, engine)
-        if weights_enlarge_experts(catalog, catalog.model(s["model"]), s["weight_precision"]):
-            return True
+    # the model's and fp8's formats alone, as Calc's EXPERTS_SMALLER reads them: whether the deployment fits or not
+    if key == "weights_fp8" and weights_enlarge_experts(catalog, catalog.model(inputs["model"]), "fp8"):
+        return True
 
     def resolved(k: str) -> tuple:
         s = lever_inputs(inputs, k, catalog, engine)
