@@ -578,6 +578,12 @@ def experts_words(weight_precision: str, expert_precision: str | None) -> str:
     return ""
 
 
+def weights_phrase(weights: str, experts: str | None) -> str:
+    """The weights in a list of a deployment's parts: "bf16 weights + mxfp4 experts" (gpt-oss as published,
+    ``experts_words``), "fp8 weights"; what the review's sentences, grid rows and published-run rows say."""
+    return f"{weights} weights{experts_words(weights, experts)}"
+
+
 def expert_precision(catalog: Catalog, model: Model, weight_precision: Any) -> Precision:
     """The routed experts' precision: the model's own expert format where the weights are as published
     (``weight_precision`` None; gpt-oss: MXFP4 experts beside bf16 layers), else the weights' precision."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from planner.catalog.resolve import experts_words
+from planner.catalog.resolve import weights_phrase
 from planner.engines.profiles import IDEAL
 from planner.export.not_sized import margin_basis
 from planner.export.outlook import GridRow, stale_text
@@ -154,7 +154,7 @@ def grid_line(review: Review) -> str:
 def _row_words(g: GridRow) -> str:
     """ "H100 SXM 80GB, purchase, fp8 weights": a grid row's configuration."""
     r = g.result
-    return f"{r.gpu.name}, {g.price_kind}, {r.weight_precision} weights{experts_words(r.weight_precision, r.expert_precision)}"
+    return f"{r.gpu.name}, {g.price_kind}, {weights_phrase(r.weight_precision, r.expert_precision)}"
 
 
 def _lowest_total_words(review: Review, meeting: list[GridRow]) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from planner.catalog import Catalog
-from planner.catalog.resolve import weights_enlarge_experts, weights_words
+from planner.catalog.resolve import expert_precision, weights_enlarge_experts, weights_phrase, weights_words
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
@@ -235,7 +235,8 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                 if no_saving:  # gpt-oss at fp8: its MXFP4 experts would grow; not offered as a saving (F2)
                     rows.append(GridRow(gpu_name, kind, weights, None, None, no_saving))
                     continue
-                label = f"{gpu_name}, {kind}, {weights_words(catalog, model, wp)} weights"
+                experts = expert_precision(catalog, model, wp).name if model.moe is not None else None
+                label = f"{gpu_name}, {kind}, {weights_phrase(weights, experts)}"
                 own = _payer(in_order, gpu_name, model.name, kind, weights) or first
                 if first.gpu.price(kind) is None and not _own_quote(own.option, kind):
                     rows.append(GridRow(gpu_name, kind, weights, None, None, f"no {kind} price in the catalog"))
