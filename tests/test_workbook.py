@@ -495,6 +495,27 @@ class TestCommand:
         result = CliRunner().invoke(main, ["workbook", "refresh", str(path)])
         assert result.exit_code == 2 and "not a what-if workbook" in result.output
 
+    @pytest.mark.parametrize("command", [["workbook", "refresh"], ["export", "-o"]])
+    def test_an_ods_is_refused_with_how_to_save_it_as_xlsx(self, tmp_path, command):
+        """Trial 26 F19: Calc's Save proposes .ods ("Use ODF Format!"), so an .ods is the first thing a LibreOffice
+        user hands over; both commands that read the workbook say how to save it as .xlsx in Calc, exit 2."""
+        path = tmp_path / "edited.ods"
+        path.write_bytes(b"PK\x03\x04")  # the refusal reads the name only
+        out = tmp_path / "out.md"
+        args = [*command, str(path)] if command[0] == "workbook" else ["export", str(path), "-o", str(out)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert "Excel 2007-365 (.xlsx)" in result.output and "File > Save As" in result.output
+        assert not out.exists()
+
+    def test_a_csv_gets_no_office_hint(self, tmp_path):
+        """The Save-As hint is for office files only: a .csv is not a workbook LibreOffice saved."""
+        path = tmp_path / "book.csv"
+        path.write_bytes(b"a,b")
+        with pytest.raises(WorkbookError, match="not an .xlsx") as e:
+            read_inputs(path)
+        assert "Save As" not in str(e.value)
+
     @pytest.mark.parametrize(
         "key,typed,name",
         [

@@ -480,12 +480,16 @@ def lever_void(inputs: dict, key: str) -> bool:
 def expected_probe(inputs: dict, probe, per_scenario: dict) -> float | Error:
     """What a probed cell must show for the baseline ``inputs``: ``expected`` of its scenario's inputs
     (``per_scenario``, by key), or, in a Levers fleet row of a lever that changes nothing, its words "no change"
-    (``planner.workbook.levers.or_void``: trial 13 F13; Calc's own row keeps the figure)."""
-    from planner.workbook.calc import NO_CHANGE_WORDS
+    (``planner.workbook.levers.or_void``: trial 13 F13; Calc's own row keeps the figure), "no saving" for the Weights
+    fp8 lever of a model whose experts ship smaller than fp8 (``resolve.weights_enlarge_experts``)."""
+    from planner.catalog.resolve import weights_enlarge_experts
+    from planner.workbook.calc import NO_CHANGE_WORDS, NO_SAVING_WORDS
     from planner.workbook.layout import LEVERS_SHEET
 
     if probe.sheet == LEVERS_SHEET and probe.quantity.startswith("peak_fleet") and lever_void(inputs, probe.scenario):
-        return Error(NO_CHANGE_WORDS)
+        cat = default_catalog()  # gpt-oss's Weights fp8: "no saving", its experts ship in mxfp4 (trial 26 F2)
+        smaller = probe.scenario == "weights_fp8" and weights_enlarge_experts(cat, cat.model(inputs["model"]), "fp8")
+        return Error(NO_SAVING_WORDS if smaller else NO_CHANGE_WORDS)
     return expected(per_scenario[probe.scenario], probe.quantity)
 
 

@@ -45,7 +45,7 @@ from planner.accuracy.published import (
 )
 from planner.accuracy.validation import Check
 from planner.catalog import Catalog
-from planner.catalog.resolve import default_kv_precision
+from planner.catalog.resolve import default_kv_precision, weights_phrase
 from planner.engines.profiles import engine_family
 from planner.errors import PlannerError
 from planner.model.layouts import layout_label
@@ -103,10 +103,14 @@ class Deployment:
         parallelism ("tp-ep") and group (8: TEP8)."""
         return cls(gpu, model, engine_family(engine), layout_label(parallelism, int(gpus)), weights, kv)
 
-    def words(self) -> str:
-        """ "H200 SXM 141GB, DeepSeek-V3.2, SGLang, TP8, fp8 weights, bf16 KV"."""
+    def words(self, experts: str | None = None) -> str:
+        """ "H200 SXM 141GB, DeepSeek-V3.2, SGLang, TP8, fp8 weights, bf16 KV"; with a plan's routed ``experts``
+        precision where it differs from the weights ("bf16 weights + mxfp4 experts", ``resolve.weights_phrase``:
+        gpt-oss as published), which the matching does not compare (trial 26 F2: the review's Assumptions said
+        "bf16 weights" for gpt-oss where its Details said "bf16 + mxfp4 experts")."""
         engine = ENGINE_WORDS.get(self.engine, self.engine)
-        return f"{self.gpu}, {self.model}, {engine}, {self.layout}, {self.weights} weights, {self.kv} KV"
+        weights = weights_phrase(self.weights, experts)
+        return f"{self.gpu}, {self.model}, {engine}, {self.layout}, {weights}, {self.kv} KV"
 
 
 def row_layout(row: DecodeRow) -> str:

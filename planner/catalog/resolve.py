@@ -578,12 +578,43 @@ def experts_words(weight_precision: str, expert_precision: str | None) -> str:
     return ""
 
 
+def weights_phrase(weights: str, experts: str | None) -> str:
+    """The weights in a list of a deployment's parts: "bf16 weights + mxfp4 experts" (gpt-oss as published,
+    ``experts_words``), "fp8 weights"; what the review's sentences, grid rows and published-run rows say."""
+    return f"{weights} weights{experts_words(weights, experts)}"
+
+
 def expert_precision(catalog: Catalog, model: Model, weight_precision: Any) -> Precision:
     """The routed experts' precision: the model's own expert format where the weights are as published
     (``weight_precision`` None; gpt-oss: MXFP4 experts beside bf16 layers), else the weights' precision."""
     if weight_precision is None:
         return catalog.precision(model.native_expert_precision or model.native_precision)
     return catalog.precision(weight_precision)
+
+
+def weights_words(catalog: Catalog, model: Model, weight_precision: Any = None) -> str:
+    """How every surface names ``model``'s weights at ``weight_precision`` (None: as published): the precision's name
+    and, where a MoE model's routed experts are kept in another format (``expert_precision``), " + <format> experts"
+    (``experts_words``). gpt-oss-120b as published: "bf16 + mxfp4 experts" (its config's quantization_config:
+    MXFP4 experts beside bf16 attention and embeddings); at fp8: "fp8"; Llama-2-70B: "fp16"."""
+    w = catalog.precision(weight_precision if weight_precision is not None else model.native_precision).name
+    experts = expert_precision(catalog, model, weight_precision).name if model.moe is not None else None
+    return w + experts_words(w, experts)
+
+
+def weights_enlarge_experts(catalog: Catalog, model: Model, weights: Any) -> str:
+    """Why quantizing ``model``'s weights to ``weights`` saves nothing, "" where it may: the checkpoint's routed
+    experts already ship in fewer bytes per value than ``weights`` (gpt-oss: MXFP4, 4.25 bits = 0.53 B per value,
+    against fp8's 1 B), and the weights' precision applies to the experts too (``expert_precision``), so the model
+    would grow (gpt-oss-120b at fp8: 41.19 GB of KV room per H100 of 4 against 53.75 GB as published; trial 26 F2).
+    The rule both the what-if workbook's Weights fp8 lever (Calc's no_change row) and the budget review's
+    like-for-like grid follow: neither proposes such weights as a saving."""
+    if model.moe is None or not model.native_expert_precision:
+        return ""
+    shipped, asked = catalog.precision(model.native_expert_precision), catalog.precision(weights)
+    if shipped.bytes_per_element >= asked.bytes_per_element:
+        return ""
+    return f"no saving: the checkpoint's experts are already {shipped.name}, smaller than {asked.name}"
 
 
 def weights_to_pass(catalog: Catalog, model: Model, weights: str, experts: str | None = None) -> str | None:

@@ -115,15 +115,32 @@ NOT_WINDOWS = """This machine runs {system}, where none of these steps apply: cl
 (xlwings Lite). LibreOffice runs no xlwings functions (they show #NAME?): use the what-if workbook instead,
 planner workbook (plain spreadsheet formulas)."""
 
+#: What ``addin install`` says instead of writing the default config on a machine that is not Windows (trial 26 F12: on
+#: Linux it wrote ~/.xlwings/xlwings.conf, then said none of the steps applied): docs/excel.md's statement on
+#: LibreOffice, and how to write the config anyway.
+NOTHING_WRITTEN = """This machine runs {system}: nothing written. {config} is read by classic xlwings UDFs, which run only
+in Excel on Windows. LibreOffice runs no xlwings functions: a workbook using them shows #NAME? there, or the values
+stored when it was saved. In LibreOffice, use the what-if workbook: planner workbook -o DIR (plain spreadsheet
+formulas, no add-in). On a Mac or Excel on the web: planner addin lite DIR (xlwings Lite).
+To write the config anyway (Excel on Windows reads this home): planner addin install --force, or --config FILE."""
+
 #: ``sys.platform`` -> the system's name in ``NOT_WINDOWS``.
 SYSTEMS = {"linux": "Linux", "darwin": "macOS"}
 
 
-def platform_note(platform: str = sys.platform) -> str | None:
-    """``NOT_WINDOWS`` for a machine that is not Windows, None on Windows."""
+def _system(platform: str | None = None) -> str:
+    """The system's name ``NOT_WINDOWS`` and ``NOTHING_WRITTEN`` say: "Linux", "macOS", else ``sys.platform``."""
+    platform = sys.platform if platform is None else platform
+    return SYSTEMS.get(platform, platform)
+
+
+def platform_note(platform: str | None = None) -> str | None:
+    """``NOT_WINDOWS`` for a machine that is not Windows (``platform``, default ``sys.platform`` when called), None on
+    Windows."""
+    platform = sys.platform if platform is None else platform
     if platform.startswith("win"):
         return None
-    return NOT_WINDOWS.format(system=SYSTEMS.get(platform, platform))
+    return NOT_WINDOWS.format(system=_system(platform))
 
 
 #: ``--config FILE``: the xlwings config file that install and uninstall edit.
@@ -144,15 +161,25 @@ config_option = click.option(
     help="Your own catalog folder for Excel to read (written as PLANNER_CATALOG).",
 )
 @click.option("--dry-run", is_flag=True, help="Show the new config without writing it.")
-def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run: bool) -> None:
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write the default config on a machine that is not Windows too (for Excel on Windows sharing this home).",
+)
+def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run: bool, force: bool) -> None:
     """Register the functions with classic xlwings UDFs (Windows): adds planner.excel.functions to "UDF Modules".
 
-    Keeps every other setting and module in the config; prints the Excel steps that cannot be automated.
+    Keeps every other setting and module in the config; prints the Excel steps that cannot be automated. On Linux
+    or macOS it writes nothing to the default config (no Excel there to read it) and says what works instead
+    (LibreOffice: the what-if workbook), unless --force or --config FILE; exit 0 either way.
 
     Example:
 
         planner addin install --catalog C:\\Users\\me\\planner-catalog
     """
+    if config_path is None and not force and not dry_run and platform_note() is not None:
+        echo(NOTHING_WRITTEN.format(system=_system(), config=default_config_path()))
+        return
     path = config_path or default_config_path()
     rows = read_config(path)
     new = set_config_value(rows, UDF_KEY, with_module(_get(rows, UDF_KEY), add=True))

@@ -27,7 +27,7 @@ from planner.accuracy.published import looks_like_json_lines, read_csv_rows, rea
 from planner.accuracy.same_deployment import Deployment
 from planner.api import groups_to_try, layout_kept, weight_bytes
 from planner.catalog import Model, no_rental_price
-from planner.catalog.resolve import experts_words
+from planner.catalog.resolve import experts_words, weights_phrase
 from planner.cli.options import (
     ENGINE_HELP,
     Number,
@@ -288,7 +288,7 @@ def published_runs_rows(p: Plan) -> list[tuple[str, str]]:
     head = (
         f"{counted(len(runs), 'run')} in planner validate's tables, each predicted as it ran (same GPU, model and "
         "engine, any release; "
-        f"{d.layout}, {d.weights} weights, {d.kv} KV){own}; {which}:"
+        f"{d.layout}, {weights_phrase(p.weight_precision, p.expert_precision)}, {d.kv} KV){own}; {which}:"
     )
     return [("Published runs of this deployment", head)] + [(f"  {r.record_id}", r.words()) for r in shown]
 

@@ -623,7 +623,7 @@ def published_runs_row(r) -> Assumption | None:
         shown,
         "predicted / published - 1",
         f"planner validate's error on the {counted(len(runs), 'shipped published run')} of the same GPU, model, "
-        f"engine (any release), layout and group, weight and KV precision ({d.words()}), each predicted as it ran "
+        f"engine (any release), layout and group, weight and KV precision ({d.words(r.expert_precision)}), each predicted as it ran "
         "(catalogs/reference/published_run_errors.csv; planner plan names them too)",
     )
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from planner.catalog import Catalog
 from planner.export.scenario import Scenario, ScenarioError, load_scenario
+from planner.io.libreoffice import save_as_xlsx_hint
 
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
 
@@ -21,5 +22,6 @@ def read_scenario(path: Path, catalog: Catalog | None = None) -> Scenario:
     if path.suffix.lower() != ".toml":
         raise ScenarioError(
             f"{path}: not a scenario; give a .toml scenario file or an .xlsx made by `planner workbook`"
+            + save_as_xlsx_hint(path.suffix)
         )
     return load_scenario(path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from planner.catalog.resolve import experts_words
+from planner.catalog.resolve import weights_phrase
 from planner.engines.profiles import IDEAL
 from planner.export.not_sized import margin_basis
 from planner.export.outlook import GridRow, stale_text
@@ -154,7 +154,7 @@ def grid_line(review: Review) -> str:
 def _row_words(g: GridRow) -> str:
     """ "H100 SXM 80GB, purchase, fp8 weights": a grid row's configuration."""
     r = g.result
-    return f"{r.gpu.name}, {g.price_kind}, {r.weight_precision} weights{experts_words(r.weight_precision, r.expert_precision)}"
+    return f"{r.gpu.name}, {g.price_kind}, {weights_phrase(r.weight_precision, r.expert_precision)}"
 
 
 def _lowest_total_words(review: Review, meeting: list[GridRow]) -> str:
@@ -325,12 +325,13 @@ def margin_sets_fleet_line(review: Review) -> str:
     """Where an option's margin multiplies its fleet ``MARGIN_SETS_FLEET`` times or more: its two fleets and what the
     margin rests on, read as a range, not a quote (the TPOT goal at the margin's end leaves a replica only a few
     sequences at once); "" where none does."""
-    parts = []
+    parts, bought = [], []
     for r in review.results:
         oo = review.outlook.of(r.option.name)
         if r.fleet is None or oo is None or not oo.gpus_without_margin:
             continue
         if r.gpus >= MARGIN_SETS_FLEET * oo.gpus_without_margin:
+            bought.append(r.money.pricing == "purchase")
             parts.append(
                 f"{r.option.name} {counted(r.gpus, 'GPU', ',.0f')} at +{r.margin:.0%} against "
                 f"{oo.gpus_without_margin:,.0f} as predicted (x{r.gpus / oo.gpus_without_margin:,.0f}"
@@ -344,7 +345,8 @@ def margin_sets_fleet_line(review: Review) -> str:
         + ". A margin this wide leaves a replica so little of the TPOT target that each replica is kept far below "
         "what its memory holds: these fleets are not budget figures but the far end of a range whose near end is the fleet as "
         "predicted; measure one replica of this deployment at its planned load (planner validate, planner calibrate) "
-        "before buying on either."
+        # the verb of the price kind (trial 26 F11): nothing is bought on a rented option
+        f"{'before buying on' if all(bought) else 'before committing to'} {'either' if len(parts) > 1 else 'it'}."
     )
 
 

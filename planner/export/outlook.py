@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from planner.catalog import Catalog
+from planner.catalog.resolve import expert_precision, weights_enlarge_experts, weights_phrase, weights_words
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
@@ -230,12 +231,17 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
     for gpu_name, first in firsts.items():
         for weights in precisions:
             for kind in grid_kinds(scenario):
-                label = f"{gpu_name}, {kind}, {weights} weights"
+                wp = None if weights == model.native_precision else weights
+                no_saving = weights_enlarge_experts(catalog, model, wp) if wp is not None else ""
+                if no_saving:  # gpt-oss at fp8: its MXFP4 experts would grow; not offered as a saving (F2)
+                    rows.append(GridRow(gpu_name, kind, weights, None, None, no_saving))
+                    continue
+                experts = expert_precision(catalog, model, wp).name if model.moe is not None else None
+                label = f"{gpu_name}, {kind}, {weights_phrase(weights, experts)}"
                 own = _payer(in_order, gpu_name, model.name, kind, weights) or first
                 if first.gpu.price(kind) is None and not _own_quote(own.option, kind):
                     rows.append(GridRow(gpu_name, kind, weights, None, None, f"no {kind} price in the catalog"))
                     continue
-                wp = None if weights == model.native_precision else weights
                 priced = _grid_option(own.option, kind, wp, label)
                 base = first.option.model_copy(
                     update={
@@ -325,9 +331,11 @@ def build_outlook(
             )
         )
     grid = like_for_like(scenario, results, catalog)
-    runs = [(r.option.name, r.model.name, r.weight_precision, r.model.native_precision) for r in results if r.meets]
+    # the weights as every surface names them (resolve.weights_words): gpt-oss is "published as bf16 + mxfp4
+    # experts", not "as bf16" (trial 26 F2)
+    runs = [(r.option.name, r.model.name, r.weights_label, weights_words(catalog, r.model)) for r in results if r.meets]
     runs += [
-        (g.result.option.name, g.result.model.name, g.weight_precision, g.result.model.native_precision)
+        (g.result.option.name, g.result.model.name, g.result.weights_label, weights_words(catalog, g.result.model))
         for g in grid[:1]
         if g.result is not None and g.result.meets
     ]

@@ -190,6 +190,13 @@ def margin_sources(note: str) -> tuple[str, list[str]]:
     return (hit[1], hit[2].split()) if hit else ("", [])
 
 
+def before_commitment(r: Result) -> str:
+    """When a test of one replica must come, in the verb of ``r``'s price kind (trial 26 F11: "before buying" on a
+    rented recommendation, where nothing is bought): "before buying" hardware bought (``Money.pricing``
+    "purchase"), "before committing" to a rented fleet (on-demand, reserved or spot)."""
+    return "before buying" if r.money.pricing == "purchase" else "before committing"
+
+
 def budget_sentence(scenario: Scenario, rec: Result) -> str:
     """One sentence of the recommendation that ties its risk wording to what the held-out ranges under load say (a
     trial: "+0% margin, -8% / -1%" stood beside a TPOT range past the target and a slow end of +80%, which only the
@@ -236,7 +243,7 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         text = (
             f"{rests}{ranged}at the slow end of those ranges the fleet is the same {counted(s.gpus, 'GPU', ',.0f')}: "
             f"budget the plan's {plan} a month, and test one replica at its planned load"
-            f"{test.removeprefix('one replica tested at its planned load')} against the targets before buying"
+            f"{test.removeprefix('one replica tested at its planned load')} against the targets {before_commitment(rec)}"
         )
         return "What to budget: " + text + "."
     if s.meets:
@@ -254,7 +261,7 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         text = (
             f"{rests}{ranged}{at_end}, below the plan: its +{rec.margin:.0%} latency margin is wider than the held-out "
             f"range it is checked against, so budget the plan's {plan} a month, and test one replica at its planned "
-            f"load{test.removeprefix('one replica tested at its planned load')} against the targets before buying"
+            f"load{test.removeprefix('one replica tested at its planned load')} against the targets {before_commitment(rec)}"
         )
         return "What to budget: " + text + "."
     text = f"{rests}{ranged}{at_end}: budget the plan's {plan} a month if {test} meets the targets, {then}."

@@ -264,6 +264,10 @@ def _summary(book: _Book) -> None:
         if any(t in str(ws.cell(row=row, column=1).value) for t in (held_out.SHORT_LABEL, SLOW_END_FIGURE)):
             ws.cell(row=row, column=1).alignment = WRAP
             fit_row(ws, row)
+    if _budget_request(review):  # the figures' last row (r - 1)
+        # the budget request's note never opens a page alone: it goes with the figures above it (trial 26 F11: the
+        # pdf put "Budget request: rent is cash ..." at the top of page 2, cut off from the Key figures on page 1)
+        keep_together(ws, r - 1 - NOTE_KEPT_WITH, r - 1)
     _live_box(book, ws, 9)
     r = max(r, _figures(ws, targets, 14, 4)) + 1
     _label(ws, r, "Sensitivity (snapshot)")
@@ -348,6 +352,11 @@ def _budget_figures(review: Review) -> list[tuple[str, object, str]]:
     label = money.year1_label(fin.horizon_months)
     rows.append((f"{label} (fleet added by quarter)", oo.ownership.year1_cash_usd, "usd"))
     return rows
+
+
+#: Key-figure rows printed on the page of the budget request's note beneath them (``keep_together``): the note names
+#: the figures it reads, so it never opens a page alone.
+NOTE_KEPT_WITH = 2
 
 
 def _budget_request(review: Review) -> list[tuple[str, object, str]]:

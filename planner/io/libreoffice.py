@@ -26,6 +26,23 @@ from pathlib import Path
 from planner.errors import PlannerError
 from planner.io.files import private_temp_dir, start_group
 
+#: Suffixes of office files that are not .xlsx but that LibreOffice (or Excel) saves a workbook as: an .ods is what
+#: Calc's Save proposes ("Use ODF Format!") for a workbook it opened, so it is the first thing a Calc user hands over.
+OTHER_OFFICE_SUFFIXES = (".ods", ".fods", ".ots", ".xls", ".xlsb", ".xlsm", ".xltx", ".xltm", ".xlam")
+
+#: How to turn a workbook saved in another format back into the .xlsx planner reads (trial 26 F19).
+SAVE_AS_XLSX_HINT = (
+    'save it as .xlsx: in LibreOffice Calc, File > Save As > file type "Excel 2007-365 (.xlsx)" and, asked, '
+    '"Use Excel 2007-365!" (keep the format); in Excel, File > Save As > "Excel Workbook (*.xlsx)"'
+)
+
+
+def save_as_xlsx_hint(suffix: str) -> str:
+    """The words a refused office file adds (``SAVE_AS_XLSX_HINT``) where ``suffix`` is one LibreOffice or Excel saves
+    a workbook as (``OTHER_OFFICE_SUFFIXES``: an .ods from Calc's default Save); "" for any other suffix."""
+    return f"; {SAVE_AS_XLSX_HINT}" if suffix.lower() in OTHER_OFFICE_SUFFIXES else ""
+
+
 INSTALL_HINT = (
     "LibreOffice is not installed (no soffice on PATH or in its default install folder); install it with "
     "`apt-get install libreoffice-calc-nogui` (Debian/Ubuntu), `brew install --cask libreoffice` (macOS) or from "

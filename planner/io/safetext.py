@@ -51,11 +51,20 @@ _TERMINAL_CONTROL_BUT_NEWLINE = re.compile(
 # (Line breaks count as separators too: a reader that ignores quotes starts a row there.)
 _CSV_PIECE_START = re.compile(r"(^|[,;\t|\n])((?:[^\S\t\n\r]|\")*)(?=[=+\-@\r])")
 # Markdown punctuation that opens inline syntax anywhere in a line (CommonMark lets any ASCII punctuation
-# be escaped); & < > become entities instead. A link or image needs "[", so "(" and "!" need no escape.
+# be escaped). A link or image needs "[", so "(" and "!" need no escape.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
-# What opens a block only at the start of a line: a list item (- + * 1. 1)), a quote (> is an entity anyway).
+# What opens a block only at the start of a line: a list item (- + * 1. 1)); a quote (>) is escaped wherever the
+# text starts, a table cell's too.
 _MD_LINE_START = re.compile(r"^([-+]|\d+(?=[.)]))")
-_URL_SCHEME = re.compile(r"\b((?:javascript|vbscript|data|file)\s*):", re.IGNORECASE)
+# Raw HTML (CommonMark 6.6) and an autolink (6.5) open with "<" and a letter, "/", "!" or "?"; an entity or a
+# character reference (2.5) is "&", a name or "#" and digits, and ";". Only those get a backslash (CommonMark 2.4:
+# "\<" and "\&" render as "<" and "&"): "> 100B", "2 -> 4 GPUs", "x < 5 ms", "R&D" stay as written, where HTML
+# entities read "&gt;" in a ticket or an e-mail that does not render Markdown (trial 26 F15).
+_MD_HTML_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+_MD_ENTITY_OPEN = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+# A live URL scheme ("javascript:alert(1)"): its colon becomes a character reference. "scenario file: H100" is no
+# scheme (a blank follows the colon) and keeps its colon (trial 26 F15: "scenario file&#58; H100 bought").
+_URL_SCHEME = re.compile(r"\b((?:javascript|vbscript|data|file)\s*):(?=\S)", re.IGNORECASE)
 
 
 def _text(value: object) -> str:
@@ -120,16 +129,20 @@ def write_text(cell, value: object):
 def md_text(value: object, *, line_start: bool = True) -> str:
     """User or catalog text as one line of Markdown that renders as itself.
 
-    Line breaks become spaces, control characters go, ``& < >`` become HTML entities (no raw HTML), every
-    Markdown punctuation mark that could open syntax gets a backslash (so no heading, list, emphasis, code,
-    link, image, table-cell break), and a ``javascript:``-style scheme loses its live colon. A leading list
-    marker (``-``, ``+``, ``1.``) is escaped too unless ``line_start=False`` (table cells, text after "# ").
+    Line breaks become spaces, control characters go, and every Markdown punctuation mark that could open syntax
+    gets a backslash (so no heading, list, quote, emphasis, code, link, image, table-cell break, raw HTML or
+    entity): a ``<`` that could open a tag and an ``&`` that could open an entity only, so ``->`` and ``> 100B``
+    read as written, with no HTML entities in the plain text (trial 26 F15). A ``javascript:``-style scheme loses
+    its live colon (``&#58;``). A leading list marker (``-``, ``+``, ``1.``) is escaped too unless
+    ``line_start=False`` (table cells, text after "# ").
     """
     text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", _text(value))).strip()  # 4 leading blanks: a code block
     text = _MD_SPECIAL.sub(r"\\\1", text)
     if line_start:
         text = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" if m.group(1)[0].isdigit() else "\\" + m.group(1), text)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if text.startswith(">"):  # a block quote
+        text = "\\" + text
+    text = _MD_ENTITY_OPEN.sub(r"\\&", _MD_HTML_OPEN.sub(r"\\<", text))
     return _URL_SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
 
 

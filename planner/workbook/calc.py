@@ -828,6 +828,8 @@ def budget_refusal() -> str:
 
 #: What a lever that changes nothing (Calc's no_change row) reads in each Levers budget row (Calc's void row).
 NO_CHANGE_WORDS = "no change"
+#: ... and the Weights fp8 lever of a model whose experts ship smaller than fp8 (gpt-oss; ``EXPERTS_SMALLER``).
+NO_SAVING_WORDS = "no saving"
 #: ... and the DP attention + EP lever of a dense baseline, no experts to spread (its first row says why; the words fit
 #: a Levers column on one line, where "does not apply (dense model)" printed as "t apply (dense model)").
 DENSE_WORDS = "does not apply"
@@ -1214,16 +1216,21 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Changes nothing against the baseline (1 yes: not ranked)",
             "",
             INT,
-            {"base": 0.0, "*": NO_CHANGE},
+            {"base": 0.0, "weights_fp8": f"IF({EXPERTS_SMALLER},1,{NO_CHANGE})", "*": NO_CHANGE},
             "load_figures.lever_changes_nothing: the same model, context, precisions used and GPU group as the "
-            "baseline (weights fp8 of an fp8 model, a compare model that is the model itself)",
+            "baseline (weights fp8 of an fp8 model, a compare model that is the model itself); weights fp8 of a "
+            "model whose experts ship smaller (gpt-oss's mxfp4: resolve.weights_enlarge_experts), no saving",
         ),
         Row(
             "void",
             "Levers' fleet rows read (blank: this column's figures)",
             "",
             None,
-            {"base": None, "*": f'IF({{no_change}}=1,"{NO_CHANGE_WORDS}","")'},
+            {
+                "base": None,
+                "weights_fp8": f'IF({{no_change}}=1,IF({EXPERTS_SMALLER},"{NO_SAVING_WORDS}","{NO_CHANGE_WORDS}"),"")',
+                "*": f'IF({{no_change}}=1,"{NO_CHANGE_WORDS}","")',
+            },
             "a lever that changes nothing (or does not apply) says so in every budget row, not a fleet or a verdict",
         ),
         Row(
@@ -1309,6 +1316,24 @@ NO_CHANGE = (
     "IFERROR(IF(AND({model}={C:model},{context}={C:context},{kv}={C:kv},{wp}={C:wp},{ep}={C:ep},{n}={C:n}),1,0),0)"
 )
 
+#: The Weights fp8 lever's column holds a model whose routed experts ship in fewer bytes per value than its weights
+#: (gpt-oss: mxfp4, 0.53 B, against fp8's 1 B): fp8 would enlarge the model, so the lever is no saving and is not
+#: ranked (``resolve.weights_enlarge_experts``, the rule the budget review's like-for-like grid follows; trial 26 F2).
+_SHIPPED_EXPERTS = "INDEX(model_native_expert_precision,{model_row})"
+EXPERTS_SMALLER = (
+    f'IFERROR(AND({_SHIPPED_EXPERTS}<>"",INDEX(prec_bytes,MATCH({_SHIPPED_EXPERTS},prec_names,0))<{{wbpp}}),FALSE)'
+)
+#: ... its words, resolve.weights_enlarge_experts's: "no saving: the checkpoint's experts are already mxfp4, ...".
+EXPERTS_SMALLER_WHY = f'"no saving: the checkpoint\'s experts are already "&{_SHIPPED_EXPERTS}&", smaller than "&{{wp}}'
+
+
+def weights_words_formula(wp: str, ep: str) -> str:
+    """The formula naming a column's weights as every surface names them (``resolve.weights_words``, restated):
+    ``wp``'s name and " + <format> experts" where the experts' precision ``ep`` differs ("bf16 + mxfp4 experts",
+    gpt-oss as published; trial 26 F2: the Results and Levers said "bf16"). ``wp``, ``ep``: cell references."""
+    return f'{wp}&IF({ep}<>{wp}," + "&{ep}&" experts","")'
+
+
 #: What "no change" says for each lever that resolves to the baseline (Calc's what row); others: the same inputs.
 NO_CHANGE_WHY = {
     "weights_fp8": 'IF({C:wp_in}="",{C:model}&" ships "&{C:wp}&" weights","the weights are already "&{C:wp}&'
@@ -1324,6 +1349,8 @@ def _what(key: str, what: str) -> str:
     if key == "base":
         return f'"{what}"'
     why = NO_CHANGE_WHY.get(key, '"the same inputs as the baseline"')
+    if key == "weights_fp8":
+        return f'IF({{no_change}}=1,IF({EXPERTS_SMALLER},{EXPERTS_SMALLER_WHY},"no change: "&{why}),"{what}")'
     return f'IF({{no_change}}=1,"no change: "&{why},"{what}")'
 
 

@@ -16,7 +16,13 @@ from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, calibra
 from planner.accuracy.ranges import query_values
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers, scale_up_gpus
 from planner.catalog import Catalog, Gpu, Model, Precision
-from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors, kv_formats
+from planner.catalog.resolve import (
+    fabric_numbers,
+    gpu_kernel_factors,
+    kv_formats,
+    weights_enlarge_experts,
+    weights_words,
+)
 from planner.engines.allreduce_table import read_allreduce_table
 from planner.engines.architecture import CATALOG_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
@@ -601,12 +607,19 @@ def _digits_width(values) -> float:
 
 def fp8_quality(catalog: Catalog, model: Model) -> str:
     """The budget review's quality line for the Levers' Weights fp8 lever of ``model`` (``planner.export.quality``:
-    its published evaluation delta and who signs off), "" for a model published in fp8 (the lever changes nothing)."""
+    its published evaluation delta and who signs off), its weights named as every surface names them
+    (``resolve.weights_words``: gpt-oss "published as bf16 + mxfp4 experts"); "" for a model published in fp8 (the
+    lever changes nothing); the reason it saves nothing where fp8 would enlarge the checkpoint's experts
+    (``resolve.weights_enlarge_experts``, gpt-oss's MXFP4: the lever is not offered; trial 26 F2)."""
     from planner.export.quality import lever_quality_text
     from planner.workbook.calc import SCENARIOS
 
+    fp8 = catalog.precision("fp8").name
+    no_saving = weights_enlarge_experts(catalog, model, fp8)
+    if no_saving:
+        return f"Weights fp8: {no_saving}"
     lever = next(header for key, header, _ in SCENARIOS if key == "weights_fp8")
-    return lever_quality_text(lever, model.name, catalog.precision("fp8").name, model.native_precision)
+    return lever_quality_text(lever, model.name, weights_words(catalog, model, fp8), weights_words(catalog, model))
 
 
 def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model]) -> tuple[Sheet, list[Name]]:

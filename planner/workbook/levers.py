@@ -12,6 +12,7 @@ from planner.workbook.calc import (
     WORKLOAD_LEVERS,
     Calc,
     scenario_col,
+    weights_words_formula,
 )
 from planner.workbook.formats import GB, INT, MS, USD, cell_holds
 from planner.workbook.inputs import LOAD_FED, STALE_FLEET, STALE_UNIT, stale_estimate
@@ -251,7 +252,11 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         for sk, _, _ in COLUMNS:
             col = scenario_col(sk)
             ref = c.ref(key, col, absolute=True, sheet=True)
-            s.set(f"{col}{r}", _shown(ref) if sk == DP_EP[0] else f"={ref}", fmt=fmt, style="calc")
+            formula = _shown(ref) if sk == DP_EP[0] else f"={ref}"
+            if key == "wp":  # "bf16 + mxfp4 experts" for gpt-oss as published (trial 26 F2), as the review names them
+                words = weights_words_formula(ref, c.ref("ep", col, absolute=True, sheet=True))
+                formula = f'=IF(ISBLANK({ref}),"",{words})' if sk == DP_EP[0] else f"={words}"
+            s.set(f"{col}{r}", formula, fmt=fmt, style="calc")
         r += 1
     r += 1
     s.set(f"A{r}", "Results", style="subtitle")

@@ -432,8 +432,15 @@ def lever_changes_nothing(inputs: dict[str, Any], key: str, catalog: Catalog, en
     """Whether a Levers scenario resolves to the baseline's deployment (Calc's no_change row): the same model,
     context, GPU group and precisions used (weights, experts, KV cache) as ``planner.report.plan`` resolves them
     (the weights-fp8 lever of DeepSeek-V3, which ships fp8 weights; a compare model that is the model itself). Such a
-    lever is labelled "no change" and never ranked. Raises the PlannerError the baseline's inputs raise."""
+    lever is labelled "no change" and never ranked. The weights-fp8 lever of a model whose experts ship in fewer
+    bytes per value (gpt-oss's mxfp4: ``resolve.weights_enlarge_experts``) counts too: it is no saving, not ranked
+    (trial 26 F2). Raises the PlannerError the baseline's inputs raise."""
+    from planner.catalog.resolve import weights_enlarge_experts
     from planner.report import plan
+
+    # the model's and fp8's formats alone, as Calc's EXPERTS_SMALLER reads them: whether the deployment fits or not
+    if key == "weights_fp8" and weights_enlarge_experts(catalog, catalog.model(inputs["model"]), "fp8"):
+        return True
 
     def resolved(k: str) -> tuple:
         s = lever_inputs(inputs, k, catalog, engine)

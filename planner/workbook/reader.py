@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import PlannerError, shown_name
+from planner.io.libreoffice import save_as_xlsx_hint
 from planner.units import parse_token_count, rent_usd_per_gpu_hour, whole_count
 from planner.workbook.layout import (
     BUDGET_FIELDS,
@@ -64,9 +65,14 @@ def check_file(path: str | os.PathLike) -> Path:
         raise WorkbookError(f"{p}: no such file")
     suffix = p.suffix.lower()
     if suffix in (".xlsm", ".xltm", ".xlam", ".xls", ".xlsb"):
-        raise WorkbookError(f"{p}: {suffix} files are not accepted; give the .xlsx workbook `planner workbook` made")
+        raise WorkbookError(
+            f"{p}: {suffix} files are not accepted; give the .xlsx workbook `planner workbook` made"
+            + save_as_xlsx_hint(suffix)
+        )
     if suffix != ".xlsx":
-        raise WorkbookError(f"{p}: not an .xlsx file; give the .xlsx workbook `planner workbook` made")
+        raise WorkbookError(
+            f"{p}: not an .xlsx file; give the .xlsx workbook `planner workbook` made" + save_as_xlsx_hint(suffix)
+        )
     size = p.stat().st_size
     if size > MAX_FILE_BYTES:
         raise WorkbookError(f"{p}: {size / 1e6:,.0f} MB is larger than the {MAX_FILE_BYTES / 1e6:,.0f} MB accepted")

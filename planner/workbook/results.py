@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.workbook.calc import Calc
+from planner.workbook.calc import Calc, weights_words_formula
 from planner.workbook.formats import GB, INT, MS, MS_BEFORE_TEXT, USD, cell_holds
 from planner.workbook.inputs import price_text
 from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
@@ -58,8 +58,8 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         + str(c.row_of["gpu"])
         + '&", "&TEXT(Calc!$C$'
         + str(c.row_of["context"])
-        + ',"#,##0")&" tokens, weights "&Calc!$C$'
-        + str(c.row_of["wp"])
+        + ',"#,##0")&" tokens, weights "&'
+        + weights_words_formula(f"Calc!$C${c.row_of['wp']}", f"Calc!$C${c.row_of['ep']}")
         + '&", KV "&Calc!$C$'
         + str(c.row_of["kv"]),
         style="subtitle",
