@@ -19,6 +19,7 @@ prompt_tokens_high = 3000
 output_tokens_mean = 200
 output_tokens_high = 600
 high_percentile = 95
+sizing_lengths = "means"
 {line}
 ttft_target_s = 0.3
 tpot_target_s = 0.0135

@@ -25,6 +25,7 @@ output_tokens_mean = 212
 output_tokens_high = 800
 ttft_target_s = 2
 tpot_target_s = 0.05
+sizing_lengths = "means"
 """
 
 DPEP = """[[option]]

@@ -208,8 +208,8 @@ class TestExportOffersIt:
         # s202's MIN_SOURCES margin rule widened the MLA margin: 256 x $5.1475 x 730 h)
         said = stated(
             "docs/model.md",
-            r"\(DeepSeek-V3 on H200: DP \+ EP (\d+) GPUs, \$([\d,]+) a month, against tensor parallelism's (\d+) GPUs, "
-            r"\$([\d,]+)\)",
+            r"\(DeepSeek-V3 on H200, its requests drawn around the scenario's mean and p95 lengths: DP \+ EP (\d+) GPUs, "
+            r"\$([\d,]+) a month, against tensor parallelism's (\d+) GPUs, \$([\d,]+);",
         )
         assert said == (round(dp.fleet.gpus), round(dp.monthly_usd), round(tp.fleet.gpus), round(tp.monthly_usd))
 

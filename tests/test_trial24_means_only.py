@@ -1,7 +1,7 @@
-"""Trial 24 F1: a review sized under load simulates every request at the mean lengths by default (``sizing_lengths =
-"means"``), while the workload's high lengths describe a spread (2,000 / p95 6,000 prompt tokens): the Risk sentence
-says the percentiles are the means' and names ``sizing_lengths = "spread"`` (tests/test_sizing_spread.py tests that
-sizing)."""
+"""Trial 24 F1: a review sized under load with every request at the mean lengths (``sizing_lengths = "means"``; the
+default until s206, now "spread"), while the workload's high lengths describe a spread (2,000 / p95 6,000 prompt
+tokens): the Risk sentence says the percentiles are the means' and names ``sizing_lengths = "spread"``
+(tests/test_sizing_spread.py tests that sizing)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def recommended(tmp_path, high=6000, out_high=1000, extra=""):
 
 class TestMeansOnlyIsSaid:
     def test_a_spread_sized_at_the_means_says_so(self, tmp_path):
-        scenario, rec = recommended(tmp_path)
+        scenario, rec = recommended(tmp_path, extra='sizing_lengths = "means"')
         assert rec.under_load is not None
         assert means_only(scenario, rec) == SAID
         assert SAID in risk(scenario, rec)
@@ -55,6 +55,10 @@ class TestMeansOnlyIsSaid:
     def test_sized_on_the_spread_says_nothing(self, tmp_path):
         scenario, rec = recommended(tmp_path, extra='sizing_lengths = "spread"')
         assert means_only(scenario, rec) == ""
+
+    def test_the_default_is_the_spread(self, tmp_path):
+        scenario, rec = recommended(tmp_path)
+        assert scenario.workload.sizing_lengths == "spread" and means_only(scenario, rec) == ""
 
     def test_littles_law_simulates_nothing(self, tmp_path):
         scenario, rec = recommended(tmp_path, extra='sizing = "littles-law"')
