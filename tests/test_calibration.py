@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -402,7 +403,12 @@ class TestCalibrateReadsResultFilesAsValidateDoes:
 
         (mine,) = read_measurements(self.RATE_RUN, "H100", None, 8)
         (theirs,), _ = read_result_rows(self.RATE_RUN, default_catalog(), gpu="H100", gpus=8)
-        assert mine == theirs
+        from dataclasses import fields
+
+        def same(a, b) -> bool:  # a figure the file does not print is NaN in both (NaN != NaN)
+            return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+        assert all(same(getattr(mine, f.name), getattr(theirs, f.name)) for f in fields(mine))
         assert (mine.request_rate, mine.num_prompts, mine.batch) == (1.0, 200, 0)
 
     def test_sglang_json_lines_are_read(self, tmp_path):

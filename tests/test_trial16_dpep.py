@@ -192,6 +192,8 @@ class TestF5SlowEndBelowThePlanHasNoOtherwiseUpTo:
             margin=1.49,
             fleet=SimpleNamespace(tpot_peak_s=0.0197),
             monthly_usd=573663.0,
+            own_runs=None,  # no published runs of this deployment call for another fleet (trial 26 F18)
+            money=SimpleNamespace(pricing="cloud"),  # the trial's option rents (my/r1.md)
         )
         workload = SimpleNamespace(latency_margin="model-range", tpot_target_s=0.05, ttft_target_s=2.0)
         said = budget_sentence(SimpleNamespace(workload=workload), rec)

@@ -170,14 +170,16 @@ class TestF14ReservedCommitment:
         assert commit.endswith("the term's commitment is not modelled") and "not committed" not in commit
 
 
+@pytest.fixture(scope="module")
+def rows(financed):
+    """The financed review and its CSV's rows."""
+    review, _ = financed
+    return review, list(csv.DictReader(io.StringIO(render_csv(review))))
+
+
 class TestF17TheCsvCarriesTheMoney:
     """F17: the CSV lacked year-1 cash, the horizon's total, present value and "$ per M tokens (all)", and its
     ``gpus_high`` / ``monthly_usd_high`` were the +20% sensitivity while the review's Demand cases call x2 "high"."""
-
-    @pytest.fixture(scope="class")
-    def rows(self, financed):
-        review, _ = financed
-        return review, list(csv.DictReader(io.StringIO(render_csv(review))))
 
     def test_the_cases_are_named_by_their_traffic(self, rows):
         """HAND's traffic_change is 0.2 (the default) and stress_multiplier 2: the names say +20% and x2."""
