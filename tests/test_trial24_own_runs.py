@@ -11,7 +11,8 @@ from test_export import review_of, write_scenario
 
 from planner.accuracy.same_deployment import same_deployment_runs
 from planner.export.assumptions import option_deployment
-from planner.export.reason import OWN_RUNS_LEAST, own_runs_beyond_margin, risk
+from planner.export.own_runs import OWN_RUNS_LEAST
+from planner.export.reason import own_runs_beyond_margin, risk
 
 SCENARIO = """
 title = "gpt-oss own runs"

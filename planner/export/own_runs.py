@@ -67,9 +67,13 @@ def beyond(rec: Result) -> dict[str, list[float]]:
 def budget_ratio(rec: Result) -> tuple[str, float] | None:
     """(the metric, its figures' median) for the metric whose median is largest among ``beyond``'s; None where no
     metric's figures are mostly beyond the margin."""
-    medians = {m: statistics.median(xs) for m, xs in beyond(rec).items()}
-    if not medians:
-        return None
+    over = beyond(rec)
+    return _largest_median(over) if over else None
+
+
+def _largest_median(over: dict[str, list[float]]) -> tuple[str, float]:
+    """(the metric, its median) of the metric in ``over`` whose figures' median is largest."""
+    medians = {m: statistics.median(xs) for m, xs in over.items()}
     metric = max(medians, key=medians.__getitem__)
     return metric, medians[metric]
 
@@ -79,12 +83,12 @@ def own_runs_fleet(rec: Result, scenario: Scenario, catalog: Catalog) -> OwnRuns
     None where the rule does not apply. ``gpus`` 0 and ``monthly_usd`` NaN where no fleet meets the targets then."""
     if not rec.meets:
         return None
-    chosen = budget_ratio(rec)
-    if chosen is None:
+    over = beyond(rec)  # the deployment's runs, read once
+    if not over:
         return None
     from planner.export.evaluate import evaluate
 
-    metric, ratio = chosen
+    metric, ratio = _largest_median(over)
     workload = scenario.workload.model_copy(update={"latency_margin": ratio - 1})
     try:
         again = evaluate(
@@ -101,8 +105,8 @@ def own_runs_fleet(rec: Result, scenario: Scenario, catalog: Catalog) -> OwnRuns
     return OwnRunsBudget(
         metric=metric,
         ratio=ratio,
-        figures=len(beyond(rec)[metric]),
-        beyond=sum(x > 1 + rec.margin for x in beyond(rec)[metric]),
+        figures=len(over[metric]),
+        beyond=sum(x > 1 + rec.margin for x in over[metric]),
         gpus=again.gpus if met else 0,
         monthly_usd=again.monthly_usd if met else float("nan"),
     )

@@ -7,7 +7,6 @@ import re
 from typing import TYPE_CHECKING
 
 from planner.export import own_runs
-from planner.export.own_runs import OWN_RUNS_LEAST  # noqa: F401  (the rule's least count, as tests read it)
 from planner.export.ownership import ON_PREMISES_LEFT_OUT, RENT_HOURS, capital_terms, quote_text
 from planner.units import counted
 
@@ -112,7 +111,7 @@ def means_only(scenario: Scenario, rec: Result) -> str:
 def own_runs_beyond_margin(rec: Result) -> str:
     """A sentence where most TPOT (or TTFT) figures of the shipped published runs of the very deployment recommended
     (same GPU, model, engine, layout, group and precisions; ``planner.accuracy.same_deployment``) measured slower than
-    the margin allows (published / predicted above 1 + margin), at least ``OWN_RUNS_LEAST`` of them
+    the margin allows (published / predicted above 1 + margin), at least ``own_runs.OWN_RUNS_LEAST`` of them
     (``own_runs.beyond``); "" otherwise. The margin is drawn from many deployments' held-out runs; this says where the
     deployment's own disagree (trial 24 F13: gpt-oss-120b on 2 x H100, five of seven runs 1.68x-1.95x the prediction
     against a +47% margin), and what to budget says what fleet they call for (trial 26 F18)."""

@@ -117,15 +117,14 @@ def average_batch(
     test): x = 1.3333 req/s, TTFT 0.1 s, 300 tokens, TPOT(B) = 22 ms + 0.2 ms x B: B = 1.3333 x (0.1 + 300 x (0.022
     + 0.0002 B) / (1 - 0.13333)) gives B = 10.28718 / 0.907692 = 11.3333, TPOT 24.27 ms."""
     x = _f(rate_per_replica)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        stretch = np.where(x * ttft_s < 1.0, 1.0 / (1.0 - x * ttft_s), np.inf)
 
-        def step(tpot: np.ndarray) -> np.ndarray:
-            return np.clip(x * (ttft_s + output_tokens * tpot * stretch), 0.0, max_batch)
+    def step(tpot: np.ndarray) -> np.ndarray:  # Little's law at the TPOT a user sees (prompts in between)
+        with np.errstate(invalid="ignore"):
+            return np.clip(concurrency(x, ttft_s, output_tokens, effective_tpot(tpot, x, ttft_s)), 0.0, max_batch)
 
-        b = step(_f(fallback_tpot_s))
-        for _ in range(AVERAGE_BATCH_STEPS):
-            b = step(tpot_at_batch(tpot_by_batch_s, np.maximum(b, 1.0), fallback_tpot_s))
+    b = step(_f(fallback_tpot_s))
+    for _ in range(AVERAGE_BATCH_STEPS):
+        b = step(tpot_at_batch(tpot_by_batch_s, np.maximum(b, 1.0), fallback_tpot_s))
     return b, tpot_at_batch(tpot_by_batch_s, np.maximum(b, 1.0), fallback_tpot_s)
 
 
