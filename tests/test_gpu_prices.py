@@ -281,3 +281,34 @@ def test_every_surface_prices_a_gpu_with_several_quotes_alike():
     assert plan["price_usd_per_gpu_hour"] == api.gpu_price_per_hour("H100") == exported == pytest.approx(3.595)
     assert plan["price_source"].startswith("on-demand, median of 4 quotes: Lambda 3.99 (2026-09-20), RunPod")
     assert chosen_quote(CAT.gpu("H100"), "on-demand", "Hyperstack").usd_per_gpu_hour == 3.20  # a named basis
+
+
+class TestTrial27AmdRents:
+    """Trial 27 F1: AMD rents follow the NVIDIA rule (the median of a kind's quotes), not one neocloud's figure."""
+
+    def test_mi300x_on_demand_is_the_median_of_its_four_quotes(self):
+        """TensorWave $1.50 and Vultr $1.85 (research note, cliffcenter.com, 2026-05-18: secondary), DigitalOcean
+        'AMD MI300X | $1.99 per hour' (docs.digitalocean.com Droplet pricing, validated 2026-05-28) and Crusoe
+        'AMD MI300X 192GB (on-demand)' '$3.45/GPU-hr' (crusoe.ai/cloud/pricing, transcribed 2026-09-20):
+        median (1.85 + 1.99) / 2 = 1.92, no longer the single TensorWave quote (1.50)."""
+        gpu = CAT.gpu("MI300X")
+        quotes = [(p.provider, p.usd_per_gpu_hour) for p in gpu.prices if p.kind == "on-demand"]
+        assert quotes == [
+            ("TensorWave (research note)", 1.5),
+            ("Vultr (research note)", 1.85),
+            ("DigitalOcean", 1.99),
+            ("Crusoe", 3.45),
+        ]
+        assert api.gpu_price_per_hour("MI300X") == pytest.approx((1.85 + 1.99) / 2)
+        assert gpu.price().provider.startswith("median of 4 quotes:") and gpu.price().instance_gpus == 1
+        assert gpu.quote("on-demand", "TensorWave").usd_per_gpu_hour == 1.5  # a provider's name still picks it
+
+    def test_a_quote_from_the_research_note_says_it_is_secondary(self):
+        """Every AMD quote taken from the cliffcenter.com note (no rate card of that provider was found) is marked
+        in its provider name, which every surface prints, and in its source."""
+        for name in ("MI300X", "MI325X"):
+            for p in CAT.gpu(name).prices:
+                if "cliffcenter.com" in p.source:
+                    assert p.provider.endswith("(research note)") and p.source.startswith("SECONDARY"), (name, p)
+                else:
+                    assert "(research note)" not in p.provider, (name, p)
