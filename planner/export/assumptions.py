@@ -829,8 +829,8 @@ def memory_rows(r, utilization: Assumption, w: Workload) -> list[Assumption]:
             f"{o.name}: engine's max_num_seqs on {g.name}",
             c.max_num_seqs,
             "sequences",
-            f"engine profile '{r.engine.name}': its default for this GPU's memory and name (vLLM 0.19: 1,024 on "
-            "70 GiB or more not named A100, else 256; EngineProfile.batching_limits, planner.api.engine_sequence_limit)"
+            f"engine profile '{r.engine.name}': its default by this GPU's memory and name (1,024 on an H100, "
+            "256 on an A100 or a smaller GPU; EngineProfile.batching_limits, planner.api.engine_sequence_limit)"
             if r.engine.name.startswith("vllm")
             else f"engine profile '{r.engine.name}': its default for this GPU (EngineProfile.batching_limits, "
             "planner.api.engine_sequence_limit)",
