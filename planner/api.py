@@ -56,6 +56,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     layout_error,
     layout_kept,
     layouts_to_size,
+    memory_utilization_in_effect,
     nan_record,
     next_tp_size,
     release_cannot_run,
@@ -68,6 +69,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     untested_architecture_note,
     valid_tp_sizes,
     vendor_error,
+    weight_bytes_per_gpu,
 )
 from planner.model import MemoryPlan
 from planner.options import BatchOptions, DeploymentOptions, GroupOptions, Options

@@ -113,6 +113,45 @@ def engine_sequence_limit(engine: EngineProfile, gpu: Gpu, parallelism: str = "t
     return int(seqs) * (int(streams_of(parallelism, float(gpus))) if per_stream else 1)
 
 
+def memory_utilization_in_effect(
+    engine: EngineProfile,
+    visible_bytes_per_gpu: float,
+    gpus: float,
+    parallelism: str = "tp",
+    mla: bool = False,
+    given: float | None = None,
+) -> float:
+    """The share of each GPU's engine-visible memory the engine takes for weights, reserve and KV cache on one
+    scenario: ``given`` where set, else the engine's default (vLLM's gpu_memory_utilization 0.9), SGLang's
+    mem_fraction_static by its rule on this GPU and group (``default_memory_fraction``: visible memory, TP size,
+    data-parallel attention ranks under "dp-ep", MLA). What ``planner plan`` prints as "x utilization" and a budget
+    review's memory rows state."""
+    if given is not None:
+        return float(given)
+    if not engine.memory_fraction_rule:
+        return float(engine.memory_utilization)
+    ranks = gpus if parallelism == "dp-ep" else 1
+    return float(default_memory_fraction(engine.memory_fraction_rule, visible_bytes_per_gpu, gpus, ranks, mla))
+
+
+def weight_bytes_per_gpu(
+    memory: m.MemoryPlan, engine: EngineProfile, memory_utilization: float, parallelism: str = "tp"
+) -> float:
+    """Weights one GPU of the group holds, bytes, on one scenario: whole model / GPUs where every layer is split
+    over the group (tensor parallel, experts spread or not); under data-parallel attention or a pipeline of more than
+    one stage, not 1/g of the weights a GPU: the KV budget's own identity gives them (``kv_budget_bytes_per_gpu``),
+    visible x utilization - reserve - budget ("total", vLLM) or visible - reserve - budget / utilization ("free":
+    TensorRT-LLM, LMDeploy)."""
+    gpus = float(memory.gpus)
+    if parallelism != "dp-ep" and float(pipeline_stages(parallelism, gpus)) <= 1:
+        return float(memory.weight_bytes) / gpus
+    visible, reserve = float(memory.visible_bytes_per_gpu), float(memory.reserve_bytes_per_gpu)
+    budget = float(memory.kv_budget_bytes_per_gpu)
+    if engine.budget_mode == "free":
+        return visible - reserve - budget / memory_utilization
+    return visible * memory_utilization - reserve - budget
+
+
 def served_batch(
     memory_max_batch: int, engine: EngineProfile, gpu: Gpu, parallelism: str = "tp", gpus: float = 1
 ) -> tuple[int, bool]:

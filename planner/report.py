@@ -35,6 +35,7 @@ from planner.deploy import (
     experts_upcast,
     fp8_kv_note,
     layouts_to_size,
+    memory_utilization_in_effect,
     release_cannot_run,
     served_batch,
     sixteen_bit_note,
@@ -46,7 +47,6 @@ from planner.deploy import (
 from planner.engines.allreduce_table import borrowed_note, gather_scatter_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
 from planner.engines.profiles import EngineProfile, engine_for_version, engine_profile, pinned_release
-from planner.engines.sglang import default_memory_fraction
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.model.layouts import is_pipeline, pipeline_stages
@@ -396,12 +396,9 @@ def plan(
         warnings += [table_note] if table_note else []
     stale = stale_price_warning(quote, g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
-    util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)
-    if o.memory_utilization is None and eng.memory_fraction_rule:  # SGLang: its fraction on this GPU and group
-        ranks = n if layout == "dp-ep" else 1
-        util = float(
-            default_memory_fraction(eng.memory_fraction_rule, mem.visible_bytes_per_gpu, n, ranks, mdl.mla is not None)
-        )
+    util = memory_utilization_in_effect(  # SGLang: its fraction on this GPU and group
+        eng, mem.visible_bytes_per_gpu, n, layout, mdl.mla is not None, o.memory_utilization
+    )
     from planner.accuracy.ranges import coverage_note  # (not at import: the Excel add-in imports this module)
     from planner.accuracy.same_deployment import Deployment, same_deployment_runs
     from planner.accuracy.serving_margin import sizing_range

@@ -52,6 +52,17 @@ def counted(n: float, noun: str, spec: str = ",") -> str:
     return f"{text} {noun}" if text.strip() == "1" else f"{text} {noun}s"
 
 
+def fixed_half_up(x: float, digits: int = 1) -> str:
+    """``x`` to ``digits`` decimals, a tie rounded away from zero as a hand check rounds it, for display only (trial
+    25 F10: B200's ridge 2.25e15 / 8e12 = 281.25 FLOP/B printed "281.2" under Python's half-even "{:.1f}"; this gives
+    "281.3"). The tie is the number as Python writes it (``repr``: the shortest decimal that reads back as ``x``), so
+    0.15 is "0.2" although its binary value is a hair below 0.15. Separators as ",": 1,234.6."""
+    if not math.isfinite(x):
+        return f"{x:.{digits}f}"
+    exact = decimal.Decimal(repr(float(x))).quantize(decimal.Decimal(1).scaleb(-digits), rounding=decimal.ROUND_HALF_UP)
+    return f"{exact:,.{digits}f}"
+
+
 def fmt_bytes(n: float) -> str:
     """SI bytes: 137953296384 -> '138 GB', 327680 -> '328 kB'."""
     return _si(n, "B")

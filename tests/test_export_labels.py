@@ -19,7 +19,7 @@ from planner.engines.profiles import engine_profile
 
 #: cli_support.SCENARIO's p95 prompt + p95 output, tokens: 3,000 + 1,200 (the context memory is sized for).
 SIZING_CONTEXT_TOKENS = 3000 + 1200
-BATCH_LABEL = "Sequences in flight per replica (batch)"
+BATCH_LABEL = "Sequences in flight per replica, at most (max batch)"
 LOAD_LABEL = "Load vs sized capacity (average)"
 DECODE_LABEL = "TPOT, decode step alone: full batch, every sequence at p95 prompt + output (4,200 tokens)"
 

@@ -112,6 +112,15 @@ def example_cells() -> dict:
             'TPOT("H100","llama2-70b",8192,8,,,,,"sglang")',
             xf.TPOT("H100", "llama2-70b", 8192.0, 8.0, None, None, None, None, "sglang"),
         ),
+        # the seed cases' other two points (trial 25 F10), last so that the rows above keep their cells: A100's ridge
+        # (312 TFLOP/s / 2,039 GB/s) and LLaMA 1 65B's KV per token, the MHA figure 8x Llama 2 70B's GQA one
+        ("Ridge point of an A100 80GB at bf16 (seed case)", "FLOP/B", 'RIDGE("A100")', xf.RIDGE("A100")),
+        (
+            "KV cache of one token, LLaMA 65B (MHA), fp16 (seed case)",
+            "bytes",
+            'KV_BYTES("llama-65b",1,"fp16")',
+            xf.KV_BYTES("llama-65b", 1.0, "fp16"),
+        ),
     ]
     functions_rows = [["What", "Unit", "Formula", "Result", "Python gave"]]
     functions_values = {}

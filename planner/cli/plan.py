@@ -25,7 +25,7 @@ from planner.accuracy.loaded_ranges import (
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
 from planner.accuracy.same_deployment import Deployment
-from planner.api import groups_to_try, layout_kept, weight_bytes
+from planner.api import groups_to_try, layout_kept, weight_bytes, weight_bytes_per_gpu
 from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words, weights_phrase
 from planner.cli.options import (
@@ -111,6 +111,7 @@ from planner.units import (
     RENT_ACCEPTED,
     GiB,
     counted,
+    fixed_half_up,
     fmt_bytes,
     fmt_gb,
     fmt_percent,
@@ -332,15 +333,8 @@ def render_plan(p: Plan) -> str:
     free_fraction = p.engine.budget_mode == "free"  # TensorRT-LLM, LMDeploy: a fraction of what is left free
     if not free_fraction:
         row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
-    weights_per_gpu = float(mem.weight_bytes) / p.gpus
-    if p.parallelism == "dp-ep" or stages > 1:  # not 1/g of the weights a GPU: the budget's own identity gives them
-        reserve, budget = float(mem.reserve_bytes_per_gpu), float(mem.kv_budget_bytes_per_gpu)
-        free = p.engine.budget_mode == "free"
-        weights_per_gpu = (
-            visible - reserve - budget / p.memory_utilization
-            if free
-            else (visible * p.memory_utilization - reserve - budget)
-        )
+    # dp-ep, a pipeline: not 1/g of the weights a GPU; the budget's own identity gives them
+    weights_per_gpu = weight_bytes_per_gpu(mem, p.engine, p.memory_utilization, p.parallelism)
     loaded = float(mem.weight_bytes)
     try:
         given = None if p.weight_precision == p.model.native_precision else p.weight_precision  # as published
@@ -421,7 +415,7 @@ def render_plan(p: Plan) -> str:
         row(
             f"Max concurrency (vLLM's log line{rank})", f"{concurrency:.2f}x at {p.context:,} tokens per request{lower}"
         )
-    row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
+    row("Ridge point", f"{fixed_half_up(p.ridge_flop_per_byte)} FLOP/B")  # 281.25 -> 281.3, as a hand check
     steps = [(f"Decode at batch {p.batch}", p.at_batch)] + ([("Decode at batch 1", p.at_one)] if p.batch != 1 else [])
     for label, step in steps:
         row(label, "")

@@ -54,6 +54,16 @@ class Assumption:
     label: str  # short source label
     url: str = ""  # http(s) link, or ""
     source: str = ""  # the full source text
+    #: (name, link) of each source beyond ``url`` where a row rests on several (a median price: every quote's page,
+    #: trial 25 F6); () for a row with one source
+    links: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label_with_links(self) -> str:
+        """The label, then each of ``links`` as "name address" (a cell holds one hyperlink: the others as text)."""
+        if not self.links:
+            return self.label
+        return f"{self.label}; each quote's page: " + "; ".join(f"{name} {url}" for name, url in self.links)
 
 
 def first_url(text: str) -> str:
@@ -86,7 +96,19 @@ def sourced(what: str, value: float | str, unit: str, source: str) -> Assumption
     return Assumption(what, value, unit, short_label(source), first_url(source), source)
 
 
-def _priced(what: str, value: float, money: Money, date: str = "") -> Assumption:
+def quote_links(money: Money, gpu) -> tuple[tuple[str, str], ...]:
+    """(provider, link) of each quote a median price is made of (``Gpu.price``: every quote of its kind), in the
+    catalog's order, those with a link; () for one provider's quote or the scenario's own price. The median's source
+    links the first quote only (trial 25 F6: a checker re-deriving $3.595 had to open catalogs/gpus.toml for the
+    other three)."""
+    q = money.quote
+    if q is None or not q.is_median:
+        return ()
+    quotes = [p for p in gpu.prices if p.kind == q.kind]
+    return tuple((p.provider, url) for p in quotes if (url := first_url(p.source)))
+
+
+def _priced(what: str, value: float, money: Money, date: str = "", gpu=None) -> Assumption:
     """A price row: which quotes it is, with their amounts and dates, in its "what" ("H100, rented: on-demand price per
     GPU-hour (median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26))"), which wraps, and a short
     label linking to the catalog's source (a trial: the label, cut at ``LABEL_CHARS``, lost the quotes and dates to
@@ -99,7 +121,12 @@ def _priced(what: str, value: float, money: Money, date: str = "") -> Assumption
     url = first_url(money.price_source)
     if not url:  # an internal quote (a contract, a PO number): its own words are the evidence (trial 18 F5)
         label = f"{label}: {money.quote.source}"
-    return Assumption(f"{what} ({quote_text(money, with_gap=False)})", value, "US$", label, url, money.price_source)
+    links = quote_links(money, gpu) if gpu is not None else ()
+    if links:  # a median: the hyperlink to the first quote with a page, every quote's page in the label
+        url = links[0][1]
+    return Assumption(
+        f"{what} ({quote_text(money, with_gap=False)})", value, "US$", label, url, money.price_source, links
+    )
 
 
 def catalog_folders_row(catalog, results) -> Assumption:
@@ -297,7 +324,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         o, money = r.option, r.money
         if money.pricing == "purchase":
             rows += [
-                _priced(f"{o.name}: GPU purchase price", money.purchase_usd, money, date),
+                _priced(f"{o.name}: GPU purchase price", money.purchase_usd, money, date, r.gpu),
                 _given(f"{o.name}: host server per node", money.host_server_usd, "US$", date),
                 _given(f"{o.name}: network per node", money.networking_usd, "US$", date),
                 _given(f"{o.name}: host power per node", money.host_power_w, "W", date),
@@ -321,7 +348,9 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 )
         else:
             rows += [
-                _priced(f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money, date),
+                _priced(
+                    f"{o.name}: {money.price_kind} price per GPU-hour", money.cloud_usd_per_gpu_hour, money, date, r.gpu
+                ),
                 Assumption(
                     f"{o.name}: rented in instances of",
                     money.node_size,
@@ -351,7 +380,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             ),
         ]
         util, util_src = _memory_utilization(r)
-        rows.append(Assumption(f"{o.name}: memory utilization", util, "share", util_src))
+        rows += memory_rows(r, Assumption(f"{o.name}: memory utilization", util, "share", util_src), w)
     for r in _first_per(results, lambda r: r.model.name):
         m = r.model
         rows += [
@@ -422,11 +451,17 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "tokens",
             f"p{w.high_percentile:g} prompt + p{w.high_percentile:g} output",
         ),
-        Assumption(
-            "Context decode time is taken at",
+        Assumption(  # trial 25 F3: what the figure feeds, and what it does not
+            "Context the group screening's TPOT curve is taken at (which groups and batches meet the TPOT goal)"
+            + (
+                "; the simulated TPOT at peak, which sizes the replicas, runs each simulated request at its own context"
+                if w.sizing == "simulated"
+                else "; Little's law's TPOT at peak too"
+            ),
             w.inflight_context_tokens,
             "tokens",
-            "mean prompt + mean output x exp(s^2) / 2: the contexts in flight (docs/export.md)",
+            "mean prompt + mean output x exp(s^2) / 2: the contexts in flight (docs/export.md); "
+            "planner.export.evaluate._candidates",
         ),
         *_method_rows(scenario, results, rules),
         Assumption(
@@ -681,7 +716,8 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
         ),
         Assumption(
             "Each quarter's fleet",
-            "the planned fleet scaled to the peak of the quarter's last month (same group and requests/s per "
+            "the planned fleet scaled to the peak of the quarter's last month, the peak growing linearly (the same "
+            "step each month, not compounding) from today's to the planned peak (same group and requests/s per "
             "replica), not sized again",
             "",
             "planner.export.evaluate.fleet_at",
@@ -698,6 +734,113 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
             ", ".join(fin.grid_price_kinds),
             "",
             "[finance] grid_price_kinds / default purchase, reserved, on-demand (spot added when an option pays it)",
+        ),
+    ]
+
+
+def memory_rows(r, utilization: Assumption, w: Workload) -> list[Assumption]:
+    """The memory chain behind an option's batch, per GPU of its kept group, as ``planner plan`` prints it (trial 25 F2:
+    a checker could not reproduce "107 sequences in flight" from the review): memory the engine sees, the engine's
+    ``utilization`` row, weights, the reserve (the one fitted figure, with its source), the KV budget, KV bytes per
+    token (the model's and one GPU's), the cache's tokens in whole blocks, the sequences memory holds, the engine's
+    max_num_seqs and the max batch. Every value is ``Result.memory`` (``planner.export.memory_chain``: the memory plan
+    the sizing read); only ``utilization`` where the option meets no target (no group kept)."""
+    c = r.memory
+    if c is None:
+        return [utilization]
+    o, g, n = r.option, r.gpu, c.gpus
+    at = f"{o.name}: per GPU ({n} per replica)"
+    ctx = f"{c.context_tokens:,}"
+    seen = f"{at}: memory the engine sees"
+    seen_row = (
+        sourced(seen, c.visible_bytes_per_gpu / 1e9, "GB", g.engine_visible_memory_source)
+        if g.engine_visible_memory_source
+        else Assumption(
+            seen,
+            c.visible_bytes_per_gpu / 1e9,
+            "GB",
+            "no measured figure: physical memory x (1 - ECC share) x the engine's visible share "
+            "(planner.model.memory.visible_memory_bytes)",
+        )
+    )
+    budget_rule = (
+        "utilization x (memory seen - weights - reserve)"
+        if c.budget_mode == "free"
+        else "memory seen x utilization - weights - reserve"
+    )
+    blocks = f"{c.block_tokens:,}-token blocks" if c.block_tokens > 1 else "tokens"
+    return [
+        seen_row,
+        replace(utilization, what=f"{at}: x {utilization.what.split(': ', 1)[1]}"),
+        Assumption(
+            f"{at}: - weights (whole model {c.weight_bytes / 1e9:,.2f} GB)",
+            c.weight_bytes_per_gpu / 1e9,
+            "GB",
+            f"parameters x bytes per weight ({r.weights_label}) / GPUs per replica (planner.api.weight_bytes; "
+            "planner.api.weight_bytes_per_gpu)",
+        ),
+        Assumption(
+            f"{at}: - activation and runtime reserve (the one fitted figure)",
+            c.reserve_bytes_per_gpu / 1e9,
+            "GB",
+            c.reserve_source,
+        ),
+        Assumption(
+            f"{at}: = KV cache budget",
+            c.kv_budget_bytes_per_gpu / 1e9,
+            "GB",
+            f"{budget_rule} (planner.model.memory.kv_budget_bytes_per_gpu)",
+        ),
+        Assumption(
+            f"{o.name}: KV cache per token, whole model ({r.kv_precision})",
+            c.kv_bytes_per_token,
+            "B",
+            "K and V values a token caches over every layer x bytes each (planner.api.kv_bytes_per_token; GQA/MHA: "
+            "2 x layers x KV heads x head dim x bytes)",
+        ),
+        Assumption(
+            f"{at}: KV cache per token",
+            c.kv_bytes_per_token_per_gpu,
+            "B",
+            "each GPU caches its share of the KV heads (a copy of a head where the group has more GPUs than KV "
+            "heads; planner.model.memory.memory_plan)",
+        ),
+        Assumption(
+            f"{o.name}: KV cache tokens per replica (whole {blocks})",
+            c.kv_cache_tokens,
+            "tokens",
+            f"floor(KV cache budget / (KV per token per GPU x {c.block_tokens:,})) x {c.block_tokens:,}: every GPU "
+            "holds its share of every token (planner.model.memory.kv_cache_tokens; vLLM's 'GPU KV cache size')",
+        ),
+        Assumption(
+            f"{o.name}: KV block (a sequence takes whole blocks)",
+            c.block_tokens,
+            "tokens",
+            f"engine profile '{r.engine.name}' (block_size)",
+        ),
+        Assumption(
+            f"{o.name}: sequences of {ctx} tokens memory holds per replica",
+            c.memory_max_batch,
+            "sequences",
+            f"KV cache tokens / {ctx} tokens (p{w.high_percentile:g} prompt + p{w.high_percentile:g} output) in "
+            "whole blocks, rounded down (planner.api.max_batch, the memory plan the sizing read)",
+        ),
+        Assumption(
+            f"{o.name}: engine's max_num_seqs on {g.name}",
+            c.max_num_seqs,
+            "sequences",
+            f"engine profile '{r.engine.name}': its default by this GPU's memory and name (1,024 on an H100, "
+            "256 on an A100 or a smaller GPU; EngineProfile.batching_limits, planner.api.engine_sequence_limit)"
+            if r.engine.name.startswith("vllm")
+            else f"engine profile '{r.engine.name}': its default for this GPU (EngineProfile.batching_limits, "
+            "planner.api.engine_sequence_limit)",
+        ),
+        Assumption(
+            f"{o.name}: max batch: sequences in flight per replica, at most",
+            c.max_batch,
+            "sequences",
+            "min(sequences memory holds, max_num_seqs): the engine's cap (planner.api.served_batch), Options' "
+            "'Sequences in flight per replica, at most'; at the traffic fewer run",
         ),
     ]
 

@@ -24,6 +24,7 @@ from planner.engines.kernel_curves import curves_note
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
 from planner.export import sizing
+from planner.export.memory_chain import memory_chain
 from planner.export.ownership import Money, book_value_note, money_warnings, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Finance, Option, Workload
@@ -683,6 +684,11 @@ def evaluate(
         )
     _, rep, fl, _ = best
     peak, avg = _rates(workload, rep)
+    # the memory behind the kept group's batch, from the memory plan _candidates' max_batch read (trial 25 F2)
+    common["memory"] = memory_chain(
+        gpu, mdl, workload.sizing_context_tokens, kept.gpus_per_replica, eng, catalog,
+        option.weight_precision, option.kv_precision, option.memory_utilization, layout,
+    )  # fmt: skip
     sim = None
     if workload.sizing == "simulated":
         replica = _serving_replica(option, gpu, mdl, kept.gpus_per_replica, eng, catalog, wp, kp)

@@ -23,9 +23,11 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "One running copy of the model on a group of GPUs; the fleet is several replicas behind a load balancer.",
     ),
     (
-        "Sequences in flight per replica (batch)",
-        "How many requests one replica works on at once, each holding its share of memory (the engine's largest "
-        "batch); not requests per second.",
+        "Sequences in flight per replica, at most (max batch)",
+        "The most requests one replica works on at once, each holding its share of memory: the engine's cap "
+        "(max_num_seqs as the review sets it, what memory holds at the high-percentile lengths within the engine's "
+        "own limit; Assumptions' memory rows give the chain), not a count of the sequences that run (at the "
+        "traffic fewer run); not requests per second.",
     ),
     (
         "TPOT at peak",

@@ -203,11 +203,14 @@ def render_markdown(review: Review) -> str:
             value = f"{a.value:.0%}"
         elif a.unit == "GB":  # memory: 85.90 GB, as the xlsx and the what-if workbook
             value = f"{a.value:,.2f}"
+        elif float(a.value).is_integer():  # counts and bytes whole, with separators: 1,372,176 tokens, not 1.37218e+06
+            value = f"{a.value:,.0f}"
         else:
             value = f"{a.value:,.6g}"
         value = md_text(value, line_start=False) if isinstance(a.value, str) else value
         what, unit = md_text(a.what, line_start=False), md_text(a.unit, line_start=False)
-        out.append(f"| {what} | {value} | {unit} | {_source(a.label, a.url)} |")
+        links = "".join(f"; {_source(name, url)}" for name, url in a.links)  # a median: each quote's page
+        out.append(f"| {what} | {value} | {unit} | {_source(a.label, a.url)}{links} |")
     return "\n".join(out) + "\n"
 
 

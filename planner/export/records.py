@@ -15,6 +15,7 @@ from planner.catalog.resolve import experts_words
 from planner.engines.profiles import EngineProfile
 from planner.export import sizing
 from planner.export.assumptions import Assumption
+from planner.export.memory_chain import MemoryChain
 from planner.export.ownership import Money
 from planner.export.quality import ModelSwitch, QualityNote
 from planner.export.scenario import Option, Scenario
@@ -197,6 +198,9 @@ class Result:
     #: tensor parallelism and data-parallel attention, ``planner.api.layouts_to_size``), the kept one (this result's
     #: ``option.parallelism``) among them; () where the option sets ``parallelism`` or has one layout to size
     layouts: tuple[LayoutSized, ...] = field(default=(), repr=False, compare=False)
+    #: the kept group's memory chain behind its batch (``planner.export.memory_chain``; trial 25 F2), where the
+    #: option meets the targets; else None
+    memory: MemoryChain | None = field(default=None, repr=False, compare=False)
 
     @property
     def meets(self) -> bool:

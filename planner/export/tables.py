@@ -41,8 +41,9 @@ def _n(x) -> float:
 
 
 #: The batch per replica's label, on every table that shows it: the most sequences one replica decodes at once (the
-#: engine's ``max_num_seqs``; each holds its KV cache), not requests per second.
-BATCH_LABEL = "Sequences in flight per replica (batch)"
+#: engine's ``max_num_seqs`` as the review sets it; each holds its KV cache), not requests per second, and a cap, not
+#: a count of the sequences that run (trial 25 F2: at the traffic fewer run; Assumptions' memory rows give the chain).
+BATCH_LABEL = "Sequences in flight per replica, at most (max batch)"
 
 
 def tpot_long_label(workload: Workload) -> str:
