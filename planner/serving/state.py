@@ -233,17 +233,27 @@ def arrived(lengths, arrivals_s, cached_fraction: float = 0.0) -> list[Cohort]:
     ]
 
 
-def queued(lengths, sent_s, serial_s: float, free_s: float, cached_fraction: float = 0.0) -> tuple[list[Cohort], float]:
+def queued(
+    lengths,
+    sent_s,
+    serial_s: float,
+    free_s: float,
+    cached_fraction: float = 0.0,
+    per_token_s: float = 0.0,
+    cap_s: float = math.inf,
+) -> tuple[list[Cohort], float]:
     """A cohort for each request sent at ``sent_s[i]`` (seconds, in the order sent) that then waits its turn at a
     front end serving one request at a time for ``serial_s`` seconds each (a FIFO single server, free from
-    ``free_s``): it reaches the engine at d_i = max(sent_i, d_(i-1) + serial_s), d_(-1) = ``free_s`` - serial_s. The
-    send time stays its arrival (TTFT counts the wait); ``ready_s`` is d_i. Returns the cohorts and when the front end
-    is next free (the last d_i + ``serial_s``). ``sent_s`` already counts each request's own ``serial_s``: an idle
-    front end delays nothing beyond it."""
+    ``free_s``): it reaches the engine at d_i = max(sent_i, d_(i-1) + s_i), d_(-1) = ``free_s`` - ``serial_s``, with
+    s_i = min(``serial_s`` + ``per_token_s`` x its prompt tokens, ``cap_s``) (``per_token_s`` 0: ``serial_s`` each;
+    EXPERIMENT h-tok, docs/hypotheses/tokenizer-serial-per-token.md). The send time stays its arrival (TTFT counts
+    the wait); ``ready_s`` is d_i. Returns the cohorts and when the front end is next free (the last d_i +
+    ``serial_s``). ``sent_s`` already counts each request's own s_i: an idle front end delays nothing beyond it."""
     out: list[Cohort] = []
     d = free_s - serial_s
     for key, t in zip(lengths, map(float, sent_s), strict=False):
-        d = max(t, d + serial_s)
+        own = min(serial_s + per_token_s * key[0], cap_s) if per_token_s > 0.0 else serial_s
+        d = max(t, d + own)
         out.append(Cohort(1, key[0], key[1], [(t, 1)], d, need=cached_need(key[0], cached_fraction), div=_div(key)))
     return out, d + serial_s
 
