@@ -54,3 +54,18 @@ def test_switch_sets_the_behaviour(monkeypatch):
     monkeypatch.setattr(benchmark, "SERIAL_TOKENIZE_S_PER_TOKEN", 1.15e-6)
     how = engine_behaviour("vllm", "vllm", RunBehaviour(frontend_s=0.02))
     assert how.frontend_serial_per_token_s == pytest.approx(1.15e-6)
+
+
+def test_micro_batches_share_one_ready_time():
+    """h-tok test 2: 40 prompts of 1,000 tokens sent together at 1 us a token, batches of 32: the first 32 reach the
+    engine together at the send time (their own front end covers them), the last 8 together 8 ms later."""
+    cohorts, free = queued([(1000, 5)] * 40, [0.0] * 40, 0.0, -math.inf, 0.0, 1e-6, 0.02, 32)
+    assert {c.ready_s for c in cohorts[:32]} == {0.0}
+    assert [c.ready_s for c in cohorts[32:]] == pytest.approx([0.008] * 8)
+    assert free == pytest.approx(0.008)
+
+
+def test_micro_batch_window():
+    """A prompt sent more than 2 ms after the batch's first is taken in the next batch."""
+    cohorts, _ = queued([(1000, 5)] * 2, [0.0, 0.003], 0.0, -math.inf, 0.0, 1e-6, 0.02, 32)
+    assert [c.ready_s for c in cohorts] == pytest.approx([0.0, 0.003])

@@ -425,6 +425,10 @@ class RunBehaviour:
 
 #: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
 DEFAULT_BEHAVIOUR = RunBehaviour()
+#: EXPERIMENT (h-tok test 2; docs/hypotheses/tokenizer-serial-per-token.md): prompts a per-token serial front end
+#: tokenizes together (vLLM's ``AsyncMicrobatchTokenizer(max_batch_size=32, batch_wait_timeout_s=0.002)``), read at
+#: call time; 1: one request at a time (test 1). Used only where ``frontend_serial_per_token_s`` is set.
+SERIAL_TOKENIZE_MICROBATCH = 1
 
 
 def simulate(
@@ -476,6 +480,9 @@ def simulate(
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step, blocks)
     serial = how.frontend_serial_s  # one front-end process, a request at a time (0: none)
     per_token = how.frontend_serial_per_token_s  # ... and its time per prompt token (EXPERIMENT h-tok; 0: none)
+    microbatch = (
+        SERIAL_TOKENIZE_MICROBATCH  # ... in micro-batches of at most this many (h-tok test 2; 1: one at a time)
+    )
     free_s = -math.inf  # when that front end is next free
 
     def send(start: int, count: int, t: float | None) -> None:
@@ -491,7 +498,7 @@ def simulate(
         sent_s = arrivals_s[start : start + count] if t is None else [t] * count
         if serial > 0.0 or per_token > 0.0:
             cohorts, free_s = queued(
-                lengths[start : start + count], sent_s, serial, free_s, share, per_token, how.frontend_s
+                lengths[start : start + count], sent_s, serial, free_s, share, per_token, how.frontend_s, microbatch
             )
             run.queue.extend(cohorts)
         elif t is None:
