@@ -135,6 +135,7 @@ ABLATIONS = (
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
     "chat-template-tokens+chat-template-tokens:counted",  # only the families counted from special tokens (h-r2)
     "tokenize-serial:microbatch",  # the same in vLLM's tokenizer micro-batches of 32 within 2 ms (h-tok, test 2)
+    "serial-front-end:1ns",  # diagnostic (h-tok): the one-request-at-a-time path at 1 ns a request, no time of its own
     "tokenize-serial:2.5us",  # vLLM RFC 47582's round figure in place of TensorRT-LLM PR 18389's (h-tok, sensitivity)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
@@ -225,6 +226,8 @@ MODULE_FLAGS = {
     "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
     # one front-end thread tokenizing each prompt in turn, 1.15 us a prompt token (h-tok)
     "tokenize-serial": ("planner.serving.benchmark", "SERIAL_TOKENIZE_S_PER_TOKEN", 1.15e-6),
+    # diagnostic (h-tok): requests through the serial front end's path at 1 ns each, what the path does by itself
+    "serial-front-end:1ns": ("planner.serving.benchmark", "SERIAL_FRONT_END_S", 1e-9),
     # the same at vLLM RFC 47582's 2.5 us a token (h-tok, sensitivity)
     "tokenize-serial:2.5us": ("planner.serving.benchmark", "SERIAL_TOKENIZE_S_PER_TOKEN", 2.5e-6),
     # every GPU, not only those whose curves are A100's (ablation)
