@@ -67,7 +67,8 @@ class TestStoredValues:
         """Every data sheet read by pandas has exactly its rows: no note under a table."""
         sheets = pd.read_excel(hand_xlsx, sheet_name=None)
         assert len(sheets["Options"]) == 2 and len(sheets["Details"]) == 2 and len(sheets["Costs"]) == 2
-        assert len(sheets["Chart data"]) == 12 and sheets["Chart data"].notna().all().all()
+        # 0.25x to 3x the peak in steps of 0.25x (evaluate.SWEEP) and the -/+20% levels sized afresh, 0.8x and 1.2x
+        assert len(sheets["Chart data"]) == 14 and sheets["Chart data"].notna().all().all()
         assert sheets["Levers"]["Lever"].notna().all()
 
 

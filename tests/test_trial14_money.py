@@ -20,7 +20,7 @@ from planner.catalog import default_catalog
 from planner.export import build_review, render
 from planner.export import money_tables as money
 from planner.export.evaluate import evaluate, fleet_at
-from planner.export.ownership import SCALED, SIZED_AFRESH
+from planner.export.ownership import SIZED_AFRESH
 from planner.export.scenario import parse_scenario
 
 #: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup): the worker that builds
@@ -124,12 +124,16 @@ class TestF1OtherTrafficIsSizedAfresh:
             assert (int(fleet.gpus), float(fleet.monthly_usd)) == (fresh.gpus, pytest.approx(fresh.monthly_usd))
 
     def test_the_scaled_figures_say_they_are_scaled(self, example, example_book):
-        """The charts and the quarters keep the planned fleet's group and requests/s per replica: their headings and
-        notes say "scaled", and no sheet says "sized again" of them."""
+        """The quarters keep the planned fleet's group and requests/s per replica, the charts between the levels sized
+        afresh (trial 26 F4) that fleet's: their headings and notes say "scaled", and the Charts note names the levels
+        sized afresh (0.8x, 1x, 1.2x and 2x the example's planned peak of 60 requests/s: traffic_change 0.2, the
+        default stress_multiplier 2)."""
         headings = {ws.title: ws.oddHeader.right.text for ws in example_book.worksheets}
         assert "scaled" in headings["Chart data"] and "scaled" in headings["Fleet by quarter"]
         note = example_book["Charts"]["A37"].value
-        assert SCALED in note and "sized again at each traffic level" not in note
+        assert "At 0.8x, 1x, 1.2x and 2x the planned peak (48, 60, 72 and 120 requests/s" in note
+        assert f"each option's fleet is {SIZED_AFRESH}" in note and "scaled to it" in note
+        assert "sized again at each traffic level" not in note
         assert "sized afresh" in headings["Demand cases"]
         how = " ".join(str(c.value) for row in example_book["Summary"].iter_rows() for c in row if c.value)
         assert f"the -/+ columns are each option {SIZED_AFRESH}" in how

@@ -27,7 +27,7 @@ from planner.export import sizing
 from planner.export.memory_chain import memory_chain
 from planner.export.ownership import Money, book_value_note, money_warnings, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
-from planner.export.scenario import Finance, Option, Workload
+from planner.export.scenario import Finance, Option, Scenario, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
@@ -49,7 +49,7 @@ from planner.serving.load import Replica, fixed_length_tokens
 from planner.serving.speculative import decode_at_s, served_model, speculation_for
 from planner.units import RENT_IMPLAUSIBLE_FACTOR, fmt_usd_per_gpu_hour
 
-#: Traffic multipliers (of the sized peak) that the charts sweep.
+#: Traffic multipliers (of the sized peak) that the charts sweep, with the levels sized afresh (``chart_multipliers``).
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
 
 
@@ -460,8 +460,8 @@ def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> 
     kept group and its requests/s per replica (the simulated rate that met the targets, or Little's law's) unchanged,
     replicas = ceil(traffic / that rate) + spares, rounded to whole nodes. Not sized again: a fresh sizing at that
     traffic (``sized_again``) may keep another group or run each replica at another rate (trial 14: H200 at twice
-    the example's peak, 66 GPUs scaled against 64 sized again). The charts' sweep and the quarter-by-quarter ramp
-    use it; say so where they are shown."""
+    the example's peak, 66 GPUs scaled against 64 sized again). The quarter-by-quarter ramp uses it, the charts
+    between the levels sized afresh (``charted_fleets``); say so where they are shown."""
     workload = workload.at_request_lengths()
     return _fleet(
         result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load,
@@ -486,8 +486,55 @@ def sized_again(
     """The option sized afresh for the planned peak x ``change``: ``evaluate`` on the workload at that traffic
     (``at_traffic``), the same code as the plan's, so every tensor-parallel group is tried and the replicas are
     searched again (``planner.serving.fleet.fewest_replicas`` where the review sizes on simulated percentiles), not
-    the planned fleet scaled (``fleet_at``). Its own ``low``, ``high`` and ``sweep`` are scaled from it: unused."""
+    the planned fleet scaled (``fleet_at``). Its own ``low`` and ``high`` are scaled from it: unused."""
     return evaluate(result.option, at_traffic(workload, change), catalog, traffic_change, finance=finance)
+
+
+def sized_levels(scenario: Scenario) -> tuple[float, ...]:
+    """The traffic levels, as multipliers of the planned peak, at which the review sizes each option afresh besides
+    the plan (``review.with_sized_again``): 1 - traffic_change, 1 + traffic_change and the stress multiplier."""
+    x = scenario.traffic_change
+    return 1 - x, 1 + x, scenario.finance.stress_multiplier
+
+
+def chart_multipliers(sized_levels: tuple[float, ...]) -> tuple[float, ...]:
+    """The charts' traffic levels, as multipliers of the planned peak: ``SWEEP`` (0.25x to 3x in steps of 0.25x) and
+    each level of ``sized_levels`` (those the review sizes afresh: the sensitivity's 1 -/+ traffic_change and the
+    stress case, ``review.with_sized_again``) within that range, in order, each once. So the Chart data holds the
+    Demand cases' and Details' -/+ fleets at their own traffic (trial 26 F4); a stress case past 3x is not charted."""
+    levels = sorted({*SWEEP, *(m for m in sized_levels if 0 < m <= max(SWEEP))})
+    return tuple(m for i, m in enumerate(levels) if i == 0 or not math.isclose(m, levels[i - 1]))
+
+
+def charted_fleets(
+    result: Result, workload: Workload, multipliers: tuple[float, ...], sized_levels: tuple[float, ...]
+) -> sizing.Fleet:
+    """The option's fleet at the planned peak x each of ``multipliers`` (the charts' data; each field one array):
+
+    * at 1 and at each level of ``sized_levels`` the review sized the option afresh at (``Result.again``), that
+      fleet: the very result Demand cases and Details' -/+ columns read, not sized again here;
+    * at a level of ``sized_levels`` where no fresh sizing met the targets (a warning says so), the planned fleet
+      scaled (``fleet_at``), as those tables show it there;
+    * at any other traffic, the fleet sized at the nearest of those levels below it (the lowest, under them all)
+      scaled to it (``fleet_at`` on the workload at that level: its group and requests/s per replica kept, not sized
+      again).
+
+    Trial 26 F4: the charts scaled the planned fleet at every level, and at twice the peak showed a bought fleet of
+    16 GPUs where Demand cases sized 8 afresh, reversing which option was cheaper there."""
+    anchors = sorted([(1.0, result), *result.again], key=lambda a: a[0])
+    fleets = []
+    for m in multipliers:
+        exact = next((r for a, r in anchors if math.isclose(a, m)), None)
+        if exact is not None:
+            fleets.append(exact.fleet)
+        elif any(math.isclose(m, s) for s in sized_levels):
+            fleets.append(fleet_at(result, workload, m))
+        else:
+            a, r = next((a, r) for a, r in reversed(anchors) if a <= m) if anchors[0][0] <= m else anchors[0]
+            fleets.append(fleet_at(r, at_traffic(workload, a), m / a))
+    return sizing.Fleet(
+        *(np.array([np.asarray(getattr(f, k)).item() for f in fleets]) for k in sizing.Fleet.__dataclass_fields__)
+    )
 
 
 def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
@@ -717,7 +764,7 @@ def evaluate(
         fleet=fl,
         low=_fleet(option, workload, rep, money, 1 - x, tpot_goal, sim, (peak, avg)),
         high=_fleet(option, workload, rep, money, 1 + x, tpot_goal, sim, (peak, avg)),
-        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP), tpot_goal, sim, (peak, avg)),
+        sweep=None,  # the charts' fleets: the review's (``charted_fleets``), once the option is sized afresh
         under_load=sim,
         peak_rate_per_s=peak,
         average_rate_per_s=avg,

@@ -340,10 +340,10 @@ def quote_text(money: Money, with_gap: bool = True) -> str:
     return f"{text}; {money.reserved_gap}" if money.reserved_gap and with_gap else text
 
 
-#: How the review's other traffic levels are sized, in words, where they are shown: the demand cases and the -/+
-#: sensitivity afresh (``evaluate.sized_again``), the quarters and the charts' sweep scaled (``evaluate.fleet_at``).
+#: How the review's other traffic levels are sized, in words, where they are shown: the demand cases, the -/+
+#: sensitivity and the charts at those levels afresh (``evaluate.sized_again``); the quarters scaled
+#: (``evaluate.fleet_at``), the charts between those levels scaled from the nearest below (``evaluate.charted_fleets``).
 SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas searched again, as the plan is)"
-SCALED = "scaled from the planned fleet (same group and requests/s per replica), not sized again"
 
 
 #: What the review's cash of a reserved price assumes (trial 14 F9): the term is not known, so it is not modelled

@@ -15,7 +15,7 @@ from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
 from planner.errors import PlannerError
 from planner.export.assumptions import assumptions, grid_prices
-from planner.export.evaluate import SWEEP, evaluate, sized_again
+from planner.export.evaluate import SWEEP, chart_multipliers, charted_fleets, evaluate, sized_again, sized_levels
 from planner.export.levers import levers
 from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
 from planner.export.outlook import bare_fleet, build_outlook, without_margin
@@ -47,10 +47,10 @@ def with_sized_again(result: Result, scenario: Scenario, catalog: Catalog) -> Re
     the replica's checks do not depend on the traffic), the scaled fleet stays, with a warning saying so."""
     if not result.meets:
         return result
-    x, stress = scenario.traffic_change, scenario.finance.stress_multiplier
+    x = scenario.traffic_change
     again = []
     warnings = list(result.warnings)
-    for mult in dict.fromkeys((1 - x, 1 + x, stress)):
+    for mult in dict.fromkeys(sized_levels(scenario)):
         r = sized_again(result, scenario.workload, catalog, mult, x, scenario.finance)
         if not r.meets:
             warnings.append(
@@ -63,13 +63,15 @@ def with_sized_again(result: Result, scenario: Scenario, catalog: Catalog) -> Re
                             f"{r.under_load_refused}")  # fmt: skip
         again.append((mult, r))
     found = dict(again)
-    return dc_replace(
+    out = dc_replace(
         result,
         low=found[1 - x].fleet if 1 - x in found else result.low,
         high=found[1 + x].fleet if 1 + x in found else result.high,
         again=tuple(again),
         warnings=tuple(warnings),
     )
+    levels = sized_levels(scenario)
+    return dc_replace(out, sweep=charted_fleets(out, scenario.workload, chart_multipliers(levels), levels))
 
 
 def sized(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result, Result | None]:
@@ -244,7 +246,7 @@ def build_review(
         rec,
         base,
         lv,
-        SWEEP,
+        chart_multipliers(sized_levels(scenario)),
         reason(scenario, rec, ranked),
         assumptions(scenario, results, catalog, date, workload_source) + grid_prices(results, outlook.grid),
         warnings,

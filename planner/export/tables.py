@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
+from planner.export.evaluate import sized_levels
 from planner.export.glossary import LOAD_LABEL
 from planner.export.outlook import stale_text
-from planner.export.ownership import capital_terms
+from planner.export.ownership import SIZED_AFRESH, capital_terms
 from planner.export.records import Result, Review
 from planner.export.scenario import Workload
 from planner.export.slow_end import ratios_text
@@ -422,7 +423,8 @@ def charted(review: Review) -> list[Result]:
 
 
 def sweep_table(review: Review) -> Table:
-    """Monthly cost and GPUs of the charted options over a range of peak traffic (the charts' data)."""
+    """Monthly cost and GPUs of the charted options over a range of peak traffic (the charts' data): each option's
+    ``sweep`` (``evaluate.charted_fleets``: sized afresh at the levels the review sizes afresh, scaled between)."""
     peak, unit = planned_peak(review)
     meeting = charted(review)
     cols = (
@@ -436,6 +438,33 @@ def sweep_table(review: Review) -> Table:
             (peak * mult, *[float(r.sweep.monthly_usd[j]) for r in meeting], *[int(r.sweep.gpus[j]) for r in meeting])
         )
     return Table(cols, tuple(rows))
+
+
+def charts_sizing_text(review: Review) -> str:
+    """How the charts' fleets are sized, naming the traffic levels (``evaluate.charted_fleets``): "At 0.8x, 1x, 1.2x
+    and 2x the planned peak (48, 60, 72 and 120 requests/s: Demand cases and Details' -/+ columns) each option's fleet
+    is sized afresh at that traffic (...), the same figures as those tables; at the other traffic levels it is the fleet
+    sized at the nearest of those levels below (the lowest, under them) scaled to it (same group and requests/s per
+    replica), not sized again." A stress case past the charts' last level is said to be left off."""
+    peak, unit = planned_peak(review)
+    levels = sized_levels(review.scenario)
+    fresh = [m for m in review.sweep_multipliers if math.isclose(m, 1.0) or any(math.isclose(m, s) for s in levels)]
+    past = [m for m in levels if not any(math.isclose(m, f) for f in fresh)]  # past the charts' last level
+    text = (
+        f"At {_and(f'{m:g}x' for m in fresh)} the planned peak ({_and(f'{peak * m:,.3g}' for m in fresh)} {unit}: "
+        f"Demand cases and Details' -/+ columns) each option's fleet is {SIZED_AFRESH}, the same figures as those "
+        "tables; at the other traffic levels it is the fleet sized at the nearest of those levels below (the lowest, "
+        "under them) scaled to it (same group and requests/s per replica), not sized again."
+    )
+    if past:
+        text += f" The high demand case (x{past[0]:g}) lies past the charts."
+    return text
+
+
+def _and(words) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    w = list(words)
+    return w[0] if len(w) == 1 else f"{', '.join(w[:-1])} and {w[-1]}"
 
 
 def latency_charted(review: Review) -> list[Result]:

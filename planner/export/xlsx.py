@@ -30,7 +30,6 @@ from planner.export import held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY, LOAD_LABEL
 from planner.export.ownership import (
-    SCALED,
     SIZED_AFRESH,
     Money,
     amortization_rule,
@@ -49,6 +48,7 @@ from planner.export.tables import (
     Column,
     Table,
     charted,
+    charts_sizing_text,
     fmt,
     headroom_table,
     latency_charted,
@@ -752,7 +752,7 @@ def _levers(book: _Book) -> None:
 
 def _charts(book: _Book) -> None:
     review = book.review
-    data = book.sheet("Chart data", snapshot("Planned fleets scaled to each traffic"))
+    data = book.sheet("Chart data", snapshot("Fleets by traffic: sized afresh or scaled"))  # the Charts note says where
     table = sweep_table(review)
     _write_table(data, table, 1)
     data.column_dimensions["A"].width = 16
@@ -763,11 +763,7 @@ def _charts(book: _Book) -> None:
 
     ws = book.sheet("Charts", snapshot("Monthly cost and GPUs against peak traffic"), None)
     left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
-    note = (
-        f"Dotted grey line: the planned peak ({planned:,.3g}). Each option's fleet at each traffic level is "
-        f"{SCALED}: Demand cases and the -/+ columns on Details are {SIZED_AFRESH} and can differ by a "
-        "replica or a group."
-    )
+    note = f"Dotted grey line: the planned peak ({planned:,.3g}). {charts_sizing_text(review)}"
     note += coincident_note(table, names, n_opt)
     if left_out:
         note += f" {not_charted_text(left_out)}"
