@@ -172,3 +172,45 @@ class TestF3OtherModels:
     def test_one_model_has_no_such_line(self):
         review = review_of_text(TWO_MODELS.split('[[option]]\nname = "Qwen bought"')[0])
         assert model_lines(review) == [] and "Other model" not in dict(decision_rows(review))
+
+
+class TestF11TheOneRisk:
+    """The box's risk is one sentence in money, chosen in order (``decision.risk_line``): the deployment's own runs,
+    then the held-out slow end, then the prediction range. Fakes carry the figures each rule reads."""
+
+    @staticmethod
+    def review_with(own=None, slow=None):
+        from types import SimpleNamespace
+
+        rec = SimpleNamespace(
+            monthly_usd=10_497.0, margin=0.47, time_range=(-0.25, 0.47), own_runs=own, slow_end=slow, under_load=None
+        )
+        return SimpleNamespace(recommended=rec)
+
+    def test_own_runs_slower_than_the_margin_set_the_budget(self):
+        """The trial's F18 figures: median 1.81x, 6 GPUs, $15,746 a month against the plan's $10,497 (+50%)."""
+        from planner.export.decision import risk_line
+        from planner.export.records import OwnRunsBudget
+
+        own = OwnRunsBudget("TPOT", 1.811, 7, 5, 6, 15_746.0)
+        assert risk_line(self.review_with(own=own)) == (
+            "This deployment's own published runs measured 1.81x the predicted TPOT (median): at that speed it needs "
+            "6 GPUs, $15,746 a month (+50%); budget that until the test passes."
+        )
+
+    def test_a_slow_end_above_the_plan_is_priced(self):
+        from planner.export.decision import risk_line
+        from planner.export.records import SlowEnd
+
+        slow = SlowEnd(95, 2.0, 1.5, "", "", 5, 10, 26_242.5)
+        assert risk_line(self.review_with(slow=slow)).endswith(
+            "it needs 10 GPUs, $26,242 a month (+150%): budget the plan's $10,497 once the test passes."
+        )
+
+    def test_otherwise_the_range_and_the_margin(self):
+        from planner.export.decision import risk_line
+
+        assert risk_line(self.review_with()) == (
+            "Measured times fall within -25% / +47% of the predictions on 80% of published runs; the fleet is sized "
+            "with a +47% margin."
+        )
