@@ -88,7 +88,7 @@ class TestF11DecisionBox:
         assert rows["Over 3 years"].startswith(f"${ow.total_usd:,.0f} total")
         assert rows["Commitment"] == "not committed: billed by the hour"
         # nothing is bought on a rented recommendation (the trial: "before buying")
-        assert rows["Test before committing"].endswith("before committing.")
+        assert rows["Test before committing"].startswith("Before committing, run one replica (1 GPU)")
 
     def test_a_bought_recommendation_states_its_capex_and_term(self):
         """Llama-2-7B alone: bought, 16 x $35,883.75 = $574,140 committed, amortized over 36 months (HAND)."""
@@ -98,7 +98,7 @@ class TestF11DecisionBox:
             f"${16 * H100_CAPEX:,.0f} of hardware (16 GPUs) paid when bought, not refundable; amortized over 36 months"
         )
         assert rows["Monthly cost"] == f"${16 * (H100_CAPEX / 36 + H100_OPEX_MONTH):,.0f} a month, 16 GPUs"
-        assert rows["Test before committing"].endswith("before buying.")
+        assert rows["Test before committing"].startswith("Before buying, run one replica (1 GPU)")
 
     def test_the_detail_paragraph_follows_under_its_heading(self, two):
         """No information lost: the whole recommendation paragraph is the first note below the box."""

@@ -83,9 +83,10 @@ def measure_line(review: Review) -> str:
         else ""
     )
     group = counted(int(rec.replica.gpus), "GPU", ",.0f") if rec.replica is not None else "its GPUs"
+    when = before_commitment(rec)
     return (
-        f"Run one replica ({group}) at its planned load{at} on your own prompts: TTFT at most {_ms(w.ttft_target_s)} "
-        f"for a p{w.high_percentile:g} prompt, TPOT at most {_ms(w.tpot_target_s)}; {before_commitment(rec)}."
+        f"{when[0].upper()}{when[1:]}, run one replica ({group}) at its planned load{at} on your own prompts and check "
+        f"TTFT at most {_ms(w.ttft_target_s)} for a p{w.high_percentile:g} prompt and TPOT at most {_ms(w.tpot_target_s)}."
     )
 
 
