@@ -197,7 +197,8 @@ def decision_rows(review: Review) -> list[tuple[str, str]]:
         rows.append(("Commitment", commit))
     rows += [("Risk", risk_line(review)), ("Test before committing", measure_line(review))]
     if capex := capex_line(review):
-        rows.append(("Capex to confirm", capex.removeprefix("Capex to confirm: ")))
+        said = capex.removeprefix("Capex to confirm: ")
+        rows.append(("Capex to confirm", said[0].upper() + said[1:]))
     rows += [("Other model", line) for line in model_lines(review)]
     return rows
 
