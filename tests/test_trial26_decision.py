@@ -170,6 +170,15 @@ class TestF3OtherModels:
         ]
         assert model_lines(review)[0] in ws["A7"].value and md_text(model_lines(review)[0], line_start=False) in md
 
+    def test_at_a_cost_of_capital_the_horizon_is_in_present_value(self):
+        """The trial's question ("if Qwen3: buy, saves ~$2.3M PV"): with [finance] cost_of_capital set, the saving over
+        the horizon is the Ownership sheet's present values' difference."""
+        review = review_of_text(TWO_MODELS + "\n[finance]\ncost_of_capital = 0.08\n")
+        pv = {n: review.outlook.of(n).ownership.present_value_usd for n in ("H100 bought", "H100 rented")}
+        assert model_lines(review)[0].endswith(
+            f"less than H100 rented, ${pv['H100 rented'] - pv['H100 bought']:,.0f} in present value over 3 years."
+        )
+
     def test_one_model_has_no_such_line(self):
         review = review_of_text(TWO_MODELS.split('[[option]]\nname = "Qwen bought"')[0])
         assert model_lines(review) == [] and "Other model" not in dict(decision_rows(review))

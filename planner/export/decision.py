@@ -30,6 +30,11 @@ def _ms(s: float) -> str:
     return f"{s * 1e3:.0f} ms" if s < 1 else f"{s:.2f} s"
 
 
+def _horizon(review: Review) -> str:
+    """ "3 years": ``money_tables.horizon_words`` without the note on which key sets it (the detail below has it)."""
+    return horizon_words(review).split(" (")[0]
+
+
 def _change(new: float, plan: float) -> str:
     return f"{new / plan - 1:+.0%}" if plan > 0 and math.isfinite(new) else ""
 
@@ -131,8 +136,8 @@ def _over_horizon(review: Review, a: Result, b: Result) -> str:
     fin = review.scenario.finance
     if fin.cost_of_capital:
         saved = ob.ownership.present_value_usd - oa.ownership.present_value_usd
-        return f", {usd(saved)} in present value over {horizon_words(review)}"
-    return f", {usd(ob.ownership.total_usd - oa.ownership.total_usd)} over {horizon_words(review)}"
+        return f", {usd(saved)} in present value over {_horizon(review)}"
+    return f", {usd(ob.ownership.total_usd - oa.ownership.total_usd)} over {_horizon(review)}"
 
 
 def model_lines(review: Review) -> list[str]:
@@ -187,7 +192,7 @@ def decision_rows(review: Review) -> list[tuple[str, str]]:
         )
         rows.append(
             (
-                f"Over {horizon_words(review).split(' (')[0]}",
+                f"Over {_horizon(review)}",
                 f"{usd(ow.total_usd)} total{pv}; {year1_phrase(fin.horizon_months)} {usd(ow.year1_cash_usd)}",
             )
         )
