@@ -80,6 +80,17 @@ def write_scenario(tmp_path: Path, text: str = HAND, bought: str = "H100 bought"
     return p
 
 
+def summary_detail(ws) -> str:
+    """The recommendation paragraph on a Summary sheet: the rows under ``decision.DETAIL_HEADING`` (a paragraph a row,
+    down to the blank row that ends the note), joined by line breaks. A7 holds the decision box above it."""
+    from planner.export.decision import DETAIL_HEADING
+
+    col = [ws.cell(row=r, column=1).value for r in range(1, ws.max_row + 2)]
+    first = col.index(DETAIL_HEADING) + 1
+    last = col.index(None, first)
+    return "\n".join(col[first:last])
+
+
 def review_of(path: Path):
     return build_review(load_scenario(path), default_catalog(), source=path.name, date=DATE)
 
@@ -176,10 +187,12 @@ class TestXlsx:
         assert set(book.sheetnames) - set(names) == {"Chart data"}  # only the charts' data is left out
 
     def test_summary_names_the_recommendation_and_its_reason(self, book):
-        """The recommended option and its cost are on the first screen; the reason paragraph follows."""
+        """The recommended option and its cost are on the first screen, then the decision box (trial 26 F11); the
+        reason paragraph follows below, under its heading."""
         ws = book["Summary"]
         assert ws["B5"].value == "H100 rented: $16,060 a month, 11 GPUs (on-demand)"
-        assert ws["A7"].value.startswith("H100 rented is the cheapest option that meets the targets")
+        assert ws["A7"].value.startswith("Option: H100 rented (Llama-2-7B on H100 SXM 80GB, on-demand)")
+        assert summary_detail(ws).startswith("H100 rented is the cheapest option that meets the targets")
 
     def test_options_are_ranked_and_monthly_cost_is_a_formula(self, book):
         """Rank 1 is the cheapest; monthly cost = GPUs x $ per GPU-month, annual = monthly x 12, as formulas."""

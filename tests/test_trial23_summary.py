@@ -20,7 +20,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from test_export import HAND, review_of, write_scenario
+from test_export import HAND, review_of, summary_detail, write_scenario
 
 from planner.accuracy.ranges import MARGIN_COVERAGE, load_coverage, margin_coverage, stated_coverage
 from planner.export import render
@@ -71,7 +71,7 @@ class TestF2TheRiskSentenceSaysHowOftenSuchRangesHeld:
             "margin that sizes this fleet 70% of 122 steady-load TPOT figures (nominal 80%); most misses were slower "
             "(33%, 56% and 23% of the figures; docs/accuracy.md, 'Do the ranges hold?')"
         ) in risk
-        assert risk in book["Summary"]["A7"].value
+        assert risk in summary_detail(book["Summary"])
         said = re.search(r"on sources it was not drawn from, .*?23% of the figures; ", risk)[0]
         assert said in _doc()  # docs/export.md quotes it (the Risk sentence, under "How an option is sized")
         held = next(
@@ -159,8 +159,8 @@ class TestF3OtherOptionsFarFromTheirPlanAreNamed:
             "To narrow it, test one replica of each at its planned load (3 to 3.75 requests/s) and budget its plan if "
             "it meets the targets."
         )
-        # on Summary (its own paragraph in A7) and in the Markdown (one paragraph)
-        assert example.reason.endswith("\n" + text) and book["Summary"]["A7"].value.endswith("\n" + text)
+        # on Summary (its own paragraph below the decision box) and in the Markdown (one paragraph)
+        assert example.reason.endswith("\n" + text) and summary_detail(book["Summary"]).endswith("\n" + text)
         assert text.split(" (")[0] in render(example, "md").decode()
         assert text in _doc()  # docs/export.md, "Other options far from their plan", quotes it
 

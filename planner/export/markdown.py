@@ -6,8 +6,8 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
+from planner.export import decision, slow_end
 from planner.export import money_tables as money
-from planner.export import slow_end
 from planner.export.glossary import GLOSSARY
 from planner.export.ownership import SIZED_AFRESH, amortization_rule, book_value_note
 from planner.export.records import Review
@@ -140,6 +140,9 @@ def render_markdown(review: Review) -> str:
         f"**Recommendation: {md_text(rec.option.name, line_start=False)}** — {fmt(rec.monthly_usd, 'usd')} a month "
         f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {counted(rec.gpus, 'GPU', ',.0f')}, {rec.money.price_kind} price.",
         "",
+        *_decision_box(review),
+        f"### {md_text(decision.DETAIL_HEADING, line_start=False)}",
+        "",
         md_text(review.reason),
         "",
         *[md_text(x) + "\n" for x in money.money_lines(review)],
@@ -212,6 +215,13 @@ def render_markdown(review: Review) -> str:
         links = "".join(f"; {_source(name, url)}" for name, url in a.links)  # a median: each quote's page
         out.append(f"| {what} | {value} | {unit} | {_source(a.label, a.url)}{links} |")
     return "\n".join(out) + "\n"
+
+
+def _decision_box(review: Review) -> list[str]:
+    """The decision box (``decision.decision_rows``) as a two-column table, then a blank line."""
+    rows = [f"| {md_text(label, line_start=False)} | {md_text(text, line_start=False)} |"
+            for label, text in decision.decision_rows(review)]  # fmt: skip
+    return ["| Decision | |", "|---|---|", *rows, ""]
 
 
 def _book_value_words(review: Review) -> str:

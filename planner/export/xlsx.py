@@ -26,7 +26,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
 from planner.accuracy.loaded_ranges import load_loaded_ranges
-from planner.export import held_out, slow_end
+from planner.export import decision, held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY, LOAD_LABEL
 from planner.export.ownership import (
@@ -192,13 +192,15 @@ def _summary(book: _Book) -> None:
     if (lines := wrapped_lines(ws["B5"].value, span_b)) > 1:
         ws.row_dimensions[5].height = 17.0 * lines + 3
     ws.merge_cells("A7:F7")
-    put_text(ws["A7"], review.reason)
+    # the decision box (trial 26 F11): option, cost, horizon, commitment, risk and test, a line each; the full
+    # recommendation paragraph is the first note below, under its heading (``decision.DETAIL_HEADING``)
+    box = decision.decision_text(review)
+    put_text(ws["A7"], box)
     ws["A7"].alignment = Alignment(wrap_text=True, vertical="top")
+    ws["A7"].fill = REC_FILL
     # as tall as its wrapped lines across A:F (fit_row's rule, as the notes below), not a line per 150 characters,
     # which left the longer recommendation several lines too tall and pushed the key figures down the page
-    ws.row_dimensions[7].height = (
-        LINE_PT * wrapped_lines(review.reason, sum(ws.column_dimensions[c].width for c in "ABCDEF")) + 3
-    )
+    ws.row_dimensions[7].height = LINE_PT * wrapped_lines(box, sum(ws.column_dimensions[c].width for c in "ABCDEF")) + 3
 
     load_unit = "requests/s" if w.by_rate else "concurrent requests"
     peak = w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests
@@ -305,10 +307,11 @@ def _summary(book: _Book) -> None:
         "Calibration, margin" if money.calibration_line(review) else "Margin"
     ) + ", years, like for like, quality"
     notes.insert(0, (heading, [*money.money_lines(review), money.sign_off_line(review)]))
+    notes.insert(0, (decision.DETAIL_HEADING, review.reason.split("\n")))  # the box's detail, first below it
     if rec.under_load is not None and (lines := held_out.note_lines(load_loaded_ranges(), rec.under_load.percentile)):
         lines += held_out.uncovered_line(rec.option.name, rec.gpu.name, rec.engine)  # its GPU or engine unmeasured
         lines += slow_end.note_lines(review)  # the fleet at the ranges' slow end: shown, not applied
-        notes.insert(1, ("Simulated latency against published runs", lines))
+        notes.insert(2, ("Simulated latency against published runs", lines))
     notes.append(("How to read the other sheets", _reading_notes(review)))
     # each note spans A:F, as tall as its wrapped lines there (fit_row's rule). The former 150 characters a line
     # (the span holds about 190) left every note a line or two too tall, and LibreOffice's fit-to-width search
