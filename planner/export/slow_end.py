@@ -182,7 +182,8 @@ def ratios_text(s: SlowEnd) -> str:
 
 def basis_text(s: SlowEnd) -> str:
     """Which ratios the floors set (``floored_ratio``), for the Options note column; "" where both are the held-out
-    range's ends. "at least the plan: TPOT x3.46, the plan's own +246% margin (the held-out range's end: x1.58)"."""
+    range's ends. "at least the plan: TPOT x3.46, the plan's own +246% margin (the held-out range's end: x1.58)"; "at
+    least the plan and this deployment's own published runs: ..." where those set one."""
     parts = []
     for metric, ratio, basis, range_ratio, figures in (
         (f"p{s.percentile:g} TTFT", s.ttft_ratio, s.ttft_basis, s.ttft_range_ratio, s.ttft_own_figures),
@@ -199,7 +200,10 @@ def basis_text(s: SlowEnd) -> str:
             )
     if not parts:
         return ""
-    return "at least the plan and this deployment's own published runs: " + "; ".join(parts)
+    floors = (
+        "the plan and this deployment's own published runs" if OWN_RUNS in (s.ttft_basis, s.tpot_basis) else "the plan"
+    )
+    return f"at least {floors}: " + "; ".join(parts)
 
 
 def fleet_text(s: SlowEnd, plan: Result) -> str:
