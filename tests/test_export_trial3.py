@@ -3,7 +3,6 @@ against the value it should have."""
 
 from __future__ import annotations
 
-import pytest
 from cli_support import SCENARIO, run
 
 SPECULATING = """\
@@ -152,7 +151,9 @@ def test_a_slow_end_is_never_below_the_plan():
     ratio, basis = floored_ratio(1.58, 2.48, [])
     assert (ratio, basis) == (2.48, PLAN_MARGIN)
     s = SlowEnd(95, 6.41, ratio, "", "", 4, 32, 1.0, tpot_basis=basis, tpot_range_ratio=1.58)
-    assert basis_text(s) == "at least the plan: TPOT x2.48, the plan's own +148% margin (the held-out range's end: x1.58)"
+    assert (
+        basis_text(s) == "at least the plan: TPOT x2.48, the plan's own +148% margin (the held-out range's end: x1.58)"
+    )
 
 
 def test_the_ideal_engine_is_never_recommended_over_a_real_one(tmp_path):
