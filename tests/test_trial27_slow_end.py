@@ -9,7 +9,7 @@ of the deployment's own published figures, so the slow end is never below the pl
 
 F6: every DeepSeek-R1 fleet was sized on a margin from 18 runs of vLLM 0.7.3/0.7.4 dev builds of 19, and the review
 never said so. The margin row on Assumptions now says which releases, how many runs, and what the current line's runs
-read (``planner.export.assumptions.margin_releases_text``, ``planner.accuracy.serving_margin.release_split``); the
+read (``planner.export.margin_releases``, ``planner.accuracy.serving_margin.release_split``); the
 margin itself is unchanged.
 """
 
@@ -295,7 +295,7 @@ class TestTheTrialsMI300X:
 
 def test_a_margin_set_by_the_prediction_range_says_nothing_of_releases():
     """The runs' largest (+304%) below the margin: the prediction range set it, not these runs."""
-    from planner.export.assumptions import margin_releases_text
+    from planner.export.margin_releases import margin_releases_text
 
     r = SimpleNamespace(
         meets=True,
@@ -307,3 +307,37 @@ def test_a_margin_set_by_the_prediction_range_says_nothing_of_releases():
     )
     assert margin_releases_text(r) == ""
     assert margin_releases_text(SimpleNamespace(**{**vars(r), "margin": 2.46})).startswith("18 of the 19 runs")
+
+
+def _fake_option(name: str, gpu: str, margin: float, engine: str = "vllm"):
+    """An option as the margin's statements read it: met, its margin's note naming serving runs (``runs_named``),
+    DeepSeek-R1 (MLA)."""
+    return SimpleNamespace(
+        meets=True,
+        time_range_note="...; the runs' releases: vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9), 0.11.0 (1)",
+        margin=margin,
+        gpu=SimpleNamespace(name=gpu),
+        engine=SimpleNamespace(name=engine),
+        model=SimpleNamespace(attention_kind="MLA"),
+        option=SimpleNamespace(name=name),
+    )
+
+
+def test_the_money_lines_name_the_options_on_older_releases():
+    """The trial's five options (my/reason.md's Ownership table: +179% on four, +246% on MI300X), with vLLM: one
+    sentence, every option named, under the recommendation on every surface (``money_lines``)."""
+    from planner.export.money_tables import margin_releases_line
+
+    options = [
+        _fake_option("MI355X, bought", "MI355X", 1.79),
+        _fake_option("B200, bought", "B200 180GB", 1.79),
+        _fake_option("MI300X, bought", "MI300X", 2.46),
+    ]
+    line = margin_releases_line(SimpleNamespace(results=options))
+    assert line.startswith(
+        "Margins from older engine releases: MI355X, bought; B200, bought; and MI300X, bought are sized on +179% and "
+        "+246% margins from 19 runs (vLLM MLA on every GPU), 18 of them of vLLM 0.7 and earlier: 0.7.3.dev138 (9), "
+        "0.7.4.dev181 (9), older than the line their engine plans (vLLM 0.8 and later); its 1 run of vLLM 0.8 and "
+        "later there (0.11.0; 1 source) reads +86%."
+    )
+    assert margin_releases_line(SimpleNamespace(results=[_fake_option("B200", "B200 180GB", 1.79, "sglang-0.4")])) == ""

@@ -13,6 +13,7 @@ from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.accuracy.same_deployment import FIGURE_WORDS, Deployment, same_deployment_runs
 from planner.export import sizing
+from planner.export.margin_releases import margin_releases_text
 from planner.export.ownership import (
     ON_PREMISES_LEFT_OUT,
     RENT_HOURS,
@@ -596,55 +597,6 @@ def _not_included(scenario: Scenario) -> str:
 
 #: The published runs of an option's deployment its Assumptions row names (plan names as many).
 PUBLISHED_RUNS_SHOWN = 3
-
-
-def margin_releases_text(r) -> str:
-    """Where the runs a margin rests on are mostly of engine releases before the line the option's engine profile
-    plans (``serving_margin.release_split``; trial 27 F6: every DeepSeek-R1 fleet sized on +179% / +246% from 18 runs
-    of vLLM 0.7.3/0.7.4 dev builds of 19, while the review said nothing of it): how many runs, which releases, and
-    what the same scope's current-line runs read (10th / 90th percentile where they are ``MIN_ROWS`` or more,
-    smallest to largest where fewer). "" where the margin does not rest on serving runs (its note names none:
-    ``serving_margin.runs_named``), no run reaches it (its largest below the margin: the prediction range set it), or
-    most of the runs are of the current line. The margin itself is not changed: every release counts alike
-    (docs/export.md, "Margin"; ``serving_margin.CURRENT_LINE_FIRST``)."""
-    from planner.accuracy.ranges import MIN_ROWS
-    from planner.accuracy.serving_margin import (
-        ENGINE_LABELS,
-        EVERY_GPU,
-        LINE_LABELS,
-        OLDER_LINE_LABELS,
-        counted_labels,
-        margin_class,
-        release_split,
-        runs_named,
-    )
-
-    if not r.meets or not runs_named(r.time_range_note) or not r.margin > 0:
-        return ""
-    split = release_split(r.gpu.name, r.engine, margin_class(r.model))
-    if split is None or not split.mostly_older or round(split.region.largest, 2) < round(r.margin, 2):
-        return ""
-    region, current = split.region, split.current
-    label = ENGINE_LABELS.get(region.engine, region.engine)
-    line = LINE_LABELS[region.engine]
-    scope = f"{label} {region.architecture} on " + ("every GPU" if region.gpu == EVERY_GPU else region.gpu)
-    older = ", ".join(f"{v} ({n})" for v, n in split.older_versions())
-    if current is None:
-        now = f"no run of {line} there"
-    else:
-        named = ", ".join(v for v, _ in counted_labels(current.versions))
-        runs = f"{counted(current.rows, 'run')} of {line} there ({named}; {counted(current.source_count, 'source')})"
-        if current.rows >= MIN_ROWS:
-            now = f"its {runs} read {current.low:+.0%} / {current.high:+.0%} (10th / 90th percentile)"
-        elif current.rows > 1:
-            now = f"its {runs} read {current.smallest:+.0%} to {current.largest:+.0%}"
-        else:
-            now = f"its {runs} reads {current.largest:+.0%}"
-    return (
-        f"{split.older_runs} of the {region.rows} runs this +{r.margin:.0%} margin rests on ({scope}) are of "
-        f"{OLDER_LINE_LABELS[region.engine]}: {older}, older than the line this option's engine plans ({line}); "
-        f"{now}; every release counts alike in the margin (docs/export.md, 'Margin')"
-    )
 
 
 def option_deployment(r) -> Deployment | None:
