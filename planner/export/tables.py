@@ -119,7 +119,8 @@ SLOW_END_KEYS = tuple(c.key for c in SLOW_END_COLUMNS)
 
 def slow_end_columns(review: Review) -> tuple[Column, ...]:
     """The review's ``SLOW_END_COLUMNS``: none without a sensitivity (``shows_slow_end``), the note only where some
-    option is not met at the slow end (no column of blanks)."""
+    option is not met at the slow end or has a ratio the plan's margin or its own runs set (``slow_end.basis_text``;
+    no column of blanks)."""
     if not shows_slow_end(review):
         return ()
     noted = any(r.slow_end is not None and (not r.slow_end.meets or basis_text(r.slow_end)) for r in review.results)
