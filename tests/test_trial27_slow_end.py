@@ -290,7 +290,7 @@ class TestTheTrialsMI300X:
             "18 of the 19 runs this +246% margin rests on (vLLM MLA on every GPU) are of vLLM 0.7 and earlier" in label
         )
         assert "0.7.3.dev138 (9), 0.7.4.dev181 (9)" in label
-        assert "its 1 run of vLLM 0.8 and later there (0.11.0; 1 source) reads +86%" in label
+        assert "the 1 run of vLLM 0.8 and later there (0.11.0; 1 source) reads +86%" in label
 
 
 def test_a_margin_set_by_the_prediction_range_says_nothing_of_releases():
@@ -337,7 +337,7 @@ def test_the_money_lines_name_the_options_on_older_releases():
     assert line.startswith(
         "Margins from older engine releases: MI355X, bought; B200, bought; and MI300X, bought are sized on +179% and "
         "+246% margins from 19 runs (vLLM MLA on every GPU), 18 of them of vLLM 0.7 and earlier: 0.7.3.dev138 (9), "
-        "0.7.4.dev181 (9), older than the line their engine plans (vLLM 0.8 and later); its 1 run of vLLM 0.8 and "
+        "0.7.4.dev181 (9), older than the line their engine plans (vLLM 0.8 and later); the 1 run of vLLM 0.8 and "
         "later there (0.11.0; 1 source) reads +86%."
     )
     assert margin_releases_line(SimpleNamespace(results=[_fake_option("B200", "B200 180GB", 1.79, "sglang-0.4")])) == ""

@@ -61,8 +61,8 @@ def older_words(split: ReleaseSplit, whose: str) -> str:
 
 
 def current_words(split: ReleaseSplit) -> str:
-    """What the same scope's current-line runs read: "its 1 run of vLLM 0.8 and later there (0.11.0; 1 source) reads
-    +86%", "its 9 runs of SGLang 0.5 and later there (...; 2 sources) read -9% / +4% (10th / 90th percentile)", or
+    """What the same scope's current-line runs read: "the 1 run of vLLM 0.8 and later there (0.11.0; 1 source) reads
+    +86%", "the 9 runs of SGLang 0.5 and later there (...; 2 sources) read -9% / +4% (10th / 90th percentile)", or
     "no run of ... there"."""
     current, line = split.current, LINE_LABELS[split.region.engine]
     if current is None:
@@ -70,10 +70,10 @@ def current_words(split: ReleaseSplit) -> str:
     named = ", ".join(v for v, _ in counted_labels(current.versions))
     runs = f"{counted(current.rows, 'run')} of {line} there ({named}; {counted(current.source_count, 'source')})"
     if current.rows >= MIN_ROWS:
-        return f"its {runs} read {current.low:+.0%} / {current.high:+.0%} (10th / 90th percentile)"
+        return f"the {runs} read {current.low:+.0%} / {current.high:+.0%} (10th / 90th percentile)"
     if current.rows > 1:
-        return f"its {runs} read {current.smallest:+.0%} to {current.largest:+.0%}"
-    return f"its {runs} reads {current.largest:+.0%}"
+        return f"the {runs} read {current.smallest:+.0%} to {current.largest:+.0%}"
+    return f"the {runs} reads {current.largest:+.0%}"
 
 
 def margin_releases_text(r) -> str:
