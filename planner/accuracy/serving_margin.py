@@ -572,3 +572,58 @@ def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None, paral
         engine,
         calibration,
     )
+
+
+#: The words of an engine line before ``KERNEL_LINES``' (how ``release_split``'s statement names the older runs).
+OLDER_LINE_LABELS = {
+    "vllm": "vLLM 0.7 and earlier",
+    "sglang": "SGLang 0.4 and earlier",
+    "tensorrt-llm": "TensorRT-LLM 0.x",
+}
+
+
+@dataclass(frozen=True)
+class ReleaseSplit:
+    """The runs a margin rests on (``region``: the one its note's ``runs_clause`` names), split by engine line:
+    ``current``, the same scope's runs of the engine's current line (``of_kernel_line``, the table's "current" rows;
+    None: none). A release whose version does not parse (an image tag) counts as current, as the table counts it."""
+
+    region: ServingRegion
+    current: ServingRegion | None
+
+    @property
+    def older_runs(self) -> int:
+        """The region's runs of releases before the current line: all less the current line's."""
+        return self.region.rows - (self.current.rows if self.current is not None else 0)
+
+    @property
+    def mostly_older(self) -> bool:
+        """Whether more than half of the region's runs are of releases before the current line."""
+        return 2 * self.older_runs > self.region.rows
+
+    def older_versions(self) -> list[tuple[str, int]]:
+        """(release, runs) of the region's runs before the current line, oldest first: its ``versions`` less the
+        current line's."""
+        current = dict(counted_labels(self.current.versions)) if self.current is not None else {}
+        return [(v, n - current.get(v, 0)) for v, n in counted_labels(self.region.versions) if n > current.get(v, 0)]
+
+
+def release_split(
+    gpu_name: str, engine: object, architecture: str, regions: Regions | None = None
+) -> ReleaseSplit | None:
+    """The runs the margin for ``engine`` (a profile or its name) on ``gpu_name`` for a model of class
+    ``architecture`` rests on, split by engine line (``ReleaseSplit``): the region ``margin_range``'s note names
+    (its own GPU's runs where they stand alone or are all there is, "own" and "own few"; else the engine and class on
+    every GPU) and the same scope's current-line region. None where the margin reads no serving run, the engine has
+    no line (``KERNEL_LINES``), or the profile plans a release before its line ("sglang-0.4": those runs are not
+    older than it)."""
+    regions = load_serving() if regions is None else regions
+    pool = margin_pool(gpu_name, engine, architecture, regions, releases="all")
+    if pool.kind == "none" or pool.engine not in KERNEL_LINES or not profile_of_kernel_line(engine):
+        return None
+    own_scope = pool.kind in ("own", "own few")
+    region = pool.own if own_scope else pool.pooled
+    if region is None or region.rows < 1:
+        return None
+    current = margin_pool(gpu_name, engine, architecture, regions, releases="current")
+    return ReleaseSplit(region, current.own if own_scope else current.pooled)

@@ -13,6 +13,7 @@ from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.accuracy.same_deployment import FIGURE_WORDS, Deployment, same_deployment_runs
 from planner.export import sizing
+from planner.export.margin_releases import margin_releases_text
 from planner.export.ownership import (
     ON_PREMISES_LEFT_OUT,
     RENT_HOURS,
@@ -431,7 +432,15 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 f"10th / 90th percentile of measured / predicted - 1: {r.time_range_note} (docs/accuracy.md)",
             )
         )
-        rows.append(Assumption(f"{where}: margin used", r.margin, "share", "workload.latency_margin"))
+        older = margin_releases_text(r) if w.latency_margin == "model-range" else ""
+        rows.append(
+            Assumption(
+                f"{where}: margin used",
+                r.margin,
+                "share",
+                "workload.latency_margin" + (f"; {older}" if older else ""),
+            )
+        )
     rows += [row for r in results if (row := published_runs_row(r))]
     if results and (first := stated_coverage()):
         rows.append(

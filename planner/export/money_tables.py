@@ -10,6 +10,7 @@ import math
 
 from planner.catalog.resolve import weights_phrase
 from planner.engines.profiles import IDEAL
+from planner.export.margin_releases import current_words, older_split, older_words, scope_words
 from planner.export.not_sized import margin_basis
 from planner.export.outlook import GridRow, stale_text
 from planner.export.ownership import (
@@ -18,7 +19,7 @@ from planner.export.ownership import (
     quote_text,
     reserved_terms,
 )
-from planner.export.reason import usd
+from planner.export.reason import listed, usd
 from planner.export.records import Review
 from planner.export.tables import Column, Table
 from planner.units import counted
@@ -462,13 +463,47 @@ def calibration_line(review: Review) -> str:
     return "Calibration: " + "; ".join(parts) + "."
 
 
+def margin_releases_line(review: Review) -> str:
+    """Where options' margins rest mostly on runs of engine releases older than the line their engine plans
+    (``planner.export.margin_releases``; trial 27 F6: the margins that reordered the trial's AMD and NVIDIA options came
+    from vLLM 0.7.x dev builds, said only inside the Assumptions notes): one sentence per set of runs, naming the
+    options, their margins, the older releases and what the current line's runs read; "" where none does."""
+    groups: dict[tuple[str, str, str], list] = {}
+    for r in review.results:
+        if (split := older_split(r)) is not None:
+            key = (split.region.gpu, split.region.engine, split.region.architecture)
+            groups.setdefault(key, []).append((r, split))
+    said = []
+    for pairs in groups.values():
+        split = pairs[0][1]
+        names = listed([r.option.name for r, _ in pairs])
+        margins = sorted({round(r.margin, 2) for r, _ in pairs})
+        one = len(pairs) == 1
+        said.append(
+            f"{names} {'is' if one else 'are'} sized on {listed([f'+{m:.0%}' for m in margins])} "
+            f"margin{'' if len(margins) == 1 else 's'} from {counted(split.region.rows, 'run')} "
+            f"({scope_words(split)}), {split.older_runs} of them "
+            f"{older_words(split, 'its' if one else 'their')}; {current_words(split)}"
+        )
+    if not said:
+        return ""
+    return (
+        "Margins from older engine releases: "
+        + "; ".join(said)
+        + ". Every release counts alike in a margin, so these fleets rest on those releases' runs; one replica "
+        "measured on the release to be run (planner validate, planner calibrate) replaces them (Assumptions, "
+        "'margin used')."
+    )
+
+
 def money_lines(review: Review) -> list[str]:
     """What every surface says under the recommendation: the calibration in effect, the margin's price, the years,
     like for like, quality."""
     lines = [
         x
         for x in (
-            calibration_line(review), margin_line(review), margin_sets_fleet_line(review), horizon_line(review),
+            calibration_line(review), margin_line(review), margin_sets_fleet_line(review),
+            margin_releases_line(review), horizon_line(review),
             present_value_line(review), grid_line(review),
         )
         if x

@@ -60,6 +60,15 @@ class SlowEnd:
     gpus: int  # GPUs, rounded as the option's (0: not met)
     monthly_usd: float  # NaN: not met
     shortfall: str = ""  # why no fleet meets the targets at the slow end ("" when one does)
+    #: what set each ratio (``planner.export.slow_end.floored_ratio``): the held-out range's end ("held-out range"),
+    #: the plan's own margin where it is wider ("plan's margin"), or the median of this deployment's own published
+    #: figures where they are slower still ("own runs")
+    ttft_basis: str = "held-out range"
+    tpot_basis: str = "held-out range"
+    ttft_range_ratio: float = math.nan  # 1 + the held-out range's slow end, before the floors (NaN: the ratio itself)
+    tpot_range_ratio: float = math.nan
+    ttft_own_figures: int = 0  # the deployment's own published figures whose median is the floor (0: none read)
+    tpot_own_figures: int = 0
 
     @property
     def meets(self) -> bool:

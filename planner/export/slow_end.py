@@ -27,6 +27,20 @@ figure and in its note, and ``slow_end_full_range`` states the fleet (or that no
 **Targets, not the margin's goals**: the held-out range states how far real latency lies from the simulated figure,
 which is what the plan's margin (``latency_margin``) stands for; applying both would count one uncertainty twice.
 
+**Never faster than the plan, nor than the deployment's own runs** (``floored_ratio``; trial 27, F4: the pooled TPOT
+end, x1.58, put MI300X + DeepSeek-R1 at 48 GPUs, -$156,625 a month, against a 200-GPU plan sized on a +246% margin,
+while nine published runs of that very deployment measured TPOT 1.6x-4.0x the prediction). Each metric's ratio is
+the largest of: 1 + the held-out range's slow end (above); the plan's own, target / the plan's goal (1 + its
+margin: the plan already assumes latency that far above the simulated figure, so a "slow end" below it is a
+contradiction, not a sensitivity); and, where the option's deployment has at least ``own_runs.OWN_RUNS_LEAST``
+shipped published figures of that metric (``own_runs.ratios``: same GPU, model, engine, layout, group and
+precisions), their median published / predicted. The median, as ``own_runs`` budgets at, not the slowest: with 3 to
+16 figures the slowest is one run's, and the shipped runs include bursts and concurrencies the plan does not run
+(H200 + DeepSeek-R1 + vLLM: DSTK-033, 128 requests in flight for 6,400 output tokens, TTFT 31x the prediction). Where
+both ratios are the plan's, the slow end is the plan's fleet (no search); else the search's fleet, and never fewer
+GPUs than the plan's (the floor, against the simulation's noise). ``SlowEnd.ttft_basis`` / ``tpot_basis`` say which
+set each ratio, and the Options note column says it (``basis_text``).
+
 **Not met** (``NOT_MET``): where no replica count up to the search's limit (``planner.serving.fleet.MAX_REPLICAS``, 262,144) meets
 the slow end, or only replicas kept nearly idle do (``planner.serving.fleet.near_ttft_floor``: their median TTFT over
 75% of the goal; at 15.3x the README's review found 8,696 replicas of H100 x 4, $47.9 million a month, met by
@@ -39,6 +53,7 @@ simulation noise at that floor), the option gives no GPUs or cost, only why.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -67,16 +82,48 @@ def slow_end_ratio(rng: LoadedRange, without_one_source: bool = True) -> tuple[f
     return 1.0 + rng.high, ""
 
 
+#: What set a slow end's ratio (``SlowEnd.ttft_basis``, ``tpot_basis``), in the order a tie keeps.
+HELD_OUT, PLAN_MARGIN, OWN_RUNS = "held-out range", "plan's margin", "own runs"
+
+
+def floored_ratio(range_ratio: float, plan_ratio: float, own_figures: list[float]) -> tuple[float, str]:
+    """(the slow end's ratio for one metric, what set it): the largest of 1 + the held-out range's slow end
+    (``range_ratio``), the plan's target / goal (``plan_ratio``, 1 + its margin) and the median of the deployment's
+    own published / predicted figures where there are ``own_runs.OWN_RUNS_LEAST`` or more (the module's rule); a tie
+    keeps the first of ``HELD_OUT``, ``PLAN_MARGIN``, ``OWN_RUNS``. (1.58, 3.46, [1.6, 1.9, 4.0]) -> (3.46, "plan's
+    margin")."""
+    from planner.export.own_runs import OWN_RUNS_LEAST
+
+    ratio, basis = range_ratio, HELD_OUT
+    if math.isfinite(plan_ratio) and plan_ratio > ratio:
+        ratio, basis = plan_ratio, PLAN_MARGIN
+    if len(own_figures) >= OWN_RUNS_LEAST and (own := statistics.median(own_figures)) > ratio:
+        ratio, basis = own, OWN_RUNS
+    return ratio, basis
+
+
+def _own_figures(result: Result) -> dict[str, list[float]]:
+    """{"ttft": [...], "tpot": [...]}: the option's deployment's own published / predicted figures
+    (``own_runs.ratios``)."""
+    from planner.export.own_runs import ratios
+
+    own = ratios(result)
+    return {"ttft": own.get("TTFT", []), "tpot": own.get("TPOT", [])}
+
+
 def slow_end(
     result: Result,
     workload: Workload,
     catalog: Catalog,
     ranges: Mapping[tuple[str, str], LoadedRange],
     without_one_source: bool = True,
+    own_figures: Mapping[str, list[float]] | None = None,
 ) -> SlowEnd | None:
-    """The option's fleet at the slow end of its figures' held-out ranges (the module's rule); None where the option
-    does not meet the targets, was not sized on simulated percentiles, or ``ranges`` has no TTFT or TPOT range for
-    its percentile (``held_out.range_for``; an install without the table)."""
+    """The option's fleet at the slow end of its figures' held-out ranges, floored at the plan's margin and at the
+    median of its deployment's own published runs (the module's rule); None where the option does not meet the
+    targets, was not sized on simulated percentiles, or ``ranges`` has no TTFT or TPOT range for its percentile
+    (``held_out.range_for``; an install without the table). ``own_figures``: {"ttft": [...], "tpot": [...]}
+    published / predicted, read from the shipped runs (``_own_figures``) unless given."""
     sim = result.under_load if result.meets else None
     if sim is None:
         return None
@@ -84,18 +131,32 @@ def slow_end(
     ttft_rng, tpot_rng = (held_out.range_for(ranges, m, q) for m in ("ttft", "tpot"))
     if ttft_rng is None or tpot_rng is None:
         return None
-    (ttft_ratio, ttft_out), (tpot_ratio, tpot_out) = (
+    (ttft_range, ttft_out), (tpot_range, tpot_out) = (
         slow_end_ratio(r, without_one_source) for r in (ttft_rng, tpot_rng)
     )
-    goals = (workload.ttft_target_s / ttft_ratio, workload.tpot_target_s / tpot_ratio)
+    own = _own_figures(result) if own_figures is None else own_figures
+    plan = {"ttft": workload.ttft_target_s / result.ttft_goal_s, "tpot": workload.tpot_target_s / result.tpot_goal_s}
+    (ttft_ratio, ttft_basis), (tpot_ratio, tpot_basis) = (
+        floored_ratio(rng, plan[m], list(own.get(m, []))) for m, rng in (("ttft", ttft_range), ("tpot", tpot_range))
+    )
     ends = dict(percentile=q, ttft_ratio=ttft_ratio, tpot_ratio=tpot_ratio, ttft_left_out=ttft_out,
-                tpot_left_out=tpot_out)  # fmt: skip
+                tpot_left_out=tpot_out, ttft_basis=ttft_basis, tpot_basis=tpot_basis, ttft_range_ratio=ttft_range,
+                tpot_range_ratio=tpot_range,
+                ttft_own_figures=len(own.get("ttft", [])) if ttft_basis == OWN_RUNS else 0,
+                tpot_own_figures=len(own.get("tpot", [])) if tpot_basis == OWN_RUNS else 0)  # fmt: skip
+    plans = SlowEnd(**ends, replicas=int(result.fleet.replicas_needed), gpus=int(result.gpus),
+                    monthly_usd=float(result.monthly_usd))  # fmt: skip
+    if ttft_basis == tpot_basis == PLAN_MARGIN:  # the plan's own goals: its fleet, not a second search
+        return plans
+    goals = (workload.ttft_target_s / ttft_ratio, workload.tpot_target_s / tpot_ratio)
     try:
         sim, fleet = fleet_on_goals(result, workload, catalog, goals)
     except PlannerError:  # no replica count the search allows meets them
         return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=NOT_MET)
     if near_ttft_floor(sim):  # met only by replicas kept nearly idle: the range, not the traffic, sets that count
         return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=NOT_MET)
+    if fleet.gpus < result.gpus:  # goals no looser than the plan's: at least its fleet (the search's noise aside)
+        return plans
     return SlowEnd(**ends, replicas=int(fleet.replicas_needed), gpus=int(fleet.gpus),
                    monthly_usd=float(fleet.monthly_usd))  # fmt: skip
 
@@ -105,17 +166,44 @@ def with_slow_end(
 ) -> Result:
     """``result`` with its ``slow_end`` (the end without a source that sets it alone) and, where that differs from
     the full range's end, its ``slow_end_full_range``; unchanged where there is none (``slow_end``)."""
-    chosen = slow_end(result, workload, catalog, ranges)
+    own = _own_figures(result) if result.meets and result.under_load is not None else {}
+    chosen = slow_end(result, workload, catalog, ranges, own_figures=own)
     if chosen is None:
         return result
     trimmed = chosen.ttft_left_out or chosen.tpot_left_out
-    full = slow_end(result, workload, catalog, ranges, without_one_source=False) if trimmed else None
+    full = slow_end(result, workload, catalog, ranges, False, own) if trimmed else None
     return replace(result, slow_end=chosen, slow_end_full_range=full)
 
 
 def ratios_text(s: SlowEnd) -> str:
     """The ends as the figures are multiplied: "p95 TTFT x2.68, TPOT x1.27"."""
     return f"p{s.percentile:g} TTFT x{s.ttft_ratio:.3g}, TPOT x{s.tpot_ratio:.3g}"
+
+
+def basis_text(s: SlowEnd) -> str:
+    """Which ratios the floors set (``floored_ratio``), for the Options note column; "" where both are the held-out
+    range's ends. "at least the plan: TPOT x3.46, the plan's own +246% margin (the held-out range's end: x1.58)"; "at
+    least the plan and this deployment's own published runs: ..." where those set one."""
+    parts = []
+    for metric, ratio, basis, range_ratio, figures in (
+        (f"p{s.percentile:g} TTFT", s.ttft_ratio, s.ttft_basis, s.ttft_range_ratio, s.ttft_own_figures),
+        ("TPOT", s.tpot_ratio, s.tpot_basis, s.tpot_range_ratio, s.tpot_own_figures),
+    ):
+        end = f"the held-out range's end: x{range_ratio:.3g}"
+        if basis == PLAN_MARGIN:
+            parts.append(f"{metric} x{ratio:.3g}, the plan's own +{ratio - 1:.0%} margin ({end})")
+        elif basis == OWN_RUNS:
+            word = metric.split()[-1]
+            parts.append(
+                f"{metric} x{ratio:.3g}, the median of this deployment's {figures} published {word} figures / "
+                f"predicted (Assumptions names the farthest off; {end})"
+            )
+    if not parts:
+        return ""
+    floors = (
+        "the plan and this deployment's own published runs" if OWN_RUNS in (s.ttft_basis, s.tpot_basis) else "the plan"
+    )
+    return f"at least {floors}: " + "; ".join(parts)
 
 
 def fleet_text(s: SlowEnd, plan: Result) -> str:
@@ -137,21 +225,36 @@ def note_lines(review: Review, where: str = "Options shows each option (the Held
     if s is None:
         return []
     which = []
-    for metric, ratio, left_out, full_ratio in (
-        ("TTFT", s.ttft_ratio, s.ttft_left_out, full.ttft_ratio if full else math.nan),
-        ("TPOT", s.tpot_ratio, s.tpot_left_out, full.tpot_ratio if full else math.nan),
-    ):
-        which.append(
-            f"p{s.percentile:g} {metric} x{ratio:.3g} (its range's slow end without {left_out}, the one source that "
-            f"sets the full end, x{full_ratio:.3g})"
-            if left_out
-            else f"p{s.percentile:g} {metric} x{ratio:.3g} (its range's slow end)"
-        )
+    for metric, ratio, left_out, full_ratio, basis, range_ratio, figures in (
+        ("TTFT", s.ttft_ratio, s.ttft_left_out, full.ttft_ratio if full else math.nan, s.ttft_basis,
+         s.ttft_range_ratio, s.ttft_own_figures),
+        ("TPOT", s.tpot_ratio, s.tpot_left_out, full.tpot_ratio if full else math.nan, s.tpot_basis,
+         s.tpot_range_ratio, s.tpot_own_figures),
+    ):  # fmt: skip
+        if basis == PLAN_MARGIN:  # trial 27 F4: never below the plan
+            which.append(
+                f"p{s.percentile:g} {metric} x{ratio:.3g} (the plan's own +{ratio - 1:.0%} margin, wider than its "
+                f"range's slow end, x{range_ratio:.3g})"
+            )
+        elif basis == OWN_RUNS:
+            which.append(
+                f"p{s.percentile:g} {metric} x{ratio:.3g} (the median of this deployment's {figures} published "
+                f"{metric} figures / predicted, slower than its range's slow end, x{range_ratio:.3g}, and the plan)"
+            )
+        elif left_out:
+            which.append(
+                f"p{s.percentile:g} {metric} x{ratio:.3g} (its range's slow end without {left_out}, the one source "
+                f"that sets the full end, x{full_ratio:.3g})"
+            )
+        else:
+            which.append(f"p{s.percentile:g} {metric} x{ratio:.3g} (its range's slow end)")
     line = (
         "Sensitivity, shown not applied: the fleet if real latency sat at the slow end of the held-out ranges (published "
         "runs under load / simulated), "
         f"{' and '.join(which)}: each option's replicas found again by the same search, against the targets (not the "
-        f"margin's goals: the range stands for what the margin does). {rec.option.name}: {fleet_text(s, rec)}; "
+        f"margin's goals: the range stands for what the margin does), each ratio at least the plan's own margin and "
+        f"the median of the option's deployment's own published runs where it has 3 or more, so never below the "
+        f"plan. {rec.option.name}: {fleet_text(s, rec)}; "
         f"{where}. "
     )
     if full is not None:

@@ -19,7 +19,7 @@ from planner.export.outlook import stale_text
 from planner.export.ownership import SIZED_AFRESH, capital_terms
 from planner.export.records import Result, Review
 from planner.export.scenario import Workload
-from planner.export.slow_end import ratios_text
+from planner.export.slow_end import basis_text, ratios_text
 from planner.serving.fleet import HEADROOM_STEP
 from planner.units import fmt_usd_per_gpu_hour
 
@@ -121,10 +121,11 @@ SLOW_END_KEYS = tuple(c.key for c in SLOW_END_COLUMNS)
 
 def slow_end_columns(review: Review) -> tuple[Column, ...]:
     """The review's ``SLOW_END_COLUMNS``: none without a sensitivity (``shows_slow_end``), the note only where some
-    option is not met at the slow end (no column of blanks)."""
+    option is not met at the slow end or has a ratio the plan's margin or its own runs set (``slow_end.basis_text``;
+    no column of blanks)."""
     if not shows_slow_end(review):
         return ()
-    noted = any(r.slow_end is not None and not r.slow_end.meets for r in review.results)
+    noted = any(r.slow_end is not None and (not r.slow_end.meets or basis_text(r.slow_end)) for r in review.results)
     return SLOW_END_COLUMNS if noted else SLOW_END_COLUMNS[:-1]
 
 
@@ -136,14 +137,16 @@ def shows_slow_end(review: Review) -> bool:
 
 def slow_end_values(r: Result) -> tuple:
     """An option's ``SLOW_END_COLUMNS``: GPUs, GPUs over the plan's, monthly cost, its excess over the plan's, and the
-    note (``SlowEnd.shortfall``, ``slow_end.NOT_MET`` first, where no replica count meets the targets there: no
-    numbers); all None without one."""
+    note: ``SlowEnd.shortfall`` (``slow_end.NOT_MET`` first) where no replica count meets the targets there (no
+    numbers), then which ratios the plan's margin or the deployment's own runs set (``slow_end.basis_text``; trial 27
+    F4), None where neither; all None without one."""
     s = r.slow_end
     if s is None:
         return (None,) * len(SLOW_END_COLUMNS)
+    basis = basis_text(s)
     if not s.meets:
-        return None, None, None, None, f"{s.shortfall} ({ratios_text(s)})"
-    return s.gpus, s.gpus - r.gpus, s.monthly_usd, s.monthly_usd - r.monthly_usd, None
+        return None, None, None, None, "; ".join(x for x in (f"{s.shortfall} ({ratios_text(s)})", basis) if x)
+    return s.gpus, s.gpus - r.gpus, s.monthly_usd, s.monthly_usd - r.monthly_usd, basis or None
 
 
 def main_keys(review: Review) -> tuple[str, ...]:
@@ -167,22 +170,10 @@ def prompt_time_note(r: Result) -> str:
     )
 
 
-def _slow_end_below(r: Result) -> str:
-    """Where the held-out slow end costs less than the plan (a negative "over plan"): why, so that it does not read as
-    a pessimistic case that is cheaper."""
-    s = r.slow_end
-    if s is None or not r.meets or not s.monthly_usd < r.monthly_usd:
-        return ""
-    return (
-        f"held-out slow end below the plan: the plan's +{r.margin:.0%} latency margin is wider than the held-out "
-        "range it is checked against"
-    )
-
-
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
-    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r), _slow_end_below(r)) if x)
+    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
