@@ -17,6 +17,7 @@ read from the workbook as LibreOffice recalculates it.
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -43,7 +44,13 @@ from planner.workbook.inputs import (
     default_inputs,
     glance_row,
 )
-from planner.workbook.layout import COST_AT_MAX_BATCH_LABEL, INPUTS_SHEET, REVIEW_FLEET_LABEL
+from planner.workbook.layout import (
+    BUY_OR_RENT_NOTE,
+    COST_AT_MAX_BATCH_LABEL,
+    INPUTS_SHEET,
+    REVIEW_FLEET_LABEL,
+    input_row,
+)
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
 
@@ -199,3 +206,23 @@ class TestF8CostAtMaxBatchSaysWhatItIs:
         from planner.cli import plan
 
         assert "per million output tokens, decode only, 100% busy" in inspect.getsource(plan)
+
+
+class TestF7TheWorkbookSaysItPricesARental:
+    """F7: no purchase price, amortization or cost of capital on Inputs, and an export of the workbook prices a rental
+    too; the price's note and the docs send buy vs rent to a scenario TOML (the block of buy inputs is not built)."""
+
+    def test_the_price_note_says_so(self, books):
+        note = books["opening"][INPUTS_SHEET][f"D{input_row('price_per_gpu_hour')}"].value
+        assert note == BUY_OR_RENT_NOTE
+        assert "prices no purchase" in note and "planner export on a scenario TOML" in note
+
+    def test_an_export_of_the_workbook_rents(self, shipped):
+        """What the note says of the export: the workbook's option is priced as a rental (``cloud``)."""
+        _, review = shipped
+        assert review.recommended.option.pricing == "cloud"
+
+    def test_the_docs_say_so(self):
+        root = Path(__file__).resolve().parents[1] / "docs"
+        assert "for buy vs rent run `planner export` on a scenario TOML" in (root / "workbooks.md").read_text()
+        assert "for buy vs rent, write a scenario TOML" in (root / "export.md").read_text()

@@ -45,7 +45,7 @@ from planner.io.libreoffice import LibreOfficeError, convert, without_print_titl
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import GLANCE, LOAD_FED, SERVED_NOTE_ROW, STALE_UNIT, glance_row
-from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, LOAD_SHEET, input_row
+from planner.workbook.layout import CATALOG_SHEETS, COST_AT_MAX_BATCH_LABEL, INPUTS_SHEET, LOAD_SHEET, input_row
 from planner.workbook.load_sheet import STATUS_CELL
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
@@ -400,7 +400,7 @@ class TestParityWithThePythonModel:
         glance = {label: inputs[f"B{glance_row() + i}"].value for i, (label, *_) in enumerate(GLANCE, 1)}
         assert glance["Max batch the engine serves"] == p.max_batch
         assert glance["TPOT at max batch"] == pytest.approx(p.at_batch.step_s * 1000, rel=1e-9)  # shown in ms
-        assert glance["Cost at max batch"] == pytest.approx(p.cost_per_mtok_usd, rel=1e-9)
+        assert glance[COST_AT_MAX_BATCH_LABEL] == pytest.approx(p.cost_per_mtok_usd, rel=1e-9)
         note = inputs[f"D{glance_row() + SERVED_NOTE_ROW}"].value  # as plan words it after its max batch
         assert note == f"vllm's max_num_seqs; memory holds {int(p.memory.max_batch):,}"
 

@@ -91,6 +91,13 @@ class InputField:
     slip_below_ms: float | None = None
 
 
+#: The price input's note: the workbook rents (trial 26 F7: a finance user found no purchase price, amortization or
+#: cost of capital, and an export of the workbook prices a rental too: ``workbook_scenario.workbook_scenario_data``).
+BUY_OR_RENT_NOTE = (
+    "Blank: the catalog's cloud price (GPUs sheet). A rental: this workbook prices no purchase; for buy vs rent "
+    "(purchase price, amortization, cost of capital, power) run planner export on a scenario TOML (docs/export.md)."
+)
+
 INPUT_FIELDS: tuple[InputField, ...] = (
     InputField("gpu", "in_gpu", "GPU", "catalog name", "text", True, "Choose from the list (GPUs sheet)."),
     InputField("model", "in_model", "Model", "catalog name", "text", True, "Choose from the list (Models sheet)."),
@@ -157,7 +164,7 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "US$",
         "money",
         False,
-        "Blank: the catalog's cloud price (GPUs sheet).",
+        BUY_OR_RENT_NOTE,
     ),
     InputField(
         "batch",
