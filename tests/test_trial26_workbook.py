@@ -144,6 +144,14 @@ class TestF16BudgetFleetIsTheReviews:
         inputs = default_inputs(catalog, gpus, models)
         assert budget_fleet({**inputs, "price_per_gpu_hour": 2.0}, catalog).gpus == budget_fleet(inputs, catalog).gpus
 
+    def test_where_the_review_sizes_none_the_row_says_why(self):
+        """A TPOT target no deployment meets (1.5 ms): no figure, the review's shortfall in its words."""
+        catalog = default_catalog()
+        inputs = default_inputs(catalog, [catalog.gpu("H100")], [catalog.model("llama2-70b")])
+        fleet = budget_fleet({**inputs, "tpot_target_ms": 1.5}, catalog)
+        assert fleet.gpus is None
+        assert fleet.words.startswith("none meets the targets: best TPOT") and "> target 1.5 ms" in fleet.words
+
     def test_after_an_edit_the_budget_is_not_known(self, books):
         """As the peak fleet reads after an edit: no number, the unit cell STALE."""
         book = books["context_2048"]
