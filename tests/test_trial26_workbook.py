@@ -2,8 +2,8 @@
 
 - F16: the headline fleet and its monthly cost are "before spares, whole nodes and latency margin", while
   ``planner export`` of the same file budgeted 3x more (12 GPUs against 4); the headline money cell is the one a user
-  copies into a budget. Inputs now carry a second pair of rows, "Budget fleet (as planner export: + margin and
-  spare)" and its cost, computed by planner with the review's own sizing when the Load sheet is, "not known: refresh"
+  copies into a budget. Inputs now carry a second pair of rows, "Budget (planner export: margin, spare)" and its
+  cost, computed by planner with the review's own sizing when the Load sheet is, "not known: refresh"
   once the Inputs change.
 - F8: "Cost at max batch ... US$/M out tok" was read beside the review's cost per token (10x apart); the label now
   says, as ``planner plan`` does, that it is decode only, at full batch, 100% busy, not a budget rate.
@@ -111,17 +111,16 @@ class TestF16BudgetFleetIsTheReviews:
         assert _glance(book, "review_gpus") > _glance(book, "fleet_gpus")
         assert _glance(book, "review_gpus", "C") == "GPUs" and _glance(book, "review_usd_month", "C") == "US$ a month"
         assert book[INPUTS_SHEET][f"A{_row('review_gpus')}"].value == REVIEW_FLEET_LABEL
-        assert "+ margin and spare" in REVIEW_FLEET_LABEL
+        assert all(words in REVIEW_FLEET_LABEL for words in ("Budget", "planner export", "margin", "spare"))
 
     def test_the_note_says_what_the_fleet_is(self, books, shipped):
         _, review = shipped
         note = _glance(books["opening"], "review_gpus", "D")
         r = review.recommended
-        assert note.endswith(
-            f"{int(r.fleet.replicas)} replicas of {int(r.replica.gpus)} GPUs, sized with a +{r.margin:.0%} latency "
-            f"margin and {r.option.spare_replicas} spare replica"
+        assert note == (
+            f"planner export's sizing: {int(r.fleet.replicas)} replicas of {int(r.replica.gpus)} GPUs incl. "
+            f"{r.option.spare_replicas} spare, +{r.margin:.0%} latency margin"
         ), note
-        assert "computed by planner" in note
         cost_note = _glance(books["opening"], "review_usd_month", "D")
         assert cost_note == f"rented: = {r.gpus:,} GPUs x $3.595 per GPU-hour x 730 h a month", cost_note
 
@@ -223,7 +222,7 @@ class TestF7TheWorkbookSaysItPricesARental:
     def test_the_price_note_says_so(self, books):
         note = books["opening"][INPUTS_SHEET][f"D{input_row('price_per_gpu_hour')}"].value
         assert note == BUY_OR_RENT_NOTE
-        assert "prices no purchase" in note and "planner export on a scenario TOML" in note
+        assert "catalog's rent" in note and "Buy vs rent: planner export of a scenario TOML" in note
 
     def test_an_export_of_the_workbook_rents(self, shipped):
         """What the note says of the export: the workbook's option is priced as a rental (``cloud``)."""

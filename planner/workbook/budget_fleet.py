@@ -26,7 +26,7 @@ SOURCE = "this workbook"
 @dataclass(frozen=True)
 class BudgetFleet:
     """The review's fleet for a workbook's Inputs: ``gpus`` (None where it sizes none) and, in words, what it is
-    ("3 replicas of 4 GPUs, sized with a +47% latency margin and 1 spare replica") or why there is none."""
+    ("3 replicas of 4 GPUs incl. 1 spare, +47% latency margin": one line beside the row) or why there is none."""
 
     gpus: int | None
     words: str
@@ -53,7 +53,6 @@ def budget_fleet(inputs: dict[str, Any], catalog: Catalog) -> BudgetFleet:
     replicas, group = int(result.fleet.replicas), int(result.replica.gpus)
     spare = int(result.option.spare_replicas)
     words = f"{replicas} {'replica' if replicas == 1 else 'replicas'} of {group} {'GPU' if group == 1 else 'GPUs'}"
-    words += f", sized with a +{result.margin:.0%} latency margin" if result.margin else ", no latency margin"
-    if spare:
-        words += f" and {spare} spare {'replica' if spare == 1 else 'replicas'}"
+    words += f" incl. {spare} spare" if spare else ", no spare"
+    words += f", +{result.margin:.0%} latency margin" if result.margin else ", no latency margin"
     return BudgetFleet(result.gpus, words)

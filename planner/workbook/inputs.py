@@ -254,9 +254,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         s.set(f"D{row}", words, style="note")
         s.heights[row] = max(s.heights.get(row, 0), lines(height))
     for key, note in review_notes(c, load).items():
-        row = r + [g[1] for g in GLANCE].index(key) + 1
-        s.set(f"D{row}", note, style="note")
-        s.heights[row] = max(s.heights.get(row, 0), lines(REVIEW_NOTE_LINES))
+        s.set(f"D{r + [g[1] for g in GLANCE].index(key) + 1}", note, style="note")
     fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
     s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
@@ -267,8 +265,6 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
 
 #: How the budget rows read where the workbook has no Load sheet (``build_whatif(load=False)``): nothing computed.
 REVIEW_NOT_COMPUTED = "not computed: run planner workbook refresh"
-#: Lines of the notes beside the budget rows (``review_notes``: about 200 characters in the 96-wide column D).
-REVIEW_NOTE_LINES = 2
 
 
 def load_current() -> str:
@@ -294,16 +290,14 @@ def review_cell(c: Calc, key: str, unit: str, load: bool) -> tuple[str, str]:
 
 
 def review_notes(c: Calc, load: bool) -> dict[str, str]:
-    """Column D beside the budget rows: what the fleet is, as planner computed it ("31 replicas of 4 GPUs, sized with
-    a +25% latency margin and 1 spare replica"), and the cost's formula in numbers ("rented: = 124 GPUs x $3.595 per
-    GPU-hour x 730 h a month", ``monthly_words``' form)."""
+    """Column D beside the budget rows, one line each (the Inputs page, fit to one, is as tall as its rows: 5.8 pt with
+    two lines each): what the fleet is, as planner computed it ("planner export's sizing: 31 replicas of 4 GPUs incl.
+    1 spare, +25% latency margin"), and the cost's formula in numbers ("rented: = 124 GPUs x $3.595 per GPU-hour x
+    730 h a month", ``monthly_words``' form)."""
     from planner.export.sizing import HOURS_PER_MONTH
 
     gpus, words = c.ref("review_gpus", "C", True, True), c.ref("review_words", "C", True, True)
-    what = (
-        '"The fleet planner export of this file budgets (its sizing, computed by planner when the Load sheet is; not '
-        'a formula): "'
-    )
+    what = '"planner export\'s sizing: "'
     fleet = f'=IF({words}="",{what}&"{REVIEW_NOT_COMPUTED}",{what}&{words})'
     if load:
         fleet = (

@@ -93,10 +93,8 @@ class InputField:
 
 #: The price input's note: the workbook rents (trial 26 F7: a finance user found no purchase price, amortization or
 #: cost of capital, and an export of the workbook prices a rental too: ``workbook_scenario.workbook_scenario_data``).
-BUY_OR_RENT_NOTE = (
-    "Blank: the catalog's cloud price (GPUs sheet). A rental: this workbook prices no purchase; for buy vs rent "
-    "(purchase price, amortization, cost of capital, power) run planner export on a scenario TOML (docs/export.md)."
-)
+#: One line in column D (87 characters): the Inputs page, fit to one, is as tall as its rows.
+BUY_OR_RENT_NOTE = "Blank: the catalog's rent (GPUs sheet). Buy vs rent: planner export of a scenario TOML."
 
 INPUT_FIELDS: tuple[InputField, ...] = (
     InputField("gpu", "in_gpu", "GPU", "catalog name", "text", True, "Choose from the list (GPUs sheet)."),
@@ -299,8 +297,9 @@ def input_row(key: str) -> int:
 #: The Inputs' label of the cost per token at max batch: decode alone, every slot busy, in ``planner plan``'s words
 #: ("per million output tokens, decode only, 100% busy"), and not what the budget review charges per token.
 COST_AT_MAX_BATCH_LABEL = "Cost at max batch: decode only, at full batch, 100% busy (not a budget rate)"
-#: The Inputs' label of the budget fleet: ``planner export`` of the workbook's fleet (``budget_fleet``).
-REVIEW_FLEET_LABEL = "Budget fleet (as planner export: + margin and spare)"
+#: The Inputs' label of the budget fleet: ``planner export`` of the workbook's fleet (``budget_fleet``), with its
+#: latency margin and spare replicas; one line in column A (38 characters), as its cost's label.
+REVIEW_FLEET_LABEL = "Budget (planner export: margin, spare)"
 #: The "At a glance" rows whose figures are the budget review's (Calc's review rows), not the peak fleet's.
 REVIEW_KEYS = ("review_gpus", "review_usd_month")
 
@@ -323,7 +322,7 @@ GLANCE = (
     ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month"),
     # trial 26 F16: the fleet planner export of this file budgets (Calc's review rows, computed when the Load sheet is)
     (REVIEW_FLEET_LABEL, "review_gpus", INT, "GPUs"),
-    ("Budget cost per month (as planner export)", "review_usd_month", USD, "US$ a month"),
+    ("Budget cost per month (planner export)", "review_usd_month", USD, "US$ a month"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
 
