@@ -296,5 +296,6 @@ class TestWhatTheFleetsAreSizedOn:
         assert f"{max(0.0, sizing_range(h100, engine_profile(None), cat, 4, llama).high):+.0%}" == "+25%"
         assert wb["as-shipped"]["Inputs"][f"D{row}"].value == (
             "replicas x 4 GPUs. No latency margin: planner export of this file sizes against the targets less the "
-            "margin its review states (from held-out runs on this GPU and engine), so it may count more GPUs"
+            "margin its review states (from held-out runs on this GPU and engine) and adds spare replicas: not a "
+            "budget; the budget fleet is below"
         )

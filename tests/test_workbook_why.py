@@ -17,7 +17,7 @@ from workbook_support import page_body, recalculate_inputs, require_libreoffice
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import INPUT_REFUSED_MEETS, SCENARIOS
 from planner.workbook.inputs import GLANCE, glance_row, why_error_row
-from planner.workbook.layout import EXPLAIN_SHEET, INPUTS_SHEET
+from planner.workbook.layout import COST_AT_MAX_BATCH_LABEL, EXPLAIN_SHEET, INPUTS_SHEET
 
 pytestmark = pytest.mark.libreoffice
 
@@ -156,11 +156,11 @@ BUDGET_CASES = (
 #: "at a glance" result that shows the error).
 EXPLAINED = (
     ("gpu", "a GPU, model or precision name not in the catalog", "Max batch memory holds"),
-    ("no_price", "no price for a GPU the catalog has no price for", "Cost at max batch"),
+    ("no_price", "no price for a GPU the catalog has no price for", COST_AT_MAX_BATCH_LABEL),
     ("context_text", "text where a number belongs", "Max batch memory holds"),
     ("context", "a context of 0", "Max batch memory holds"),
     ("utilization", "a utilization above 1", "Max batch memory holds"),
-    ("price_zero", "a price of 0 or less", "Cost at max batch"),
+    ("price_zero", "a price of 0 or less", COST_AT_MAX_BATCH_LABEL),
     ("kv", "a weight-only format such as mxfp4", "Max batch memory holds"),
     ("kv_int4", "int4 on vllm", "Max batch memory holds"),
     ("too_few", "the weights plus the sequences asked for that do not fit", "Max batch memory holds"),

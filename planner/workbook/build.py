@@ -31,7 +31,7 @@ from planner.workbook.layout import (
     WORKBOOK_ENGINES,
 )
 from planner.workbook.levers import levers_sheet
-from planner.workbook.load_figures import LOAD_KEY_PROPERTY, dp_ep_cells, load_figures, rate_factors
+from planner.workbook.load_figures import LOAD_KEY_PROPERTY, dp_ep_cells, load_figures, rate_factors, review_cells
 from planner.workbook.load_sheet import load_sheet
 from planner.workbook.ranges_sheet import ranges_sheet
 from planner.workbook.results import results_sheet
@@ -134,6 +134,7 @@ def build_whatif(
         rate_factors=rate_factors(figures),
         load=figures is not None,
         dp_ep=dp_ep_cells(figures),
+        review=review_cells(figures),
     )
     calc, probes = calc_sheet(c)
     inputs, names = inputs_sheet(opening, c, load=figures is not None)

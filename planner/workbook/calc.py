@@ -14,7 +14,7 @@ from planner.accuracy.calibration import CALIBRATED_FIELDS
 from planner.api import GPU_GROUPS
 from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.workbook import formulas as F
-from planner.workbook.formats import GB, INT, NOT_RANKED_USD
+from planner.workbook.formats import GB, INT, NOT_RANKED_USD, USD
 from planner.workbook.layout import (
     CALC_SHEET,
     LOAD_BLANK_PRECISION,
@@ -202,11 +202,14 @@ def calc_rows(
     rate_factors: dict[str, float | None] | None = None,
     load: bool = False,
     dp_ep: dict[str, float | str | None] | None = None,
+    review: tuple[int | None, str] | None = None,
 ) -> Calc:
     """Every Calc row. ``rate_factors``: per scenario key, the queue term planner's simulation found for the fleet
     (``load_figures.LeverLoad.rate_factor``); absent or None: blank, 1, no queue (``budget_rows``). ``load``: the
     workbook has a Load sheet, whose Status says whether the simulation still holds. ``dp_ep``: the dp-ep column's
-    numbers planner computed, by row key (``load_figures.dp_ep_cells``; absent: blank). None moves a row."""
+    numbers planner computed, by row key (``load_figures.dp_ep_cells``; absent: blank). ``review``: the fleet
+    ``planner export`` of the workbook budgets, its GPUs (None: none) and words (``budget_fleet.BudgetFleet``; absent:
+    blank, not computed). None moves a row."""
     c = Calc()
     c.dp_ep = dict(dp_ep or {})
     S = lambda key, label: Row(key, label, section=True)  # noqa: E731
@@ -738,6 +741,7 @@ def calc_rows(
         ),
     )
     budget_rows(c, rate_factors or {}, load)
+    review_rows(c, review)
     return c
 
 
@@ -952,6 +956,57 @@ def simulated_as(rate_factor_row: int) -> str:
 
 #: Calc's label of the stored queue term; ``update.refresh_load`` finds the row by it.
 RATE_FACTOR_LABEL = "Rate factor from planner's queue simulation (Load sheet; 1: none)"
+
+
+#: Calc's label of the budget fleet's GPUs, by which ``refresh`` finds the row it writes (``update._write_review``).
+REVIEW_GPUS_LABEL = "Budget fleet as planner export of this file sizes it (+ latency margin and spare replicas)"
+REVIEW_WORDS_LABEL = "Budget fleet: what it is, or why there is none (planner export's sizing)"
+
+
+def _stored_text(words: str) -> str:
+    """A text Calc stores as it is (``calc_sheet``: a template of one quoted string), its own quotes made single."""
+    return '"' + words.replace('"', "'") + '"'
+
+
+def review_rows(c: Calc, review: tuple[int | None, str] | None) -> None:
+    """The fleet ``planner export`` of this workbook budgets (trial 26 F16), Baseline column only:
+
+    review GPUs     a number planner computed when the Load sheet was (``planner.workbook.budget_fleet``: the
+                    review's own ``sized_in_layouts`` on the scenario export reads from these Inputs: its latency
+                    margin, spare replicas, whole nodes), stored, not a formula; text where it sizes none (why);
+                    blank where nothing was computed
+    review cost     review GPUs x price per GPU-hour x 730 h a month (``sizing.HOURS_PER_MONTH``), the review's
+                    monthly cost of a rented fleet; the text where there are no GPUs
+    """
+    from planner.export.sizing import HOURS_PER_MONTH
+
+    gpus, words = review if review is not None else (None, "")
+    stored = float(gpus) if gpus is not None else (_stored_text(words) if words else None)
+    how = "planner.workbook.budget_fleet (planner.export.review.sized_in_layouts): computed by planner, not a formula"
+    c.add(
+        Row("s_review", "The budget fleet planner export of this file gives", section=True),
+        Row("review_gpus", REVIEW_GPUS_LABEL, "GPUs", INT, {"base": stored, "*": None}, how),
+        Row(
+            "review_words",
+            REVIEW_WORDS_LABEL,
+            "",
+            None,
+            {"base": _stored_text(words) if words else None, "*": None},
+            how,
+        ),
+        Row(
+            "review_usd_month",
+            "Budget fleet cost per month (review GPUs x price per GPU-hour x 730 h)",
+            "US$",
+            USD,
+            {
+                "base": f"IF(ISNUMBER({{review_gpus}}),{{review_gpus}}*{{price}}*{HOURS_PER_MONTH:g},"
+                f'IF({{review_gpus}}="","",{{review_gpus}}))',
+                "*": None,
+            },
+            "planner.export.sizing.HOURS_PER_MONTH: a rented fleet's month",
+        ),
+    )
 
 
 def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> None:
@@ -1198,7 +1253,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "fleet_usd_month",
             "Fleet cost per month",
             "US$",
-            '"$"#,##0.00',
+            USD,
             f"{{fleet_gpus}}*{{price}}*{HOURS_PER_MONTH:g}",
             f"GPUs x price x {HOURS_PER_MONTH:g} h (sizing.cloud_usd_per_gpu_month)",
             quantity="peak_fleet.monthly_usd@batch=max",

@@ -17,8 +17,11 @@ from planner.workbook.layout import (
     GLANCE,
     INPUT_FIELDS,
     INPUTS_SHEET,
+    LOAD_SHEET,
+    LOAD_STATUS_ROW,
     MAX_BURSTINESS,
     NO_CATALOG_PRICE,
+    REVIEW_KEYS,
     WARNING_PREFIX,
     glance_row,
     input_row,
@@ -216,7 +219,9 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         s.set(f"A{r + i}", label, style="label")
         text = key == "meets_text"  # right-aligned text past its column was cut by the label to its left
         formula = f"={headline(c, key) if key in HEADLINE else c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
-        if load and key in LOAD_FED:  # stale (Calc): an estimate in words, its unit cell says so
+        if key in REVIEW_KEYS:  # the review's fleet: planner's figure while the Load sheet is current, else none
+            formula, unit = review_cell(c, key, unit, load)
+        elif load and key in LOAD_FED:  # stale (Calc): an estimate in words, its unit cell says so
             stale = headline(c, "stale")
             formula = stale_estimate(formula[1:], stale, headline(c, "stale_unknown"), key == "fleet_usd_month")
             for name, asked in (("in_output_tokens", "out_tok"), ("in_peak_requests", "rps")):  # not #N/A: F11
@@ -248,12 +253,66 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         assert row >= r + FIRST_WARNING_ROW + len(warnings(c)), key  # column D of a warning's row is taken
         s.set(f"D{row}", words, style="note")
         s.heights[row] = max(s.heights.get(row, 0), lines(height))
+    for key, note in review_notes(c, load).items():
+        s.set(f"D{r + [g[1] for g in GLANCE].index(key) + 1}", note, style="note")
     fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
     s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
     s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
     s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
+
+
+#: How the budget rows read where the workbook has no Load sheet (``build_whatif(load=False)``): nothing computed.
+REVIEW_NOT_COMPUTED = "not computed: run planner workbook refresh"
+
+
+def load_current() -> str:
+    """A formula's body: TRUE while the Load sheet's Status reads "current" (its Inputs and engine are the ones it,
+    and so the budget fleet, was computed from)."""
+    return f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current"'
+
+
+def review_cell(c: Calc, key: str, unit: str, load: bool) -> tuple[str, str]:
+    """The formula and unit cell of a budget row (``REVIEW_KEYS``): Calc's review figure (the GPUs planner computed,
+    or the cost formula over them; the words why, where the review sizes none) while the Load sheet is current;
+    ``STALE_FLEET`` once it is not, with ``STALE_UNIT`` beside it, as the peak fleet reads after an edit, but never
+    an estimate: the margin and spare are the review's, not a rescaling of the old figure; the peak fleet's words
+    where no fleet is asked for (a blank peak or output tokens). Without a Load sheet: ``REVIEW_NOT_COMPUTED``."""
+    figure = c.ref(key, "C", absolute=True, sheet=True)
+    if not load:
+        return f'=IF({figure}="","{REVIEW_NOT_COMPUTED}",{figure})', unit
+    body = f'IF(NOT({load_current()}),"{STALE_FLEET}",IF({figure}="","{STALE_FLEET}",{figure}))'
+    for name, asked in (("in_output_tokens", "out_tok"), ("in_peak_requests", "rps")):
+        body = f'IF({name}="","{NO_FLEET_ASKED[asked].split(" (")[0]}",{body})'
+    stale = f'AND(NOT({load_current()}),in_peak_requests<>"",in_output_tokens<>"")'
+    return f"={body}", f'=IF({stale},"{STALE_UNIT}","{unit}")'
+
+
+def review_notes(c: Calc, load: bool) -> dict[str, str]:
+    """Column D beside the budget rows, one line each (the Inputs page, fit to one, is as tall as its rows: 5.8 pt with
+    two lines each): what the fleet is, as planner computed it ("planner export's sizing: 31 replicas of 4 GPUs incl.
+    1 spare, +25% latency margin"), and the cost's formula in numbers ("rented: = 124 GPUs x $3.595 per GPU-hour x
+    730 h a month", ``monthly_words``' form)."""
+    from planner.export.sizing import HOURS_PER_MONTH
+
+    gpus, words = c.ref("review_gpus", "C", True, True), c.ref("review_words", "C", True, True)
+    what = '"planner export\'s sizing: "'
+    fleet = f'=IF({words}="",{what}&"{REVIEW_NOT_COMPUTED}",{what}&{words})'
+    if load:
+        fleet = (
+            f'=IF(NOT({load_current()}),{what}&"not known for these Inputs until planner workbook refresh",{fleet[1:]})'
+        )
+    cost = (
+        f'=IF(OR(NOT(ISNUMBER({gpus})),ISERROR({c.ref("price", "C", True, True)})),"budget GPUs x price per GPU-hour x '
+        f'{HOURS_PER_MONTH:g} h a month","rented: = "&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
+        f'{HOURS_PER_MONTH:g} h a month")'
+    )
+    if load:
+        cost = (
+            f'=IF(NOT({load_current()}),"budget GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month",{cost[1:]})'
+        )
+    return {"review_gpus": fleet, "review_usd_month": cost}
 
 
 #: Lines of the price note beside the cost (``price_at``: a median's four quotes run to about 200 characters), and one
@@ -300,7 +359,7 @@ FLEET_NOTE_LINES = 5
 #: sheet's single-prediction high reads +43%), so the note names where it is stated, not a figure (trial 7 F7).
 MARGIN_NOTE = (
     '". No latency margin: planner export of this file sizes against the targets less the margin its review states '
-    '(from held-out runs on this GPU and engine), so it may count more GPUs"'
+    '(from held-out runs on this GPU and engine) and adds spare replicas: not a budget; the budget fleet is below"'
 )
 
 

@@ -91,6 +91,11 @@ class InputField:
     slip_below_ms: float | None = None
 
 
+#: The price input's note: the workbook rents (trial 26 F7: a finance user found no purchase price, amortization or
+#: cost of capital, and an export of the workbook prices a rental too: ``workbook_scenario.workbook_scenario_data``).
+#: One line in column D (87 characters): the Inputs page, fit to one, is as tall as its rows.
+BUY_OR_RENT_NOTE = "Blank: the catalog's rent (GPUs sheet). Buy vs rent: planner export of a scenario TOML."
+
 INPUT_FIELDS: tuple[InputField, ...] = (
     InputField("gpu", "in_gpu", "GPU", "catalog name", "text", True, "Choose from the list (GPUs sheet)."),
     InputField("model", "in_model", "Model", "catalog name", "text", True, "Choose from the list (Models sheet)."),
@@ -157,7 +162,7 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "US$",
         "money",
         False,
-        "Blank: the catalog's cloud price (GPUs sheet).",
+        BUY_OR_RENT_NOTE,
     ),
     InputField(
         "batch",
@@ -289,6 +294,15 @@ def input_row(key: str) -> int:
     return FIRST_INPUT_ROW + keys.index(key)
 
 
+#: The Inputs' label of the cost per token at max batch: decode alone, every slot busy, in ``planner plan``'s words
+#: ("per million output tokens, decode only, 100% busy"), and not what the budget review charges per token.
+COST_AT_MAX_BATCH_LABEL = "Cost at max batch: decode only, at full batch, 100% busy (not a budget rate)"
+#: The Inputs' label of the budget fleet: ``planner export`` of the workbook's fleet (``budget_fleet``), with its
+#: latency margin and spare replicas; one line in column A (38 characters), as its cost's label.
+REVIEW_FLEET_LABEL = "Budget (planner export: margin, spare)"
+#: The "At a glance" rows whose figures are the budget review's (Calc's review rows), not the peak fleet's.
+REVIEW_KEYS = ("review_gpus", "review_usd_month")
+
 #: The "At a glance" rows: (label, the Calc key, number format, unit).
 GLANCE = (
     ("GPUs in the group", "n", INT, "GPUs"),
@@ -299,11 +313,16 @@ GLANCE = (
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
     # short units: column D beside the two costs says the price they are at (``inputs.price_at``, trial 19 F4), and a
     # unit longer than its column is cut there
-    ("Cost at max batch", "m_cost", USD, "US$/M out tok"),
+    # trial 26 F8: said on the cell, as ``planner plan`` words its cost, so it is not read as the review's cost per
+    # token (a tenth of it there: prompts, idle time, margin and spares)
+    (COST_AT_MAX_BATCH_LABEL, "m_cost", USD, "US$/M out tok"),
     # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
     # formula there stops a unit overflowing into it
     ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),
     ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month"),
+    # trial 26 F16: the fleet planner export of this file budgets (Calc's review rows, computed when the Load sheet is)
+    (REVIEW_FLEET_LABEL, "review_gpus", INT, "GPUs"),
+    ("Budget cost per month (planner export)", "review_usd_month", USD, "US$ a month"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
 

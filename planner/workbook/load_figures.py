@@ -53,6 +53,7 @@ from planner.serving.fleet import fewest_replicas, sweep_within_capacity
 from planner.serving.load import LoadResult, Replica
 from planner.workbook import calc
 from planner.workbook.assumptions import simulated_parameters
+from planner.workbook.budget_fleet import BudgetFleet, budget_fleet
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.catalog_sheets import gqa_sibling
 from planner.workbook.layout import LOAD_INPUT_KEYS
@@ -120,6 +121,9 @@ class LoadFigures:
     #: the data-parallel attention + expert parallel lever (``dp_ep_lever``); None where the baseline is dense or
     #: nothing was simulated
     dp_ep: DpEpLever | None = None
+    #: the fleet ``planner export`` of the workbook budgets for the same Inputs (``budget_fleet.budget_fleet``: its
+    #: latency margin and spare replicas); None where nothing was simulated
+    budget: BudgetFleet | None = None
 
 
 def _number(value: Any) -> float | None:
@@ -303,7 +307,14 @@ def _computed(
     levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets) for k, h, _ in SCENARIOS)
     dp = dp_ep_lever(inputs, catalog, engine, calibration, targets)
     return LoadFigures(
-        used, engine.name, levers, *targets, key=digest, engine_parameters=simulated_parameters(engine), dp_ep=dp
+        used,
+        engine.name,
+        levers,
+        *targets,
+        key=digest,
+        engine_parameters=simulated_parameters(engine),
+        dp_ep=dp,
+        budget=budget_fleet(inputs, catalog),
     )
 
 
@@ -398,6 +409,14 @@ def load_key(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, ca
             h.update(entry.model_dump_json().encode())
     h.update(json.dumps([text(inputs.get(k)) for k in LOAD_INPUT_KEYS]).encode())
     return h.hexdigest()
+
+
+def review_cells(figures: LoadFigures | None) -> tuple[int | None, str] | None:
+    """Calc's review rows (``calc.review_rows``): the budget fleet's GPUs and words, None where nothing was computed
+    (no Load sheet, or no traffic simulated)."""
+    if figures is None or figures.budget is None:
+        return None
+    return figures.budget.gpus, figures.budget.words
 
 
 def rate_factors(figures: LoadFigures | None) -> dict[str, float | None]:

@@ -371,6 +371,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
         load_figures,
         load_key,
         rate_factors,
+        review_cells,
     )
     from planner.workbook.load_sheet import TITLE, load_sheet
 
@@ -390,6 +391,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     write_sheet(wb.create_sheet(LOAD_SHEET, index), load_sheet(figures))
     _write_rate_factors(wb, rate_factors(figures))
     _write_dp_ep(wb, dp_ep_cells(figures))
+    _write_review(wb, review_cells(figures))
     if figures.key:
         _set_property(wb, LOAD_KEY_PROPERTY, figures.key)
     else:
@@ -410,6 +412,23 @@ def _write_rate_factors(wb, factors: dict[str, float | None]) -> None:
         return
     for key, _, _ in SCENARIOS:
         ws[f"{scenario_col(key)}{row}"].value = factors.get(key)
+
+
+def _write_review(wb, review: tuple[int | None, str] | None) -> None:
+    """Calc's review rows (``calc.review_rows``: the budget fleet ``planner export`` of the file gives) set to
+    ``review`` as ``calc_rows`` stores it (GPUs, else the words why; blank where nothing was computed), where the Calc
+    sheet has those rows (found by label: a workbook written before them is left as it is)."""
+    from planner.workbook.calc import REVIEW_GPUS_LABEL, REVIEW_WORDS_LABEL, scenario_col
+
+    if CALC_SHEET not in wb.sheetnames:
+        return
+    ws, col = wb[CALC_SHEET], scenario_col("base")
+    rows = {c.value: c.row for c in ws["A"] if c.value in (REVIEW_GPUS_LABEL, REVIEW_WORDS_LABEL)}
+    gpus, words = review if review is not None else (None, None)
+    if REVIEW_GPUS_LABEL in rows:
+        ws[f"{col}{rows[REVIEW_GPUS_LABEL]}"].value = float(gpus) if gpus is not None else (words or None)
+    if REVIEW_WORDS_LABEL in rows:
+        ws[f"{col}{rows[REVIEW_WORDS_LABEL]}"].value = words or None
 
 
 def _write_dp_ep(wb, cells: dict[str, float | str | None]) -> None:
