@@ -641,7 +641,8 @@ class Percentile(click.ParamType):
     type=TokenCount(),
     help="With --rate and --prompt-tokens: the prompt length at --percentile (p95 by default, as a review's "
     "prompt_tokens_high): each simulated request's prompt drawn lognormal with that mean and percentile (seeded), "
-    "as planner export sizes; default: the mean, every prompt alike.",
+    "as planner export sizes (past 3.87 x the mean at p95, no lognormal fits: truncated at the two high lengths' sum, "
+    "with a warning); default: the mean, every prompt alike.",
 )
 @click.option(
     "--output-tokens-high",
