@@ -541,11 +541,12 @@ class Workload(BaseModel):
         from planner.serving.load import LongTailError, length_fit
 
         drawn = self.sizing == "simulated" and self.sizing_lengths == "spread" and self.dataset is None
+        means = dict(zip(("prompt", "output"), self.request_tokens, strict=True))  # as the review computes with them
         for which in ("output", "prompt") if drawn else ("output",):  # the output's fit times decode (step 1)
             try:
                 length_fit(
-                    getattr(self, f"{which}_tokens_mean"), getattr(self, f"{which}_tokens_high"),
-                    self.high_percentile, self.sizing_context_tokens, which,
+                    means[which], getattr(self, f"{which}_tokens_high"), self.high_percentile,
+                    self.sizing_context_tokens, which,
                 )  # fmt: skip
             except LongTailError as e:
                 raise ValueError(f"{which}_tokens_high / {which}_tokens_mean: {e}") from None
