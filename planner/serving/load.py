@@ -566,12 +566,12 @@ def spread_lengths(
 
     Where either is beyond it (a reasoning model's long outputs): both drawn by inverse transform from their fits
     (a prompt and an output each from its own uniform stream), the long-tailed one truncated at the slot T = high
-    prompt + high output (``length_fit``), so no such length is longer than the slot memory is sized for and its
-    drawn mean and percentile are the stated ones within sampling error (trial 27 F12: 3,000 / p95 12,000 output
-    tokens drew p95 10,686 and a request of 163,840 with s = z). Prompt + output is capped at ``max_tokens`` only, as
-    above, not at T: a truncated output and a long prompt together may pass T (1.3% of requests in that trial's
-    1,000 / p95 4,000 prompts with those outputs in 16,000), where capping at T would cut the outputs' mean and
-    percentile below the fit's. ``LongTailError`` where no truncated lognormal fits either."""
+    prompt + high output (``length_fit``), its drawn mean and percentile the stated ones within sampling error
+    (trial 27 F12: 3,000 / p95 12,000 output tokens drew p95 10,686 and a request of 163,840 with s = z), and each
+    request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than
+    the slot memory is sized for. That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with
+    those outputs in 16,000: 1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the
+    fit gives is that much on the long side). ``LongTailError`` where no truncated lognormal fits either."""
     if prompt_high_tokens <= prompt_mean_tokens and output_high_tokens <= output_mean_tokens:
         return None
     slot = float(prompt_high_tokens + output_high_tokens)
@@ -590,6 +590,7 @@ def spread_lengths(
         )  # fmt: skip
     else:
         n = _whole(num_requests, "num_requests")
+        max_tokens = min(max_tokens, slot)
         rng = np.random.default_rng([seed, 3])
         uniforms = rng.random((2, n))
         cols = [
@@ -626,7 +627,7 @@ def spread_fit_note(
                 f"the {slot:,.0f}-token slot (the {q} prompt + {q} output memory is sized for; s = {f.s:.3f}), whose "
                 f"mean and {q} are the stated ones"
             )
-    return "; ".join(said)
+    return "; ".join(said) + f"; no request is longer than {slot:,.0f} tokens" if said else ""
 
 
 #: Where a shipped sample of a dataset's requests is described (``DatasetLengths.sample_file``), for a reader.
