@@ -170,3 +170,22 @@ def test_the_decode_context_and_the_batch_cap_hold_the_slot():
     assert _cap_words(short).startswith(
         "what memory holds when every sequence is at the mean context a decode step reads (4,269 tokens"
     )
+
+
+def test_a_lognormal_whose_context_in_flight_passes_the_slot_is_warned_about():
+    """Within the bound, a lognormal is kept (the README's draws must not move), but near it its tail is long: output
+    3,000 / p95 11,600 (3.867, s = 1.6173) with prompts 1,000 / p95 3,800 (3.80, a lognormal too): 1,000 +
+    3,000 x exp(1.6173^2) / 2 = 21,516 tokens in flight, past the 15,400-token slot. The review says so (the
+    workload's note: Warnings, the Assumptions row, the export summary) and the cap row names 21,516 tokens. One step
+    past the bound (p95 11,605) the truncated fit in its 15,405-token slot gives 4,747 tokens: the rule is not continuous at 3.87."""
+    w = trial_workload(prompt_tokens_high=3800, output_tokens_high=11600)
+    s = length_fit(OUTPUT, 11600, 95).s
+    assert round(s, 4) == 1.6173 and w.inflight_context_tokens == round(1000 + 3000 * math.exp(s * s) / 2) == 21516
+    assert w.spread_fit_note == (
+        "the output's lognormal (p95 / mean 3.87, within any lognormal's reach) has a tail so long that the mean "
+        "context a decode step reads, 21,516 tokens, is past the 15,400-token slot: decode is timed there and each "
+        "replica's batch cap is what memory holds there, and drawn requests run past the slot to the model's context "
+        "(a lognormal is not truncated)"
+    )
+    assert w.batch_cap_context_tokens == 21516
+    assert trial_workload(prompt_tokens_high=3800, output_tokens_high=11605).inflight_context_tokens == 4747

@@ -591,11 +591,27 @@ class Workload(BaseModel):
     def spread_fit_note(self) -> str:
         """Where a length's high / mean is beyond any lognormal's (3.87 at p95), what the review fits instead and
         where it holds it (``planner.serving.load.spread_fit_note``: truncated at the slot memory is sized for);
-        "" where both fit a lognormal. Said in the review's Warnings and Assumptions (trial 27 F12)."""
+        and where an untruncated output lognormal's context in flight is past the slot (``batch_cap_context_tokens``:
+        1,000 / 3,000 / p95 11,600 in 15,600 tokens, 3.867: 21,516 tokens), that; "" where neither. Said in the
+        review's Warnings and Assumptions and the export command's summary (trial 27 F12)."""
         from planner.serving.load import spread_fit_note
 
         p, o = self.request_tokens
-        return spread_fit_note(p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile)
+        said = spread_fit_note(p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile)
+        if self.inflight_context_tokens > self.sizing_context_tokens:  # a lognormal near its bound, a short slot
+            q = f"p{self.high_percentile:g}"
+            drawn = (  # a truncated prompt's draw caps each request at the slot (spread_lengths)
+                ""
+                if said
+                else ", and drawn requests run past the slot to the model's context (a lognormal is not truncated)"
+            )
+            said += "; " * bool(said) + (
+                f"the output's lognormal ({q} / mean {self.output_tokens_high / o:.2f}, within any lognormal's "
+                f"reach) has a tail so long that the mean context a decode step reads, "
+                f"{self.inflight_context_tokens:,} tokens, is past the {self.sizing_context_tokens:,}-token slot: "
+                f"decode is timed there and each replica's batch cap is what memory holds there{drawn}"
+            )
+        return said
 
 
 class _OptionFields(BaseModel):
