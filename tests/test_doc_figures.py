@@ -296,6 +296,14 @@ class TestExportDoc:
             r"([\d,]+) / p95 ([\d,]+) output, ([\d,]+) tokens in flight in a ([\d,]+)-token slot\)",
         )
         assert (slot, ctx) == (p_high + o_high, round(sizing.inflight_context_tokens(p, o, o_high, 95, slot)))
+        p, p_high, o, o_high, within, past_high, past = stated(
+            self.DOC,
+            r"\(([\d,]+) / p95 ([\d,]+) prompts with ([\d,]+) / p95 ([\d,]+) outputs: ([\d,]+) tokens in flight\), "
+            r"the truncated fit just past it does not \(p95 ([\d,]+): ([\d,]+) tokens\)",
+        )
+        assert within == round(sizing.inflight_context_tokens(p, o, o_high, 95, p_high + o_high))
+        assert past == round(sizing.inflight_context_tokens(p, o, past_high, 95, p_high + past_high))
+        assert o_high / o < math.exp(1.6448536**2 / 2) < past_high / o  # either side of the bound
 
     def test_margin_example(self):
         """'a +50% margin: 50 ms -> 33.3 ms, 1.5 s -> 1.0 s': sizing.margin_target."""
