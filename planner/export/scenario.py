@@ -540,7 +540,7 @@ class Workload(BaseModel):
                 )
         from planner.serving.load import LongTailError, length_fit
 
-        drawn = self.sizing == "simulated" and self.sizing_lengths == "spread" and self.dataset is None
+        drawn = self.prompt_fitted
         means = dict(zip(("prompt", "output"), self.request_tokens, strict=True))  # as the review computes with them
         for which in ("output", "prompt") if drawn else ("output",):  # the output's fit times decode (step 1)
             try:
@@ -577,6 +577,12 @@ class Workload(BaseModel):
         return max(1, round(exact))
 
     @property
+    def prompt_fitted(self) -> bool:
+        """Whether the prompt's length is drawn from a fit of its mean and high length (the sizing simulation on the
+        spread, no named dataset: ``simulated_lengths``); the output's fit always sets the context in flight."""
+        return self.sizing == "simulated" and self.sizing_lengths == "spread" and self.dataset is None
+
+    @property
     def batch_cap_context_tokens(self) -> int:
         """The sequence length a replica's batch cap (``Candidate.slots``) is what memory holds at: the larger of
         ``sizing_context_tokens`` (each batch slot holds a high-percentile sequence) and ``inflight_context_tokens``
@@ -597,7 +603,8 @@ class Workload(BaseModel):
         from planner.serving.load import spread_fit_note
 
         p, o = self.request_tokens
-        said = spread_fit_note(p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile)
+        prompt_high = self.prompt_tokens_high if self.prompt_fitted else p  # a prompt not drawn has no fit to state
+        said = spread_fit_note(p, prompt_high, o, self.output_tokens_high, self.high_percentile)
         if self.inflight_context_tokens > self.sizing_context_tokens:  # a lognormal near its bound, a short slot
             q = f"p{self.high_percentile:g}"
             drawn = (  # a truncated prompt's draw caps each request at the slot (spread_lengths)
