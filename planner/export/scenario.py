@@ -604,7 +604,9 @@ class Workload(BaseModel):
 
         p, o = self.request_tokens
         prompt_high = self.prompt_tokens_high if self.prompt_fitted else p  # a prompt not drawn has no fit to state
-        said = spread_fit_note(p, prompt_high, o, self.output_tokens_high, self.high_percentile)
+        said = spread_fit_note(
+            p, prompt_high, o, self.output_tokens_high, self.high_percentile, self.sizing_context_tokens
+        )
         if self.inflight_context_tokens > self.sizing_context_tokens:  # a lognormal near its bound, a short slot
             q = f"p{self.high_percentile:g}"
             drawn = (  # a truncated prompt's draw caps each request at the slot (spread_lengths)

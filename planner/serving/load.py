@@ -615,12 +615,14 @@ def spread_fit_note(
     output_mean_tokens: float,
     output_high_tokens: float,
     high_percentile: float,
+    slot_tokens: float | None = None,
 ) -> str:
     """Where a length of ``spread_lengths`` is beyond any lognormal (high / mean > exp(z^2 / 2)), the sentence that
     says so: the ratio, the bound, the slot it is truncated at and the fit (s) that holds the stated mean and high
     length; "" where both fit untruncated. Every surface that draws or times on the spread says it (planner plan
-    --rate's lengths line, the review's Warnings and Assumptions)."""
-    slot = float(prompt_high_tokens + output_high_tokens)
+    --rate's lengths line, the review's Warnings and Assumptions). ``slot_tokens``: the slot (None: the two high
+    lengths' sum, as ``spread_lengths`` takes it; a review whose prompts are not drawn passes its own)."""
+    slot = float(prompt_high_tokens + output_high_tokens if slot_tokens is None else slot_tokens)
     q = f"p{high_percentile:g}"
     said = []
     for what, m, h in (
