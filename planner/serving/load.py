@@ -426,7 +426,10 @@ class LongTailError(InvalidInputError):
         q, ratio = f"p{percentile:g}", high / mean
         bound = lognormal_ratio_bound(percentile)
         said = f"{what} length's " if what else "a length's "
-        said += f"{q} / mean = {high:,.0f} / {mean:,.0f} = {ratio:.2f} has no lognormal fit: above any lognormal's {bound:.2f} (exp(z^2 / 2) at {q})"
+        said += (
+            f"{q} / mean = {high:,.0f} / {mean:,.0f} = {ratio:.2f} has no lognormal fit: above any lognormal's "
+            f"{bound:.2f} (exp(z^2 / 2) at {q})"
+        )
         fit = f"a {q} of at most {bound * mean:,.0f} tokens ({bound:.2f} x the mean)"
         fix = f"give {fit}"
         if math.isfinite(slot_tokens):
