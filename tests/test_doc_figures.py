@@ -250,17 +250,60 @@ class TestExportDoc:
             round(100 * float(rows[q]["inside_left_out"])) for q in ("ttft_p99", "tpot_p99")
         )
 
-    def test_normal_quantile_and_lognormal_cap(self):
-        """'1.645 at p95' and 'h / m > exp(z^2 / 2) = 3.87 at p95': beyond it the spread is capped at z."""
+    def test_normal_quantile_and_lognormal_bound(self):
+        """'1.645 at p95' and 'h / m > exp(z^2 / 2) = 3.87 at p95': beyond it no lognormal has both, and the spread
+        is no longer capped at z (trial 27 F12): without a slot to truncate at, refused."""
         from statistics import NormalDist
 
         from planner.export import sizing
+        from planner.serving.load import LongTailError
 
         z = NormalDist().inv_cdf(0.95)
         (quantile,) = stated(self.DOC, r"z the normal quantile, ([\d.]+) at p95")
         (cap,) = stated(self.DOC, r"h / m > exp\(z\^2 / 2\) = ([\d.]+) at p95")
         assert (quantile, cap) == (f"{z:.3f}", f"{math.exp(z * z / 2):.2f}")
-        assert sizing.output_length_spread(100, 100 * float(cap) * 1.01, 95) == z  # past the cap: s = z
+        with pytest.raises(LongTailError, match="has no lognormal fit"):
+            sizing.output_length_spread(100, 100 * float(cap) * 1.01, 95)
+
+    def test_truncated_fit_example(self):
+        """Step 1's long tail: 'Trial 27's 1,000 / p95 4,000 prompts and 3,000 / p95 12,000 outputs in 16,000 tokens:
+        s = 2.5906, 1,000 + 3,921 = 4,921 tokens' (sizing.inflight_context_tokens with the slot), the bound
+        '(4.96 at 12,000 in 16,000; 2.60 at 20,000 in 22,000)' ((h / T) (a + 1) / a, a = ln(1 / 0.95) / ln(T / h),
+        written out here: the code's ``truncated_ratio_bound`` stops at s = 10, just under it) and the
+        example of a lognormal whose context in flight is past its slot ('4,269 tokens in flight in a 3,900-token
+        slot')."""
+        from planner.export import sizing
+
+        prompt, prompt_high, out, high, slot, s, half, total = stated(
+            self.DOC,
+            r"Trial 27's ([\d,]+) / p95 ([\d,]+) prompts and ([\d,]+) / p95 ([\d,]+) outputs in ([\d,]+) tokens: "
+            r"s = ([\d.]+), [\d,]+ \+ ([\d,]+) = \*\*([\d,]+) tokens\*\*",
+        )
+        assert slot == prompt_high + high
+        assert s == f"{sizing.output_length_spread(out, high, 95, slot):.4f}"
+        exact = sizing.inflight_context_tokens(prompt, out, high, 95, slot)
+        assert (half, total) == (round(exact - prompt), round(exact))
+
+        def bound(h: float, t: float) -> str:
+            a = math.log(1 / 0.95) / math.log(t / h)
+            return f"{h / t * (a + 1) / a:.2f}"
+
+        said = stated(self.DOC, r"\(([\d.]+) at ([\d,]+) in ([\d,]+); ([\d.]+) at ([\d,]+) in ([\d,]+)\)")
+        assert said[0] == bound(said[1], said[2]) and said[3] == bound(said[4], said[5])
+        p, p_high, o, o_high, ctx, slot = stated(
+            self.DOC,
+            r"\(a lognormal within the bound whose tail runs past a short slot: ([\d,]+) / p95 ([\d,]+) prompt, "
+            r"([\d,]+) / p95 ([\d,]+) output, ([\d,]+) tokens in flight in a ([\d,]+)-token slot\)",
+        )
+        assert (slot, ctx) == (p_high + o_high, round(sizing.inflight_context_tokens(p, o, o_high, 95, slot)))
+        p, p_high, o, o_high, within, past_high, past = stated(
+            self.DOC,
+            r"\(([\d,]+) / p95 ([\d,]+) prompts with ([\d,]+) / p95 ([\d,]+) outputs: ([\d,]+) tokens in flight\), "
+            r"the truncated fit just past it does not \(p95 ([\d,]+): ([\d,]+) tokens\)",
+        )
+        assert within == round(sizing.inflight_context_tokens(p, o, o_high, 95, p_high + o_high))
+        assert past == round(sizing.inflight_context_tokens(p, o, past_high, 95, p_high + past_high))
+        assert o_high / o < math.exp(1.6448536**2 / 2) < past_high / o  # either side of the bound
 
     def test_margin_example(self):
         """'a +50% margin: 50 ms -> 33.3 ms, 1.5 s -> 1.0 s': sizing.margin_target."""

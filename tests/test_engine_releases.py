@@ -241,7 +241,7 @@ class TestLoadingRulesPerEngine:
         scenario = tmp_path / "phi4.toml"
         scenario.write_text(
             "[workload]\npeak_requests_per_s = 2\naverage_requests_per_s = 1\nprompt_tokens_mean = 1000\n"
-            "prompt_tokens_high = 4000\noutput_tokens_mean = 200\noutput_tokens_high = 800\nhigh_percentile = 95\n"
+            "prompt_tokens_high = 3800\noutput_tokens_mean = 200\noutput_tokens_high = 800\nhigh_percentile = 95\n"
             "ttft_target_s = 2\ntpot_target_s = 0.1\n[defaults]\nmodel = 'phi-4'\nengine = 'tensorrt-llm'\n"
             "[[option]]\nname = 'four'\ngpu = 'H100'\ngpus_per_replica = 4\n[[option]]\nname = 'auto'\ngpu = 'L4'\n"
         )

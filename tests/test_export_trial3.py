@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from cli_support import SCENARIO, run
 
+#: prompt p95 3,800 (the trial's 4,000 is 4.00 x the mean: no lognormal, and a lognormal truncated at its 4,900-token
+#: slot reaches 3.97, so it is refused since trial 27 F12; 3.80 is a lognormal's)
 SPECULATING = """\
 [workload]
 peak_requests_per_s = 10
 average_requests_per_s = 4
 prompt_tokens_mean = 1000
-prompt_tokens_high = 4000
+prompt_tokens_high = 3800
 output_tokens_mean = 300
 output_tokens_high = 900
 ttft_target_s = 2

@@ -217,7 +217,9 @@ class TestFractionalMeans:
         from planner.accuracy.published import mean_length
 
         assert mean_length("207.5", "input_len", "", 0) == 208
-        assert self.workload(prompt_tokens_mean=207.5, output_tokens_mean=300).request_tokens == (208, 300)
+        assert self.workload(
+            prompt_tokens_mean=207.5, prompt_tokens_high=800, output_tokens_mean=300
+        ).request_tokens == (208, 300)
         assert self.workload(prompt_tokens_mean=800.5, output_tokens_mean=801.5).request_tokens == (800, 802)
         w = self.workload(prompt_tokens_mean=800.5)
         assert w.at_request_lengths().prompt_tokens_mean == 800

@@ -101,6 +101,7 @@ from planner.serving.load import (
     dataset_statistics,
     fixed_length_tokens,
     fixed_lengths,
+    spread_fit_note,
     spread_lengths,
     trace_load,
 )
@@ -634,7 +635,8 @@ class Percentile(click.ParamType):
     type=TokenCount(),
     help="With --rate and --prompt-tokens: the prompt length at --percentile (p95 by default, as a review's "
     "prompt_tokens_high): each simulated request's prompt drawn lognormal with that mean and percentile (seeded), "
-    "as planner export sizes; default: the mean, every prompt alike.",
+    "as planner export sizes (past 3.87 x the mean at p95, no lognormal fits: truncated at the two high lengths' sum, "
+    "with a warning); default: the mean, every prompt alike.",
 )
 @click.option(
     "--output-tokens-high",
@@ -881,6 +883,11 @@ def plan_command(
                 float(percentile), DEFAULT_REQUESTS, p.model.max_context,
             )  # fmt: skip
             spread_line = spread_words(lengths, prompt_tokens_high, output_tokens_high, float(percentile))
+            tail = spread_fit_note(
+                run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
+                float(percentile),
+            )  # fmt: skip
+            spread_line += f"\n  warning: {tail}" if tail else ""
         sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
             raise InvalidInputError(

@@ -469,8 +469,12 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             ),
             w.inflight_context_tokens,
             "tokens",
-            "mean prompt + mean output x exp(s^2) / 2: the contexts in flight (docs/export.md); "
-            "planner.export.evaluate._candidates",
+            "mean prompt + E[o^2] / (2 E[o]) of the output length o: the contexts in flight (docs/export.md); "
+            + (
+                f"{w.spread_fit_note}"
+                if w.spread_fit_note
+                else "o lognormal with the mean and high output, so mean output x exp(s^2) / 2"
+            ),
         ),
         *_method_rows(scenario, results, rules),
         Assumption(
@@ -535,7 +539,26 @@ def simulated_lengths_words(w: Workload) -> str:
         return f"{w.dataset}'s own requests, {len(lengths):,} of them"
     return (
         f"each request's prompt and output drawn lognormal with the mean and {q} lengths ({len(lengths):,} requests, "
-        "seeded; the spread docs/export.md 'Two contexts' fits)"
+        "seeded; the spread docs/export.md 'Two contexts' fits"
+        + (
+            f"; a length past any lognormal's spread from one truncated at the {w.sizing_context_tokens:,}-token slot)"
+            if w.spread_fit_note
+            else ")"
+        )
+    )
+
+
+def _cap_words(w: Workload) -> str:
+    """What a replica's batch cap is what memory holds at (``Workload.batch_cap_context_tokens``), in words: the
+    high-percentile sequence, or, where the mean context in flight is longer, that context (trial 27 F12: the row
+    said 16,000 tokens where the cap was set at 23,444)."""
+    q = f"p{w.high_percentile:g}"
+    slot = f"{q} prompt + {q} output ({w.sizing_context_tokens:,} tokens)"
+    if w.batch_cap_context_tokens == w.sizing_context_tokens:
+        return f"what memory holds when every sequence may reach the {slot}"
+    return (
+        f"what memory holds when every sequence is at the mean context a decode step reads "
+        f"({w.batch_cap_context_tokens:,} tokens, longer than the {slot}: the output's lognormal tail runs past it)"
     )
 
 
@@ -575,8 +598,7 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
     simulated = [
         Assumption(
             "Sequences in flight per replica (batch)",
-            f"what memory holds when every sequence may reach the {q} prompt + {q} output "
-            f"({w.sizing_context_tokens:,} tokens), within the engine's limit: the simulated replica's max_num_seqs "
+            f"{_cap_words(w)}, within the engine's limit: the simulated replica's max_num_seqs "
             "(the traffic sets how many run at once, up to it)",
             "",
             where,

@@ -14,6 +14,7 @@ from planner.export.not_sized import not_sized
 from planner.export.reason import usd as _usd
 from planner.export.records import Lever, Result
 from planner.export.scenario import Finance, Scenario
+from planner.serving.load import LongTailError
 from planner.units import counted
 
 
@@ -148,13 +149,17 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
 
     cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
     short = w.model_copy(update={"prompt_tokens_high": cap, "prompt_tokens_mean": min(w.prompt_tokens_mean, cap)})
-    res = evaluate(o, short, catalog, x, model=base.model, finance=scenario.finance)
+    try:
+        res, refused = evaluate(o, short, catalog, x, model=base.model, finance=scenario.finance), ""
+    except LongTailError as exc:  # the shorter slot holds no fit of the lengths (trial 27 F12): this lever's note
+        res, refused = None, f"not evaluated: the slot shrinks to {short.sizing_context_tokens:,} tokens, and the {exc}"
     out.append(
         _lever(
             "Shorter context",
             f"prompts capped at {cap:,} tokens (was {w.prompt_tokens_high:,} at p{w.high_percentile:g})",
             base,
             res,
+            refused,
         )
     )
 

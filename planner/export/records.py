@@ -123,7 +123,9 @@ class Candidate:
     def slots(self) -> int:
         """The most sequences a replica runs at once when each may reach the high-percentile length: what memory
         holds at that length, within the engine's max_num_seqs (the batches ``tpot_by_batch_s`` has a TPOT for); at
-        least 1. The serving simulation runs the replica with max_num_seqs set to it, and its percentiles, not the
+        least 1. ``tpot_by_batch_s`` is taken at the mean context in flight, so where that is the longer (an output's
+        lognormal tail past the slot) the cap is what memory holds at it: ``Workload.batch_cap_context_tokens``, as
+        the Assumptions row says. The serving simulation runs the replica with max_num_seqs set to it, and its percentiles, not the
         closed form's TPOT-best ``batch``, decide how many the traffic keeps in flight."""
         return max(sum(1 for t in self.tpot_by_batch_s if math.isfinite(t)), 1)
 

@@ -235,7 +235,8 @@ def build_review(
     lv = levers(scenario, base, catalog)
     if progress:
         progress("levers")
-    warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings))
+    tail = scenario.workload.spread_fit_note  # the lengths' fit, said once for every option (trial 27 F12)
+    warnings = ((f"Workload: {tail}",) if tail else ()) + tuple(dict.fromkeys(w for r in results for w in r.warnings))
     outlook = build_outlook(scenario, tuple(ranked), catalog, bares)
     return Review(
         scenario,

@@ -538,6 +538,18 @@ class Workload(BaseModel):
                     f"{which}_tokens_high ({high:,}) is below {which}_tokens_mean ({mean:,g}); the high-percentile "
                     "length is at least the mean"
                 )
+        from planner.serving.load import LongTailError, length_fit
+
+        drawn = self.prompt_fitted
+        means = dict(zip(("prompt", "output"), self.request_tokens, strict=True))  # as the review computes with them
+        for which in ("output", "prompt") if drawn else ("output",):  # the output's fit times decode (step 1)
+            try:
+                length_fit(
+                    means[which], getattr(self, f"{which}_tokens_high"), self.high_percentile,
+                    self.sizing_context_tokens, which,
+                )  # fmt: skip
+            except LongTailError as e:
+                raise ValueError(f"{which}_tokens_high / {which}_tokens_mean: {e}") from None
         return self
 
     @property
@@ -559,8 +571,56 @@ class Workload(BaseModel):
         at the mean lengths in whole tokens (``request_tokens``)."""
         from planner.export.sizing import inflight_context_tokens
 
-        exact = inflight_context_tokens(*self.request_tokens, self.output_tokens_high, self.high_percentile)
+        exact = inflight_context_tokens(
+            *self.request_tokens, self.output_tokens_high, self.high_percentile, self.sizing_context_tokens
+        )
         return max(1, round(exact))
+
+    @property
+    def prompt_fitted(self) -> bool:
+        """Whether the prompt's length is drawn from a fit of its mean and high length (the sizing simulation on the
+        spread, no named dataset: ``simulated_lengths``); the output's fit always sets the context in flight."""
+        return self.sizing == "simulated" and self.sizing_lengths == "spread" and self.dataset is None
+
+    @property
+    def batch_cap_context_tokens(self) -> int:
+        """The sequence length a replica's batch cap (``Candidate.slots``) is what memory holds at: the larger of
+        ``sizing_context_tokens`` (each batch slot holds a high-percentile sequence) and ``inflight_context_tokens``
+        (the review takes each batch's TPOT at that context, and a batch whose KV cache does not fit there has none:
+        ``evaluate._candidates``). The first, unless an output's lognormal (p95 / mean near its 3.87) runs far past the
+        slot and the prompt is short: 100 / p95 100 prompt, 1,000 / p95 3,800 output: s = 1.4563,
+        100 + 1,000 x exp(2.1209) / 2 = 4,269 tokens in flight against a 3,900-token slot (trial 27 F12: 23,444
+        against 16,000 while a long tail was fitted with s = z)."""
+        return max(self.sizing_context_tokens, self.inflight_context_tokens)
+
+    @property
+    def spread_fit_note(self) -> str:
+        """Where a length's high / mean is beyond any lognormal's (3.87 at p95), what the review fits instead and
+        where it holds it (``planner.serving.load.spread_fit_note``: truncated at the slot memory is sized for);
+        and where an untruncated output lognormal's context in flight is past the slot (``batch_cap_context_tokens``:
+        1,000 / 3,000 / p95 11,600 in 15,600 tokens, 3.867: 21,516 tokens), that; "" where neither. Said in the
+        review's Warnings and Assumptions and the export command's summary (trial 27 F12)."""
+        from planner.serving.load import spread_fit_note
+
+        p, o = self.request_tokens
+        prompt_high = self.prompt_tokens_high if self.prompt_fitted else p  # a prompt not drawn has no fit to state
+        said = spread_fit_note(
+            p, prompt_high, o, self.output_tokens_high, self.high_percentile, self.sizing_context_tokens
+        )
+        if self.inflight_context_tokens > self.sizing_context_tokens:  # a lognormal near its bound, a short slot
+            q = f"p{self.high_percentile:g}"
+            drawn = (  # a truncated prompt's draw caps each request at the slot (spread_lengths)
+                ""
+                if said
+                else ", and drawn requests run past the slot to the model's context (a lognormal is not truncated)"
+            )
+            said += "; " * bool(said) + (
+                f"the output's lognormal ({q} / mean {self.output_tokens_high / o:.2f}, within any lognormal's "
+                f"reach) has a tail so long that the mean context a decode step reads, "
+                f"{self.inflight_context_tokens:,} tokens, is past the {self.sizing_context_tokens:,}-token slot: "
+                f"decode is timed there and each replica's batch cap is what memory holds there{drawn}"
+            )
+        return said
 
 
 class _OptionFields(BaseModel):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.model.fleet import HOURS_PER_MONTH, cloud_usd_per_gpu_month, replicas_for_rate  # noqa: F401 (sizing's names)
-from planner.serving.load import lognormal_spread
+from planner.serving.load import length_fit
 
 ArrayLike = float | np.ndarray
 
@@ -196,28 +196,39 @@ def effective_tpot(tpot_s: ArrayLike, rate_per_replica: ArrayLike, ttft_s: Array
 # -- contexts and margin ----------------------------------------------------------------------------------
 
 
-def output_length_spread(output_mean: float, output_high: float, high_percentile: float) -> float:
-    """sigma of a lognormal output length with this mean and high percentile: s = z - sqrt(z^2 - 2 ln(high / mean))
-    (``planner.serving.load.lognormal_spread``, the one fit: the simulated sizing draws its lengths with it too).
-
-    From mean = exp(mu + s^2 / 2) and high = exp(mu + z s), z the normal quantile of the percentile (1.645 at
-    p95). 0 when high = mean; capped at z where the ratio is beyond any lognormal's (exp(z^2 / 2) = 3.87 at p95).
+def output_length_spread(
+    output_mean: float, output_high: float, high_percentile: float, slot_tokens: float = math.inf
+) -> float:
+    """sigma (s) of the output length's fit with this mean and high percentile (``planner.serving.load.length_fit``,
+    the one fit: the simulated sizing draws its lengths with it too): s = z - sqrt(z^2 - 2 ln(high / mean)) of a
+    lognormal, z the normal quantile of the percentile (1.645 at p95), 0 when high = mean; where the ratio is beyond
+    any lognormal's (exp(z^2 / 2) = 3.87 at p95) the s of the lognormal truncated at ``slot_tokens`` that holds both,
+    and ``LongTailError`` where none does (trial 27 F12: capped at z before, so the stated high length was dropped).
     """
-    return lognormal_spread(output_mean, output_high, high_percentile)
+    return length_fit(output_mean, output_high, high_percentile, slot_tokens, "output").s
 
 
 def inflight_context_tokens(
-    prompt_mean: float, output_mean: float, output_high: float, high_percentile: float = 95.0
+    prompt_mean: float,
+    output_mean: float,
+    output_high: float,
+    high_percentile: float = 95.0,
+    slot_tokens: float = math.inf,
 ) -> float:
     """Mean context of the sequences a decode step reads under continuous batching, in tokens.
 
     A sequence is in flight for as long as it decodes, so the batch holds requests in proportion to their output
-    length o, each on average half way through it: E[p] + E[o^2] / (2 E[o]) = mean prompt + mean output x
-    exp(s^2) / 2 for a lognormal output (s from ``output_length_spread``), prompt and output independent.
-    800 / 400 / p95 1,200 tokens: s = 0.9319, 800 + 400 x 2.3833 / 2 = 1,276.7 tokens (not 800 + 200).
+    length o, each on average half way through it: E[p] + E[o^2] / (2 E[o]), prompt and output independent, o from
+    its fit (``planner.serving.load.length_fit``). For a lognormal output that is mean prompt + mean output x
+    exp(s^2) / 2: 800 / 400 / p95 1,200 tokens: s = 0.9319, 800 + 400 x 2.3833 / 2 = 1,276.7 tokens (not 800 + 200).
+    Beyond any lognormal (p95 / mean > 3.87) o is the lognormal truncated at ``slot_tokens`` (the high prompt + high
+    output memory is sized for) with the stated mean and high length, E[o^k] = exp(k mu + k^2 s^2 / 2)
+    Phi(b - k s) / Phi(b), b = (ln slot - mu) / s: trial 27 F12's 1,000 / 3,000 / p95 12,000 in 16,000 tokens,
+    s = 2.5906, 1,000 + 3,921.4 = 4,921 tokens (at most half the slot past the mean prompt; s = z before gave 23,444,
+    past the slot). ``LongTailError`` where no truncated lognormal fits either.
     """
-    s = output_length_spread(output_mean, output_high, high_percentile)
-    return prompt_mean + output_mean * math.exp(s * s) / 2.0
+    fit = length_fit(output_mean, output_high, high_percentile, slot_tokens, "output")
+    return prompt_mean + fit.half_second_moment_tokens
 
 
 def range_margin(high: float) -> float:

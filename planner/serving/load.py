@@ -374,14 +374,183 @@ def lognormal_spread(mean_tokens: float, high_tokens: float, high_percentile: fl
     """sigma of a lognormal length with this mean and high percentile: s = z - sqrt(z^2 - 2 ln(high / mean)).
 
     From mean = exp(mu + s^2 / 2) and high = exp(mu + z s), z the normal quantile of the percentile (1.645 at
-    p95). 0 when high = mean; capped at z where the ratio is beyond any lognormal's (exp(z^2 / 2) = 3.87 at p95).
-    """
+    p95). 0 when high = mean. Where the ratio is beyond any lognormal's (high / mean > exp(z^2 / 2) = 3.87 at p95)
+    no s has both: ``LongTailError`` (``length_fit`` fits a lognormal truncated at the sequence's slot there; trial 27
+    F12: the s = z this returned before dropped the stated high length and drew a tail to the model's context)."""
+    z = _normal_quantile(high_percentile / 100.0)
+    ratio = max(high_tokens / mean_tokens, 1.0)
+    if ratio > lognormal_ratio_bound(high_percentile):
+        raise LongTailError(mean_tokens, high_tokens, high_percentile)
+    return z - math.sqrt(max(z * z - 2.0 * math.log(ratio), 0.0))
+
+
+def lognormal_ratio_bound(high_percentile: float) -> float:
+    """The largest high / mean any lognormal has at the percentile: exp(z^2 / 2), at s = z (3.87 at p95, 2.27 at
+    p90, 14.9 at p99): high / mean = exp(z s - s^2 / 2), largest at s = z."""
+    z = _normal_quantile(high_percentile / 100.0)
+    return math.exp(z * z / 2.0)
+
+
+def _normal_quantile(q: float) -> float:
     from statistics import NormalDist
 
-    z = NormalDist().inv_cdf(high_percentile / 100.0)
-    ratio = max(high_tokens / mean_tokens, 1.0)
-    disc = z * z - 2.0 * math.log(ratio)
-    return z - math.sqrt(disc) if disc > 0 else z
+    return NormalDist().inv_cdf(q)
+
+
+def _log_normal_cdf(x: float) -> float:
+    """ln Phi(x), by ``_normal_cdf`` down to x = -30 and below it by the tail's series, ln phi(x) - ln(-x) +
+    ln(1 - 1 / x^2 + 3 / x^4) (relative error under 15 / x^6 = 2e-8 there), where Phi itself underflows (-38)."""
+    if x > -30.0:
+        return math.log(_normal_cdf(x))
+    return -x * x / 2.0 - 0.5 * math.log(2.0 * math.pi) - math.log(-x) + math.log1p(-1.0 / x**2 + 3.0 / x**4)
+
+
+def _normal_cdf(x: float) -> float:
+    """Phi(x) = erfc(-x / sqrt 2) / 2: accurate far into the lower tail (``statistics.NormalDist().cdf`` rounds to
+    0 below about -8.3, where a truncated fit with a wide spread still reads it)."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+class LongTailError(InvalidInputError):
+    """Raised when a stated (mean, high percentile) of a length has no lognormal fit: the ratio high / mean above
+    exp(z^2 / 2) (3.87 at p95), and, where a slot is given, above what a lognormal truncated at it reaches
+    (``truncated_ratio_bound``). The message names the ratio and what is accepted."""
+
+    def __init__(self, mean: float, high: float, percentile: float, slot_tokens: float = math.inf, what: str = ""):
+        self.mean, self.high, self.percentile, self.slot_tokens = (
+            float(mean),
+            float(high),
+            float(percentile),
+            slot_tokens,
+        )
+        q, ratio = f"p{percentile:g}", high / mean
+        bound = lognormal_ratio_bound(percentile)
+        said = f"{what} length's " if what else "a length's "
+        said += (
+            f"{q} / mean = {high:,.0f} / {mean:,.0f} = {ratio:.2f} has no lognormal fit: above any lognormal's "
+            f"{bound:.2f} (exp(z^2 / 2) at {q})"
+        )
+        fit = f"a {q} of at most {bound * mean:,.0f} tokens ({bound:.2f} x the mean)"
+        fix = f"give {fit}"
+        if math.isfinite(slot_tokens):
+            most = truncated_ratio_bound(high, percentile, slot_tokens)
+            said += (
+                f", and above the {most:.2f} a lognormal truncated at the {slot_tokens:,.0f}-token slot memory is "
+                f"sized for ({q} prompt + {q} output) reaches at this {q}"
+            )
+            fix = f"give a mean of at least {math.ceil(high / most):,} tokens at this {q}, or {fit}"
+        super().__init__(f"{said}; {fix}")
+
+
+def truncated_ratio_bound(high_tokens: float, high_percentile: float, slot_tokens: float) -> float:
+    """The largest high / mean ``length_fit`` fits with a lognormal truncated at ``slot_tokens`` T whose percentile
+    is ``high_tokens`` h: h / the mean at s = ``MAX_TRUNCATED_SPREAD`` (the mean falls as s grows, so every ratio from
+    1 to it has a fit). As s grows the fit tends to the power law of density x^(a - 1) on (0, T],
+    a = ln(1 / q) / ln(T / h), whose mean is a T / (a + 1), so the bound is just under (h / T) (a + 1) / a (p95,
+    h = 12,000, T = 16,000: a = 0.0513 / 0.2877 = 0.178, 4.96, at s = 10 4.82; T = 22,000 at h = 20,000: 2.60 and
+    2.58). 1 where T <= h."""
+    if slot_tokens <= high_tokens:
+        return 1.0
+    return high_tokens / _truncated_fit_at(MAX_TRUNCATED_SPREAD, high_tokens, high_percentile, slot_tokens).mean_tokens
+
+
+def _truncated_fit_at(s: float, high_tokens: float, high_percentile: float, slot_tokens: float) -> LengthFit:
+    """The lognormal of spread s truncated at T = ``slot_tokens`` whose q-quantile is h = ``high_tokens``:
+    Phi(a) = q Phi(a + ln(T / h) / s), a bisected (the left side over the right rises with a), mu = ln h - s a."""
+    q, d = high_percentile / 100.0, math.log(slot_tokens / high_tokens)
+    lo, hi = -1e3, 40.0
+    for _ in range(_FIT_STEPS):
+        a = (lo + hi) / 2.0
+        lo, hi = (a, hi) if _log_normal_cdf(a) < math.log(q) + _log_normal_cdf(a + d / s) else (lo, a)
+    return LengthFit(math.log(high_tokens) - s * (lo + hi) / 2.0, s, float(slot_tokens))
+
+
+@dataclass(frozen=True)
+class LengthFit:
+    """A length's distribution: lognormal with log-mean ``mu`` and spread ``s`` (the normal's), truncated at
+    ``upper_tokens`` (inf: not truncated). With b = (ln upper - mu) / s (inf untruncated):
+    E[x^k] = exp(k mu + k^2 s^2 / 2) Phi(b - k s) / Phi(b), the q-quantile exp(mu + s Phi^-1(q Phi(b)))."""
+
+    mu: float
+    s: float
+    upper_tokens: float = math.inf
+
+    @property
+    def truncated(self) -> bool:
+        return math.isfinite(self.upper_tokens)
+
+    def _b(self) -> float:
+        return (math.log(self.upper_tokens) - self.mu) / self.s if self.truncated and self.s > 0 else math.inf
+
+    def moment(self, k: int) -> float:
+        """E[x^k] of the (truncated) lognormal, computed in logs (exp(k mu + k^2 s^2 / 2) alone overflows at wide s)."""
+        if self.s == 0:
+            return math.exp(k * self.mu)
+        b = self._b()
+        log_tail = 0.0 if math.isinf(b) else _log_normal_cdf(b - k * self.s) - _log_normal_cdf(b)
+        return math.exp(k * self.mu + k * k * self.s * self.s / 2.0 + log_tail)
+
+    @property
+    def mean_tokens(self) -> float:
+        return self.moment(1)
+
+    @property
+    def half_second_moment_tokens(self) -> float:
+        """E[x^2] / (2 E[x]): a length's mean part done in flight, each in flight in proportion to it (docs/export.md
+        "Two contexts"); m exp(s^2) / 2 untruncated."""
+        return self.moment(2) / (2.0 * self.moment(1))
+
+    def quantile_tokens(self, q: float) -> float:
+        """The q-quantile (0 < q < 1): exp(mu + s Phi^-1(q Phi(b)))."""
+        b = self._b()
+        return math.exp(self.mu + self.s * _normal_quantile(q * (1.0 if math.isinf(b) else _normal_cdf(b))))
+
+    def draw(self, u: np.ndarray) -> np.ndarray:
+        """Lengths at the uniform draws ``u`` (inverse transform: each u's quantile), in tokens, not rounded."""
+        from statistics import NormalDist
+
+        b = self._b()
+        top = 1.0 if math.isinf(b) else _normal_cdf(b)
+        inv = NormalDist().inv_cdf
+        return np.exp(self.mu + self.s * np.fromiter((inv(min(max(v * top, 1e-300), 1 - 1e-16)) for v in u), float))
+
+
+#: The widest spread a truncated fit searches (s = 10: the truncated ratio reaches over 98% of its power-law bound
+#: at the slots a review sizes; past it ``LongTailError``)
+MAX_TRUNCATED_SPREAD = 10.0
+#: Halvings of each bisection of ``length_fit`` (the intervals fall below 1e-12 of their start well before)
+_FIT_STEPS = 100
+
+
+def length_fit(
+    mean_tokens: float, high_tokens: float, high_percentile: float, slot_tokens: float = math.inf, what: str = ""
+) -> LengthFit:
+    """The distribution a length is drawn from, given its mean m and high percentile h (docs/export.md, "Two
+    contexts"): the lognormal with s = z - sqrt(z^2 - 2 ln(h / m)), mu = ln m - s^2 / 2 (``lognormal_spread``) where
+    h / m <= exp(z^2 / 2) (3.87 at p95); beyond it no lognormal has both, so the lognormal truncated at
+    ``slot_tokens`` T (the sequence length memory is sized for: high prompt + high output) whose truncated mean is m
+    and whose q-quantile is h: for each s, Phi(a) = q Phi(a + ln(T / h) / s) gives a (bisected; the left side over the
+    right rises with a), mu = ln h - s a (``_truncated_fit_at``); then s is bisected on the mean, which falls as s
+    grows. ``LongTailError`` naming the ratio where neither fits (no slot, or h / m above what the truncated family
+    reaches within ``MAX_TRUNCATED_SPREAD``: ``truncated_ratio_bound``). Trial 27 F12: 3,000 / p95 12,000 output tokens in a
+    16,000-token slot: s = 2.5906, mu = 7.9960 (not s = z with its p95 of 10,686 and a tail to 163,840)."""
+    m, h = float(mean_tokens), float(high_tokens)
+    if not (m > 0 and h > 0):
+        raise InvalidInputError(f"lengths must be positive numbers of tokens; got mean {m!r}, high {h!r}")
+    if h <= m:
+        return LengthFit(math.log(m), 0.0)
+    if h / m <= lognormal_ratio_bound(high_percentile):
+        s = lognormal_spread(m, h, high_percentile)
+        return LengthFit(math.log(m) - s * s / 2.0, s)
+    if not slot_tokens > h:
+        raise LongTailError(m, h, high_percentile, what=what)
+    if truncated_ratio_bound(h, high_percentile, slot_tokens) < h / m:
+        raise LongTailError(m, h, high_percentile, slot_tokens, what)
+    lo, hi = 1e-9, MAX_TRUNCATED_SPREAD
+    for _ in range(_FIT_STEPS):
+        s = (lo + hi) / 2.0
+        lo, hi = (s, hi) if _truncated_fit_at(s, h, high_percentile, slot_tokens).mean_tokens > m else (lo, s)
+    return _truncated_fit_at((lo + hi) / 2.0, h, high_percentile, slot_tokens)
 
 
 def spread_lengths(
@@ -395,27 +564,83 @@ def spread_lengths(
     seed: int = ARRIVAL_SEED,
 ) -> list[tuple[int, int]] | None:
     """Each request's (prompt, output) tokens drawn around a workload's means and high percentile, prompt and
-    output independent, each lognormal with its own spread s (``lognormal_spread``: the fit that sets the context
-    in flight, docs/export.md "Two contexts"), through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), seeded, so
-    the same inputs give the same requests. A request's prompt + output is capped at ``max_tokens`` (the context
-    the model admits: the prompt at most ``max_tokens`` - 1, the output cut to what is left): the fit's tail past it cannot be
-    sent. None where both high lengths equal their means: every request at the means (``fixed_lengths``).
+    output independent, each from its own fit (``length_fit``: the one that sets the context in flight,
+    docs/export.md "Two contexts"), seeded, so the same inputs give the same requests. A request's prompt + output is
+    capped at ``max_tokens`` (the context the model admits: the prompt at most ``max_tokens`` - 1, the output cut to
+    what is left): the fit's tail past it cannot be sent. None where both high lengths equal their means: every
+    request at the means (``fixed_lengths``).
 
-    Where a ratio high / mean is past any lognormal's (3.87 at p95) s = z, whose percentile falls short of the
-    high length (3.87 x the mean). 1,000 draws carry sampling error, the mean's standard error cv / sqrt(1,000):
-    the README example's prompts (800 / p95 3,000 tokens, s = 1.40, cv 2.45) 7.7%, drawn 762 / p95 2,903; its
-    outputs (400 / 1,200, s = 0.93) 3.7%, drawn 381 / 1,146; 200,000 draws give 803 / 3,009 and 400 / 1,204."""
+    Where both ratios high / mean are within any lognormal's (3.87 at p95): lognormal through ``lognormal_lengths``
+    (cv = sqrt(exp(s^2) - 1)). 1,000 draws carry sampling error, the mean's standard error cv / sqrt(1,000): the
+    README example's prompts (800 / p95 3,000 tokens, s = 1.40, cv 2.45) 7.7%, drawn 762 / p95 2,903; its outputs
+    (400 / 1,200, s = 0.93) 3.7%, drawn 381 / 1,146; 200,000 draws give 803 / 3,009 and 400 / 1,204.
+
+    Where either is beyond it (a reasoning model's long outputs): both drawn by inverse transform from their fits
+    (a prompt and an output each from its own uniform stream), the long-tailed one truncated at the slot T = high
+    prompt + high output (``length_fit``), its drawn mean and percentile the stated ones within sampling error
+    (trial 27 F12: 3,000 / p95 12,000 output tokens drew p95 10,686 and a request of 163,840 with s = z), and each
+    request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than
+    the slot memory is sized for. That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with
+    those outputs in 16,000: 1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the
+    fit gives is that much on the long side). ``LongTailError`` where no truncated lognormal fits either."""
     if prompt_high_tokens <= prompt_mean_tokens and output_high_tokens <= output_mean_tokens:
         return None
-    cvs = [
-        math.sqrt(math.expm1(lognormal_spread(m, h, high_percentile) ** 2))
-        for m, h in ((prompt_mean_tokens, prompt_high_tokens), (output_mean_tokens, output_high_tokens))
+    slot = float(prompt_high_tokens + output_high_tokens)
+    fits = [
+        length_fit(m, h, high_percentile, slot, what)
+        for m, h, what in (
+            (prompt_mean_tokens, prompt_high_tokens, "prompt"),
+            (output_mean_tokens, output_high_tokens, "output"),
+        )
     ]
-    drawn = lognormal_lengths(
-        prompt_mean_tokens, output_mean_tokens, num_requests, cv=cvs[0], output_cv=cvs[1],
-        max_tokens=max(max_tokens - 1, 1), seed=seed,
-    )  # fmt: skip
+    if not any(f.truncated for f in fits):
+        cvs = [math.sqrt(math.expm1(f.s**2)) for f in fits]
+        drawn = lognormal_lengths(
+            prompt_mean_tokens, output_mean_tokens, num_requests, cv=cvs[0], output_cv=cvs[1],
+            max_tokens=max(max_tokens - 1, 1), seed=seed,
+        )  # fmt: skip
+    else:
+        n = _whole(num_requests, "num_requests")
+        max_tokens = min(max_tokens, slot)
+        rng = np.random.default_rng([seed, 3])
+        uniforms = rng.random((2, n))
+        cols = [
+            np.clip(np.round(f.draw(u)), 1, max(max_tokens - 1, 1)).astype(int)
+            for f, u in zip(fits, uniforms, strict=True)
+        ]
+        drawn = list(zip(cols[0].tolist(), cols[1].tolist(), strict=True))
     return [(p, max(min(o, int(max_tokens - p)), 1)) for p, o in drawn] if math.isfinite(max_tokens) else drawn
+
+
+def spread_fit_note(
+    prompt_mean_tokens: float,
+    prompt_high_tokens: float,
+    output_mean_tokens: float,
+    output_high_tokens: float,
+    high_percentile: float,
+    slot_tokens: float | None = None,
+) -> str:
+    """Where a length of ``spread_lengths`` is beyond any lognormal (high / mean > exp(z^2 / 2)), the sentence that
+    says so: the ratio, the bound, the slot it is truncated at and the fit (s) that holds the stated mean and high
+    length; "" where both fit untruncated. Every surface that draws or times on the spread says it (planner plan
+    --rate's lengths line, the review's Warnings and Assumptions). ``slot_tokens``: the slot (None: the two high
+    lengths' sum, as ``spread_lengths`` takes it; a review whose prompts are not drawn passes its own)."""
+    slot = float(prompt_high_tokens + output_high_tokens if slot_tokens is None else slot_tokens)
+    q = f"p{high_percentile:g}"
+    said = []
+    for what, m, h in (
+        ("prompt", prompt_mean_tokens, prompt_high_tokens),
+        ("output", output_mean_tokens, output_high_tokens),
+    ):
+        f = length_fit(m, h, high_percentile, slot, what)
+        if f.truncated:
+            said.append(
+                f"{what} {q} / mean {h:,.0f} / {m:,.0f} = {h / m:.2f} is beyond any lognormal's "
+                f"({lognormal_ratio_bound(high_percentile):.2f} at {q}), so it is drawn from a lognormal truncated at "
+                f"the {slot:,.0f}-token slot (the {q} prompt + {q} output memory is sized for; s = {f.s:.3f}), whose "
+                f"mean and {q} are the stated ones"
+            )
+    return "; ".join(said) + f"; no request is longer than {slot:,.0f} tokens" if said else ""
 
 
 #: Where a shipped sample of a dataset's requests is described (``DatasetLengths.sample_file``), for a reader.

@@ -1,0 +1,191 @@
+"""A length whose high percentile is more than exp(z^2 / 2) times its mean (3.87 at p95) has no lognormal fit (trial 27
+F12). A reasoning model's DeepSeek-R1 review, prompts 1,000 / p95 4,000 and outputs 3,000 / p95 12,000 tokens, had
+the spread silently capped at s = z: the drawn p95 output was 10,686 (12,000 asked; the same draw for 20,000), a
+request ran to the model's 163,840 tokens, decode was timed at 23,444 tokens in flight, past the 16,000-token slot
+memory was sized for, and the batch caps fell ~30% while the Assumptions said they were set at 16,000.
+
+The rule now (``planner.serving.load.length_fit``): within the bound, the lognormal as before; beyond it, the lognormal
+truncated at the slot (high prompt + high output) whose mean and high percentile are the stated ones, drawn from and
+timed on alike; where no truncated lognormal fits either, ``LongTailError`` naming the ratio and what is accepted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from planner.export import sizing
+from planner.export.scenario import Workload
+from planner.serving.load import (
+    LongTailError,
+    length_fit,
+    lognormal_ratio_bound,
+    spread_fit_note,
+    spread_lengths,
+    truncated_ratio_bound,
+)
+
+#: The trial's lengths (my/reason.toml): prompt mean / p95, output mean / p95, and the slot memory is sized for
+PROMPT, PROMPT_P95, OUTPUT, OUTPUT_P95 = 1000, 4000, 3000, 12000
+SLOT = PROMPT_P95 + OUTPUT_P95  # 16,000 tokens
+#: The model's context (DeepSeek-R1), the most a request may hold before this change's slot
+MODEL_CONTEXT = 163_840
+
+
+def trial_workload(**changes) -> Workload:
+    w = dict(
+        peak_requests_per_s=2, average_requests_per_s=1, prompt_tokens_mean=PROMPT, prompt_tokens_high=PROMPT_P95,
+        output_tokens_mean=OUTPUT, output_tokens_high=OUTPUT_P95, ttft_target_s=3, tpot_target_s=0.06,
+    )  # fmt: skip
+    return Workload(**(w | changes))
+
+
+def test_the_bound_is_exp_half_z_squared():
+    """p95: z = 1.6449, exp(1.6449^2 / 2) = exp(1.3528) = 3.868; the trial's 12,000 / 3,000 = 4.00 is past it."""
+    assert lognormal_ratio_bound(95) == pytest.approx(3.868, abs=5e-4)
+    assert OUTPUT_P95 / OUTPUT > lognormal_ratio_bound(95)
+
+
+def test_the_truncated_fit_holds_the_stated_mean_and_p95_by_its_closed_form():
+    """Output 3,000 / p95 12,000 truncated at 16,000: E[o] = exp(mu + s^2 / 2) Phi(b - s) / Phi(b) = 3,000 and
+    exp(mu + s Phi^-1(0.95 Phi(b))) = 12,000, b = (ln 16,000 - mu) / s, to 1e-9; s = 2.5906, mu = 7.9960 (the
+    bisections' root, written out to 4 places); nothing above the slot (the 1-quantile is the slot)."""
+    fit = length_fit(OUTPUT, OUTPUT_P95, 95, SLOT)
+    assert fit.truncated and fit.upper_tokens == SLOT
+    assert (round(fit.s, 4), round(fit.mu, 4)) == (2.5906, 7.9960)
+    assert fit.mean_tokens == pytest.approx(OUTPUT, rel=1e-9)
+    assert fit.quantile_tokens(0.95) == pytest.approx(OUTPUT_P95, rel=1e-9)
+    assert fit.quantile_tokens(1.0 - 1e-12) == pytest.approx(SLOT, rel=1e-6)
+    prompt = length_fit(PROMPT, PROMPT_P95, 95, SLOT)  # 4.00 too: truncated, s = 1.4082
+    assert round(prompt.s, 4) == 1.4082 and prompt.mean_tokens == pytest.approx(PROMPT, rel=1e-9)
+
+
+def test_the_truncated_fit_holds_the_stated_mean_and_p95_of_a_drawn_sample():
+    """10,000 requests drawn (seeded): each length's mean within 4 standard errors of the stated one, sqrt(Var) /
+    sqrt(10,000) with Var = E[x^2] - E[x]^2 of the fit (output: sqrt(3,000 x 2 x 3,921.4 - 3,000^2) = 3,853, so
+    38.5 tokens, 1.3%; the cap of prompt + output at the slot takes ~0.9% off the output's mean and p95), its p95
+    within 3% of the stated one, no request past the slot. Before: p95 10,686 and a request of 163,840 tokens (the
+    trial's plan --rate line)."""
+    n = 10_000
+    drawn = np.asarray(spread_lengths(PROMPT, PROMPT_P95, OUTPUT, OUTPUT_P95, 95, n, MODEL_CONTEXT), dtype=float)
+    for col, (mean, high) in enumerate(((PROMPT, PROMPT_P95), (OUTPUT, OUTPUT_P95))):
+        fit = length_fit(mean, high, 95, SLOT)
+        sd = math.sqrt(fit.moment(2) - fit.moment(1) ** 2)
+        assert abs(drawn[:, col].mean() - mean) < 4 * sd / math.sqrt(n)
+        assert np.percentile(drawn[:, col], 95) == pytest.approx(high, rel=0.03)
+    assert drawn.sum(axis=1).max() == SLOT  # prompt + output capped at the slot (1.3% of requests are cut to it)
+    assert (drawn[:1000] == np.asarray(spread_lengths(PROMPT, PROMPT_P95, OUTPUT, OUTPUT_P95, 95, 1000)))[
+        :, 0
+    ].all()  # seeded: the first 1,000 prompts of a longer draw are the 1,000-request draw's
+
+
+def test_feasible_ratios_draw_as_before():
+    """Ratios within 3.87 keep the untruncated lognormal and its draw: the README example's 800 / p95 3,000 prompts
+    (3.75) and 400 / 1,200 outputs (3.0), 1,000 requests: the first three and the sums as drawn before this change
+    (spread_lengths' docstring: means 762 / 381, p95 2,903 / 1,146), and trial 27's feasible rerun, 1,000 / 3,800
+    and 3,000 / 11,000 (3.67), the same to the token (its longest request, 95,145 tokens, is the untruncated tail's)."""
+    readme = np.asarray(spread_lengths(800, 3000, 400, 1200, 95, 1000, 131072))
+    assert readme[:3].tolist() == [[204, 859], [621, 50], [715, 1306]]
+    assert readme.sum(axis=0).tolist() == [762155, 381224]
+    assert np.percentile(readme, 95, axis=0).tolist() == pytest.approx([2902.85, 1145.55])
+    rerun = np.asarray(spread_lengths(1000, 3800, 3000, 11000, 95, 1000, MODEL_CONTEXT))
+    assert rerun[:3].tolist() == [[230, 6853], [735, 124], [851, 12393]]
+    assert (rerun.sum(axis=0).tolist(), int(rerun.sum(axis=1).max())) == ([949911, 2800470], 95145)
+    assert not length_fit(800, 3000, 95, 3000 + 1200).truncated  # and its context in flight: 1,277, as before
+    assert sizing.inflight_context_tokens(800, 400, 1200, 95, slot_tokens=4200) == pytest.approx(1276.63, abs=0.01)
+
+
+def test_different_p95s_past_the_bound_draw_differently():
+    """Trial 27: p95 12,000 and 20,000 over a 3,000 mean drew the same outputs (both capped at s = z). Now each is its
+    own truncated fit. With prompts 6,000 / p95 20,000 (3.33, a lognormal) the slots are 32,000 and 40,000 tokens; the
+    20,000 one's bound (h / T) (a + 1) / a, a = 0.0513 / ln 2 = 0.0740, is 7.26 (6.94 within s <= 10), so 6.67 fits,
+    s = 6.59 against 12,000's 1.40: outputs whose p95 is near each stated one, the prompts drawn alike (up to the
+    smaller slot)."""
+    long_prompt = (6000, 20000)
+    at_12k = np.asarray(spread_lengths(*long_prompt, OUTPUT, 12000, 95, 1000))
+    at_20k = np.asarray(spread_lengths(*long_prompt, OUTPUT, 20000, 95, 1000))
+    assert (round(length_fit(OUTPUT, 12000, 95, 32000).s, 2), round(length_fit(OUTPUT, 20000, 95, 40000).s, 2)) == (
+        1.40,
+        6.59,
+    )
+    assert (at_12k[:, 0] == np.minimum(at_20k[:, 0], 32000 - 1)).all()  # the same prompts, each within its slot
+    assert not (at_12k[:, 1] == at_20k[:, 1]).all()
+    assert np.percentile(at_12k[:, 1], 95) == pytest.approx(12000, rel=0.05)
+    assert np.percentile(at_20k[:, 1], 95) == pytest.approx(20000, rel=0.05)
+
+
+def test_no_truncated_fit_is_refused_naming_the_ratio_and_what_is_accepted():
+    """Trial 27's B200 run: outputs 3,000 / p95 20,000 (6.67) with prompts at p95 2,000, a 22,000-token slot. A
+    lognormal truncated at T with its p95 at h reaches at most h / T (a + 1) / a, a = ln(1 / 0.95) / ln(T / h) =
+    0.0513 / 0.0953 = 0.538: 2.60 (2.58 within s <= 10), so no fit: refused, with the ratio, the bound, and what
+    is accepted (a mean of at least 20,000 / 2.58 = 7,751 tokens, or a p95 of at most 3.868 x 3,000 = 11,604)."""
+    assert truncated_ratio_bound(20000, 95, 22000) == pytest.approx(2.58, abs=0.005)
+    with pytest.raises(LongTailError) as refused:
+        spread_lengths(PROMPT, 2000, OUTPUT, 20000, 95, 1000, MODEL_CONTEXT)
+    said = str(refused.value)
+    assert said.startswith("output length's p95 / mean = 20,000 / 3,000 = 6.67 has no lognormal fit")
+    assert "above any lognormal's 3.87" in said and "above the 2.58 a lognormal truncated at the 22,000-token" in said
+    assert said.endswith(
+        "give a mean of at least 7,751 tokens at this p95, or a p95 of at most 11,604 tokens (3.87 x the mean)"
+    )
+    with pytest.raises(ValueError, match=r"output_tokens_high / output_tokens_mean: output length's p95 / mean"):
+        trial_workload(prompt_tokens_high=2000, output_tokens_high=20000)  # the review refuses its scenario
+
+
+def test_every_surface_says_the_truncated_fit():
+    """The note plan --rate prints under its lengths line and the review puts in Warnings and the Assumptions row
+    "Context the group screening's TPOT curve is taken at": the ratio, the bound, the slot and the fit's s, for each length past it."""
+    note = spread_fit_note(PROMPT, PROMPT_P95, OUTPUT, OUTPUT_P95, 95)
+    assert note == (
+        "prompt p95 / mean 4,000 / 1,000 = 4.00 is beyond any lognormal's (3.87 at p95), so it is drawn from a "
+        "lognormal truncated at the 16,000-token slot (the p95 prompt + p95 output memory is sized for; s = 1.408), "
+        "whose mean and p95 are the stated ones; output p95 / mean 12,000 / 3,000 = 4.00 is beyond any lognormal's "
+        "(3.87 at p95), so it is drawn from a lognormal truncated at the 16,000-token slot (the p95 prompt + p95 "
+        "output memory is sized for; s = 2.591), whose mean and p95 are the stated ones; no request is longer than "
+        "16,000 tokens"
+    )
+    assert trial_workload().spread_fit_note == note
+    assert spread_fit_note(800, 3000, 400, 1200, 95) == ""  # the README example: nothing to say
+
+
+def test_the_decode_context_and_the_batch_cap_hold_the_slot():
+    """Trial 27's review: decode timed at 1,000 + E[o^2] / (2 E[o]) = 1,000 + 3,921.4 = 4,921 tokens (was 23,444,
+    s = z: 1,000 + 3,000 x exp(2.7055) / 2 = 23,444), within the 16,000-token slot, so each replica's batch cap is
+    what memory holds at the slot, as the Assumptions row says. Where an untruncated output's tail still runs past
+    the slot (100 / p95 100 prompt, 1,000 / p95 3,800 output, 3.8: s = 1.4563, 100 + 1,000 x exp(2.1209) / 2 =
+    4,269 > 3,900) the cap is what memory holds at 4,269 tokens, and the row says that instead."""
+    from planner.export.assumptions import _cap_words
+
+    w = trial_workload()
+    assert (w.sizing_context_tokens, w.inflight_context_tokens, w.batch_cap_context_tokens) == (16000, 4921, 16000)
+    assert (
+        _cap_words(w) == "what memory holds when every sequence may reach the p95 prompt + p95 output (16,000 tokens)"
+    )
+    short = trial_workload(
+        prompt_tokens_mean=100, prompt_tokens_high=100, output_tokens_mean=1000, output_tokens_high=3800
+    )
+    assert (short.sizing_context_tokens, short.batch_cap_context_tokens) == (3900, 4269)
+    assert _cap_words(short).startswith(
+        "what memory holds when every sequence is at the mean context a decode step reads (4,269 tokens"
+    )
+
+
+def test_a_lognormal_whose_context_in_flight_passes_the_slot_is_warned_about():
+    """Within the bound, a lognormal is kept (the README's draws must not move), but near it its tail is long: output
+    3,000 / p95 11,600 (3.867, s = 1.6173) with prompts 1,000 / p95 3,800 (3.80, a lognormal too): 1,000 +
+    3,000 x exp(1.6173^2) / 2 = 21,516 tokens in flight, past the 15,400-token slot. The review says so (the
+    workload's note: Warnings, the Assumptions row, the export summary) and the cap row names 21,516 tokens. One step
+    past the bound (p95 11,605) the truncated fit in its 15,405-token slot gives 4,747 tokens: the rule is not continuous at 3.87."""
+    w = trial_workload(prompt_tokens_high=3800, output_tokens_high=11600)
+    s = length_fit(OUTPUT, 11600, 95).s
+    assert round(s, 4) == 1.6173 and w.inflight_context_tokens == round(1000 + 3000 * math.exp(s * s) / 2) == 21516
+    assert w.spread_fit_note == (
+        "the output's lognormal (p95 / mean 3.87, within any lognormal's reach) has a tail so long that the mean "
+        "context a decode step reads, 21,516 tokens, is past the 15,400-token slot: decode is timed there and each "
+        "replica's batch cap is what memory holds there, and drawn requests run past the slot to the model's context "
+        "(a lognormal is not truncated)"
+    )
+    assert w.batch_cap_context_tokens == 21516
+    assert trial_workload(prompt_tokens_high=3800, output_tokens_high=11605).inflight_context_tokens == 4747
