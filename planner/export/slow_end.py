@@ -100,6 +100,19 @@ def slow_end(
                    monthly_usd=float(fleet.monthly_usd))  # fmt: skip
 
 
+def slow_end_goals(
+    workload: Workload, ranges: Mapping[tuple[str, str], LoadedRange], without_one_source: bool = True
+) -> tuple[float, float] | None:
+    """The (TTFT, TPOT) goals in seconds a fleet's simulated figures at the workload's sizing percentile meet at the
+    slow end (``slow_end``'s: target / ``slow_end_ratio``), for ranking a group before it is kept
+    (``evaluate._cost_then_headroom``); None without both ranges."""
+    rngs = [held_out.range_for(ranges, m, workload.sizing_percentile) for m in ("ttft", "tpot")]
+    if None in rngs:
+        return None
+    ttft_ratio, tpot_ratio = (slow_end_ratio(r, without_one_source)[0] for r in rngs)
+    return workload.ttft_target_s / ttft_ratio, workload.tpot_target_s / tpot_ratio
+
+
 def with_slow_end(
     result: Result, workload: Workload, catalog: Catalog, ranges: Mapping[tuple[str, str], LoadedRange]
 ) -> Result:
