@@ -15,6 +15,7 @@ import numpy as np
 
 from planner import api
 from planner.accuracy.calibration import calibration_in_effect
+from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.accuracy.ranges import TimeRange
 from planner.accuracy.serving_margin import sizing_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
@@ -556,12 +557,10 @@ def evaluate(
     load_curves: bool = False,
     finance: Finance | None = None,
     most_gpus: Callable[[], float] | None = None,
-    slow_end_goals: tuple[float, float] | None = None,
 ) -> Result:
     """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak (a tie: the one
-    with a fleet at the held-out slow end, then the more headroom, ``_cost_then_headroom``). ``slow_end_goals``: the
-    (TTFT, TPOT) goals in seconds a fleet meets at that slow end (``planner.export.slow_end.slow_end_goals``; None:
-    not asked, the tie goes to headroom); asked only of groups tied on cost under load.
+    with a fleet at the held-out slow end, then the more headroom, ``_cost_then_headroom``; asked only of groups tied
+    on cost under load, ``_kept_on_ties``).
     ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
     only, not the levers' and outlook's variants). ``finance``: the scenario's [finance], whose cost of capital and
     residual value a bought GPU's monthly charge takes (``option_money``; None: straight line). Fractional mean lengths are computed in whole tokens
@@ -641,7 +640,7 @@ def evaluate(
     under_load: Sizing | PlannerError | None = None
     if best is not None and workload.sizing == "simulated":
         best, under_load = _cheapest_under_load(
-            passing, option, workload, catalog, gpu, mdl, eng, wp, kp, money, most_gpus, slow_end_goals
+            passing, option, workload, catalog, gpu, mdl, eng, wp, kp, money, most_gpus
         )
     # the margin stated: the kept group's, or (none meets) that of the group the shortfall quotes
     kept = best[3] if best is not None else quoted_group(cands)
@@ -754,12 +753,12 @@ def _cheapest_under_load(
     kp: str,
     money: Money,
     most_gpus: Callable[[], float] | None = None,
-    slow_end_goals: tuple[float, float] | None = None,
 ) -> tuple[tuple, Sizing | PlannerError]:
     """Of the groups that meet the targets by Little's law (``passing``: (key, replica, fleet, candidate)), the one
     whose fleet sized on simulated percentiles (``_simulated``) costs least (then fewest GPUs, then the most headroom,
-    then the smaller group: ``_cost_then_headroom``; groups tied on cost and GPUs ranked on whether a fleet meets
-    ``slow_end_goals``, (TTFT, TPOT) in seconds, before headroom: ``_kept_on_ties``), with its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
+    then the smaller group: ``_cost_then_headroom``; groups tied on cost and GPUs ranked first on whether a fleet
+    of theirs meets the targets at the held-out slow end, ``planner.export.slow_end``'s test: ``_kept_on_ties``), with
+    its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
     Each group is simulated: Little's law misses the queue of long prompts, so its cheapest group is not always the
     cheapest under load (Llama 3.1 70B fp8 on H200 at 40 requests/s of 7,792 / 400 tokens: 412 x 2 = 824 GPUs kept
     by Little's law, 28 x 8 = 224 under load). ``most_gpus``: the bound, asked for here; each group is searched for a
@@ -793,15 +792,20 @@ def _cheapest_under_load(
         return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error
 
     def meets_at_slow_end(entry) -> bool:  # slow_end.slow_end's test, on this group's replica and planned peak
+        from planner.export.slow_end import slow_end_goals  # it sizes on this module's search
+
+        goals_at_end = slow_end_goals(workload, load_loaded_ranges())
+        if goals_at_end is None:  # no ranges table: not known, the tie goes to headroom
+            return True
         (_, rep, _, c), sim, replica = entry
         peak = _rates(workload, rep)[0] if workload.by_rate else sim.replicas * sim.rate_per_replica_s
         try:
-            at_end = _simulated(workload, replica, c.slots, peak, slow_end_goals)
+            at_end = _simulated(workload, replica, c.slots, peak, goals_at_end)
         except PlannerError:
             return False
         return not near_ttft_floor(at_end)
 
-    _, (kept, found, _) = _kept_on_ties(keyed, meets_at_slow_end if slow_end_goals is not None else None)
+    _, (kept, found, _) = _kept_on_ties(keyed, meets_at_slow_end)
     return kept, found
 
 

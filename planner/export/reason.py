@@ -207,6 +207,7 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
     another fleet (``Result.own_runs``), that sentence instead (``own_runs_budget``)."""
     from planner.accuracy.loaded_ranges import load_loaded_ranges
     from planner.export import held_out
+    from planner.export.slow_end import unmet_words
 
     if own := own_runs_budget(rec):
         return own
@@ -252,8 +253,7 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         )
         then = f"otherwise up to {usd(s.monthly_usd)} a month"
     else:
-        at_end = "at the slow end of those ranges no fleet of this option meets the targets"
-        then = "otherwise the targets cannot be promised on this option at any fleet size: measure before committing"
+        at_end, then = unmet_words(rec)  # another group size met there named (trial 27 F3)
     if s.meets and s.monthly_usd < rec.monthly_usd:
         # the slow end below the plan (trial 16, F5): no "otherwise up to" a lower figure; as the options table says it
         # (tables._slow_end_below)
@@ -481,6 +481,7 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         else ""
     )
     spare = f", including {rec.option.spare_replicas} spare" if rec.option.spare_replicas else ""
+    spare = f" ({rec.filling_text})" if rec.filling_text else spare  # trial 27 F10: replicas that only fill nodes
     kinds = sorted({x.money.price_kind for x in ranked if x.meets})
     across = f", ranked across price kinds ({', '.join(kinds)})" if len(kinds) > 1 else ""
     m = rec.money

@@ -24,7 +24,7 @@ from planner.export.reason import reason
 from planner.export.records import Candidate, LayoutSized, Lever, Result, Review
 from planner.export.scenario import Option, Scenario, check_names
 from planner.export.shortfall import pessimistic
-from planner.export.slow_end import slow_end_goals, with_slow_end
+from planner.export.slow_end import with_group_meeting_slow_end, with_slow_end
 from planner.units import counted
 
 __all__ = ["Candidate", "Lever", "Result", "Review", "SWEEP", "TargetNotMetError", "build_review", "evaluate"]
@@ -78,8 +78,7 @@ def sized(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result,
     sized once. Where the fleet with the margin is searched under load, the bare fleet is sized first (then only: an
     option that meets no target by the closed form is not) and the search stops at ``MARGIN_NOT_SIZED`` times it
     (``evaluate``'s ``most_gpus``), where the option is not sized whatever the exact figure (trial 22, F4: the 2,880
-    and 4,768 GPUs of two such options were searched for, then set aside). Groups tied on cost are ranked on whether
-    a fleet meets the targets at the held-out slow end (``slow_end.slow_end_goals``; trial 27 F3)."""
+    and 4,768 GPUs of two such options were searched for, then set aside)."""
     w = scenario.workload
     bare: list[Result | None] = []
 
@@ -95,7 +94,6 @@ def sized(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result,
         load_curves=True,
         finance=scenario.finance,
         most_gpus=bound if w.latency_margin != 0 else None,
-        slow_end_goals=slow_end_goals(w, load_loaded_ranges()),  # a tie in cost goes to a group met at the slow end
     )
     if result.meets and result.margin == 0:  # no margin on the kept group: the fleet as predicted is this one
         fleet = result
@@ -204,7 +202,9 @@ def build_review(
     bares: dict[str, Result | None] = {}  # each option sized with no margin, once: not_sized's and the outlook's
     for o in scenario.option:
         result, bares[o.name] = sized_in_layouts(o, scenario, catalog)
-        result = with_sized_again(with_slow_end(result, scenario.workload, catalog, ranges), scenario, catalog)
+        result = with_slow_end(result, scenario.workload, catalog, ranges)
+        result = with_group_meeting_slow_end(result, scenario, catalog, ranges)  # trial 27 F3
+        result = with_sized_again(result, scenario, catalog)
         results.append(result)
         if progress:
             progress(o.name)
