@@ -179,6 +179,12 @@ class TestTheTrialsReview:
         assert (int(r.replica.gpus), r.gpus) == (2, 18) and not r.slow_end.meets
         other = r.slow_end_group
         assert int(other.replica.gpus) == 4 and other.gpus == 20 and other.slow_end.meets
+        # the figures docs/export.md quotes ("Which to budget on"): 52 GPUs, $101,192; the plan on them $38,920
+        assert (other.slow_end.gpus, round(other.slow_end.monthly_usd), round(other.monthly_usd)) == (
+            52,
+            101_192,
+            38_920,
+        )
         text = review.reason  # the recommendation: the cheapest option
         assert review.recommended is r
         assert "no fleet of this option's 2-GPU replicas meets the targets, while on 4-GPU replicas" in text
