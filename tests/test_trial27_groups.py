@@ -204,3 +204,12 @@ class TestTheTrialsReview:
         assert option(review, "B200, bought").filling_text == "4 serving + 1 spare + 1 filling whole 8-GPU nodes"
         assert option(review, "B200, bought per GPU").filling_text == ""  # 1-GPU nodes add none
         assert math.isfinite(option(review, "B200, bought per GPU").monthly_usd)
+
+    def test_other_options_slow_ends_name_the_group_met_there(self, review):
+        # Summary's paragraph on the other options, with "B200, bought" (8-GPU nodes) as the recommendation
+        text = reason(review.scenario, option(review, "B200, bought"), list(review.results))
+        assert (
+            "no fleet of B200, bought per GPU's 2-GPU replicas meets the targets there, while on 4-GPU replicas 52 "
+            "GPUs do, $101,192 a month" in text
+        )
+        assert "no fleet of B200 TP2, bought meets the targets there" in text  # its group fixed: none other to name

@@ -341,6 +341,8 @@ def wide_slow_ends(scenario: Scenario, rec: Result, ranked: list[Result]) -> str
     plan's simulated figure) and the one step that narrows it, one replica tested at its planned load, as
     ``budget_sentence`` says for the recommended option. Options not sized (``not_sized``) have no slow end and are
     stated elsewhere. "" where none is."""
+    from planner.export.slow_end import other_group_text
+
     w = scenario.workload
     far = [
         x
@@ -363,8 +365,14 @@ def wide_slow_ends(scenario: Scenario, rec: Result, ranked: list[Result]) -> str
         f"{listed([usd(x.slow_end.monthly_usd) for x in xs], parted=False)} a month)"
         for (plan, end), xs in groups.items()
     ]
-    if unmet := [x.option.name for x in far if not x.slow_end.meets]:
+    if unmet := [x.option.name for x in far if not x.slow_end.meets and not other_group_text(x)]:
         parts.append(f"no fleet of {listed(unmet, 'or')} meets the targets there")
+    parts += [  # another group size of the option met there, named (trial 27 F3)
+        f"no fleet of {x.option.name}'s {int(x.replica.gpus)}-GPU replicas meets the targets there, while "
+        f"{other_group_text(x)}"
+        for x in far
+        if not x.slow_end.meets and other_group_text(x)
+    ]
     text = f"Other options' held-out slow ends (shown, not applied; Options): {'; '.join(parts)}."
     drivers: dict[str, list[tuple[Result, list]]] = {}
     for x in far:
