@@ -213,3 +213,15 @@ class TestTheTrialsReview:
             "GPUs do, $101,192 a month" in text
         )
         assert "no fleet of B200 TP2, bought meets the targets there" in text  # its group fixed: none other to name
+
+    def test_the_ties_goals_are_the_slow_ends(self, review):
+        # the goals the tie is ranked on (held_out.slow_end_goals) are those slow_end.slow_end sizes on: target / ratio
+        from planner.accuracy.loaded_ranges import load_loaded_ranges
+        from planner.export.held_out import slow_end_goals
+
+        s, w = option(review, "B200, bought").slow_end, review.scenario.workload
+        assert slow_end_goals(w, load_loaded_ranges()) == (
+            w.ttft_target_s / s.ttft_ratio,
+            w.tpot_target_s / s.tpot_ratio,
+        )
+        assert round(s.ttft_ratio, 2) == 6.41  # the trial's "p95 TTFT x6.41"

@@ -24,7 +24,7 @@ from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.kernel_curves import curves_note
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
-from planner.export import sizing
+from planner.export import held_out, sizing
 from planner.export.memory_chain import memory_chain
 from planner.export.ownership import Money, book_value_note, money_warnings, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
@@ -792,9 +792,7 @@ def _cheapest_under_load(
         return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error
 
     def meets_at_slow_end(entry) -> bool:  # slow_end.slow_end's test, on this group's replica and planned peak
-        from planner.export.slow_end import slow_end_goals  # it sizes on this module's search
-
-        goals_at_end = slow_end_goals(workload, load_loaded_ranges())
+        goals_at_end = held_out.slow_end_goals(workload, load_loaded_ranges())
         if goals_at_end is None:  # no ranges table: not known, the tie goes to headroom
             return True
         (_, rep, _, c), sim, replica = entry

@@ -47,6 +47,7 @@ from planner.catalog import Catalog
 from planner.errors import PlannerError
 from planner.export import held_out
 from planner.export.evaluate import evaluate, fleet_on_goals
+from planner.export.held_out import slow_end_ratio  # the module's "Which end", stated there
 from planner.export.records import Result, Review, SlowEnd
 from planner.export.scenario import Scenario, Workload
 from planner.serving.fleet import near_ttft_floor, replica_burstiness
@@ -54,17 +55,6 @@ from planner.units import counted
 
 #: What an option that no fleet meets at the slow end says, instead of a replica count.
 NOT_MET = "not met at the slow end: latency range wider than the target allows"
-
-
-def slow_end_ratio(rng: LoadedRange, without_one_source: bool = True) -> tuple[float, str]:
-    """(1 + the slow end taken, the source left out for it or ""): the range's high end, or, with
-    ``without_one_source`` where one source alone sets it (``LoadedRange.one_source_ends``), the end without that
-    source. Shipped p99 TTFT (high 14.40, 1.68 without sglang-pr-4918-deepseek-v3-h200): (2.68, that source)."""
-    if without_one_source:
-        for end, without, source in rng.one_source_ends():
-            if end == "high":
-                return 1.0 + without, source
-    return 1.0 + rng.high, ""
 
 
 def slow_end(
@@ -98,19 +88,6 @@ def slow_end(
         return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=NOT_MET)
     return SlowEnd(**ends, replicas=int(fleet.replicas_needed), gpus=int(fleet.gpus),
                    monthly_usd=float(fleet.monthly_usd))  # fmt: skip
-
-
-def slow_end_goals(
-    workload: Workload, ranges: Mapping[tuple[str, str], LoadedRange], without_one_source: bool = True
-) -> tuple[float, float] | None:
-    """The (TTFT, TPOT) goals in seconds a fleet's simulated figures at the workload's sizing percentile meet at the
-    slow end (``slow_end``'s: target / ``slow_end_ratio``), for ranking a group before it is kept
-    (``evaluate._cost_then_headroom``); None without both ranges."""
-    rngs = [held_out.range_for(ranges, m, workload.sizing_percentile) for m in ("ttft", "tpot")]
-    if None in rngs:
-        return None
-    ttft_ratio, tpot_ratio = (slow_end_ratio(r, without_one_source)[0] for r in rngs)
-    return workload.ttft_target_s / ttft_ratio, workload.tpot_target_s / tpot_ratio
 
 
 def with_slow_end(
