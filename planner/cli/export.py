@@ -86,7 +86,8 @@ def summary_lines(review) -> list[str]:
     rec = review.recommended
     lines = [
         f"Recommended: {rec.option.name}: {rec.gpus:,} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
-        f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}, TPOT {_ms(float(rec.fleet.tpot_peak_s))}, "
+        f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}"
+        f"{': ' + rec.filling_text if rec.filling_text else ''}, TPOT {_ms(float(rec.fleet.tpot_peak_s))}, "
         f"TTFT of one p{review.scenario.workload.high_percentile:g} prompt alone {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
     ]
     if rec.time_range_widened and review.scenario.workload.latency_margin == "model-range":  # no margin, no note

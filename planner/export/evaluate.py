@@ -15,6 +15,7 @@ import numpy as np
 
 from planner import api
 from planner.accuracy.calibration import calibration_in_effect
+from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.accuracy.ranges import TimeRange
 from planner.accuracy.serving_margin import sizing_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
@@ -23,7 +24,7 @@ from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.kernel_curves import curves_note
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
-from planner.export import sizing
+from planner.export import held_out, sizing
 from planner.export.memory_chain import memory_chain
 from planner.export.ownership import Money, book_value_note, money_warnings, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
@@ -604,8 +605,9 @@ def evaluate(
     finance: Finance | None = None,
     most_gpus: Callable[[], float] | None = None,
 ) -> Result:
-    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak (a tie: the more
-    headroom, ``_cost_then_headroom``).
+    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak (a tie: the one
+    with a fleet at the held-out slow end, then the more headroom, ``_cost_then_headroom``; asked only of groups tied
+    on cost under load, ``_kept_on_ties``).
     ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
     only, not the levers' and outlook's variants). ``finance``: the scenario's [finance], whose cost of capital and
     residual value a bought GPU's monthly charge takes (``option_money``; None: straight line). Fractional mean lengths are computed in whole tokens
@@ -801,14 +803,16 @@ def _cheapest_under_load(
 ) -> tuple[tuple, Sizing | PlannerError]:
     """Of the groups that meet the targets by Little's law (``passing``: (key, replica, fleet, candidate)), the one
     whose fleet sized on simulated percentiles (``_simulated``) costs least (then fewest GPUs, then the most headroom,
-    then the smaller group: ``_cost_then_headroom``), with its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
+    then the smaller group: ``_cost_then_headroom``; groups tied on cost and GPUs ranked first on whether a fleet
+    of theirs meets the targets at the held-out slow end, ``planner.export.slow_end``'s test: ``_kept_on_ties``), with
+    its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
     Each group is simulated: Little's law misses the queue of long prompts, so its cheapest group is not always the
     cheapest under load (Llama 3.1 70B fp8 on H200 at 40 requests/s of 7,792 / 400 tokens: 412 x 2 = 824 GPUs kept
     by Little's law, 28 x 8 = 224 under load). ``most_gpus``: the bound, asked for here; each group is searched for a
     fleet of fewer GPUs only (``sizing.replicas_below``); where none meets there and some group stopped at it (not
     refused for a reason no number of replicas changes: an idle replica too slow), Little's law's cheapest with a
     ``FleetPastLimit``."""
-    best, found, first_error, stopped = None, None, None, False
+    keyed, first_error, stopped = [], None, False
     bound = most_gpus() if most_gpus is not None else math.inf
     for key, rep, fl, c in sorted(passing, key=lambda t: t[0]):
         most = MAX_REPLICAS
@@ -830,27 +834,59 @@ def _cheapest_under_load(
             first_error = first_error or exc
             continue
         loaded = _fleet(option, workload, rep, money, 1.0, goals[1], sim, _sim_rates(workload, sim))
-        k = _cost_then_headroom(loaded, c)
-        if best is None or k < best[0]:
-            best, found = (k, (key, rep, fl, c)), sim
-    if best is None:
+        keyed.append((_cost_then_headroom(loaded, c), ((key, rep, fl, c), sim, replica)))
+    if not keyed:
         return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error
-    return best[1], found
+
+    def meets_at_slow_end(entry) -> bool:  # slow_end.slow_end's test, on this group's replica and planned peak
+        goals_at_end = held_out.slow_end_goals(workload, load_loaded_ranges())
+        if goals_at_end is None:  # no ranges table: not known, the tie goes to headroom
+            return True
+        (_, rep, _, c), sim, replica = entry
+        peak = _rates(workload, rep)[0] if workload.by_rate else sim.replicas * sim.rate_per_replica_s
+        try:
+            at_end = _simulated(workload, replica, c.slots, peak, goals_at_end)
+        except PlannerError:
+            return False
+        return not near_ttft_floor(at_end)
+
+    _, (kept, found, _) = _kept_on_ties(keyed, meets_at_slow_end)
+    return kept, found
 
 
-def _cost_then_headroom(fleet: sizing.Fleet, c: Candidate) -> tuple[float, float, float, int]:
-    """The key a group is kept by, least first: the fleet's monthly cost, then its GPUs, then the more traffic it
-    carries within the targets (the Options table's "Headroom (peak)", ``Fleet.headroom_peak``: 1 - peak / (replicas
-    deployed x each one's rate), larger first), then the smaller group. Trial 26 F9: 8 GPUs as 8 x 1-GPU replicas
-    (headroom 38%) were kept over the same 8 GPUs as 4 x 2-GPU replicas (75%, the fleet that the stress case found
-    carries twice the peak): the tie in cost went to the smaller group."""
+def _cost_then_headroom(
+    fleet: sizing.Fleet, c: Candidate, meets_at_slow_end: bool = True
+) -> tuple[float, float, bool, float, int]:
+    """The key a group is kept by, least first: the fleet's monthly cost, then its GPUs, then whether some fleet of
+    the group meets the targets at the held-out slow end (``meets_at_slow_end``, as ``planner.export.slow_end`` finds
+    it; one that does first), then the more traffic it carries within the targets (the Options table's "Headroom
+    (peak)", ``Fleet.headroom_peak``: 1 - peak / (replicas deployed x each one's rate), larger first), then the
+    smaller group. Trial 26 F9: 8 GPUs as 8 x 1-GPU replicas (headroom 38%) were kept over the same 8 GPUs as 4 x
+    2-GPU replicas (75%, the fleet that the stress case found carries twice the peak): the tie in cost went to the
+    smaller group. Trial 27 F3: 24 B200 as 12 x 2-GPU or 6 x 4-GPU replicas, $46,704 either way; the 2-GPU group was
+    kept, and at the slow end (p95 TTFT x6.41) no fleet of it meets 1.5 s (one p95 prompt alone 0.24 s x 6.41 =
+    1.54 s) while 56 GPUs of the 4-GPU group do (0.16 s x 6.41 = 1.03 s)."""
     headroom = float(fleet.headroom_peak)
     return (
         float(fleet.monthly_usd),
         float(fleet.gpus),
+        not meets_at_slow_end,
         -headroom if math.isfinite(headroom) else 0.0,
         c.gpus_per_replica,
     )
+
+
+def _kept_on_ties(
+    keyed: list[tuple[tuple, object]], meets_at_slow_end: Callable[[object], bool] | None
+) -> tuple[tuple, object]:
+    """The least of ``keyed`` (pairs of a ``_cost_then_headroom`` key, the slow end taken as met, and a group),
+    where groups tied on the least cost and GPUs are ranked again with ``meets_at_slow_end`` of each (their key's
+    third place; None: not known, the key as given). Only the tied groups are asked (a replica search each)."""
+    least = min(keyed, key=lambda t: t[0])
+    tied = [t for t in keyed if t[0][:2] == least[0][:2]]
+    if meets_at_slow_end is None or len(tied) < 2:
+        return least
+    return min(((k[:2] + (not meets_at_slow_end(e),) + k[3:], e) for k, e in tied), key=lambda t: t[0])
 
 
 def latency_margin(workload: Workload, high: float) -> float:

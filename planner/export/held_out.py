@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 from planner.accuracy import loaded_ranges
 from planner.accuracy.loaded_ranges import STEADY, LoadedRange, loaded_run_coverage, uncovered_texts
+from planner.export.scenario import Workload
 
 #: The column and row label a finance reader sees beside a simulated figure.
 LABEL = "held-out range (published runs / simulated)"
@@ -129,3 +130,27 @@ def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
         f"never saw (10th-90th percentile).{which} Shown, not applied. Inside with its source left out (nominal "
         f"80%): {inside}." + (f" {ends}" if ends else "")
     )
+
+
+def slow_end_ratio(rng: LoadedRange, without_one_source: bool = True) -> tuple[float, str]:
+    """(1 + the slow end taken, the source left out for it or ""): the range's high end, or, with
+    ``without_one_source`` where one source alone sets it (``LoadedRange.one_source_ends``), the end without that
+    source. Shipped p99 TTFT (high 14.40, 1.68 without sglang-pr-4918-deepseek-v3-h200): (2.68, that source)."""
+    if without_one_source:
+        for end, without, source in rng.one_source_ends():
+            if end == "high":
+                return 1.0 + without, source
+    return 1.0 + rng.high, ""
+
+
+def slow_end_goals(
+    workload: Workload, ranges: Mapping[tuple[str, str], LoadedRange], without_one_source: bool = True
+) -> tuple[float, float] | None:
+    """The (TTFT, TPOT) goals in seconds a fleet's simulated figures at the workload's sizing percentile meet at the
+    slow end (``planner.export.slow_end.slow_end``'s: target / ``slow_end_ratio``), for ranking a group before it is
+    kept (``evaluate._cost_then_headroom``); None without both ranges."""
+    rngs = [range_for(ranges, m, workload.sizing_percentile) for m in ("ttft", "tpot")]
+    if None in rngs:
+        return None
+    ttft_ratio, tpot_ratio = (slow_end_ratio(r, without_one_source)[0] for r in rngs)
+    return workload.ttft_target_s / ttft_ratio, workload.tpot_target_s / tpot_ratio

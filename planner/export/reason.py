@@ -207,6 +207,7 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
     another fleet (``Result.own_runs``), that sentence instead (``own_runs_budget``)."""
     from planner.accuracy.loaded_ranges import load_loaded_ranges
     from planner.export import held_out
+    from planner.export.slow_end import unmet_words
 
     if own := own_runs_budget(rec):
         return own
@@ -252,8 +253,7 @@ def budget_sentence(scenario: Scenario, rec: Result) -> str:
         )
         then = f"otherwise up to {usd(s.monthly_usd)} a month"
     else:
-        at_end = "at the slow end of those ranges no fleet of this option meets the targets"
-        then = "otherwise the targets cannot be promised on this option at any fleet size: measure before committing"
+        at_end, then = unmet_words(rec)  # another group size met there named (trial 27 F3)
     if s.meets and s.monthly_usd < rec.monthly_usd:
         # the slow end below the plan (trial 16, F5): no "otherwise up to" a lower figure; as the options table says it
         # (tables._slow_end_below)
@@ -341,6 +341,8 @@ def wide_slow_ends(scenario: Scenario, rec: Result, ranked: list[Result]) -> str
     plan's simulated figure) and the one step that narrows it, one replica tested at its planned load, as
     ``budget_sentence`` says for the recommended option. Options not sized (``not_sized``) have no slow end and are
     stated elsewhere. "" where none is."""
+    from planner.export.slow_end import other_group_text
+
     w = scenario.workload
     far = [
         x
@@ -363,8 +365,14 @@ def wide_slow_ends(scenario: Scenario, rec: Result, ranked: list[Result]) -> str
         f"{listed([usd(x.slow_end.monthly_usd) for x in xs], parted=False)} a month)"
         for (plan, end), xs in groups.items()
     ]
-    if unmet := [x.option.name for x in far if not x.slow_end.meets]:
+    if unmet := [x.option.name for x in far if not x.slow_end.meets and not other_group_text(x)]:
         parts.append(f"no fleet of {listed(unmet, 'or')} meets the targets there")
+    parts += [  # another group size of the option met there, named (trial 27 F3)
+        f"no fleet of {x.option.name}'s {int(x.replica.gpus)}-GPU replicas meets the targets there, while "
+        f"{other_group_text(x)}"
+        for x in far
+        if not x.slow_end.meets and other_group_text(x)
+    ]
     text = f"Other options' held-out slow ends (shown, not applied; Options): {'; '.join(parts)}."
     drivers: dict[str, list[tuple[Result, list]]] = {}
     for x in far:
@@ -481,6 +489,7 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         else ""
     )
     spare = f", including {rec.option.spare_replicas} spare" if rec.option.spare_replicas else ""
+    spare = f" ({rec.filling_text})" if rec.filling_text else spare  # trial 27 F10: replicas that only fill nodes
     kinds = sorted({x.money.price_kind for x in ranked if x.meets})
     across = f", ranked across price kinds ({', '.join(kinds)})" if len(kinds) > 1 else ""
     m = rec.money

@@ -199,6 +199,10 @@ class Result:
     #: the fleet at the median ratio of the deployment's own published runs, where most exceed the margin
     #: (``planner.export.own_runs``; trial 26, F18); else None
     own_runs: OwnRunsBudget | None = None
+    #: where no fleet of the kept group meets the targets at the held-out slow end: the cheapest other group size of
+    #: the option whose fleet there does, sized as the plan is, its ``slow_end`` set
+    #: (``planner.export.slow_end.with_group_meeting_slow_end``; trial 27 F3); else None
+    slow_end_group: Result | None = field(default=None, repr=False, compare=False)
     #: the calibration file in effect and what it does to this GPU and engine (None: no calibration file)
     calibration: CalibrationUse | None = None
     #: (multiplier of the planned peak, the option sized afresh there): the sensitivity's -/+ traffic_change and the
@@ -237,6 +241,18 @@ class Result:
         """The weights as ``planner plan`` names them: "bf16 + mxfp4 experts" where the routed experts are kept in
         another format (gpt-oss as published), else the weights' precision."""
         return self.weight_precision + experts_words(self.weight_precision, self.expert_precision)
+
+    @property
+    def filling_text(self) -> str:
+        """The planned fleet's replicas by kind where whole nodes (bought) or instances (rented) add replicas to the
+        serving and spare ones (``sizing.filling_text``): "8 serving + 1 spare + 3 filling whole 8-GPU nodes"; ""
+        where they add none, or the option does not meet the targets."""
+        if self.fleet is None:
+            return ""
+        return sizing.filling_text(
+            int(self.fleet.replicas), int(self.fleet.replicas_needed), int(self.option.spare_replicas),
+            int(self.money.node_size), "nodes" if self.money.pricing == "purchase" else "instances",
+        )  # fmt: skip
 
     @property
     def gpus(self) -> int:

@@ -24,7 +24,7 @@ from planner.export.reason import reason
 from planner.export.records import Candidate, LayoutSized, Lever, Result, Review
 from planner.export.scenario import Option, Scenario, check_names
 from planner.export.shortfall import pessimistic
-from planner.export.slow_end import with_slow_end
+from planner.export.slow_end import with_group_meeting_slow_end, with_slow_end
 from planner.units import counted
 
 __all__ = ["Candidate", "Lever", "Result", "Review", "SWEEP", "TargetNotMetError", "build_review", "evaluate"]
@@ -204,7 +204,9 @@ def build_review(
     bares: dict[str, Result | None] = {}  # each option sized with no margin, once: not_sized's and the outlook's
     for o in scenario.option:
         result, bares[o.name] = sized_in_layouts(o, scenario, catalog)
-        result = with_sized_again(with_slow_end(result, scenario.workload, catalog, ranges), scenario, catalog)
+        result = with_slow_end(result, scenario.workload, catalog, ranges)
+        result = with_group_meeting_slow_end(result, scenario, catalog, ranges)  # trial 27 F3
+        result = with_sized_again(result, scenario, catalog)
         results.append(result)
         if progress:
             progress(o.name)

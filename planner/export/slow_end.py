@@ -61,25 +61,15 @@ from planner.accuracy.loaded_ranges import LoadedRange
 from planner.catalog import Catalog
 from planner.errors import PlannerError
 from planner.export import held_out
-from planner.export.evaluate import fleet_on_goals
+from planner.export.evaluate import evaluate, fleet_on_goals
+from planner.export.held_out import slow_end_ratio  # the module's "Which end", stated there
 from planner.export.records import Result, Review, SlowEnd
-from planner.export.scenario import Workload
+from planner.export.scenario import Scenario, Workload
 from planner.serving.fleet import near_ttft_floor, replica_burstiness
 from planner.units import counted
 
 #: What an option that no fleet meets at the slow end says, instead of a replica count.
 NOT_MET = "not met at the slow end: latency range wider than the target allows"
-
-
-def slow_end_ratio(rng: LoadedRange, without_one_source: bool = True) -> tuple[float, str]:
-    """(1 + the slow end taken, the source left out for it or ""): the range's high end, or, with
-    ``without_one_source`` where one source alone sets it (``LoadedRange.one_source_ends``), the end without that
-    source. Shipped p99 TTFT (high 14.40, 1.68 without sglang-pr-4918-deepseek-v3-h200): (2.68, that source)."""
-    if without_one_source:
-        for end, without, source in rng.one_source_ends():
-            if end == "high":
-                return 1.0 + without, source
-    return 1.0 + rng.high, ""
 
 
 #: What set a slow end's ratio (``SlowEnd.ttft_basis``, ``tpot_basis``), in the order a tie keeps.
@@ -302,10 +292,76 @@ def budget_basis_text(plan: Result, workload: Workload) -> str:
         if plan.slow_end is not None and plan.slow_end.meets
         else "the slow end has no fleet of this option that meets the targets: where it is slower, no fleet size "
         "is promised, so measure before committing"
+        if not (other := other_group_text(plan))
+        else f"the slow end has no fleet of this option's {int(plan.replica.gpus)}-GPU replicas that meets the "
+        f"targets, while {other}: where it is slower, no fleet of these replicas is promised, so measure before "
+        "committing"
     )
     return (
         f"Which to budget on: the plan's {counted(plan.gpus, 'GPU', ',.0f')} meet the targets while real latency at "
         f"each replica's planned load ({sim.rate_per_replica_s:.3g} requests/s) is within {' and '.join(slack)}; "
         f"measure one replica there before booking it (vllm bench serve --request-rate {sim.rate_per_replica_s:.3g}"
         f"{burst} at the scenario's lengths); {slower}."
+    )
+
+
+def with_group_meeting_slow_end(
+    result: Result, scenario: Scenario, catalog: Catalog, ranges: Mapping[tuple[str, str], LoadedRange]
+) -> Result:
+    """``result`` with its ``slow_end_group``, where no fleet of its kept group meets the targets at the slow end
+    (``slow_end``) and the option leaves the group to the review: each other group that fits sized alone as the plan
+    is (``evaluate`` on that group), its slow end found (``with_slow_end``), the cheapest plan among those whose slow
+    end has a fleet kept (a tie: the cheaper slow end, then the smaller group). Trial 27 F3: B200's 2-GPU replicas
+    were said to be promised "at any fleet size" never, while 56 GPUs of its 4-GPU replicas meet there. Unchanged
+    where the kept group's slow end meets, or none other does."""
+    s = result.slow_end
+    if s is None or s.meets or result.option.gpus_per_replica or result.replica is None:
+        return result
+    kept, found = int(result.replica.gpus), []
+    for c in result.candidates:
+        if c.gpus_per_replica == kept or not c.fits:
+            continue
+        try:
+            other = evaluate(result.option, scenario.workload, catalog, scenario.traffic_change,
+                             groups=(c.gpus_per_replica,), finance=scenario.finance)  # fmt: skip
+        except PlannerError:
+            continue
+        other = with_slow_end(other, scenario.workload, catalog, ranges)
+        if other.meets and other.slow_end is not None and other.slow_end.meets:
+            found.append(other)
+    if not found:
+        return result
+    best = min(found, key=lambda r: (r.monthly_usd, r.slow_end.monthly_usd, int(r.replica.gpus)))
+    return replace(result, slow_end_group=best)
+
+
+def other_group_text(plan: Result) -> str:
+    """Where no fleet of the plan's group meets the targets at the slow end and another group size of the option
+    does (``Result.slow_end_group``): "on 4-GPU replicas 52 GPUs do, $101,192 a month (the plan on them: 20 GPUs,
+    $38,920 a month)"; "" otherwise."""
+    other = plan.slow_end_group
+    if other is None or other.slow_end is None or other.replica is None:
+        return ""
+    s = other.slow_end
+    return (
+        f"on {int(other.replica.gpus)}-GPU replicas {counted(s.gpus, 'GPU', ',.0f')} do, ${s.monthly_usd:,.0f} a month "
+        f"(the plan on them: {counted(other.gpus, 'GPU', ',.0f')}, ${other.monthly_usd:,.0f} a month)"
+    )
+
+
+def unmet_words(plan: Result) -> tuple[str, str]:
+    """What the budget sentence says where no fleet of the plan's group meets the targets at the slow end: (the slow
+    end, what then); "this option" narrowed to its group where another group size meets there (``other_group_text``,
+    trial 27 F3: "cannot be promised on this option at any fleet size" stood where 4-GPU replicas of it meet)."""
+    other = other_group_text(plan)
+    if not other:
+        return (
+            "at the slow end of those ranges no fleet of this option meets the targets",
+            "otherwise the targets cannot be promised on this option at any fleet size: measure before committing",
+        )
+    g = int(plan.replica.gpus)
+    return (
+        f"at the slow end of those ranges no fleet of this option's {g}-GPU replicas meets the targets, while {other}",
+        f"otherwise the targets cannot be promised on its {g}-GPU replicas at any fleet size: measure before "
+        f"committing, or plan on {int(plan.slow_end_group.replica.gpus)}-GPU replicas",
     )
