@@ -9,6 +9,8 @@ TB/s, Azure's AI benchmarking guide)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from planner import tpot
@@ -82,3 +84,64 @@ def test_the_same_die_miss_is_the_published_sibling_pairs_largest():
     miss, sibling = kernel_curves.sibling_miss(CATALOG.gpu("MI355X"), CATALOG)
     assert (round(miss, 2), sibling) == (1.57, "MI300X")
     assert kernel_curves.sibling_miss(CATALOG.gpu("MI300X"), CATALOG) == (1.0, "")
+
+
+def _margin(name: str):
+    from planner.accuracy.serving_margin import sizing_range
+    from planner.engines.profiles import engine_profile
+
+    return sizing_range(CATALOG.gpu(name), engine_profile("vllm"), CATALOG, 8, CATALOG.model("llama3.3-70b"))
+
+
+def test_mi325x_margin_is_mi300xs_moved_out_by_the_same_die_miss():
+    """F13: MI325X has no serving runs; MI300X has 5 (its margin's pool "own thin"). MI325X's margin is MI300X's
+    moved out x1.174 either way, (1 + high) x 1.174 - 1, rounded outwards, not the all-GPU residuals widened for an
+    unknown GPU and for another vendor's curves (+119% before)."""
+    mi300x, mi325x = _margin("MI300X"), _margin("MI325X")
+    m = 784.9 / 668.4
+    assert mi325x.high == pytest.approx(math.ceil(((1 + mi300x.high) * m - 1) * 100) / 100)
+    assert mi325x.low == pytest.approx(math.floor(((1 + mi300x.low) / m - 1) * 100) / 100)
+    assert mi300x.high < mi325x.high < 1.19
+    assert mi325x.note.startswith("MI300X's margin, moved out x1.17 either way for MI325X")
+
+
+def test_mi355x_margin_is_mi300xs_moved_out_by_the_cross_vendor_miss():
+    """Another architecture: MI300X's margin moved out by the widest known miss of a borrowed rate (x1.57), wider than
+    MI325X's, and stated."""
+    mi300x, mi355x = _margin("MI300X"), _margin("MI355X")
+    m = kernel_curves.borrowed_rate_miss(CATALOG)
+    assert mi355x.high == pytest.approx(math.ceil(((1 + mi300x.high) * m - 1) * 100) / 100)
+    assert mi355x.high > _margin("MI325X").high
+    assert "another architecture" in mi355x.note
+
+
+def test_the_review_says_the_rank_rests_on_a_data_gap():
+    from planner.accuracy.serving_margin import DATA_GAP
+    from planner.export.reason import range_basis
+
+    basis = range_basis(_margin("MI325X").note)
+    assert basis.startswith("MI300X's margin moved out x1.17 for MI325X, which has no runs of its own")
+    assert f"{DATA_GAP} MI325X" in basis
+    assert "5 dense-model runs on MI300X + vLLM" in basis
+    assert DATA_GAP not in range_basis(_margin("MI300X").note)
+
+
+def test_sibling_range_moves_the_siblings_range_out():
+    """(1 - 0.10) / 1.174 - 1 = -23.3% -> -24%; (1 + 0.50) x 1.174 - 1 = +76.1% -> +77% (rounded outwards)."""
+    from planner.accuracy.ranges import TimeRange, sibling_range
+
+    out = sibling_range(TimeRange(-0.10, 0.50, "MI300X's figures"), "MI325X", "MI300X", 1.174, True)
+    assert (out.low, out.high) == (-0.24, 0.77)
+    assert "MI300X's range stands in on MI325X" in out.note and "x1.17 either way" in out.widened
+
+
+def test_a_sibling_without_figures_of_its_own_leaves_the_unknown_gpu_range():
+    """MI300X has no held-out static figures of its own, so its prediction range is the all-GPU one MI325X would get
+    anyway: MI325X's is not moved out again for the sibling (that would count the gap twice)."""
+    from planner.accuracy.calibration import residual_range
+    from planner.accuracy.ranges import MIN_ROWS, own_rows
+
+    assert own_rows("MI300X") < MIN_ROWS
+    mi325x = residual_range("MI325X", "vllm", None, CATALOG, gpus=8, model="llama3.3-70b")
+    assert "stands in on MI325X" not in mi325x.note
+    assert "no held-out figures on MI325X" in mi325x.widened
