@@ -145,3 +145,34 @@ def test_a_sibling_without_figures_of_its_own_leaves_the_unknown_gpu_range():
     mi325x = residual_range("MI325X", "vllm", None, CATALOG, gpus=8, model="llama3.3-70b")
     assert "stands in on MI325X" not in mi325x.note
     assert "no held-out figures on MI325X" in mi325x.widened
+
+
+class TestExcelSaysTheCurvesAreBorrowed:
+    """F5: PLANNER_WHY of a timed cell on a GPU whose kernel curves are another GPU's carries ``planner plan``'s warning
+    (``kernel_curves.curves_note``) after "ok", as docs/excel.md promises for what the CLI flags."""
+
+    def test_timed_cells_on_borrowed_curves_warn(self):
+        import planner.excel.functions as F
+
+        for why in (
+            F.PLANNER_WHY("TPOT", "MI355X", "llama3.3-70b", 4096, 98),
+            F.PLANNER_WHY("TTFT", "MI355X", "llama3.3-70b", 4000),
+            F.PLANNER_WHY("TPOT_P95", "MI355X", "llama3.3-70b", 3.75, 1500, 300),
+        ):
+            assert why.startswith("ok")
+            assert f"; warning: {kernel_curves.curves_note('MI355X', 'CDNA 4')}" in why
+        mi325x = F.PLANNER_WHY("TPOT", "MI325X", "llama3.3-70b", 4096, 75)
+        assert "warning: kernel curves not measured on MI325X" in mi325x and "MI300X's fractions" in mi325x
+
+    def test_measured_gpus_and_memory_only_cells_do_not(self):
+        import planner.excel.functions as F
+
+        assert "kernel curves" not in F.PLANNER_WHY("TPOT", "H100", "llama3.3-70b", 4096, 8)
+        assert "kernel curves" not in F.PLANNER_WHY("MAX_BATCH", "MI355X", "llama3.3-70b", 4096)
+
+    def test_the_number_is_unchanged_by_the_warning(self):
+        import planner.excel.functions as F
+
+        assert F.TPOT("MI355X", "llama3.3-70b", 4096, 98) == pytest.approx(
+            tpot("MI355X", "llama3.3-70b", 4096, batch=98) * 1e3
+        )
