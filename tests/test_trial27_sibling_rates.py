@@ -176,3 +176,16 @@ class TestExcelSaysTheCurvesAreBorrowed:
         assert F.TPOT("MI355X", "llama3.3-70b", 4096, 98) == pytest.approx(
             tpot("MI355X", "llama3.3-70b", 4096, batch=98) * 1e3
         )
+
+
+def test_a_sibling_with_figures_of_its_own_sets_the_prediction_range(monkeypatch):
+    """Were MI300X to have ``MIN_ROWS`` held-out figures (and MI325X none), MI325X's prediction range would be
+    MI300X's moved out x1.174 either way (``ranges.sibling_range``), its note saying so."""
+    from planner.accuracy import ranges
+    from planner.accuracy.calibration import residual_range
+
+    monkeypatch.setattr(ranges, "own_rows", lambda name: ranges.MIN_ROWS if name == "MI300X" else 0)
+    mi300x = residual_range("MI300X", "vllm", None, CATALOG, gpus=8, model="llama3.3-70b")
+    mi325x = residual_range("MI325X", "vllm", None, CATALOG, gpus=8, model="llama3.3-70b")
+    assert "MI300X's range stands in on MI325X" in mi325x.note
+    assert mi325x.high == pytest.approx(math.ceil(round(((1 + mi300x.high) * 784.9 / 668.4 - 1) * 100, 6)) / 100)
