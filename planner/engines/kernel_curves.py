@@ -24,7 +24,9 @@ from planner.catalog.loader import shipped_catalog_dir
 CURVES_FILE_NAME = "kernel_curves_aic.csv"  # in the shipped reference data (catalogs/reference)
 #: The measured GPU whose curves a GPU of each architecture (catalog ``architecture``) borrows when it has none.
 #: AMD CDNA and Intel Gaudi have no kernel tables in aiconfigurator: the H100's fractions of the datasheet are used,
-#: a what-if the held-out ranges widen for (no held-out figures on those GPUs beyond MI300X's).
+#: a what-if the held-out ranges widen for (no held-out figures on those GPUs beyond MI300X's), except where published
+#: figures replace them (``PUBLISHED_MATMUL_TFLOPS``, ``PUBLISHED_STREAM_TBPS``) or a catalog ``kernel_rates_from``
+#: names a sibling part whose published-scaled fractions stand in (``sibling_of``: MI325X, MI350X, MI355X -> MI300X).
 NEAREST = {
     "Ampere": "A100 SXM 80GB",
     "Turing": "A100 SXM 80GB",
@@ -46,7 +48,8 @@ FALLBACK = "H100 SXM 80GB"
 #: GPU's fp8 / bf16 speed-up on layer-sized weights (H100: 908.8 / 806.6 = 1.13; no MAMF fp8 figure is published for
 #: MI300X). Assumed: the ratio holds at every shape (the published figure is the best shape's). Not scaled here:
 #: memory bandwidth (``PUBLISHED_STREAM_TBPS`` for MI300X) and attention FLOP rates (no same-method figure found: H100's
-#: fractions of the datasheet), MI350X / MI355X (no figure published; CDNA 4 borrows H100's curves as they are).
+#: fractions of the datasheet), MI350X / MI355X (no figure published; they take MI300X's scaled fractions, their
+#: catalog ``kernel_rates_from``: ``sibling_of``, trial 27 F2).
 PUBLISHED_MATMUL_TFLOPS = {
     "H100 SXM 80GB": 794.5,
     "MI300X": 668.4,
