@@ -52,12 +52,14 @@ class TestPublishedMatmulRates:
         assert _rate_tflops("MI300X", "fp8") / _rate_tflops("MI300X") == pytest.approx(908.8 / 806.6, rel=1e-3)
 
     def test_gpus_without_a_published_figure_borrow_as_before(self):
-        """MI355X (CDNA 4, no figure) and H100 PCIe (Hopper) keep H100 SXM's fractions; H100 SXM its own."""
+        """H100 PCIe (Hopper, no figure) keeps H100 SXM's fractions; MI355X (CDNA 4, no figure) takes MI300X's, its
+        catalog kernel_rates_from (trial 27 F2: the nearest AMD part with published rates, not H100's fraction)."""
         h100 = gpu_numbers(default_catalog().gpu("H100 SXM 80GB"))
-        for name in ("MI355X", "H100 PCIe 80GB"):
+        mi300x = gpu_numbers(default_catalog().gpu("MI300X"))
+        for name, expected in (("H100 PCIe 80GB", h100), ("MI355X", mi300x)):
             n = gpu_numbers(default_catalog().gpu(name))
-            assert n["gemm_flop_efficiency"] == h100["gemm_flop_efficiency"]
-            assert n["gemm_fp8_flop_efficiency"] == h100["gemm_fp8_flop_efficiency"]
+            assert n["gemm_flop_efficiency"] == expected["gemm_flop_efficiency"]
+            assert n["gemm_fp8_flop_efficiency"] == expected["gemm_fp8_flop_efficiency"]
         assert _rate_tflops("H100 SXM 80GB") == pytest.approx(806.6, rel=1e-3)
 
     def test_memory_bound_steps_are_unchanged_and_compute_bound_ones_slower(self, monkeypatch):
@@ -162,19 +164,21 @@ class TestPublishedStreamBandwidth:
         assert abs(scaled / measured - 1) < within
         assert abs(scaled / measured - 1) < abs(datasheet / measured - 1)
 
-    def test_gpus_without_a_figure_keep_the_borrowed_fractions(self):
-        """MI325X and MI355X (no Triad figure found) keep H100 SXM's fractions of the datasheet."""
-        h100 = gpu_numbers(default_catalog().gpu("H100 SXM 80GB"))
+    def test_gpus_without_a_figure_take_mi300xs_fractions(self):
+        """MI325X and MI355X (no Triad figure found) take MI300X's STREAM-scaled fractions of the datasheet, their
+        catalog kernel_rates_from (trial 27 F2), not H100 SXM's: 2.886 x 4.10 / 2.97 / 5.3 = 0.752 for GEMM weights."""
+        mi300x = gpu_numbers(default_catalog().gpu("MI300X"))
+        assert mi300x["gemm_bandwidth_efficiency"] == pytest.approx(0.752, abs=0.001)
         for name in ("MI325X", "MI355X"):
             n = gpu_numbers(default_catalog().gpu(name))
-            assert n["gemm_bandwidth_efficiency"] == h100["gemm_bandwidth_efficiency"]
-            assert n["attention_bandwidth_efficiency"] == h100["attention_bandwidth_efficiency"]
+            assert n["gemm_bandwidth_efficiency"] == mi300x["gemm_bandwidth_efficiency"]
+            assert n["attention_bandwidth_efficiency"] == mi300x["attention_bandwidth_efficiency"]
 
     def test_a_plan_names_the_stream_figures(self):
         warnings = plan("MI300X", "llama3.1-70b", 4096, gpus=8).warnings
         assert any("memory byte rates H100 SXM 80GB's x 4.1 / 2.97 (published STREAM Triad" in w for w in warnings)
         mi325 = plan("MI325X", "llama3.1-70b", 4096, gpus=8).warnings
-        assert any("its memory, attention and MoE rates H100 SXM 80GB's fractions" in w for w in mi325)
+        assert any("its memory byte rates MI300X's fractions of the datasheet" in w for w in mi325)
 
 
 AITER_TABLE = "gemm_fp8_block_mi300x_aiter.csv"

@@ -291,9 +291,9 @@ def residual_range(
 
     Where a calibration entry sets the predicted times but records no range (fewer than ``FEW_ROWS`` rows), the
     held-out range stands and its note says so first (``with_calibration_note``)."""
-    from planner.accuracy.ranges import TimeRange, region_residuals
+    from planner.accuracy.ranges import MIN_ROWS, TimeRange, own_rows, region_residuals, sibling_range
     from planner.catalog import default_catalog
-    from planner.engines.kernel_curves import curves_miss
+    from planner.engines.kernel_curves import curves_miss, sibling_miss
     from planner.engines.profiles import DEFAULT_RESIDUALS, engine_profile
 
     cat = catalog or default_catalog()
@@ -306,7 +306,16 @@ def residual_range(
         if not outside:
             return own
     curves = curves_miss(g, cat) if eng.kernel_curves else (1.0, "")
-    held = region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl, curves=curves)
+    miss, sibling = sibling_miss(g, cat) if eng.kernel_curves else (1.0, "")
+    # a sibling's rates, no figures of its own and the sibling's figures (docs/accuracy.md): the sibling's range
+    if sibling and own_rows(g.name) < MIN_ROWS <= own_rows(sibling):
+        sib = cat.gpu(sibling)
+        theirs = region_residuals(
+            sib.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl, curves=curves_miss(sib, cat)
+        )
+        held = sibling_range(theirs, g.name, sib.name, miss, sib.architecture == g.architecture)
+    else:
+        held = region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl, curves=curves)
     if own is not None:  # the fit's in-sample range, outside what its rows measured: the held-out range too
         return TimeRange(
             min(own.low, held.low),

@@ -270,6 +270,40 @@ def curves_text(gpu_name: str, source: str, miss: float) -> str:
     )
 
 
+def own_rows(gpu_name: str) -> int:
+    """How many held-out figures of the residuals file are on ``gpu_name`` (its ``gpu`` region; 0 without one)."""
+    own = load_regions().get(("gpu", gpu_name))
+    return own.rows if own is not None else 0
+
+
+def sibling_text(gpu_name: str, sibling: str, miss: float, same_die: bool) -> str:
+    """What a range moved out for a sibling part's kernel rates says (``sibling_range``)."""
+    why = (
+        "the largest miss of one part's published rate on a part with the same compute die: MI325X's matmul over "
+        "MI300X's"
+        if same_die
+        else "another architecture, whose rates no published figure checks: the widest known miss of a borrowed rate, "
+        "another vendor's GEMM rate on a published matmul figure"
+    )
+    return (
+        f"{sibling}'s range stands in on {gpu_name}, which takes {sibling}'s kernel rates and has no held-out figures "
+        f"of its own (x{miss:.2f} either way: {why})"
+    )
+
+
+def sibling_range(theirs: TimeRange, gpu_name: str, sibling: str, miss: float, same_die: bool) -> TimeRange:
+    """A GPU's range where it takes a sibling part's kernel rates (``planner.engines.kernel_curves.sibling_miss``: the
+    miss factor m and the sibling) and has no held-out figures of its own while the sibling has ``MIN_ROWS`` or more
+    (``planner.accuracy.calibration.residual_range``; else the sibling's range is the all-GPU one this GPU gets
+    anyway, and moving it out would count the gap twice): the sibling's range ``theirs`` moved out by
+    m either way, as another vendor's curves move a range out (low -> (1 + low) / m - 1, high -> (1 + high) x m - 1).
+    Not the all-GPU residuals widened for an unknown GPU: the sibling's figures are the nearest evidence (trial 27
+    F13: MI325X, MI300X's die with more memory, took +119% against MI300X's +55% for want of figures of its own)."""
+    text = sibling_text(gpu_name, sibling, miss, same_die)
+    widened = f"{theirs.widened}; {text}" if theirs.widened else text
+    return TimeRange(_shift(theirs.low, 1 / miss), _shift(theirs.high, miss), f"{theirs.note}; {text}", widened)
+
+
 def curves_part(widened: str) -> str:
     """The part of a range's ``widened`` that ``curves_text`` wrote (another vendor's kernel curves; ``region_residuals``
     puts it last), or ""."""

@@ -566,12 +566,63 @@ def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None, paral
     prediction = residual_range(gpu, engine.name, calibration, catalog, gpus=gpus, model=model)
     if calibrated_range(gpu, engine, calibration) is not None:
         return prediction
-    return with_calibration_note(
-        margin_range(prediction, gpu.name, engine.name, margin_class(model), parallelism=parallelism),
-        gpu,
-        engine,
-        calibration,
+    margin = sibling_margin(gpu, engine, catalog, gpus, model, calibration, parallelism)
+    if margin is None:
+        margin = margin_range(prediction, gpu.name, engine.name, margin_class(model), parallelism=parallelism)
+    return with_calibration_note(margin, gpu, engine, calibration)
+
+
+#: How a margin taken from a sibling part's starts (``sibling_margin``), which ``planner.export.reason.range_basis``
+#: reads back.
+SIBLING_MARGIN = "'s margin, moved out x"
+#: What such a margin's note says of the ranking it gives (trial 27 F13: the review read as a hardware result).
+DATA_GAP = "its rank against other GPUs rests on that data gap, not on a measurement of"
+
+
+def sibling_margin(
+    gpu, engine, catalog, gpus: int, model, calibration=None, parallelism: str | None = None
+) -> TimeRange | None:
+    """The margin of a GPU that takes a sibling part's kernel rates (``kernel_curves.sibling_miss``: MI325X and MI355X
+    take MI300X's) and has no serving runs of its own (its margin pool neither "own" nor "own thin") where the sibling
+    has (its pool "own" or "own thin"; else the sibling's margin is the pooled one this GPU gets anyway): the sibling's
+    margin (``margin_range`` of the sibling's prediction range) moved out by the miss factor m either way, widened to
+    hold this GPU's own 1 to ``MIN_ROWS - 1`` runs where it has some; None where the rule does not apply. The
+    sibling's runs hold the errors of the curves both borrow; m is what the sibling's rates may miss on this part
+    (``ranges.sibling_range``). Rule and reasons: docs/accuracy.md, "A sibling part's kernel rates"."""
+    from planner.accuracy.calibration import residual_range
+    from planner.accuracy.ranges import _shift
+    from planner.engines.kernel_curves import sibling_miss
+
+    if not engine.kernel_curves:
+        return None
+    miss, sibling = sibling_miss(gpu, catalog)
+    cls = margin_class(model)
+    pool = margin_pool(gpu.name, engine.name, cls)
+    if not sibling or pool.kind in ("own", "own thin"):
+        return None
+    if margin_pool(sibling, engine.name, cls).kind not in ("own", "own thin"):  # the sibling's margin is no nearer
+        return None
+    sib = catalog.gpu(sibling)
+    theirs = margin_range(
+        residual_range(sib, engine.name, calibration, catalog, gpus=gpus, model=model),
+        sib.name,
+        engine.name,
+        cls,
+        parallelism=parallelism,
     )
+    low, high = _shift(theirs.low, 1 / miss), _shift(theirs.high, miss)
+    own = ""
+    if pool.own is not None:
+        low, high = min(low, pool.own.smallest), max(high, pool.own.largest)
+        own = f"; widened to hold the {_runs(pool.own.rows, cls, pool)} on {gpu.name} ({pool.own.smallest:+.0%} to "
+        own += f"{pool.own.largest:+.0%})"
+    same = "the same compute die" if sib.architecture == gpu.architecture else "another architecture"
+    note = (
+        f"{sib.name}{SIBLING_MARGIN}{miss:.2f} either way for {gpu.name} ({gpu.name} takes {sib.name}'s kernel rates, "
+        f"{same}, and has no serving runs of its own: {DATA_GAP} {gpu.name}): {theirs.low:+.0%} / {theirs.high:+.0%} "
+        f"-> {low:+.0%} / {high:+.0%}{own}; {sib.name}'s margin: {theirs.note}"
+    )
+    return TimeRange(low, high, note, theirs.widened)
 
 
 #: The words of an engine line before ``KERNEL_LINES``' (how ``release_split``'s statement names the older runs).

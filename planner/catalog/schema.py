@@ -372,6 +372,13 @@ class Gpu(_Entry):
         default=None, description="one mesh link's bandwidth, one direction (MI300X: 64e9); with mesh_links_per_gpu"
     )
     mesh_source: str = Field(default="", description="source of the mesh's link count and per-link bandwidth")
+    kernel_rates_from: str = Field(
+        default="",
+        description="the catalog GPU of the same vendor whose kernel rates, as fractions of the datasheet, this GPU "
+        "takes where it has no published figure of its own (planner.engines.kernel_curves.sibling_of): the nearest "
+        "part with published rates ('MI300X' for MI325X, the same compute die); '': its architecture's measured GPU",
+    )
+    kernel_rates_source: str = Field(default="", description="why kernel_rates_from names that GPU, with its source")
     ecc_reserved_fraction: float = Field(
         default=0.0,
         ge=0.0,

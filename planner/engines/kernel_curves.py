@@ -24,7 +24,9 @@ from planner.catalog.loader import shipped_catalog_dir
 CURVES_FILE_NAME = "kernel_curves_aic.csv"  # in the shipped reference data (catalogs/reference)
 #: The measured GPU whose curves a GPU of each architecture (catalog ``architecture``) borrows when it has none.
 #: AMD CDNA and Intel Gaudi have no kernel tables in aiconfigurator: the H100's fractions of the datasheet are used,
-#: a what-if the held-out ranges widen for (no held-out figures on those GPUs beyond MI300X's).
+#: a what-if the held-out ranges widen for (no held-out figures on those GPUs beyond MI300X's), except where published
+#: figures replace them (``PUBLISHED_MATMUL_TFLOPS``, ``PUBLISHED_STREAM_TBPS``) or a catalog ``kernel_rates_from``
+#: names a sibling part whose published-scaled fractions stand in (``sibling_of``: MI325X, MI350X, MI355X -> MI300X).
 NEAREST = {
     "Ampere": "A100 SXM 80GB",
     "Turing": "A100 SXM 80GB",
@@ -46,7 +48,8 @@ FALLBACK = "H100 SXM 80GB"
 #: GPU's fp8 / bf16 speed-up on layer-sized weights (H100: 908.8 / 806.6 = 1.13; no MAMF fp8 figure is published for
 #: MI300X). Assumed: the ratio holds at every shape (the published figure is the best shape's). Not scaled here:
 #: memory bandwidth (``PUBLISHED_STREAM_TBPS`` for MI300X) and attention FLOP rates (no same-method figure found: H100's
-#: fractions of the datasheet), MI350X / MI355X (no figure published; CDNA 4 borrows H100's curves as they are).
+#: fractions of the datasheet), MI350X / MI355X (no figure published; they take MI300X's scaled fractions, their
+#: catalog ``kernel_rates_from``: ``sibling_of``, trial 27 F2).
 PUBLISHED_MATMUL_TFLOPS = {
     "H100 SXM 80GB": 794.5,
     "MI300X": 668.4,
@@ -387,6 +390,20 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         fp8 = fp8_rate_own / float(own_fp8_peak) if own_fp8_peak else gemm
     byte_rates = [float(row[k]) for k in ("gemm_bytes_per_s", "attention_bytes_per_s", "attention_fp8_bytes_per_s")]
     gemm_bytes, attention_bytes, attention_fp8_bytes = byte_fractions(gpu, catalog, src, byte_rates)
+    sibling = sibling_of(gpu, catalog) if src != gpu.name else None
+    if sibling is not None:  # a sibling's published-scaled fractions where this GPU has no figure of its own (F2)
+        theirs = kernel_factors(sibling, catalog)
+        if published is None:
+            gemm, fp8 = theirs["gemm_flop_efficiency"], theirs["gemm_fp8_flop_efficiency"]
+        if published_stream_ratio(gpu.name, src) is None:
+            gemm_bytes, attention_bytes, attention_fp8_bytes = (
+                theirs[k]
+                for k in (
+                    "gemm_bandwidth_efficiency",
+                    "attention_bandwidth_efficiency",
+                    "attention_fp8_bandwidth_efficiency",
+                )
+            )
     moe_floor, moe_floor_per_doubling = moe_floor_of(gpu.name, src)
     return {
         "gemm_bandwidth_efficiency": gemm_bytes,
@@ -491,6 +508,59 @@ def published_stream_ratio(name: str, src: str) -> float | None:
     return PUBLISHED_STREAM_TBPS[name] / PUBLISHED_STREAM_TBPS[src]
 
 
+def sibling_of(gpu, catalog):
+    """The catalog GPU whose kernel rates, as fractions of the datasheet, ``gpu`` takes where it has no published figure
+    of its own (its catalog ``kernel_rates_from``: the nearest part of its own vendor with published rates, MI325X and
+    MI350X / MI355X -> MI300X; trial 27 F2), or None (its architecture's measured GPU's fractions, ``source_gpu``).
+    Refused where it names another vendor's GPU or one that itself borrows a sibling's (one step, so a note can say
+    where each rate comes from)."""
+    name = getattr(gpu, "kernel_rates_from", "")
+    if not name or name == gpu.name:
+        return None
+    sibling = catalog.gpu(name)
+    if sibling.vendor != gpu.vendor or getattr(sibling, "kernel_rates_from", ""):
+        raise ValueError(
+            f"{gpu.name}'s kernel_rates_from names {sibling.name}: it must be a GPU of the same vendor "
+            f"({gpu.vendor}) that takes no other GPU's rates"
+        )
+    return sibling
+
+
+def same_die_rate_miss(catalog) -> float:
+    """How far a sibling's rate (a fraction of the datasheet) is known to miss on a part with the same compute die and
+    other memory: over the pairs of one architecture with a published figure by one method on both
+    (``PUBLISHED_MATMUL_TFLOPS``, ``PUBLISHED_STREAM_TBPS``), the largest ratio of their fractions of their datasheets.
+    MI325X's matmul over MI300X's: (784.9 / 1,307.4) / (668.4 / 1,307.4) = 1.174; H200's Triad over H100's: (4.18 /
+    4.8) / (2.97 / 3.35) = 0.982, 1.018. A part with ``kernel_rates_from`` of its own architecture has its ranges moved
+    out by it (``sibling_miss``)."""
+    misses = []
+    for table, datasheet in (
+        (PUBLISHED_MATMUL_TFLOPS, lambda g: bf16_peak(g) / 1e12),
+        (PUBLISHED_STREAM_TBPS, lambda g: float(g.hbm_bandwidth_bytes_per_s) / 1e12),
+    ):
+        gpus = [catalog.gpu(name) for name in table]
+        for i, a in enumerate(gpus):
+            for b in gpus[i + 1 :]:
+                if a.architecture != b.architecture:
+                    continue
+                ratio = (table[a.name] / datasheet(a)) / (table[b.name] / datasheet(b))
+                misses.append(max(ratio, 1 / ratio))
+    return max(misses, default=1.0)
+
+
+def sibling_miss(gpu, catalog) -> tuple[float, str]:
+    """(miss factor, the sibling) for a catalog GPU that takes a sibling's kernel rates (``sibling_of``): of the same
+    architecture (the same compute die: MI325X), ``same_die_rate_miss`` (1.17); of another (a newer generation:
+    MI355X), ``borrowed_rate_miss`` (1.57; no rate of a CDNA 4 part is published to check CDNA 3's against, so the
+    widest known miss of a borrowed rate). (1.0, "") for a GPU without a sibling."""
+    sibling = sibling_of(gpu, catalog)
+    if sibling is None:
+        return 1.0, ""
+    if sibling.architecture == gpu.architecture:
+        return same_die_rate_miss(catalog), sibling.name
+    return borrowed_rate_miss(catalog), sibling.name
+
+
 def borrowed_rate_miss(catalog) -> float:
     """How far a rate borrowed from another vendor's GPU is known to miss: over the GPUs with a published matmul
     figure (``PUBLISHED_MATMUL_TFLOPS``), the largest ratio of the borrowed GEMM rate (the measured GPU's fraction
@@ -526,10 +596,17 @@ def curves_miss(gpu, catalog) -> tuple[float, str]:
 
 
 def curves_note(name: str, architecture: str) -> str:
-    """ "" where the GPU's kernel curves are its own (aiconfigurator's measured kernels); else what stands in."""
+    """ "" where the GPU's kernel curves are its own (aiconfigurator's measured kernels); else what stands in, naming
+    the sibling part whose rates it takes where it has one (``sibling_of``)."""
     src = source_gpu(name, architecture)
     if src == name:
         return ""
+    from planner.catalog import default_catalog
+
+    catalog = default_catalog()
+    sibling = sibling_of(catalog.gpu(name), catalog) if name in catalog.gpus else None
+    if sibling is not None:
+        return sibling_curves_note(name, sibling.name, src)
     if name in PUBLISHED_MATMUL_TFLOPS and src in PUBLISHED_MATMUL_TFLOPS:
         memory = (
             f"its memory byte rates {src}'s x {PUBLISHED_STREAM_TBPS[name]:g} / {PUBLISHED_STREAM_TBPS[src]:g} "
@@ -543,6 +620,26 @@ def curves_note(name: str, architecture: str) -> str:
             f"{memory} {src}'s fractions of the datasheet"
         )
     return f"kernel curves not measured on {name}: its GEMM, memory, attention and MoE rates are {src}'s fractions of the datasheet"
+
+
+def sibling_curves_note(name: str, sibling: str, src: str) -> str:
+    """``curves_note`` for a GPU that takes its sibling's rates (``sibling_of``): which of its rates are its own
+    published figures, which the sibling's fractions of the datasheet, and which ``src``'s (the measured GPU whose
+    curves both borrow)."""
+    own_gemm = name in PUBLISHED_MATMUL_TFLOPS and src in PUBLISHED_MATMUL_TFLOPS
+    taken = "memory byte rates" if own_gemm else "GEMM and memory byte rates"
+    head = f"kernel curves not measured on {name}: "
+    if own_gemm:
+        head += (
+            f"its GEMM rates are {src}'s x {PUBLISHED_MATMUL_TFLOPS[name]:g} / {PUBLISHED_MATMUL_TFLOPS[src]:g} "
+            "(published maximum-achievable matmul TFLOP/s, one method on both), "
+        )
+    verb = "" if own_gemm else "are "
+    return (
+        head + f"its {taken} {verb}{sibling}'s fractions of the datasheet (the nearest part of its vendor with "
+        f"published rates, its catalog kernel_rates_from), its attention FLOP and MoE rates {src}'s fractions of the "
+        "datasheet"
+    )
 
 
 def sparse_mla_token_for(gpu, catalog, kernel: str | None) -> float:

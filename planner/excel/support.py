@@ -258,6 +258,10 @@ class Spec:
     notes: Callable[[dict[str, Any]], list[str]] | None = None
     #: notes on the cell's number itself: from its cleaned arguments, its number and the group it ran on
     number_notes: Callable[[dict[str, Any], float, float], list[str]] | None = None
+    #: Whether the number is timed on the engine's kernel curves (TPOT, TTFT, the loaded percentiles, the fleet
+    #: sizes ...): PLANNER_WHY then warns where the GPU's curves are another GPU's, as ``planner plan`` does
+    #: (``kernel_curves_warning``; trial 27 F5). False for memory-only figures (MAX_BATCH, KV_BYTES, ...).
+    timed: bool = False
 
 
 def ok_text(spec: Spec, values: dict[str, Any], group: float | None = None, number: float | None = None) -> str:
@@ -274,12 +278,33 @@ def ok_text(spec: Spec, values: dict[str, Any], group: float | None = None, numb
     warning = _trained_context_warning(spec, values)
     if warning:
         parts.append(f"warning: {warning}")
+    curves = kernel_curves_warning(spec, values)
+    if curves:
+        parts.append(f"warning: {curves}")
     if spec.notes is not None:
         parts += spec.notes(values)
     if spec.number_notes is not None and number is not None:
         on = values.get("gpus", MISSING)
         parts += spec.number_notes(values, number, group if on is MISSING else on)
     return "; ".join(parts)
+
+
+def kernel_curves_warning(spec: Spec, values: dict[str, Any]) -> str:
+    """``planner plan``'s "kernel curves not measured on MI355X: ..." (``planner.engines.kernel_curves.curves_note``,
+    for an engine timed on kernel curves) for a ``Spec.timed`` cell's GPU and engine (blank: the default engine);
+    "" where the curves are the GPU's own, the function is not timed or an argument cannot be read (the cell's own
+    error says that)."""
+    from planner.engines.kernel_curves import curves_note
+
+    if not spec.timed or not isinstance(values.get("gpu"), str):
+        return ""
+    engine = values.get("engine", MISSING)
+    try:
+        gpu = catalog().gpu(values["gpu"])
+        eng = engine_profile(DEFAULT_ENGINE if engine is MISSING else engine)
+    except (PlannerError, KeyError, TypeError, ValueError):
+        return ""
+    return curves_note(gpu.name, gpu.architecture) if eng.kernel_curves else ""
 
 
 def _trained_context_warning(spec: Spec, values: dict[str, Any]) -> str | None:
@@ -980,7 +1005,7 @@ SPECS: dict[str, Spec] = {
             sequence=CTX,
             notes=precision_notes,
         ),
-        Spec("TPOT", api.tpot, DECODE_PARAMS, scale=1e3, sequence=CTX, notes=decode_notes),
+        Spec("TPOT", api.tpot, DECODE_PARAMS, scale=1e3, sequence=CTX, notes=decode_notes, timed=True),
         Spec(
             "TTFT",
             api.ttft,
@@ -988,8 +1013,9 @@ SPECS: dict[str, Spec] = {
             scale=1e3,
             sequence=("prompt_tokens",),
             notes=precision_notes,
+            timed=True,
         ),
-        Spec("THROUGHPUT", api.throughput, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
+        Spec("THROUGHPUT", api.throughput, DECODE_PARAMS, sequence=CTX, notes=decode_notes, timed=True),
         Spec(
             "COST_PER_MTOK",
             api.cost_per_mtok,
@@ -1012,9 +1038,10 @@ SPECS: dict[str, Spec] = {
             ),
             sequence=CTX,
             notes=decode_notes,
+            timed=True,
         ),
-        Spec("MFU", api.mfu, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
-        Spec("MBU", api.mbu, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
+        Spec("MFU", api.mfu, DECODE_PARAMS, sequence=CTX, notes=decode_notes, timed=True),
+        Spec("MBU", api.mbu, DECODE_PARAMS, sequence=CTX, notes=decode_notes, timed=True),
         Spec("DECODE_INTENSITY", api.decode_intensity, DECODE_PARAMS, sequence=CTX, notes=decode_notes),
         *(
             Spec(
@@ -1023,6 +1050,7 @@ SPECS: dict[str, Spec] = {
                 LOAD_PARAMS,
                 scale=1e3,
                 sequence=("prompt_tokens", "output_tokens"),
+                timed=True,
             )
             for metric in ("ttft", "tpot")
             for q in (50, 95, 99)
@@ -1036,6 +1064,7 @@ SPECS: dict[str, Spec] = {
             sequence=("prompt_tokens", "output_tokens"),
             notes=replicas_notes,
             number_notes=replicas_number_notes,
+            timed=True,
         ),
         Spec(
             "FLEET_GPUS",
@@ -1045,12 +1074,14 @@ SPECS: dict[str, Spec] = {
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=fleet_gpus_notes,
+            timed=True,
         ),
         Spec(
             "CAPACITY_RPS",
             _fleet("replica_capacity_per_s"),
             (GPU, MODEL, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, PARALLELISM, PREFIX_HIT, ENGINE),
             sequence=("prompt_tokens", "output_tokens"),
+            timed=True,
         ),
         Spec(
             "LOADED_RANGE",

@@ -37,8 +37,12 @@ def range_basis(note: str) -> str:
     margin borrowed from TPOT)"; "its benchmark rows" for a note of another form (the Assumptions sheet gives it
     whole). A GPU's own held-out figures, widened by a pool: "10 published figures on H200 SXM 141GB (2 sources),
     widened to hold 21 dense-model runs on any GPU + vLLM (TTFT's margin borrowed from TPOT)"."""
-    from planner.accuracy.serving_margin import THIN_WIDENED
+    from planner.accuracy.serving_margin import DATA_GAP, SIBLING_MARGIN, THIN_WIDENED
 
+    sibling = re.match(rf"(.+?){re.escape(SIBLING_MARGIN)}([\d.]+) either way for (.+?) \(", note)
+    if sibling is not None and "'s margin: " in note:  # a sibling part's margin (trial 27 F13), then its own basis
+        head = f"{sibling[1]}'s margin moved out x{sibling[2]} for {sibling[3]}, which has no runs of its own ("
+        return head + f"{DATA_GAP} {sibling[3]}): " + range_basis(note.split("'s margin: ", 1)[1])
     hit = re.match(r"from (.+?) \((held-out TPOT at steady load); sources: ([^)]*)\)", note)
     if hit is not None:
         n = len(hit[3].split())
