@@ -50,3 +50,10 @@ class TestAmdPartsLoseWhatAmdsLogsSay:
 
     def test_mi355x_says_it_is_the_same_vendor_rule(self):
         assert CAT.gpu("MI355X").engine_visible_memory_source.startswith("Same-vendor rule, not measured")
+
+
+class TestH200:
+    def test_the_plan_line(self):
+        """139.80 GiB: torch's OOM message on 8x H200 (prime-rl's benchmark results, catalogs/gpus.toml); was the
+        98.98% fallback, 149.85 GB (139.56 GiB)."""
+        assert engine_sees("H200") == "150.11 GB (139.80 GiB of 151.40 GB)"
