@@ -164,10 +164,17 @@ class TestShippedCatalog:
         assert CAT.gpu("MI300X").memory_bytes == 192 * GiB
 
     def test_engine_visible_totals_match_the_published_reference(self):
-        """Torch/vLLM totals from ../shared/reference/gpu_memory_totals.csv (rows SMI021, SMI023, SMI025)."""
+        """Torch/vLLM totals from ../shared/reference/gpu_memory_totals.csv (rows SMI021, SMI023, SMI025; SMI027 H200
+        and SMI028 MI325X, torch's OOM messages, trial 27 F8)."""
         with (REFERENCE / "gpu_memory_totals.csv").open(encoding="utf-8") as f:
             rows = {r["record_id"]: r for r in csv.DictReader(f)}
-        expect = {"SMI023": ("H100", 79.18), "SMI021": ("A100-40GB", 39.38), "SMI025": ("RTX A6000", 47.54)}
+        expect = {
+            "SMI023": ("H100", 79.18),
+            "SMI021": ("A100-40GB", 39.38),
+            "SMI025": ("RTX A6000", 47.54),
+            "SMI027": ("H200", 139.80),
+            "SMI028": ("MI325X", 255.98),
+        }
         for rid, (gpu, gib) in expect.items():
             assert rows[rid]["total_memory"].startswith(str(gib))
             assert CAT.gpu(gpu).engine_visible_memory_bytes / GiB == pytest.approx(gib, abs=0.005)

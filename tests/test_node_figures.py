@@ -12,6 +12,7 @@ import pytest
 from test_export import review_of, write_scenario
 
 from planner.catalog import default_catalog
+from planner.cli.export import summary_lines
 from planner.export.ownership import NODE_FIELDS, option_money, ownership_defaults
 from planner.export.scenario import Option
 
@@ -96,3 +97,21 @@ purchase_usd = 40000
 
     def test_none_when_the_scenario_gives_them_all(self, tmp_path):
         assert self.host_row(tmp_path, "host_server_usd = 50000\nnetworking_usd = 20000") == []
+
+    def test_the_warnings_say_it_too(self, tmp_path):
+        """Trial 27 F7: the committee reads Warnings and the command's output, not Assumptions; $40,000 + 47,070 / 8 =
+        $45,883.75, of which 12.8% is the DGX H100's host server and network."""
+        review = review_of(write_scenario(tmp_path, self.SCENARIO.replace("{extra}", "")))
+        printed = [x.removeprefix("  warning: ") for x in summary_lines(review) if x.startswith("  warning: Host")]
+        assert (
+            printed
+            == [w for w in review.warnings if w.startswith("Host figures")]
+            == [
+                "Host figures reused from another platform: B200 bought: host server and network (13% of its capex) are "
+                "a DGX H100's (catalogs/costs/ownership.toml; host server: SemiAnalysis DGX H100 BOM (via Epoch AI), "
+                "2023-05, a component cost without the server maker's margin); give host_server_usd and networking_usd "
+                "from a quote for these nodes. B200 180GB (1,000 W, SXM (HGX B200 baseboard)) draws 1,000 W or more a "
+                "GPU: the reused figures are priced for a DGX H100 node of 8 x 700 W GPUs, whose host power counts its "
+                "fans."
+            ]
+        )

@@ -160,12 +160,14 @@ class TestQuantizationOverheadWords:
 
 
 class TestH200VisibleMemoryDocs:
-    """F6: docs/accuracy.md does not claim the catalog holds an H200 torch-visible total it does not hold."""
+    """F6: docs/accuracy.md states the H200 torch-visible total the catalog holds (trial 27 F8: 139.80 GiB, torch's
+    OOM message on 8x H200 in prime-rl's benchmark results; before, no address was found and the 98.98% fallback,
+    139.56 GiB, was used)."""
 
     def test_docs_agree_with_the_catalog(self):
         gpus = tomllib.loads((ROOT / "catalogs" / "gpus.toml").read_text())["gpu"]
         h200 = next(g for g in gpus if g["name"] == "H200 SXM 141GB")
-        assert "engine_visible_memory_bytes" not in h200
+        assert f"{h200['engine_visible_memory_bytes'] / 2**30:.2f}" == "139.80"
         text = (ROOT / "docs" / "accuracy.md").read_text()
-        assert "H200 139.81 GiB ...;" not in text
-        assert "139.56 GiB" in text
+        assert "H200 139.80 GiB" in text
+        assert "139.56 GiB" not in text

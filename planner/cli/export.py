@@ -80,6 +80,7 @@ def _simulated(rec) -> str:
 
 def summary_lines(review) -> list[str]:
     """What the command prints: the recommendation and the ranked options, one line each."""
+    from planner.export.assumptions import reused_host_warning
     from planner.export.evaluate import kernel_curves_warning
     from planner.export.tables import fmt, prompt_time_note
 
@@ -101,6 +102,8 @@ def summary_lines(review) -> list[str]:
         for w in dict.fromkeys(kernel_curves_warning(r.gpu, r.engine) for r in review.results)
         if w and w not in rec.warnings
     ]
+    # the bought options whose host figures are a DGX H100's, as the review's Warnings say (trial 27 F7)
+    lines += [f"  warning: {w}" for w in (reused_host_warning(review.results),) if w]
     width = max(len(r.option.name) for r in review.results)
     kinds = max(len(r.money.price_kind) for r in review.results)
     counts = max((len(f"{r.gpus:,}") for r in review.results if r.meets), default=4)

@@ -176,6 +176,65 @@ def _borrowed_node_figures(gpu_name: str, money: Money) -> dict[str, str]:
     }
 
 
+def _reused_host_figures(result) -> dict[str, str]:
+    """{words: field} of the node figures a bought option of another generation than H100/H200 takes from the DGX
+    H100 (``_borrowed_node_figures``); none for a rented option or an H100/H200 one, whose node the DGX H100 is."""
+    if result.money.pricing != "purchase" or any(k in result.gpu.name for k in ("H100", "H200")):
+        return {}
+    return _borrowed_node_figures(result.gpu.name, result.money)
+
+
+#: The node figures that are capex (host power is opex: power and colocation).
+_CAPEX_NODE_FIELDS = ("host_server_usd", "networking_usd")
+
+#: A GPU of this board power or more is named beside the reused DGX H100 figures (8 x 700 W H100s; trial 27 F7).
+HIGH_BOARD_POWER_W = 1000
+
+
+def reused_host_warning(results) -> str:
+    """The review's Warnings line for the bought options whose host server, network or host power are DGX H100's
+    (the Assumptions' "host figures" rows, trial 27 F7): which options, the share of each one's capex those figures
+    are (host server + network per node / GPUs a node, over capex per GPU), and the scenario keys that replace them;
+    a GPU of ``HIGH_BOARD_POWER_W`` or more is named with its catalog board power and form factor. "" when none."""
+    parts, keys, hot = [], {}, {}
+    for r in results:
+        borrowed = _reused_host_figures(r)
+        if not borrowed:
+            continue
+        keys.update({f: None for f in borrowed.values()})
+        m = r.money
+        capex = [w for w, f in borrowed.items() if f in _CAPEX_NODE_FIELDS]
+        rest = [w for w, f in borrowed.items() if f not in _CAPEX_NODE_FIELDS]
+        said = []
+        if capex:
+            share = sum(getattr(m, borrowed[w]).value for w in capex) / m.node_size / m.capex_usd_per_gpu
+            said.append(f"{_and_list(capex)} ({share:.0%} of its capex)")
+        if rest:
+            said.append(_and_list(rest))
+        parts.append(f"{r.option.name}: {' and '.join(said)}")
+        if r.gpu.tdp_w >= HIGH_BOARD_POWER_W:
+            form = f", {r.gpu.form_factor}" if r.gpu.form_factor else ""
+            hot.setdefault(r.gpu.name, f"{r.gpu.name} ({r.gpu.tdp_w:,.0f} W{form})")
+    if not parts:
+        return ""
+    host = ownership_defaults().host_server_usd
+    bom = (
+        f"; host server: {host.label}, {host.date}, a component cost without the server maker's margin"
+        if "host_server_usd" in keys
+        else ""
+    )
+    line = (
+        f"Host figures reused from another platform: {'; '.join(parts)} are a DGX H100's "
+        f"(catalogs/costs/ownership.toml{bom}); give {_and_list(list(keys))} from a quote for these nodes"
+    )
+    if hot:
+        line += (
+            f". {_and_list(list(hot.values()))} draw{'s' if len(hot) == 1 else ''} 1,000 W or more a GPU: the reused "
+            f"figures are priced for a DGX H100 node of 8 x 700 W GPUs, whose host power counts its fans"
+        )
+    return line + "."
+
+
 def _given(what: str, x: Sourced, unit: str, date: str = "") -> Assumption:
     """A row of a sourced figure; one dated more than a year before the review's ``date`` says so in its "what", which
     wraps (``ownership.stale_words``: the rule GPU quotes are flagged by; trial 23 F7)."""
@@ -335,8 +394,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 Assumption(f"{o.name}: amortization", o.amortization_months, "months", "scenario / default 36"),
                 Assumption(f"{o.name}: bought in nodes of", o.nodes_of, "GPUs", "scenario / default 8 when bought"),
             ]
-            borrowed = _borrowed_node_figures(r.gpu.name, money)
-            if borrowed and not any(k in r.gpu.name for k in ("H100", "H200")):
+            borrowed = _reused_host_figures(r)
+            if borrowed:
                 rows.append(
                     Assumption(
                         f"{o.name}: host figures",

@@ -14,7 +14,7 @@ from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
 from planner.errors import PlannerError
-from planner.export.assumptions import assumptions, grid_prices
+from planner.export.assumptions import assumptions, grid_prices, reused_host_warning
 from planner.export.evaluate import SWEEP, chart_multipliers, charted_fleets, evaluate, sized_again, sized_levels
 from planner.export.levers import levers
 from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
@@ -239,6 +239,8 @@ def build_review(
         progress("levers")
     tail = scenario.workload.spread_fit_note  # the lengths' fit, said once for every option (trial 27 F12)
     warnings = ((f"Workload: {tail}",) if tail else ()) + tuple(dict.fromkeys(w for r in results for w in r.warnings))
+    if host := reused_host_warning(results):  # the Assumptions' "host figures" rows, where the committee reads (F7)
+        warnings += (host,)
     outlook = build_outlook(scenario, tuple(ranked), catalog, bares)
     return Review(
         scenario,
