@@ -4,22 +4,12 @@ The workbook describes one deployment (GPU, model, context, precisions, GPU coun
 memory utilization, price) and the budget question its Levers and Load sheets size a fleet for (peak traffic, output
 and prompt tokens per request, TPOT and TTFT targets, each optional). The review asks the same question: the traffic
 and targets typed there, every request of the workbook's fixed lengths (output tokens; the prompt tokens, blank:
-context - output, as the Load sheet sends them), p95 targets. What the workbook leaves blank, and the average traffic it does not hold, take the stated defaults below,
-printed on the review's Assumptions sheet ("workbook"). Reading is done by ``planner.workbook.read_all_inputs``
-(defusedxml, marker check): a file it did not make is refused with one line.
+context - output, as the Load sheet sends them), p95 targets. What the workbook leaves blank, and the average
+traffic it does not hold, take the stated defaults, printed on the review's Assumptions sheet ("workbook"). Reading
+is done by ``planner.workbook.read_all_inputs`` (defusedxml, marker check): a file it did not make is refused with
+one line.
 
-    peak traffic P     -> peak P requests/s, average 0.4 x P (blank: 10 and 4)
-    output tokens O    -> every request O output tokens and C - O prompt tokens (mean = p95)
-                          (blank: p95 output = C // 4 (at least 1), p95 prompt = C - p95 output; means half of those)
-    prompt tokens P    -> every request P prompt tokens (mean = p95) in the place of C - O; with O blank, the p95
-                          output C // 4, at most C - P (at least 1), its mean half of it
-    engine E           -> the option's engine (blank: the workbook's first, as its formulas read it)
-    TPOT / TTFT target -> the same targets at p95 (blank: TPOT 100 ms, TTFT 2 s)
-    prompt share cached -> workload.prefix_hit_rate (blank: 0)
-    burstiness b       -> workload.burstiness (blank: 1, Poisson)
-    gpus N             -> exactly N GPUs per replica (blank: 1, 2, 4 or 8, the cheapest)
-    price per GPU-hour -> rented at that price (blank: the catalog's cloud price)
-    batch              -> not used: the review picks the largest batch that meets the TPOT target
+The mapping, input by input, is stated once in ``planner.export.workbook_scenario``'s docstring.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A what-if workbook's Inputs as a one-option scenario's data (``workbook_scenario_data``), apart from the reading
 of the file (``planner.export.workbook_input``), so that the workbook's refresh can size the budget fleet ``planner
-export`` of the file gives (``planner.workbook.budget_fleet``) without an import cycle. The mapping (blank inputs and the average traffic take the stated defaults, printed on
-the review's Assumptions sheet, "workbook"):
+export`` of the file gives (``planner.workbook.budget_fleet``) without an import cycle. The mapping (blank inputs
+and the average traffic take the stated defaults, printed on the review's Assumptions sheet, "workbook"):
 
     peak traffic P     -> peak P requests/s, average 0.4 x P (blank: 10 and 4)
     output tokens O    -> every request O output tokens and C - O prompt tokens (mean = p95)
