@@ -1101,7 +1101,7 @@ class TestModelDoc:
         )
 
     def test_dp_attention(self):
-        """'DeepSeek-V3 at 8K on 8 x H200: 77 sequences tensor-parallel, 408 as 8 ranks (8 x floor(29.73 GB /
+        """'DeepSeek-V3 at 8K on 8 x H200: 77 sequences tensor-parallel, 416 as 8 ranks (8 x floor(29.96 GB /
         575,668,224 B)); decode throughput ... 1,525 -> 8,292 tokens/s (TPOT 50.5 -> 49.2 ms)'; 'a 32K-token prompt
         takes 9.2 s where tensor parallelism takes 1.5 s' (issue 26: the text said 1,635 -> 6,825, 48.9 -> 59.8 ms,
         5.9 s and 1.1 s)."""
@@ -1261,7 +1261,7 @@ class TestReadmeFigures:
     def test_gpu_count(self):
         """'(`valid_tp_sizes("qwen2-7b")` = 1, 2, 4: its 18,944-wide MLP refuses 28; DeepSeek-V3: up to 16)'; 'the
         smallest valid group of 1, 2, 4, 8 (16, 32, 64: several nodes, flagged)'; 'DeepSeek-V3 at 8K on 8 x H200 holds
-        408 sequences instead of 77'."""
+        416 sequences instead of 77'."""
         from planner import max_batch, valid_tp_sizes
         from planner.deploy import GPU_GROUPS
 

@@ -173,11 +173,11 @@ class TestPlanOffersTheOtherLayout:
         from planner.cli import main
 
         out = CliRunner().invoke(main, ["plan", "--gpu", "H200", "--model", "deepseek-v3", "--context", "8192"])
-        assert out.exit_code == 0 and "data-parallel attention + expert parallel  max batch 408" in out.output
+        assert out.exit_code == 0 and "data-parallel attention + expert parallel  max batch 416" in out.output
         dp = CliRunner().invoke(
             main, ["plan", "--gpu", "H200", "--model", "deepseek-v3", "--context", "8192", "--parallelism", "dp-ep"]
         )
-        assert dp.exit_code == 0 and re.search(r"Max batch +408 sequences", dp.output)
+        assert dp.exit_code == 0 and re.search(r"Max batch +416 sequences", dp.output)
         bad = CliRunner().invoke(
             main, ["plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--parallelism", "dp-ep"]
         )

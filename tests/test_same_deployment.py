@@ -198,7 +198,8 @@ def test_the_review_names_them_for_an_option_on_its_assumptions(tmp_path):
     )
     out = run("export", str(scenario), "-o", str(tmp_path / "r.md"))
     assert out.exit_code == 0, out.output
-    row = next(x for x in (tmp_path / "r.md").read_text(encoding="utf-8").splitlines() if "published runs" in x)
+    lines = (tmp_path / "r.md").read_text(encoding="utf-8").splitlines()
+    row = next(x for x in lines if "published runs of this deployment" in x)  # not the decision box's Risk row
     first = same_deployment_runs(SGLANG_TP8)[0]
     assert row.startswith(
         "| sglang tp8: published runs of this deployment (TP8), farthest off first | GPUSTACK-017 TPOT "

@@ -195,11 +195,12 @@ class TestF7TheRiskWordsMeetTheHeldOutRange:
             "the +25% margin rests on those 7 dense-model runs (gpustack-performance-lab, sglang-v0.3.0-vs-vllm-v0.6.0)"
             in said
         )
-        # the held-out ranges as Summary's key figures show them (the trial's 30.8 - 59.4 ms, 0.79 - 15.70 s)
+        # the held-out ranges as Summary's key figures show them (the trial's 30.8 - 59.4 ms at p99 TPOT x1.58;
+        # x1.57 since s207's AMD sibling rates regenerated the table: 37.6 x 1.57 = 59.0 ms)
         figures = _key_figures(book["Summary"])
         tpot = figures["TPOT at peak: held-out range"]
         ttft = figures["TTFT at peak: held-out range"]
-        assert (tpot, ttft) == ("30.8 - 59.4 ms", "0.79 - 15.70 s")
+        assert (tpot, ttft) == ("30.8 - 59.0 ms", "0.79 - 15.70 s")
         assert f"TPOT at peak at {tpot} (target 50 ms) and p95 TTFT at {ttft} (target 1.50 s)" in said
         # the slow end: 56 GPUs, $77,092 a month, +40% against the plan's $55,066 (the trial's figures were 72 GPUs,
         # $99,118, +80%: the slow end's TTFT ratio 7.09x before h-sgl's eager SGLang prefill, 6.41x after)
@@ -340,7 +341,7 @@ class TestF16TheDocsQuoteTheReviewsRange:
         said = (
             f"for the README's example the TPOT range, {shown} at {simulated:.1f} ms simulated, reaches past the 50 ms"
         )
-        assert (shown, f"{simulated:.1f}") == ("32.2 - 62.0 ms", "39.2") and said in _doc(), said
+        assert (shown, f"{simulated:.1f}") == ("32.2 - 61.6 ms", "39.2") and said in _doc(), said
 
 
 class TestF15PrintLayout:

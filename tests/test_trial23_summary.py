@@ -154,7 +154,7 @@ class TestF3OtherOptionsFarFromTheirPlanAreNamed:
             if r.option.name in ("H200, rented", "A100 80GB, rented")
         )
         assert "Mostly p95 TTFT drives it: the slow end puts it at 6.41x the simulated figure where the 1.50 s " in text
-        assert f"target allows {allows[0]:.3g}x to {allows[1]:.3g}x (TPOT: 1.58x where 50 ms allows" in text
+        assert f"target allows {allows[0]:.3g}x to {allows[1]:.3g}x (TPOT: 1.57x where 50 ms allows" in text
         assert text.endswith(
             "To narrow it, test one replica of each at its planned load (3 to 3.75 requests/s) and budget its plan if "
             "it meets the targets."
