@@ -43,6 +43,29 @@ class TestNodeFigures:
         assert d.borrowed_fields("B200 180GB") == ("host_server_usd", "networking_usd")
         assert d.borrowed_fields("H100 SXM 80GB") == NODE_FIELDS
 
+    def test_an_mi355x_node_draws_amds_planned_host_power(self):
+        """AMD Instinct MI3XX Reference Design, Power requirements, MI355X: "256 MI355X DLC - 2K GPUs", "Average Power
+        per system | ≈ 14kW" (an estimate, AMD's note says), less 8 x 1,400 W (the catalog's MI355X board power)
+        = 2,800 W (https://github.com/ROCm/gpu-cluster-networking/blob/0ca25a77f2b44393ea32b0110c32beddc9eaf4ce/
+        reference-architecture/MI3XX/index.rst, read 2026-12-07)."""
+        d = ownership_defaults()
+        own = d.nodes["MI355X"].host_power_w
+        assert CAT.gpu("MI355X").tdp_w == 1400
+        assert own.value == 14_000 - 8 * CAT.gpu("MI355X").tdp_w == 2800
+        assert "ROCm/gpu-cluster-networking" in own.url and "Average Power per system | ≈ 14kW" in own.source
+        assert "estimates only" in own.source and "not a datasheet maximum" in own.source
+        money = option_money(bought("MI355X"), CAT.gpu("MI355X"))
+        assert money.host_power_w.value == 2800
+        assert money.it_power_w_per_gpu == pytest.approx(1400 + 2800 / 8)  # 1,750 W a GPU
+        assert money.host_server_usd.value == d.host_server_usd.value and money.networking_usd.value == 15_060
+        assert d.borrowed_fields("MI355X") == ("host_server_usd", "networking_usd")
+
+    @pytest.mark.parametrize("gpu", ["MI300X", "MI325X", "MI350X"])
+    def test_amd_nodes_without_a_sourced_figure_keep_the_dgx_h100s(self, gpu):
+        """No AMD 8-GPU node power or price was found for these (ownership.toml's MI355X source says so)."""
+        assert ownership_defaults().borrowed_fields(gpu) == NODE_FIELDS
+        assert option_money(bought(gpu), CAT.gpu(gpu)).host_power_w.value == 10_200 - 8 * 700
+
     def test_the_h100_node_is_unchanged(self):
         money = option_money(bought("H100"), CAT.gpu("H100"))
         assert money.host_power_w.value == 10_200 - 8 * 700
@@ -111,7 +134,6 @@ purchase_usd = 40000
                 "a DGX H100's (catalogs/costs/ownership.toml; host server: SemiAnalysis DGX H100 BOM (via Epoch AI), "
                 "2023-05, a component cost without the server maker's margin); give host_server_usd and networking_usd "
                 "from a quote for these nodes. B200 180GB (1,000 W, SXM (HGX B200 baseboard)) draws 1,000 W or more a "
-                "GPU: the reused figures are priced for a DGX H100 node of 8 x 700 W GPUs, whose host power counts its "
-                "fans."
+                "GPU: the reused figures are priced for a DGX H100 node of 8 x 700 W GPUs."
             ]
         )

@@ -2,9 +2,12 @@
 
 catalogs/costs/ownership.toml: the default node is a DGX H100: host server $32,010 (SemiAnalysis DGX H100 BOM via
 Epoch AI, 2023-05, "the server maker's margin is not included"), network $15,060 per node, host power 10.2 kW - 8 x
-700 W = 4,600 W; only DGX B200's host power (6,300 W) is its own. Capex per GPU = GPU + (host server + network) / 8
-(``sizing.owned_capex_usd_per_gpu``). Board powers and form factors: catalogs/gpus.toml (MI355X 1,400 W "OAM,
-liquid-cooled": Tom's Hardware and The Register on AMD's ISC 2025 figures; MI300X 750 W: AMD's data sheet).
+700 W = 4,600 W; DGX B200's host power (6,300 W) and an 8 x MI355X node's (2,800 W: AMD Instinct MI3XX Reference
+Design, "Average Power per system | ≈ 14kW" for "256 MI355X DLC", less 8 x 1,400 W;
+https://github.com/ROCm/gpu-cluster-networking/blob/0ca25a77f2b44393ea32b0110c32beddc9eaf4ce/reference-architecture/MI3XX/index.rst)
+are their own. Capex per GPU = GPU + (host server + network) / 8 (``sizing.owned_capex_usd_per_gpu``). Board powers
+and form factors: catalogs/gpus.toml (MI355X 1,400 W "OAM, liquid-cooled": Tom's Hardware and The Register on AMD's
+ISC 2025 figures; MI325X 1,000 W "OAM"; MI300X 750 W: AMD's data sheet).
 """
 
 from __future__ import annotations
@@ -32,19 +35,40 @@ def bought(gpu: str, purchase_usd: float = 27_000, **fields) -> SimpleNamespace:
 class TestReusedHostWarning:
     def test_names_the_option_the_platform_the_share_of_capex_and_the_keys(self):
         # $27,000 a GPU + (32,010 + 15,060) / 8 = $32,883.75; 5,883.75 / 32,883.75 = 17.9%
-        line = reused_host_warning([bought("MI355X")])
-        assert line.startswith(
-            "Host figures reused from another platform: MI355X, bought: host server and network (18% of its capex) "
+        line = reused_host_warning([bought("MI300X")])
+        assert line == (
+            "Host figures reused from another platform: MI300X, bought: host server and network (18% of its capex) "
             "and host power are a DGX H100's (catalogs/costs/ownership.toml; host server: SemiAnalysis DGX H100 BOM "
             "(via Epoch AI), 2023-05, a component cost without the server maker's margin); give host_server_usd, "
             "networking_usd and host_power_w from a quote for these nodes."
         )
 
     def test_a_part_of_1000_w_or_more_is_named_with_its_catalog_power_and_form_factor(self):
-        line = reused_host_warning([bought("MI355X")])
+        line = reused_host_warning([bought("MI325X")])
         assert line.endswith(
-            "MI355X (1,400 W, OAM, liquid-cooled) draws 1,000 W or more a GPU: the reused figures are priced for a "
-            "DGX H100 node of 8 x 700 W GPUs, whose host power counts its fans."
+            "MI325X (1,000 W, OAM) draws 1,000 W or more a GPU: the reused figures are priced for a DGX H100 node of "
+            "8 x 700 W GPUs, whose host power counts its fans."
+        )
+
+    def test_mi355xs_own_host_power_is_not_named(self):
+        """AMD's ≈ 14 kW a DLC system less 8 x 1,400 W: only the host server and network are the DGX H100's, as for
+        DGX B200, and the DGX H100's fans are not said of its host power."""
+        assert bought("MI355X").money.host_power_w.value == 14_000 - 8 * 1400
+        line = reused_host_warning([bought("MI355X")])
+        assert line == (
+            "Host figures reused from another platform: MI355X, bought: host server and network (18% of its capex) "
+            "are a DGX H100's (catalogs/costs/ownership.toml; host server: SemiAnalysis DGX H100 BOM (via Epoch AI), "
+            "2023-05, a component cost without the server maker's margin); give host_server_usd and networking_usd "
+            "from a quote for these nodes. MI355X (1,400 W, OAM, liquid-cooled) draws 1,000 W or more a GPU: the "
+            "reused figures are priced for a DGX H100 node of 8 x 700 W GPUs."
+        )
+
+    def test_the_fans_are_named_where_any_hot_part_reuses_the_host_power(self):
+        line = reused_host_warning([bought("MI355X"), bought("MI325X")])
+        assert "MI355X, bought: host server and network (18% of its capex); MI325X, bought: host server and " in line
+        assert line.endswith(
+            "MI355X (1,400 W, OAM, liquid-cooled) and MI325X (1,000 W, OAM) draw 1,000 W or more a GPU: the reused "
+            "figures are priced for a DGX H100 node of 8 x 700 W GPUs, whose host power counts its fans."
         )
 
     def test_a_750_w_part_has_no_power_sentence(self):

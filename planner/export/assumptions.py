@@ -195,8 +195,10 @@ def reused_host_warning(results) -> str:
     """The review's Warnings line for the bought options whose host server, network or host power are DGX H100's
     (the Assumptions' "host figures" rows, trial 27 F7): which options, the share of each one's capex those figures
     are (host server + network per node / GPUs a node, over capex per GPU), and the scenario keys that replace them;
-    a GPU of ``HIGH_BOARD_POWER_W`` or more is named with its catalog board power and form factor. "" when none."""
-    parts, keys, hot = [], {}, {}
+    a GPU of ``HIGH_BOARD_POWER_W`` or more is named with its catalog board power and form factor, and the DGX H100's
+    fans only where its host power is among the reused figures (DGX B200's and MI355X's own host power are not;
+    ownership.toml [nodes]). "" when none."""
+    parts, keys, hot, fans = [], {}, {}, False
     for r in results:
         borrowed = _reused_host_figures(r)
         if not borrowed:
@@ -215,6 +217,7 @@ def reused_host_warning(results) -> str:
         if r.gpu.tdp_w >= HIGH_BOARD_POWER_W:
             form = f", {r.gpu.form_factor}" if r.gpu.form_factor else ""
             hot.setdefault(r.gpu.name, f"{r.gpu.name} ({r.gpu.tdp_w:,.0f} W{form})")
+            fans = fans or "host_power_w" in borrowed.values()
     if not parts:
         return ""
     host = ownership_defaults().host_server_usd
@@ -230,8 +233,8 @@ def reused_host_warning(results) -> str:
     if hot:
         line += (
             f". {_and_list(list(hot.values()))} draw{'s' if len(hot) == 1 else ''} 1,000 W or more a GPU: the reused "
-            f"figures are priced for a DGX H100 node of 8 x 700 W GPUs, whose host power counts its fans"
-        )
+            f"figures are priced for a DGX H100 node of 8 x 700 W GPUs"
+        ) + (", whose host power counts its fans" if fans else "")
     return line + "."
 
 
