@@ -317,8 +317,25 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_trtllm_serve_eager_decode(profile, row.trtllm_default_graphs)
     # SGLang's prefill chunk divided under its attention data parallelism (s183)
     profile = with_prefill_chunk_divisor(profile, row.prefill_chunk_divisor)
+    # EXPERIMENT (h-band, off unless ROCM_TRITON_MOE): a pre-AITER ROCm release's Triton fused-MoE call per MoE layer
+    profile = _rocm_triton_moe(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
+
+
+def _rocm_triton_moe(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``planner.engines.profiles.with_rocm_triton_moe`` on the row (its GPU's vendor looked up only with the switch
+    on; a GPU that does not resolve keeps the profile)."""
+    from planner.engines import profiles
+
+    if not profiles.ROCM_TRITON_MOE:
+        return profile
+    try:
+        cat = default_catalog()
+        vendor = cat.gpu(resolve_gpu_name(row.gpu, cat)).vendor
+    except PlannerError:
+        return profile
+    return profiles.with_rocm_triton_moe(profile, row.engine, row.engine_version, vendor)
 
 
 def eager_decode_note(row: DecodeRow, engine: str | EngineProfile | None = None) -> str:
@@ -577,6 +594,7 @@ def predict_decode_rows(
             eng.attention_dp_gate_iters,  # TensorRT-LLM's attention-DP balancing gate from the row's options (h-trt)
             eng.attention_dp_gate_quorum,
             eng.row_memory_utilization,  # the memory share from the row's command (s187)
+            eng.moe_layer_overhead_s,  # a pre-AITER ROCm release's Triton fused-MoE call (EXPERIMENT h-band)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

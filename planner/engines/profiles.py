@@ -1349,6 +1349,52 @@ def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) 
     )
 
 
+#: EXPERIMENT switch (issue 21, h-band; docs/hypotheses/rocm-triton-moe-floor.md), read at call time; off on main. On:
+#: a row on an AMD GPU served by a release before AITER's fused MoE (SGLang before 0.4.4, vLLM before 0.8) pays
+#: ``ROCM_TRITON_MOE_LAYER_S`` per MoE layer per step on top of its profile's (``with_rocm_triton_moe``).
+ROCM_TRITON_MOE = False
+#: The engines ``ROCM_TRITON_MOE`` applies to (the ablation ``rocm-triton-moe:sglang``: SGLang's alone, the engine
+#: the constant was measured on).
+ROCM_TRITON_MOE_ENGINES = frozenset({"sglang", "vllm"})
+#: The releases before AITER's fused MoE, per engine: versions below these (AITER's block-scale MoE arrived as opt-in
+#: code in sgl-project/sglang pull requests 3788 (2025-02-22) and 4344 (2025-03-12), in vllm-project/vllm pull
+#: requests 13998 / 14001 (2025-02-28); SGLang 0.4.4 and vLLM 0.8.0 are the first releases after them).
+ROCM_TRITON_MOE_BEFORE = {"sglang": (0, 4, 4), "vllm": (0, 8, 0)}
+#: sgl-project/sglang pull request 3237 (comment of 2025-02-24): ``sglang.bench_one_batch --batch-size 4 --input
+#: 2048 --output 256 --model deepseek-ai/DeepSeek-V3 --tp 8`` on 8 x MI300X, SGLang ROCm main of late February 2025
+#: (the Triton fused MoE, the unfused MLA decode): decode median latency 38.50 ms.
+ROCM_TRITON_MOE_MEASURED_STEP_S = 38.50e-3
+#: The planner's step at that shape on main 3895ae4b (``planner.decode_step("MI300X", "DeepSeek-V3", 2176, batch=4,
+#: gpus=8, engine="sglang")``; context 2,048 + 256 / 2): 11.33 ms. tests/test_rocm_triton_moe.py re-derives it.
+ROCM_TRITON_MOE_PLANNER_STEP_S = 11.33e-3
+#: DeepSeek-V3's MoE layers (61 layers, the first 3 dense: its config.json's first_k_dense_replace).
+ROCM_TRITON_MOE_MOE_LAYERS = 58
+#: The missing time per MoE layer per step: (38.50 - 11.33) ms / 58 = 0.468 ms. The CK fused MoE in its place brings
+#: the planner's step within 3.5% of a measured one (sgl-project/sglang pull request 4344's "before" run, CK_MOE=1:
+#: batch 64 at 512 + 32 tokens, 38.76 ms measured, 40.18 ms the planner), so the time is the Triton MoE call's.
+ROCM_TRITON_MOE_LAYER_S = (
+    ROCM_TRITON_MOE_MEASURED_STEP_S - ROCM_TRITON_MOE_PLANNER_STEP_S
+) / ROCM_TRITON_MOE_MOE_LAYERS
+
+
+def with_rocm_triton_moe(profile: EngineProfile, engine: str, version: str, vendor: str) -> EngineProfile:
+    """``profile`` whose MoE layers each pay ``ROCM_TRITON_MOE_LAYER_S`` more per step (``moe_layer_overhead_s``:
+    decode and prefill steps alike; a dense model has no MoE layer to pay it), under ``ROCM_TRITON_MOE``, on an AMD
+    GPU (``vendor``), for an engine of ``ROCM_TRITON_MOE_ENGINES`` whose version parses below its
+    ``ROCM_TRITON_MOE_BEFORE``. Other rows, and versions that do not parse (dated ROCm images), keep the profile."""
+    if not ROCM_TRITON_MOE or str(vendor).upper() != "AMD":
+        return profile
+    name = _engine_name(engine)
+    v = parse_version(version)
+    if (
+        name not in ROCM_TRITON_MOE_ENGINES
+        or v is None
+        or (tuple(v.release) + (0, 0))[:3] >= ROCM_TRITON_MOE_BEFORE[name]
+    ):
+        return profile
+    return _copy_with(profile, moe_layer_overhead_s=profile.moe_layer_overhead_s + ROCM_TRITON_MOE_LAYER_S)
+
+
 def with_prefill_chunk_divisor(profile: EngineProfile, divisor: int) -> EngineProfile:
     """``profile`` whose prefill chunk is divided by ``divisor`` (``EngineProfile.prefill_chunk_divisor``: SGLang's
     attention data parallelism, as the row's release does it); 1 keeps the profile."""
