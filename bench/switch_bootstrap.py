@@ -67,9 +67,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``sglang-admission-latch``: SGLang starts no prefill batch after its ``PrefillAdder`` answers ``NO_TOKEN`` (or every
   slot is taken) until a request leaves the running batch (``batch_is_full``; ``planner.serving.simulate.
   SGLANG_ADMISSION_LATCH``; docs/hypotheses/burst-tpot-skew.md, h-r3), not again at every decode step.
-- ``rocm-triton-moe``: a row on an AMD GPU served by a release before AITER's fused MoE (SGLang before 0.4.4, vLLM
-  before 0.8) pays the Triton fused-MoE call's 0.468 ms per MoE layer per step, sized by sglang pull request 3237's
-  measured DeepSeek-V3 step on 8 x MI300X (``planner.engines.profiles.ROCM_TRITON_MOE``, ``with_rocm_triton_moe``;
+- ``rocm-triton-moe:off`` (ablation; ``rocm-triton-moe`` shipped, s208): a row on an AMD GPU served by a release
+  before AITER's fused MoE (SGLang before 0.4.4, vLLM before 0.8) without the Triton fused-MoE call's 0.468 ms per
+  MoE layer per step (``planner.engines.profiles.ROCM_TRITON_MOE``, ``with_rocm_triton_moe``;
   docs/hypotheses/rocm-triton-moe-floor.md, h-band); ``rocm-triton-moe:sglang`` (ablation): SGLang's releases alone.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
@@ -126,7 +126,6 @@ SWITCHES = (
     "mla-prefill-module-bound",
     "mla-prefill-module",
     "tokenize-serial",
-    "rocm-triton-moe",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -142,6 +141,7 @@ ABLATIONS = (
     "tokenize-serial:microbatch",  # the same in vLLM's tokenizer micro-batches of 32 within 2 ms (h-tok, test 2)
     "serial-front-end:1ns",  # diagnostic (h-tok): the one-request-at-a-time path at 1 ns a request, no time of its own
     "tokenize-serial:2.5us",  # vLLM RFC 47582's round figure in place of TensorRT-LLM PR 18389's (h-tok, sensitivity)
+    "rocm-triton-moe:off",
     "rocm-triton-moe:sglang",  # only SGLang's ROCm releases, the engine the constant was measured on (h-band)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
@@ -236,8 +236,8 @@ MODULE_FLAGS = {
     "serial-front-end:1ns": ("planner.serving.benchmark", "SERIAL_FRONT_END_S", 1e-9),
     # the same at vLLM RFC 47582's 2.5 us a token (h-tok, sensitivity)
     "tokenize-serial:2.5us": ("planner.serving.benchmark", "SERIAL_TOKENIZE_S_PER_TOKEN", 2.5e-6),
-    # a pre-AITER ROCm release's Triton fused-MoE call, 0.468 ms a MoE layer (h-band)
-    "rocm-triton-moe": ("planner.engines.profiles", "ROCM_TRITON_MOE", True),
+    # without a pre-AITER ROCm release's Triton fused-MoE call, 0.468 ms a MoE layer (h-band; shipped s208)
+    "rocm-triton-moe:off": ("planner.engines.profiles", "ROCM_TRITON_MOE", False),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }

@@ -77,7 +77,13 @@ def test_which_releases_pay_it(switch_on, engine, version, vendor, moved):
     assert extra == pytest.approx(profiles.ROCM_TRITON_MOE_LAYER_S if moved else 0.0, abs=1e-15)
 
 
-def test_off_changes_nothing():
+def test_is_on_by_default():
+    """Shipped in s208: the switch passed the ship rule (docs/hypotheses/rocm-triton-moe-floor.md)."""
+    assert profiles.ROCM_TRITON_MOE is True
+
+
+def test_off_changes_nothing(monkeypatch):
+    monkeypatch.setattr(profiles, "ROCM_TRITON_MOE", False)
     sglang = profiles.ENGINES["sglang"]
     assert profiles.with_rocm_triton_moe(sglang, "sglang", "0.4.2.post4", "AMD") is sglang
 

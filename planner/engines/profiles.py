@@ -1349,10 +1349,11 @@ def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) 
     )
 
 
-#: EXPERIMENT switch (issue 21, h-band; docs/hypotheses/rocm-triton-moe-floor.md), read at call time; off on main. On:
+#: Shipped in s208 (issue 21, h-band; docs/hypotheses/rocm-triton-moe-floor.md: it passed the ship rule), read at call
+#: time (``bench/switch_bootstrap.py rocm-triton-moe:off`` turns it off). On:
 #: a row on an AMD GPU served by a release before AITER's fused MoE (SGLang before 0.4.4, vLLM before 0.8) pays
 #: ``ROCM_TRITON_MOE_LAYER_S`` per MoE layer per step on top of its profile's (``with_rocm_triton_moe``).
-ROCM_TRITON_MOE = False
+ROCM_TRITON_MOE = True
 #: The engines ``ROCM_TRITON_MOE`` applies to (the ablation ``rocm-triton-moe:sglang``: SGLang's alone, the engine
 #: the constant was measured on).
 ROCM_TRITON_MOE_ENGINES = frozenset({"sglang", "vllm"})
