@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import textwrap
@@ -94,6 +95,7 @@ from planner.serving.load import (
     OUTLIER_GAP_FACTOR,
     PERCENTILES,
     DatasetLoad,
+    LongTailError,
     NoPublishedLengthError,
     TraceLoad,
     active_rate_per_s,
@@ -101,6 +103,8 @@ from planner.serving.load import (
     dataset_statistics,
     fixed_length_tokens,
     fixed_lengths,
+    length_fit,
+    lognormal_ratio_bound,
     spread_fit_note,
     spread_lengths,
     trace_load,
@@ -504,6 +508,66 @@ def plan_as_dict(p: Plan) -> dict:
     return p.to_dict()
 
 
+def error_as_dict(exc: PlannerError) -> dict:
+    """A refusal for ``plan --json``: ``{"error": {...}}`` with the error's kind (its class), the sentence the stderr
+    line says and the exit code; a ``LongTailError`` adds the length refused (``what``), its mean and high tokens, the
+    percentile and the slot (null: none given), so a script reads why without parsing the sentence."""
+    said = {"kind": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}
+    if isinstance(exc, LongTailError):
+        said |= {
+            "length": exc.what or None,
+            "mean_tokens": exc.mean,
+            "high_tokens": exc.high,
+            "percentile": exc.percentile,
+            "high_over_mean": exc.high / exc.mean,
+            "lognormal_ratio_bound": lognormal_ratio_bound(exc.percentile),
+            "slot_tokens": exc.slot_tokens if math.isfinite(exc.slot_tokens) else None,
+        }
+    return {"error": said}
+
+
+def errors_as_json(command):
+    """With ``--json`` (the ``as_json`` parameter), a ``PlannerError`` the command raises is also printed on stdout as
+    one JSON object (``error_as_dict``) before it goes on to the usual one-line stderr message and exit code (2 bad
+    input, 1 a failure: ``planner.cli.fail``), so a script reading stdout gets JSON either way; click's own usage
+    errors (an unknown option, a value of the wrong kind) are refused before the command runs and stay stderr only."""
+
+    @functools.wraps(command)
+    def wrapped(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except PlannerError as exc:
+            if kwargs.get("as_json"):
+                echo(json.dumps(error_as_dict(exc), indent=2))
+            raise
+
+    return wrapped
+
+
+def length_fits_as_dict(
+    prompt_mean: float, prompt_high: float, output_mean: float, output_high: float, percentile: float
+) -> dict:
+    """The fit each length is drawn from under ``--prompt-tokens-high`` / ``--output-tokens-high``, for --json
+    (``planner.serving.load.length_fit``, as ``spread_lengths`` draws them): the slot (the two high lengths' sum), and
+    per length its mean and high tokens, high / mean, the largest any lognormal has at the percentile (3.87 at p95),
+    whether the fit is the lognormal truncated at the slot (past that bound: trial 27 F12), and its mu and s."""
+    slot = float(prompt_high + output_high)
+    bound = lognormal_ratio_bound(percentile)
+    fits = {}
+    for what, m, h in (("prompt", prompt_mean, prompt_high), ("output", output_mean, output_high)):
+        f = length_fit(m, h, percentile, slot, what)
+        fits[what] = {
+            "mean_tokens": m,
+            "high_tokens": h,
+            "high_over_mean": h / m,
+            "truncated": f.truncated,
+            "truncated_at_tokens": f.upper_tokens if f.truncated else None,
+            "mu": f.mu,
+            "s": f.s,
+        }
+    return {"percentile": percentile, "slot_tokens": slot, "lognormal_ratio_bound": bound} | fits
+
+
 class Percentile(click.ParamType):
     """A percentile the simulation reports (``planner.serving.load.PERCENTILES``: 50, 90, 95 or 99), as people write
     it ("95", "p95", "95%"): ``planner.export.scenario.reported_percentile``, which a scenario's ``high_percentile``
@@ -730,8 +794,14 @@ class Percentile(click.ParamType):
     type=click.Choice(NAMED_METHODS, case_sensitive=False),
     help=f"With --speculative-tokens: {SPECULATION_OPTIONS['speculative_method']}.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print JSON instead of text; a refusal is then also a JSON object {"error": ...} on stdout (same exit code).',
+)
 @catalog_option
+@errors_as_json
 def plan_command(
     gpu,
     model_name,
@@ -871,6 +941,8 @@ def plan_command(
     margin: MarginCheck | None = None
     sent_output = output_tokens
     spread_line = ""
+    tail = ""  # where a length is past any lognormal (3.87 at p95): the truncated fit's warning
+    fits_json: dict | None = None  # --json's under_load.length_fit: null where every request is at the means
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None or not float(prompt_tokens + output_tokens).is_integer():
@@ -888,6 +960,10 @@ def plan_command(
                 float(percentile),
             )  # fmt: skip
             spread_line += f"\n  warning: {tail}" if tail else ""
+            fits_json = length_fits_as_dict(
+                run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
+                float(percentile),
+            )  # fmt: skip
         sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
             raise InvalidInputError(
@@ -976,6 +1052,7 @@ def plan_command(
         out = plan_as_dict(p) | (
             {"under_load": sizing_as_dict(sized, p, sent_output) | {"prefix_hit_rate": hit}} if sized else {}
         )
+        out["warnings"] = [*out.get("warnings", []), *([tail] if tail else [])]  # the lengths line's, as the text
         if check is not None:  # --replicas: the given fleet, sized on nothing
             out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
             out["under_load"] |= {"sized_on": "given (--replicas)", "fleet_check": fleet_check_as_dict(check)}
@@ -1006,6 +1083,7 @@ def plan_command(
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
             out["under_load"]["routing"] = routing
+            out["under_load"]["length_fit"] = fits_json  # the fits drawn from; "truncated": the long-tail fit
             # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)
             out["under_load"]["sampling_spread"] = (
                 None

@@ -479,6 +479,31 @@ def differences(a: Result, b: Result) -> list[str]:
     return [f"{what} {x} (runner-up: {y})" for what, x, y in pairs if x != y]
 
 
+def cost_tie_words(rec: Result, nxt: Result) -> str:
+    """Where the next option ties the recommended one on cost (``slow_end.cost_tied``: the same monthly cost and GPUs),
+    why the recommended one was chosen (``review.recommended_first``, the rule ties between groups go by, trial 27
+    F3): "is tied on cost with it (24 GPUs, $46,704 a month each); chosen because it meets the targets at the slow
+    end of the held-out ranges (56 GPUs, ...) and B200 TP2's fleet does not (not met at the slow end: ...)", or, both
+    or neither met there, that scenario order chose; "" without a tie."""
+    from planner.export.slow_end import NOT_MET, cost_tied, fleet_text, met_at_slow_end
+
+    if not cost_tied(rec, nxt):
+        return ""
+    head = (
+        f"is tied on cost with it ({counted(int(rec.gpus), 'GPU', ',.0f')}, {usd(rec.monthly_usd)} a month each); "
+        "chosen because "
+    )
+    if rec.slow_end is None or nxt.slow_end is None:  # not known (no ranges table, Little's law): taken as met
+        return f"{head}it comes first in the ranking (no slow end of the held-out ranges for both to compare)"
+    if met_at_slow_end(rec) and not met_at_slow_end(nxt):
+        return (
+            f"{head}it meets the targets at the slow end of the held-out ranges ({fleet_text(rec.slow_end, rec)}) "
+            f"and {nxt.option.name}'s fleet does not ({NOT_MET})"
+        )
+    both = "both meet the targets" if met_at_slow_end(nxt) else "neither meets the targets"
+    return f"{head}it comes first in the scenario ({both} at the slow end of the held-out ranges)"
+
+
 def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     w = scenario.workload
     f, r = rec.fleet, rec.replica
@@ -518,7 +543,12 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     others = [x for x in ranked if x.meets and x is not rec]
     if others:
         nxt = others[0]
-        text += f" The next option, {nxt.option.name}, costs {usd(nxt.monthly_usd - rec.monthly_usd)} a month more"
+        tie = cost_tie_words(rec, nxt)
+        text += (
+            f" The next option, {nxt.option.name}, {tie}"
+            if tie
+            else f" The next option, {nxt.option.name}, costs {usd(nxt.monthly_usd - rec.monthly_usd)} a month more"
+        )
         diff = differences(rec, nxt)
         text += f"; the two differ in {counted(len(diff), 'way')}: {'; '.join(diff)}." if diff else "."
     if left_out := buy_against_rent(scenario, rec, ranked):

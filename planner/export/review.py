@@ -15,7 +15,15 @@ from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
 from planner.errors import PlannerError
 from planner.export.assumptions import assumptions, grid_prices, reused_host_warning
-from planner.export.evaluate import SWEEP, chart_multipliers, charted_fleets, evaluate, sized_again, sized_levels
+from planner.export.evaluate import (
+    SWEEP,
+    _kept_on_ties,
+    chart_multipliers,
+    charted_fleets,
+    evaluate,
+    sized_again,
+    sized_levels,
+)
 from planner.export.levers import levers
 from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
 from planner.export.outlook import bare_fleet, build_outlook, without_margin
@@ -24,7 +32,7 @@ from planner.export.reason import reason
 from planner.export.records import Candidate, LayoutSized, Lever, Result, Review
 from planner.export.scenario import Option, Scenario, check_names
 from planner.export.shortfall import pessimistic
-from planner.export.slow_end import with_group_meeting_slow_end, with_slow_end
+from planner.export.slow_end import cost_tied, met_at_slow_end, with_group_meeting_slow_end, with_slow_end
 from planner.units import counted
 
 __all__ = ["Candidate", "Lever", "Result", "Review", "SWEEP", "TargetNotMetError", "build_review", "evaluate"]
@@ -188,6 +196,28 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
     )
 
 
+def recommended_first(ranked: list[Result]) -> list[Result]:
+    """``ranked`` (meeting first, a real engine before the ideal one, then cost, then scenario order) with the option
+    to recommend first: among the options tied on cost with the first (``slow_end.cost_tied``: the same monthly cost
+    and GPUs, as ``evaluate._kept_on_ties`` ties groups), the first in scenario order whose fleet meets the targets at
+    the held-out slow end (``slow_end.met_at_slow_end``), by ``_kept_on_ties`` itself, the rule a tie between groups
+    of one option goes by (trial 27 F3); where none or all of them meet there, the first in scenario order. The rest
+    keep their order. Trial 27's b200tp.toml: "B200 TP2" and "B200 TP4" as two options, 24 GPUs and $46,704 a month
+    each; TP2, listed first, was recommended though no fleet of it meets the targets at the slow end, while 56 GPUs
+    of TP4 do."""
+    first = ranked[0]
+    if not first.meets:
+        return ranked
+    ideal = first.engine.name == IDEAL.name  # the ideal engine's options rank apart: a tie is within one kind
+    tied = [
+        ((float(r.monthly_usd), float(r.gpus), False, i), r)  # _cost_then_headroom's places: cost, GPUs, slow end
+        for i, r in enumerate(ranked)
+        if r.meets and (r.engine.name == IDEAL.name) == ideal and cost_tied(r, first)
+    ]
+    _, kept = _kept_on_ties(tied, met_at_slow_end)
+    return [kept, *(r for r in ranked if r is not kept)]
+
+
 def build_review(
     scenario: Scenario,
     catalog: Catalog,
@@ -223,6 +253,7 @@ def build_review(
             order[r.option.name],
         ),
     )
+    ranked = recommended_first(ranked)  # a tie in cost: the option met at the slow end (trial 27 F3)
     # the fleet the recommended deployment's own published runs call for, where most exceed its margin (trial 26 F18)
     if (own := own_runs_fleet(ranked[0], scenario, catalog)) is not None:
         ranked[0] = dc_replace(ranked[0], own_runs=own)

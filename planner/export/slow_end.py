@@ -335,6 +335,20 @@ def with_group_meeting_slow_end(
     return replace(result, slow_end_group=best)
 
 
+def met_at_slow_end(result: Result) -> bool:
+    """Whether the option's own fleet meets the targets at the held-out slow end (``Result.slow_end``, this module's
+    rule: a fleet kept there), for a tie in cost between options (``review.recommended_first``, the rule
+    ``evaluate._kept_on_ties`` ranks tied groups by); True where there is no slow end to ask (no ranges table, an
+    option not sized on simulated percentiles): not known, as ``evaluate._cheapest_under_load`` takes it."""
+    return result.slow_end is None or result.slow_end.meets
+
+
+def cost_tied(a: Result, b: Result) -> bool:
+    """Whether two options tie on cost as ``evaluate._kept_on_ties`` ties groups: the same monthly cost and GPUs,
+    exactly (the trial 27 F3 B200 TP2 and TP4 options: 24 GPUs, $46,704 a month each)."""
+    return (float(a.monthly_usd), float(a.gpus)) == (float(b.monthly_usd), float(b.gpus))
+
+
 def other_group_text(plan: Result) -> str:
     """Where no fleet of the plan's group meets the targets at the slow end and another group size of the option
     does (``Result.slow_end_group``): "on 4-GPU replicas 52 GPUs do, $101,192 a month (the plan on them: 20 GPUs,

@@ -423,6 +423,7 @@ class LongTailError(InvalidInputError):
             float(percentile),
             slot_tokens,
         )
+        self.what = what  # the length refused ("prompt", "output"; "": not named)
         q, ratio = f"p{percentile:g}", high / mean
         bound = lognormal_ratio_bound(percentile)
         said = f"{what} length's " if what else "a length's "

@@ -1,0 +1,96 @@
+"""``planner plan --json`` and the long-tail fit (trial 27 F12; docs/model.md, the ``--prompt-tokens-high`` item):
+the truncated fit's warning in ``warnings`` and ``under_load.length_fit``, and a refusal as a JSON error object."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from cli_support import run
+
+from planner.cli.plan import error_as_dict
+from planner.serving.load import LongTailError
+
+#: A small deployment at a low rate (one replica): only the lengths matter here
+BASE = ["plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "16384", "--gpus", "1", "--rate", "0.5",
+        "--prompt-tokens", "1500", "--prompt-tokens-high", "4000"]  # fmt: skip
+#: Trial 27 F12's output lengths: 3,000 / p95 12,000 tokens, 4.00 x the mean, past any lognormal's 3.87, in a
+#: 4,000 + 12,000 = 16,000-token slot
+LONG_TAIL = ["--output-tokens", "3000", "--output-tokens-high", "12000"]
+#: 1,000 / p95 12,000 output tokens: 12.00 x the mean, past the 4.82 a lognormal truncated at 16,000 reaches
+#: (``planner.serving.load.truncated_ratio_bound``'s docstring: h = 12,000, T = 16,000, at s = 10 4.82)
+TOO_LONG = ["--output-tokens", "1000", "--output-tokens-high", "12000"]
+
+
+@pytest.fixture(scope="module")
+def long_tail_runs():
+    """The trial's lengths under --json and as text (each a sizing run, a few seconds)."""
+    return run(*BASE, *LONG_TAIL, "--json"), run(*BASE, *LONG_TAIL)
+
+
+@pytest.fixture(scope="module")
+def refused_run():
+    return run(*BASE, *TOO_LONG, "--json")
+
+
+def test_json_states_the_truncated_fit_of_a_long_tail(long_tail_runs):
+    """Exit 0; ``under_load.length_fit.output`` is the truncated fit at the 16,000-token slot with s = 2.5906 and
+    mu = 7.9960 (``planner.serving.load.length_fit``'s docstring, trial 27 F12), the prompt's 1,500 / 4,000 (2.67,
+    within 3.87) untruncated."""
+    r, _ = long_tail_runs
+    assert r.exit_code == 0, r.output
+    fit = json.loads(r.stdout)["under_load"]["length_fit"]
+    assert fit["slot_tokens"] == 16000
+    assert fit["lognormal_ratio_bound"] == pytest.approx(math.exp(1.6448536269514722**2 / 2))  # exp(z^2 / 2) at p95
+    out = fit["output"]
+    assert (out["mean_tokens"], out["high_tokens"], out["high_over_mean"]) == (3000, 12000, 4.0)
+    assert out["truncated"] is True and out["truncated_at_tokens"] == 16000
+    assert (out["s"], out["mu"]) == (pytest.approx(2.5906, abs=5e-5), pytest.approx(7.9960, abs=5e-5))
+    assert fit["prompt"]["truncated"] is False and fit["prompt"]["truncated_at_tokens"] is None
+
+
+def test_json_warnings_carry_the_text_outputs_long_tail_warning(long_tail_runs):
+    """The long-tail sentence the text prints under its lengths line (``warning: output p95 / mean ... truncated
+    ...``) is one of --json's ``warnings``, word for word."""
+    r, text = long_tail_runs
+    assert text.exit_code == 0, text.output
+    said = [line.strip().removeprefix("warning: ") for line in text.stdout.splitlines() if "truncated at" in line]
+    assert len(said) == 1 and said[0].startswith("output p95 / mean 12,000 / 3,000 = 4.00 is beyond")
+    assert said[0] in json.loads(r.stdout)["warnings"]
+
+
+def test_json_refuses_a_tail_no_truncated_lognormal_fits_as_an_error_object(refused_run):
+    """1,000 / p95 12,000 output tokens: exit 2 (bad input, as without --json), stdout one JSON object naming
+    ``LongTailError``, the output length, its 12.00 ratio and the 16,000-token slot; the usual stderr line too."""
+    r = refused_run
+    assert r.exit_code == 2
+    err = json.loads(r.stdout)["error"]
+    assert err["kind"] == "LongTailError" and err["exit_code"] == 2 and err["length"] == "output"
+    assert (err["mean_tokens"], err["high_tokens"], err["high_over_mean"]) == (1000, 12000, 12.0)
+    assert err["slot_tokens"] == 16000 and "above the 4.82 a lognormal truncated" in err["message"]
+    assert r.stderr.strip() == f"planner: error: {err['message']}"
+
+
+def test_text_refusal_prints_nothing_on_stdout():
+    """Without --json the refusal is the stderr line alone (``planner.cli.fail``), exit 2."""
+    r = run(*BASE, *TOO_LONG)
+    assert r.exit_code == 2 and r.stdout == "" and "has no lognormal fit" in r.stderr
+
+
+def test_error_object_of_a_long_tail_with_no_slot_has_a_null_slot():
+    """A ``LongTailError`` with no slot (``length_fit`` given none: 3,000 / p95 12,000 past 3.87) says
+    ``slot_tokens`` null (JSON has no Infinity) and its length unnamed as null."""
+    err = error_as_dict(LongTailError(3000, 12000, 95.0))["error"]
+    assert err["slot_tokens"] is None and err["length"] is None and err["exit_code"] == 2
+    assert err["high_over_mean"] == 4.0
+    json.dumps(err, allow_nan=False)  # valid JSON
+
+
+def test_json_refuses_other_bad_input_as_an_error_object_too():
+    """Any refusal ``plan`` makes once its options are read is the same JSON object: --output-tokens-high below
+    --output-tokens (``_check_high_lengths``), ``InvalidInputError``, exit 2."""
+    r = run(*BASE, "--output-tokens", "3000", "--output-tokens-high", "2000", "--json")
+    assert r.exit_code == 2
+    err = json.loads(r.stdout)["error"]
+    assert err["kind"] == "InvalidInputError" and "is below --output-tokens" in err["message"]
