@@ -150,8 +150,10 @@ class TestUserFiles:
         d, m = files
         r = CliRunner().invoke(main, ["validate", "--decode", str(d), "--memory", str(m), "--json"])
         data = json.loads(r.stdout)
-        # verdict and notes since trial 15 F5 (tests/test_trial15_validate.py)
-        assert set(data) == {"rows", "summary", "verdict", "calibration", "notes"} and data["calibration"] is None
+        # verdict and notes since trial 15 F5 (tests/test_trial15_validate.py), margin_hints since trial 28 F6
+        # (tests/test_validate_trial28.py)
+        assert set(data) == {"rows", "summary", "verdict", "margin_hints", "calibration", "notes"}
+        assert data["calibration"] is None
         for row in data["rows"]:
             keys = {"record_id", "quantity", "predicted", "published", "error", "configuration"}
             assert set(row) == (keys | {"reason"} if row["predicted"] is None else keys)

@@ -90,6 +90,77 @@ def has_percentiles(row: DecodeRow) -> bool:
     return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
 
 
+#: How far a lower percentile of a row may print above a higher one before the row contradicts itself: the
+#: rounding of printed figures (a source's "21 ms" median beside its "20.8 ms" p90 is 1% apart), not a run's spread.
+ORDER_SLACK = 0.01
+#: How many times its p99 a row's mean TTFT or TPOT may be before the row contradicts itself. Over requests,
+#: mean <= 0.99 x p99 + 0.01 x max (at most 1% lie above the p99), so a mean of twice the p99 needs the slowest 1% of
+#: requests to average over 101 times the p99 (a 2.6 s TPOT in a run whose p99 is 26 ms): a stalled or timed-out
+#: request, not one a benchmark client averages in. A unit slip (26,000 typed for 26.0, seconds for milliseconds) is
+#: 1,000 times; a decimal point dropped (260 for 26.0) ten.
+MEAN_OVER_P99 = 2.0
+#: Each quantity's columns, as a CSV names them: its mean (the row's ``statistic``) and its percentiles.
+_MEAN_COLUMNS = {"ttft": "ttft_ms", "tpot": "tpot_ms"}
+
+
+def row_contradiction(row: DecodeRow) -> str:
+    """Why the row's own figures cannot come from one run ("ttft_p99_ms 171.9 < ttft_median_ms 489.2: columns
+    swapped?"); "" where they can. Checked before a row is scored (``validation.validate_load`` and
+    ``validate_time`` list such a row as not scored, out of every error and verdict: trial 28 F15).
+
+    The rule, for each of TTFT, TPOT and ITL over the figures the row states (positive ones; ``ORDER_SLACK`` of
+    rounding allowed):
+
+    - its percentiles never fall: median (p50) <= p90 <= p95 <= p99. A lower percentile above a higher one is
+      impossible in any distribution: two columns swapped, or one typed into the other's cell;
+    - its mean (``ttft_ms``, ``tpot_ms``; ITL has none) is at least (1 - q) x its q-th percentile: at least that
+      share of requests lie at or above it and none below 0, so a mean under half the median is impossible (seconds
+      typed in a millisecond column);
+    - its mean is at most ``MEAN_OVER_P99`` times its p99: not impossible in principle (the slowest 1% of requests
+      may be any size), but it takes them averaging over 101 times the p99, which no serving run a client averages
+      shows; what it does show is a unit slip or a typo (26,000 for 26.0).
+
+    The mean is compared whichever statistic the row says it is (a median passes every bound a mean must), and not
+    where that quantity's percentiles are already out of order (the swap is the cause to name).
+    """
+    found = []
+    for metric in ("ttft", "tpot", "itl"):
+        stated = [
+            (f"{metric}_{name}_ms", pct, getattr(row, f"{metric}_{name}_s") * 1e3)
+            for name, pct in (("median", 50), ("p90", 90), ("p95", 95), ("p99", 99))
+        ]
+        stated = [(col, pct, v) for col, pct, v in stated if math.isfinite(v) and v > 0]
+        for i, (low_col, _, low) in enumerate(stated):
+            above = [(col, v) for col, _, v in stated[i + 1 :] if low > v * (1 + ORDER_SLACK)]
+            if above:  # the first higher percentile it exceeds; each pair named once
+                col, v = above[0]
+                found.append(f"{col} {_figure(v)} < {low_col} {_figure(low)}: columns swapped?")
+        mean_col = _MEAN_COLUMNS.get(metric)
+        mean = getattr(row, f"{metric}_s") * 1e3 if mean_col else math.nan
+        if not (math.isfinite(mean) and mean > 0) or any(c.startswith(f"{metric}_") for c in found):
+            continue  # no mean, or its percentiles already out of order (a mean against swapped columns says no more)
+        for col, pct, v in stated:
+            share = 1 - pct / 100
+            if mean < share * v * (1 - ORDER_SLACK):
+                found.append(
+                    f"{mean_col} {_figure(mean)} is below {share:.0%} of {col} {_figure(v)} (at least {share:.0%} of "
+                    "requests are at or above it): a unit slip (seconds in a millisecond column)?"
+                )
+                break
+        p99 = next((v for col, pct, v in stated if pct == 99), math.nan)
+        if mean > MEAN_OVER_P99 * p99:
+            found.append(
+                f"{mean_col} {_figure(mean)} is {mean / p99:,.0f}x {metric}_p99_ms {_figure(p99)} (a mean over "
+                f"{MEAN_OVER_P99:g}x the p99 needs the slowest 1% to average over 101x it): a unit slip or a typo?"
+            )
+    return "; ".join(found)
+
+
+def _figure(ms: float) -> str:
+    """A figure as the message names it: its digits as typed, thousands with commas (26,000; 489.2; 0.026)."""
+    return f"{ms:,.6g}"
+
+
 def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | None) -> Replica:
     cat = catalog or default_catalog()
     return Replica(

@@ -2,7 +2,10 @@
 
 Every compared figure is a ``Check`` of one quantity (``QUANTITIES``). A row the planner cannot predict keeps
 its check with ``predicted`` NaN and a one-line ``reason``; such checks count in no median or worst error
-(the summary says how many there were) and make a table fail its limits.
+(the summary says how many there were) and make a table fail its limits. A row whose own figures contradict each
+other (``under_load.row_contradiction``: a p99 below its median, a mean 800 times its p99) is not scored: its checks
+are ``excluded``, listed with the reason under "Not scored", and count in no error and in no verdict (trial 28 F15:
+columns swapped in a hand-typed row were blamed on the model and failed a --check gate).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from planner.accuracy.under_load import (
     MEAN_FIGURES,
     has_percentiles,
     predict_percentiles,
+    row_contradiction,
     speculation_handled,
 )
 from planner.catalog import Catalog, default_catalog
@@ -88,10 +92,17 @@ class Check:
     published: float
     reason: str = ""
     note: str = ""  # a predicted check's caveat (a static batch above what fits in memory); "" when none
+    #: the row contradicts itself (``reason`` says how, ``under_load.row_contradiction``): not scored, in no error,
+    #: no count of rows not predicted and no verdict
+    excluded: bool = False
 
     def __post_init__(self) -> None:
         """A published figure that is not a positive normal number (0, -3, 5e-324, inf) compares to nothing:
-        the check is left unpredicted with that reason instead of printing an error of +inf% or -100%."""
+        the check is left unpredicted with that reason instead of printing an error of +inf% or -100%. An excluded
+        check has no prediction and keeps its own reason."""
+        if self.excluded:
+            object.__setattr__(self, "predicted", math.nan)
+            return
         usable = math.isfinite(self.published) and self.published >= sys.float_info.min
         ratio = self.predicted / self.published if usable else math.nan
         if math.isnan(self.published) and self.reason:  # a row with no figure, kept to be named (``every_row``)
@@ -133,7 +144,12 @@ class Table:
         )
 
     def unpredicted(self, quantity: str | None = None) -> list[Check]:
-        return [c for c in self.checks if quantity in (None, c.quantity) and math.isnan(c.error)]
+        """The checks the planner could not predict (the rows not scored, ``excluded``, left out)."""
+        return [c for c in self.checks if quantity in (None, c.quantity) and math.isnan(c.error) and not c.excluded]
+
+    def excluded(self, quantity: str | None = None) -> list[Check]:
+        """The checks of rows that contradict themselves (``Check.excluded``): listed, not scored."""
+        return [c for c in self.checks if quantity in (None, c.quantity) and c.excluded]
 
     def median(self, quantity: str | None = None) -> float:
         e = self.errors(quantity)
@@ -154,6 +170,8 @@ class Table:
                 misses.append(f"{len(self.unpredicted(q))} not predicted")
             if misses:
                 out.append(f"{QUANTITIES[q]}: {', '.join(misses)}")
+        if self.checks and all(c.excluded for c in self.checks):  # nothing scored is no pass
+            out.append("no row scored: each contradicts itself (Not scored)")
         return out
 
     def passed(self) -> bool:
@@ -236,8 +254,10 @@ def validate_time(
             ("ttft_ms", p.ttft_s[i] * 1e3, r.ttft_s * 1e3),
             ("throughput_tok_s", p.throughput_tokens_per_s[i], r.throughput_tokens_per_s),
         )
+        contradiction = row_contradiction(r)  # its own figures disagree: not scored (trial 28 F15)
         missing = any(math.isnan(pred) and not math.isnan(pub) for _, pred, pub in figures)
         reason = why_not_predicted(r, engine=engine, calibration=calibration, catalog=cat) if missing else ""
+        reason = contradiction or reason
         note = over_memory_note(r, p.max_batch[i]) or eager_decode_note(r, engine) or floor_note(cat, r)
         if every_row and all(math.isnan(pub) for _, _, pub in figures) and not has_percentiles(r):
             why = r.problem or "no tpot_ms, ttft_ms or output_throughput_tok_s figure"
@@ -245,7 +265,16 @@ def validate_time(
         for quantity, predicted, published in figures:
             if not math.isnan(published):
                 checks.append(
-                    Check(r.record_id, quantity, label, predicted, published, reason or "no prediction", note)
+                    Check(
+                        r.record_id,
+                        quantity,
+                        label,
+                        predicted,
+                        published,
+                        reason or "no prediction",
+                        note,
+                        excluded=bool(contradiction),
+                    )
                 )
     return Table(
         "Benchmarks: TPOT, TTFT and output throughput, as each benchmark ran",
@@ -313,6 +342,8 @@ def validate_load(
         if r.problem and r.as_written:  # its batch or lengths may be placeholders: the cells as written
             label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} {group} {r.as_written}"
         reason, predicted, ends = ("" if speculation_handled(r) else r.problem), {}, None
+        contradiction = row_contradiction(r)  # its own figures disagree: not simulated, not scored (trial 28 F15)
+        reason = contradiction or reason
         if not reason:
             try:
                 front = fronts[r.record_id]
@@ -336,7 +367,9 @@ def validate_load(
                         f" spec accept {ends[0]:.2f}-{ends[1]:.2f}: {ends[2][quantity]:.3g}-{ends[3][quantity]:.3g} ms"
                     )
                 predicted_ms = predicted.get(quantity, math.nan)
-                checks.append(Check(r.record_id, quantity, where, predicted_ms, published, reason, note))
+                checks.append(
+                    Check(r.record_id, quantity, where, predicted_ms, published, reason, note, bool(contradiction))
+                )
         for quantity, (field_name, scale) in MEAN_FIGURES.items() if means else ():
             published = getattr(r, field_name) * scale
             if math.isnan(published):
@@ -353,7 +386,7 @@ def validate_load(
                     )
                     value = math.nan
             why = why or ("no prediction" if math.isnan(value) else "")
-            checks.append(Check(r.record_id, quantity, label, value, published, why, note))
+            checks.append(Check(r.record_id, quantity, label, value, published, why, note, bool(contradiction)))
     if not means:
         title = LOAD_TITLE
     else:  # "means included" only where some run states one (a mean TTFT or TPOT, or an output throughput)
@@ -382,13 +415,18 @@ def render_table(table: Table) -> str:
     missing = {c.record_id: c.reason for c in table.unpredicted()}
     if missing:
         lines += ["", "Not predicted:"] + [f"  {rid}: {why}" for rid, why in missing.items()]
+    contradicting = {c.record_id: c.reason for c in table.excluded()}
+    if contradicting:  # trial 28 F15: out of every error and the verdict
+        lines += ["", "Not scored (the row contradicts itself; left out of the errors and the verdict):"]
+        lines += [f"  {rid}: {why}" for rid, why in contradicting.items()]
     caveats = {c.record_id: c.note for c in table.checks if c.note and not math.isnan(c.predicted)}
     if caveats:
         lines += ["", "Predicted with a caveat:"] + [f"  {rid}: {note}" for rid, note in caveats.items()]
     lines.append("")
     for q in table.quantities():
-        n, skipped = len(table.errors(q)), len(table.unpredicted(q))
+        n, skipped, unscored = len(table.errors(q)), len(table.unpredicted(q)), len(table.excluded(q))
         counts = f"{n} row{'s' if n != 1 else ''}" + (f", {skipped} not predicted" if skipped else "")
+        counts += f", {unscored} not scored" if unscored else ""
         if n:
             summary = f"median |error| {table.median(q):6.1%}   worst {table.worst(q):6.1%}"
         else:
@@ -418,7 +456,8 @@ def to_json(tables: Sequence[Table], held: Sequence[bool] | None = None) -> dict
     A row is ``{"record_id", "quantity", "predicted", "published", "error", "configuration"}`` (``error`` the
     signed fraction predicted / published - 1, null where either is; ``configuration`` the table's words: model,
     GPU, layout, batch, lengths and kind); ``predicted`` is null with a
-    ``"reason"`` when there is no prediction; ``published`` is null where the row's figure is blank or infinite
+    ``"reason"`` when there is no prediction (and ``"not_scored": true`` where the reason is that the row contradicts
+    itself, ``Check.excluded``: in no error and no verdict); ``published`` is null where the row's figure is blank or infinite
     (the reason says so), so the object is strict JSON. The summary has, per quantity, ``median_abs_error`` and
     ``worst_abs_error`` (fractions; null when no row of it was predicted) and ``limits``: ``{"median", "worst"}``,
     the fractions the PASS / FAIL of its table holds them to (``Table.limit``; the first held table's where several
@@ -445,6 +484,8 @@ def to_json(tables: Sequence[Table], held: Sequence[bool] | None = None) -> dict
                 row["held_out_range"] = BORROWED_RANGE[c.quantity]
             if row["predicted"] is None:
                 row["reason"] = c.reason or "no prediction"
+                if c.excluded:  # the row contradicts itself: in no error and no verdict (trial 28 F15)
+                    row["not_scored"] = True
             elif c.note:
                 row["note"] = c.note
             rows.append(row)

@@ -22,6 +22,7 @@ from planner.accuracy.calibration import (
     resolve_calibration,
     write_calibration,
 )
+from planner.accuracy.margin_hint import margin_hints
 from planner.accuracy.predict import (
     DECODE_COLUMNS,
     STARTUP_COLUMNS,
@@ -144,7 +145,11 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). In your
     file that table judges such a run whole: its mean TTFT and TPOT (limits as the medians) and output throughput
     are compared there, from the same simulation, and not in the Benchmarks table. Point --decode / --memory at your
-    own files; rows that cannot be predicted say why. A row's kind cell says how
+    own files; rows that cannot be predicted say why. A row whose own figures contradict each other (a p99 below its
+    median or p90, a mean under half its median or over twice its p99: columns swapped, a unit slipped) is listed
+    under "Not scored" with the columns named, and left out of the errors and the verdict. Where your serving runs
+    fail TTFT or TPOT slower than predicted, the FAIL ends with the latency_margin (planner export's [workload]) that
+    covers the runs of each deployment. A row's kind cell says how
     its benchmark ran: {", ".join(KIND_COLUMN)} (blank: read from its batching cell). A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
     sonnet, random and generated-shared-prefix: the benchmark client's default lengths; sharegpt sent by vLLM's
@@ -216,25 +221,30 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     "--json",
     "as_json",
     is_flag=True,
-    help='One JSON object: "rows" (each compared figure), "summary" (errors and limits per quantity), "verdict" '
-    '(PASS or FAIL), "calibration" and "notes" (what standard error said).',
+    help='One JSON object: "rows" (each compared figure; a row that contradicts itself, a p99 below its median, has '
+    '"predicted" null, its "reason" and "not_scored" true), "summary" (errors and limits per quantity), "verdict" '
+    '(PASS or FAIL, rows not scored left out), "margin_hints" (per deployment of your serving runs that fails TTFT or '
+    'TPOT slower than predicted: the latency_margin that covers them), "calibration" and "notes" (what standard error '
+    "said).",
 )
 @click.option(
     "--check",
     is_flag=True,
-    help="Exit 1 when a table misses its limits; a --decode or --memory file with a column (or result key) that "
-    "looks like a figure or a misspelt column and is not read is refused (exit 2).",
+    help="Exit 1 when a table misses its limits (a row that contradicts itself, a p99 below its median or a mean "
+    "many times its p99, is listed as not scored and left out); a --decode or --memory file with a column (or result "
+    "key) that looks like a figure or a misspelt column and is not read is refused (exit 2).",
 )
 @catalog_option
 def validate_command(
     memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
 ):
     with keeping_stderr() as notes:  # every note and warning printed on the way, for --json's "notes"
-        tables, calibration_in_effect = _validated_tables(
+        tables, calibration_in_effect, hints = _validated_tables(
             memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
         )
     if as_json:
         out = to_json([t for t, _ in tables], held=[counts for _, counts in tables])
+        out["margin_hints"] = [h.as_dict() for h in hints]
         out["calibration"] = calibration_in_effect
         out["notes"] = list(notes)
         echo(json.dumps(out, indent=1))
@@ -243,7 +253,11 @@ def validate_command(
             echo(render_table(t))
             if counts:
                 why = "" if t.passed() else f" ({'; '.join(t.failures())})"
-                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
+                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}")
+                if not t.passed() and any(q in FIGURES for q in t.quantities()):  # your serving runs' table
+                    for h in hints:  # trial 28 F6: how to carry the runs' error into the budget
+                        echo(h.text)
+                echo()
             elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (few sources)
                 echo(f"INFO: {t.title}: not held to the limits ({'; '.join(t.failures()) or 'within them'})\n")
             else:  # informative rows: not held to the limits, their misses listed
@@ -256,9 +270,10 @@ def validate_command(
 
 def _validated_tables(
     memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
-) -> tuple[list[tuple[Table, bool]], str | None]:
-    """``validate``'s tables, each with whether its limits count (PASS / FAIL; else informative), and the calibration
-    file in effect (None: none). Its notes and warnings go to standard error as they arise."""
+) -> tuple[list[tuple[Table, bool]], str | None, list]:
+    """``validate``'s tables, each with whether its limits count (PASS / FAIL; else informative), the calibration
+    file in effect (None: none) and, where the table of your serving runs fails, each deployment's
+    ``margin_hint.MarginHint`` (trial 28 F6; else none). Its notes and warnings go to standard error as they arise."""
     cat = load(catalog_dirs)
     release = engine_release(engine)  # --engine vllm==0.15.0: the release of the rows that state none
     engine = engine_profile(engine) if engine is not None else None
@@ -270,6 +285,7 @@ def _validated_tables(
             "say; a CSV names them in its gpu, model and tensor_parallel_size columns"
         )
     tables = []  # (table, counts for --check)
+    hints = []  # the latency_margin that covers your failing serving runs, per deployment
     if decode_file is None or memory_file is not None:
         if memory_file is None:
             ref = reference_dir()
@@ -313,6 +329,8 @@ def _validated_tables(
         if percentiles:  # serving runs' medians and p99s (a user's: and means), simulated under their load
             t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat, means=mine)
             tables.append((t, decode_file is not None))
+            if decode_file is not None and not t.passed():
+                hints = margin_hints(t, loaded, cat)
     borrowed = sorted({c.quantity for t, _ in tables for c in t.checks if c.quantity in BORROWED_RANGE})
     if borrowed:  # trial 24 F11: a p95 compared, whose held-out range is p99's
         echo(f"note: {borrowed_range_note(borrowed)}", err=True)
@@ -326,7 +344,7 @@ def _validated_tables(
             "--calibration",
             err=True,
         )
-    return tables, (str(in_effect.path or calibration) if in_effect.entries else None)
+    return tables, (str(in_effect.path or calibration) if in_effect.entries else None), hints
 
 
 def _releases(
