@@ -105,6 +105,7 @@ from planner.serving.load import (
     fixed_lengths,
     length_fit,
     lognormal_ratio_bound,
+    past_context_note,
     spread_fit_note,
     spread_lengths,
     trace_load,
@@ -964,6 +965,10 @@ def plan_command(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
                 float(percentile),
             )  # fmt: skip
+            past = past_context_note(
+                lengths, p.context, "--context", f"an engine started with --max-model-len {p.context} would reject them"
+            )
+            spread_line += f"\n  note: {past}" if past else ""
         sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
             raise InvalidInputError(
@@ -1104,6 +1109,7 @@ def plan_command(
                     "binding": binding.binding,
                     "ttft_alone_replicas": binding.ttft_alone,
                     "tpot_alone_replicas": binding.tpot_alone,
+                    "capacity_alone_replicas": binding.capacity_alone or None,
                     "prefill_stalls_decodes": binding.prefill_stalls,
                 }
             )
@@ -1523,9 +1529,22 @@ def max_num_seqs_line(
 
 def binding_lines(b: BindingTarget, s: Sizing) -> list[str]:
     """Which target sets the fleet (``planner.serving.fleet.binding_target``: the replicas each alone needs on this
-    group) and, where TPOT alone needs ``PREFILL_STALL_FACTOR`` x TTFT's or more, why and the levers."""
+    group) and, where TPOT alone needs ``PREFILL_STALL_FACTOR`` x TTFT's or more, why and the levers. Where capacity
+    alone needs as many replicas (``BindingTarget.binding`` "capacity"), neither target binds: the line says so with
+    each figure against its target (trial 28 F3); likewise where one replica meets both ("none")."""
     q = f"p{s.percentile:g}"
-    if b.binding == "both":
+    r = s.result
+    figures = [f"{q} TTFT {fmt_seconds(r.ttft_s.at(s.percentile))} against {fmt_seconds(s.ttft_target_s)}"]
+    if not math.isnan(r.tpot_s.at(s.percentile)):
+        figures.append(f"TPOT {fmt_seconds(r.tpot_s.at(s.percentile))} against {fmt_seconds(s.tpot_target_s)}")
+    if b.binding == "none":
+        head = f"  binding target: none (one replica, the fewest a fleet has, meets both: {', '.join(figures)})"
+    elif b.binding == "capacity":
+        head = (
+            f"  binding target: capacity (neither target binds: {', '.join(figures)}; capacity alone needs "
+            f"{counted(b.capacity_alone, 'replica')}, each below its simulated steady-state capacity)"
+        )
+    elif b.binding == "both":
         head = f"  binding target: both alike (each alone needs {counted(b.ttft_alone, 'replica')})"
     else:
         other = "TPOT" if b.binding == "TTFT" else "TTFT"
@@ -1630,6 +1649,7 @@ def render_sizing(
         *([seqs_line] if seqs_line else []),
         *(binding_lines(binding, s) if binding is not None else []),
         *([group_line(choice)] if choice is not None and len(choice.tried) > 1 else []),
+        *(f"  note: {t.reason}" for t in (choice.tried if choice is not None else ()) if t.skipped),
         *(
             f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
             for label, value in (
@@ -2139,6 +2159,8 @@ def group_line(choice: GroupChoice) -> str:
     def total(t: GroupTried) -> str:
         if t.replicas:
             return f"{t.gpus_per_replica:,} -> {t.replicas:,} x {t.gpus_per_replica:,} = {counted(t.gpus, 'GPU')}"
+        if t.skipped:  # its KV cache shorter than the longest request: the note under this line says so
+            return f"{t.gpus_per_replica:,} -> skipped (a request longer than its KV cache)"
         return f"{t.gpus_per_replica:,} -> " + ("not needed" if t.reason.startswith("not tried") else "none meets")
 
     return (

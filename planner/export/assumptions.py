@@ -597,8 +597,13 @@ def simulated_lengths_words(w: Workload) -> str:
     if kind == "means":
         return 'every request at the mean lengths (sizing_lengths = "spread" draws them around the high lengths)'
     lengths = w.simulated_lengths()
+    from planner.serving.load import past_context_note
+
+    # requests past the slot each replica's batch cap is set at: plan's note on --context, in the same words
+    past = past_context_note(lengths, w.sizing_context_tokens, f"the {q} prompt + {q} output slot")
+    past = f"; {past}" if past else ""
     if kind == "dataset":
-        return f"{w.dataset}'s own requests, {len(lengths):,} of them"
+        return f"{w.dataset}'s own requests, {len(lengths):,} of them{past}"
     return (
         f"each request's prompt and output drawn lognormal with the mean and {q} lengths ({len(lengths):,} requests, "
         "seeded; the spread docs/export.md 'Two contexts' fits"
@@ -607,6 +612,7 @@ def simulated_lengths_words(w: Workload) -> str:
             if w.spread_fit_note
             else ")"
         )
+        + past
     )
 
 

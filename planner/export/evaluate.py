@@ -40,13 +40,14 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
     Sizing,
     fewest_replicas,
     headroom_over,
+    longer_than_every_cache,
     near_ttft_floor,
     one_output_token,
     replica_run,
     sweep_within_capacity,
     within_targets,
 )
-from planner.serving.load import Replica, fixed_length_tokens
+from planner.serving.load import Replica, RequestLongerThanCacheError, fixed_length_tokens
 from planner.serving.speculative import decode_at_s, served_model, speculation_for
 from planner.units import RENT_IMPLAUSIBLE_FACTOR, fmt_usd_per_gpu_hour
 
@@ -811,8 +812,12 @@ def _cheapest_under_load(
     by Little's law, 28 x 8 = 224 under load). ``most_gpus``: the bound, asked for here; each group is searched for a
     fleet of fewer GPUs only (``sizing.replicas_below``); where none meets there and some group stopped at it (not
     refused for a reason no number of replicas changes: an idle replica too slow), Little's law's cheapest with a
-    ``FleetPastLimit``."""
+    ``FleetPastLimit``. A group whose KV cache cannot hold the longest request is skipped as ``planner plan``
+    skips it (``planner.serving.fleet.fewest_gpus``: ``RequestLongerThanCacheError``); where no group is sized,
+    another group's refusal is the one given, else every group's cache against the longest request
+    (``longer_than_every_cache``, plan's words)."""
     keyed, first_error, stopped = [], None, False
+    too_short: list[RequestLongerThanCacheError] = []  # groups whose KV cache cannot hold the longest request
     bound = most_gpus() if most_gpus is not None else math.inf
     for key, rep, fl, c in sorted(passing, key=lambda t: t[0]):
         most = MAX_REPLICAS
@@ -828,6 +833,9 @@ def _cheapest_under_load(
                 sim = _simulated(workload, replica, c.slots, _rates(workload, rep)[0], goals, most)
             else:  # requests in flight: at the rate this fleet's simulated latency gives (trial 24 F18)
                 sim = _simulated_in_flight(workload, replica, c.slots, _rates(workload, rep)[0], goals, most)
+        except RequestLongerThanCacheError as exc:  # skipped: no number of its replicas serves the longest request
+            too_short.append(exc)
+            continue
         except PlannerError as exc:
             # stopped at the limit, not at the search's own end nor by an idle replica's miss
             stopped = stopped or (most < MAX_REPLICAS and isinstance(exc, NoFleetMeetsError) and not exc.idle_misses)
@@ -835,6 +843,8 @@ def _cheapest_under_load(
             continue
         loaded = _fleet(option, workload, rep, money, 1.0, goals[1], sim, _sim_rates(workload, sim))
         keyed.append((_cost_then_headroom(loaded, c), ((key, rep, fl, c), sim, replica)))
+    if first_error is None and too_short:
+        first_error = longer_than_every_cache(sorted(too_short, key=lambda e: e.gpus))
     if not keyed:
         return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error
 

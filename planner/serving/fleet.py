@@ -31,10 +31,12 @@ from planner.serving.load import (
     ARRIVAL_SEED,
     CAPACITY_WINDOW_S,
     DEFAULT_REQUESTS,
+    LONGER_THAN_CACHE_LEVERS,
     METRICS,
     PERCENTILES,
     LoadResult,
     Replica,
+    RequestLongerThanCacheError,
     active_rate_per_s,
     busiest_rate_per_s,
     fixed_length_tokens,
@@ -668,10 +670,21 @@ class BindingTarget:
 
     ttft_alone: int
     tpot_alone: int
+    #: the fewest replicas each below its simulated capacity, no target (``fewest_replicas`` without targets); 0: not
+    #: known (a capacity alone is not compared)
+    capacity_alone: int = 0
 
     @property
     def binding(self) -> str:
-        """ "TTFT" or "TPOT", whichever alone needs more replicas; "both" where they need as many."""
+        """ "capacity" where capacity alone needs as many replicas as either target alone: neither target binds, as
+        fewer replicas would be past a replica's capacity whatever their latency (trial 28 F3: 3 replicas for 40
+        requests/s at 16.5 each, p99 TTFT 246 ms against 2 s, TPOT 23.9 ms against 60 ms, read "both alike"); else
+        "TTFT" or "TPOT", whichever alone needs more replicas; "both" where they need as many (and capacity alone
+        fewer); "none" where each alone needs one replica, the fewest a fleet has (nothing sets more)."""
+        if self.capacity_alone and max(self.ttft_alone, self.tpot_alone, self.capacity_alone) == 1:
+            return "none"
+        if self.capacity_alone and self.capacity_alone >= max(self.ttft_alone, self.tpot_alone):
+            return "capacity"
         if self.ttft_alone == self.tpot_alone:
             return "both"
         return "TTFT" if self.ttft_alone > self.tpot_alone else "TPOT"
@@ -686,9 +699,10 @@ class BindingTarget:
 def binding_target(
     replica: Replica, prompt_tokens: float, output_tokens: float, rate_per_s: float, **kwargs: Any
 ) -> BindingTarget | None:
-    """The fewest replicas each target alone needs: ``fewest_replicas(replica, prompt_tokens, output_tokens,
-    rate_per_s, **kwargs)`` once with the TPOT target dropped and once with the TTFT target dropped (two more
-    searches, whose simulated runs the sizing has mostly memoized); None unless both targets are given (finite)."""
+    """The fewest replicas each target alone needs, and capacity alone: ``fewest_replicas(replica, prompt_tokens,
+    output_tokens, rate_per_s, **kwargs)`` once with the TPOT target dropped, once with the TTFT target dropped and
+    once with both dropped (sized on capacity: its runs memoized, ``capacity_per_s``); three more searches, whose
+    simulated runs the sizing has mostly memoized. None unless both targets are given (finite)."""
     ttft, tpot = kwargs.get("ttft_target_s", math.inf), kwargs.get("tpot_target_s", math.inf)
     if not (math.isfinite(ttft) and math.isfinite(tpot)):
         return None
@@ -696,7 +710,11 @@ def binding_target(
     alone = [
         fewest_replicas(*args, **(kwargs | {drop: math.inf})).replicas for drop in ("tpot_target_s", "ttft_target_s")
     ]
-    return BindingTarget(*alone)
+    try:
+        capacity = fewest_replicas(*args, **(kwargs | {"ttft_target_s": math.inf, "tpot_target_s": math.inf}))
+    except InvalidInputError:  # a burst (every request at once) has no rate to size on capacity: not compared
+        return BindingTarget(*alone)
+    return BindingTarget(*alone, capacity.replicas)
 
 
 def _doubled_then_bisected(meets: Any, lo: int, hi: int, most: int, refuse: Any) -> int:
@@ -785,6 +803,8 @@ class GroupTried:
     gpus_per_replica: int
     replicas: int = 0  # 0: no fleet of this group meets the targets (``reason``) or it was not needed
     reason: str = ""
+    #: skipped: its KV cache cannot hold the longest request (``RequestLongerThanCacheError``; ``reason`` its note)
+    skipped: bool = False
 
     @property
     def gpus(self) -> int:
@@ -806,8 +826,11 @@ def fewest_gpus(replicas: dict[int, Replica], *args: Any, **kwargs: Any) -> Grou
     *args, **kwargs)``. A bigger group holds more KV cache per GPU once the weights are paid, so it can need fewer
     GPUs: Llama 3.1 70B in fp8 at 60 requests/s of 800 / 400 tokens (p95 TTFT <= 1.5 s, TPOT <= 50 ms) needs 413 x
     1 H100 (one holds one 4,096-token sequence), 11 x 2 = 22 (two hold 53), 7 x 4 = 28. Groups are tried from the
-    smallest; one of at least the best total so far is not (it cannot need fewer GPUs). Raises ``OutOfRangeError``
-    naming each group's reason where none meets."""
+    smallest; one of at least the best total so far is not (it cannot need fewer GPUs). A group whose KV cache
+    cannot hold the longest request (``RequestLongerThanCacheError``: no number of its replicas serves it) is
+    skipped, its ``GroupTried.reason`` the one-line note that says so (trial 28 F1: 2 x H100 holds 10,144 tokens of
+    Llama-3.3-70B, the longest drawn request 11,919, while 4 and 8 GPUs run them). Raises ``OutOfRangeError``
+    naming each group's reason where none meets (``no_group_error``)."""
     tried: list[GroupTried] = []
     failed: list[tuple[int, OutOfRangeError]] = []
     best: tuple[int, Sizing] | None = None
@@ -817,6 +840,10 @@ def fewest_gpus(replicas: dict[int, Replica], *args: Any, **kwargs: Any) -> Grou
             continue
         try:
             s = fewest_replicas(replicas[n], *args, **kwargs)
+        except RequestLongerThanCacheError as exc:
+            tried.append(GroupTried(n, 0, exc.skip_note, skipped=True))
+            failed.append((n, exc))
+            continue
         except OutOfRangeError as exc:
             tried.append(GroupTried(n, 0, str(exc)))
             failed.append((n, exc))
@@ -833,10 +860,13 @@ def no_group_error(failed: list[tuple[int, OutOfRangeError]]) -> OutOfRangeError
     """Why no group of ``failed`` ((GPUs a replica, its refusal), every group tried) meets the targets, in one
     sentence: one group tried, its own refusal; a target that an idle replica of every group misses
     (``IdleMiss``), that target with each group's idle figure and the lowest of them (what any fleet reaches at
-    best), as ``IdleMiss.text`` says it of one group; else each group's refusal after "no group of GPUs tried
-    meets the targets"."""
+    best), as ``IdleMiss.text`` says it of one group; where every group's KV cache is shorter than the longest
+    request (``RequestLongerThanCacheError``), each group's cache and the longest request and the levers
+    (``longer_than_every_cache``); else each group's refusal after "no group of GPUs tried meets the targets"."""
     if len(failed) == 1:
         return failed[0][1]
+    if all(isinstance(exc, RequestLongerThanCacheError) for _, exc in failed):
+        return longer_than_every_cache([exc for _, exc in failed])
     misses = [getattr(exc, "idle_misses", ()) for _, exc in failed]
     common = [m.metric for m in misses[0] if all(any(o.metric == m.metric for o in others) for others in misses)]
     if common:
@@ -848,6 +878,23 @@ def no_group_error(failed: list[tuple[int, OutOfRangeError]]) -> OutOfRangeError
         f"no group of GPUs tried ({groups} GPUs a replica) meets the targets: "
         + "; ".join(f"{n:,} per replica: {exc}" for n, exc in failed)
     )
+
+
+def longer_than_every_cache(refusals: list[RequestLongerThanCacheError]) -> RequestLongerThanCacheError:
+    """The refusal where no group tried can run the requests: each group's KV cache against the longest request
+    (each group's own ``RequestLongerThanCacheError``, ``refusals``, of the same requests), and the levers; the
+    largest group's figures ride on it. One group: its own refusal."""
+    if len(refusals) == 1:
+        return refusals[0]
+    last = max(refusals, key=lambda e: (e.gpus, e.cache_tokens))
+    caches = "; ".join(f"{e.group}: {e.cache_tokens:,}" for e in refusals)
+    return RequestLongerThanCacheError(
+        gpus=last.gpus, gpu=last.gpu, model=last.model, longest_tokens=last.longest_tokens,
+        cache_tokens=last.cache_tokens, ranks=last.ranks,
+        message=f"{last.model}: no group of GPUs tried can run the requests: the longest is {last.longest_tokens:,} "
+        f"tokens (prompt + output), longer than each group's KV cache ({caches} tokens); give "
+        f"{LONGER_THAN_CACHE_LEVERS}",
+    )  # fmt: skip
 
 
 def sweep_within_capacity(

@@ -1436,15 +1436,91 @@ def latency_under_load(
     else:
         result = simulated_run(key) if trace is None else _traced_run(key, trace)
     if result is None:
-        raise _cannot_finish(replica)
+        raise _cannot_finish(replica, key, setup.ranks)
     return of_ranks(result, setup.ranks)
 
 
-def _cannot_finish(replica: Replica) -> InvalidInputError:
-    return InvalidInputError(
-        f"{replica.gpu} / {replica.model}: the run cannot finish (a request longer than the KV cache); "
-        "shorten the requests"
+def past_context_note(lengths: Any, context_tokens: float, context_words: str, engine_words: str = "") -> str:
+    """Where some of the simulated requests ``lengths`` ((prompt, output) tokens each) are longer, prompt + output,
+    than ``context_tokens`` (the context the plan's memory and max batch are computed at: ``planner plan``'s
+    --context; a review's slot, the high prompt + high output), the sentence that says how many: they are simulated
+    as served (the KV cache's admission simulated), though an engine limited to that context would reject them
+    (``engine_words``: how, where the surface names the engine's setting). ``context_words``: what the context is
+    ("--context"). "" where none is longer. The drawn lengths are never cut to it: the traffic stated is what is
+    simulated (trial 28 F4: 1,000 / 8,192 tokens at --context 8k, the longest 11,919, nothing said)."""
+    if not lengths or not math.isfinite(float(context_tokens)):
+        return ""
+    totals = np.asarray(lengths, dtype=np.int64).reshape(-1, 2).sum(axis=1)
+    longer = int((totals > context_tokens).sum())
+    if not longer:
+        return ""
+    return (
+        f"{longer:,} of {len(totals):,} requests are longer than {context_words} ({context_tokens:,.0f} tokens, prompt "
+        f"+ output; the longest {int(totals.max()):,}): simulated as served, the KV cache's admission simulated"
+        + (f"; {engine_words}" if engine_words else "")
     )
+
+
+#: What to change where a request is longer than a replica's KV cache: the levers, as every refusal of it names them.
+LONGER_THAN_CACHE_LEVERS = "more GPUs a replica, a GPU with more memory, or shorter requests"
+
+
+class RequestLongerThanCacheError(OutOfRangeError):
+    """Raised where a simulated run cannot finish because its longest request (prompt + output) is longer than the
+    replica's KV cache holds (each attention rank's, ``ServingSetup.ranks``): no number of replicas of that group
+    serves it, so a fleet search over groups skips the group (``planner.serving.fleet.fewest_gpus``) and refuses
+    only where no group can run. ``gpus``: the replica's GPUs; ``gpu`` and ``model``: their names;
+    ``longest_tokens``: the longest request's prompt + output; ``cache_tokens``: what one rank's KV cache holds;
+    ``ranks``: the attention ranks sharing the replica's traffic (1 but for dp-ep and pipelines); ``message``: another
+    sentence than one group's (``planner.serving.fleet.longer_than_every_cache``: every group's)."""
+
+    def __init__(
+        self,
+        *,
+        gpus: int,
+        gpu: str,
+        model: str,
+        longest_tokens: int,
+        cache_tokens: int,
+        ranks: int = 1,
+        message: str = "",
+    ):
+        self.gpus, self.gpu, self.model = gpus, gpu, model
+        self.longest_tokens, self.cache_tokens, self.ranks = longest_tokens, cache_tokens, ranks
+        super().__init__(
+            message or f"{self.group} / {model}: the run cannot finish: {self.holds}; give {LONGER_THAN_CACHE_LEVERS}"
+        )
+
+    @property
+    def group(self) -> str:
+        """The replica's group as a plan names it: "2 x H100 SXM 80GB" (``gpus`` 0, not given: the GPU's name)."""
+        return f"{self.gpus:,} x {self.gpu}" if self.gpus else str(self.gpu)
+
+    @property
+    def holds(self) -> str:
+        """What the cache holds against the longest request, in words (the figures a plan prints)."""
+        cache = "its KV cache" if self.ranks == 1 else f"each of its {self.ranks:,} attention ranks' KV cache"
+        return (
+            f"{cache} holds {self.cache_tokens:,} tokens and the longest request is {self.longest_tokens:,} "
+            "(prompt + output)"
+        )
+
+    @property
+    def skip_note(self) -> str:
+        """The one line a group search says of the group it skipped for this."""
+        return f"{self.group}: skipped, {self.holds}"
+
+
+def _cannot_finish(replica: Replica, key: RunKey, ranks: int) -> RequestLongerThanCacheError:
+    """The refusal of ``key``'s run, which could not finish (nothing could run: a request longer than the KV cache),
+    with the longest request it sent and what the cache holds."""
+    longest = int(key.lengths.sum(axis=1).max()) if len(key.lengths) else 0
+    cache = key.scheduler.kv_tokens
+    return RequestLongerThanCacheError(
+        gpus=int(replica.gpus) if replica.gpus is not None else 0, gpu=str(getattr(replica.gpu, "name", replica.gpu)),
+        model=str(getattr(replica.model, "name", replica.model)), longest_tokens=longest,
+        cache_tokens=int(cache) if math.isfinite(cache) else 0, ranks=int(ranks),
+    )  # fmt: skip
 
 
 def fleet_trace_run(

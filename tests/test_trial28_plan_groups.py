@@ -1,0 +1,164 @@
+"""Trial 28: ``planner plan --rate`` without --gpus skips a group whose KV cache cannot hold the longest drawn request
+(F1) instead of refusing the whole search; the binding line says capacity where neither target binds (F3); the
+drawn requests longer than --context are counted in a note (F4), in the words the review's Assumptions use."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from cli_support import one_line, run
+
+from planner.errors import OutOfRangeError
+from planner.export.assumptions import simulated_lengths_words
+from planner.export.scenario import load_scenario
+from planner.serving.fleet import BindingTarget, fewest_gpus, longer_than_every_cache, no_group_error
+from planner.serving.load import (
+    DEFAULT_REQUESTS,
+    LONGER_THAN_CACHE_LEVERS,
+    Replica,
+    RequestLongerThanCacheError,
+    latency_under_load,
+    spread_lengths,
+)
+
+MODEL_70B = ("--gpu", "H100", "--model", "llama3.3-70b", "--context", "8k")
+#: Trial 28 F1's traffic at a tenth of its rate (4 requests/s: one replica of 4 GPUs), the same drawn requests
+LONG_TAIL = (
+    "--prompt-tokens", "1500", "--output-tokens", "300", "--prompt-tokens-high", "6000",
+    "--output-tokens-high", "1200", "--percentile", "99", "--ttft-target", "2", "--tpot-target", "60ms",
+)  # fmt: skip
+#: Three short requests and one of 12,000 tokens (prompt + output)
+SHORT_AND_LONG = [(1000, 200)] * 3 + [(6000, 6000)]
+
+
+def _figure(text: str, pattern: str) -> int:
+    """The whole number ``pattern``'s group matches in ``text`` (thousands separated by commas)."""
+    found = re.search(pattern, text)
+    assert found, (pattern, text[-3000:])
+    return int(found.group(1).replace(",", ""))
+
+
+@pytest.fixture(scope="module")
+def skipped_group_plan():
+    """The F1 command (at 4 requests/s) without --gpus, and the 2-GPU plan (no rate) that states its KV cache."""
+    return run("plan", *MODEL_70B, "--rate", "4", *LONG_TAIL), run("plan", *MODEL_70B, "--gpus", "2")
+
+
+def test_plan_without_gpus_skips_the_group_whose_cache_is_shorter_than_the_longest_request(skipped_group_plan):
+    result, two = skipped_group_plan
+    assert result.exit_code == 0, result.output
+    cache = _figure(two.stdout, r"KV cache tokens \(group\)\s+([\d,]+)")  # 10,144 (trial 28)
+    longest = _figure(result.stdout, r"longest ([\d,]+) \(prompt \+ output\)")  # 11,919
+    assert longest > cache
+    assert (
+        f"note: 2 x H100 SXM 80GB: skipped, its KV cache holds {cache:,} tokens and the longest request is "
+        f"{longest:,} (prompt + output)" in result.stdout
+    )
+    assert "2 -> skipped (a request longer than its KV cache)" in result.stdout
+    assert "group: 4 GPUs per replica" in result.stdout
+    assert re.search(r"replicas \(p99 TTFT <= 2.00 s, TPOT <= 60 ms\): \d+ x 4 x H100", result.stdout)
+
+
+def test_plan_counts_the_drawn_requests_longer_than_the_context(skipped_group_plan):
+    result, _ = skipped_group_plan
+    drawn = spread_lengths(1500, 6000, 300, 1200, 99, DEFAULT_REQUESTS, 131072)
+    longer = sum(p + o > 8192 for p, o in drawn)
+    assert longer > 0
+    assert (
+        f"note: {longer:,} of {len(drawn):,} requests are longer than --context (8,192 tokens, prompt + output; the "
+        f"longest {max(p + o for p, o in drawn):,}): simulated as served" in result.stdout
+    )
+    assert "an engine started with --max-model-len 8192 would reject them" in result.stdout
+
+
+def test_a_run_whose_request_is_longer_than_the_cache_is_refused_naming_both_and_the_levers():
+    with pytest.raises(RequestLongerThanCacheError) as caught:
+        latency_under_load(
+            Replica("H100", "llama3.3-70b", 2), 1500, 300, rate_per_s=1.0, num_requests=4, lengths=SHORT_AND_LONG
+        )
+    exc = caught.value
+    assert isinstance(exc, OutOfRangeError) and exc.exit_code == 2
+    assert (exc.gpus, exc.longest_tokens, exc.cache_tokens) == (2, 12000, 10144)
+    assert str(exc) == (
+        "2 x H100 / llama3.3-70b: the run cannot finish: its KV cache holds 10,144 tokens and the longest request is "
+        f"12,000 (prompt + output); give {LONGER_THAN_CACHE_LEVERS}"
+    )
+    assert "shorten the requests" not in str(exc)
+
+
+def test_plan_with_a_group_too_short_for_the_longest_request_says_which_and_how_much():
+    message = one_line(run("plan", *MODEL_70B, "--gpus", "2", "--rate", "0.5", *LONG_TAIL), 2)
+    assert "2 x H100 SXM 80GB / Llama-3.3-70B: the run cannot finish: its KV cache holds 10,144 tokens" in message
+    assert "more GPUs a replica, a GPU with more memory, or shorter requests" in message
+
+
+def test_the_group_search_refuses_only_where_no_group_holds_the_longest_request():
+    replicas = {1: Replica("H100", "llama3.3-70b", 1, weight_precision="fp8"), 2: Replica("H100", "llama3.3-70b", 2)}
+    with pytest.raises(RequestLongerThanCacheError) as caught:
+        fewest_gpus(replicas, 1500, 300, 1.0, ttft_target_s=30.0, lengths=SHORT_AND_LONG)
+    message = str(caught.value)
+    assert "no group of GPUs tried can run the requests: the longest is 12,000 tokens" in message
+    assert "1 x H100: 4,592; 2 x H100: 10,144 tokens" in message
+    assert message.endswith(LONGER_THAN_CACHE_LEVERS)
+
+
+def test_one_rule_words_every_groups_cache_for_plan_and_export():
+    def refusal(gpus: int, cache: int) -> RequestLongerThanCacheError:
+        return RequestLongerThanCacheError(gpus=gpus, gpu="H100", model="M", longest_tokens=9000, cache_tokens=cache)
+
+    both = [refusal(1, 4000), refusal(2, 8000)]
+    assert str(no_group_error([(1, both[0]), (2, both[1])])) == str(longer_than_every_cache(both))
+    assert longer_than_every_cache(both[:1]) is both[0]
+    assert both[1].skip_note == (
+        "2 x H100: skipped, its KV cache holds 8,000 tokens and the longest request is 9,000 (prompt + output)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("alone", "binding"),
+    [
+        ((3, 3, 3), "capacity"),  # trial 28 F3: capacity alone needs as many: neither target binds
+        ((3, 2, 3), "capacity"),
+        ((3, 3, 2), "both"),  # each target alone needs the fleet, capacity fewer
+        ((5, 3, 3), "TTFT"),
+        ((3, 7, 3), "TPOT"),
+        ((1, 1, 1), "none"),  # one replica meets everything: nothing sets more
+        ((3, 3, 0), "both"),  # capacity alone not known: the targets compared alone
+    ],
+)
+def test_the_binding_target_is_capacity_where_capacity_alone_needs_as_many(alone, binding):
+    assert BindingTarget(*alone).binding == binding
+
+
+def test_plan_says_capacity_binds_where_neither_target_does():
+    args = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k", "--gpus", "1", "--rate", "40")
+    args += ("--prompt-tokens", "1500", "--output-tokens", "300", "--ttft-target", "2", "--tpot-target", "60ms")
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    replicas = _figure(result.stdout, r"replicas \(p95 TTFT <= 2.00 s, TPOT <= 60 ms\): (\d+) x 1 x H100")
+    ttft = re.search(r"TTFT p50 / p95 / p99 +\S+ \S+ / (\S+ \S+) /", result.stdout).group(1)
+    tpot = re.search(r"TPOT p50 / p95 / p99 +\S+ \S+ / (\S+ \S+) /", result.stdout).group(1)
+    assert (
+        f"binding target: capacity (neither target binds: p95 TTFT {ttft} against 2.00 s, TPOT {tpot} against 60 ms;"
+        f" capacity alone needs {replicas} replicas" in result.stdout
+    )
+    assert "both alike" not in result.stdout
+    got = json.loads(run(*args, "--json").stdout)["under_load"]["binding_target"]
+    assert got["binding"] == "capacity" and got["capacity_alone_replicas"] == replicas > 1
+    assert max(got["ttft_alone_replicas"], got["tpot_alone_replicas"]) <= replicas
+
+
+def test_the_review_counts_the_requests_longer_than_its_slot_in_plans_words():
+    w = load_scenario(Path(__file__).resolve().parents[1] / "examples" / "budget-review.toml").workload
+    drawn = w.simulated_lengths()
+    slot = w.prompt_tokens_high + w.output_tokens_high
+    longer = sum(p + o > slot for p, o in drawn)
+    assert longer and not math.isinf(slot)
+    assert (
+        f"; {longer:,} of {len(drawn):,} requests are longer than the p95 prompt + p95 output slot ({slot:,.0f} "
+        "tokens, prompt + output; the longest" in simulated_lengths_words(w)
+    )
