@@ -6,6 +6,7 @@ refusal suggests the measured sample instead."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -142,6 +143,19 @@ def test_plan_draws_the_files_lengths_at_the_rate(tmp_path):
     assert f"what memory holds at p95 prompt + p95 output ({slot:,} tokens here" in result.stdout
 
 
+def test_plan_json_names_the_file_and_its_slot(tmp_path):
+    path = _lengths_csv(tmp_path)
+    result = run(*PLAN, "--rate", "1", "--lengths", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)["under_load"]["lengths_file"]
+    hp, ho = read_lengths(path).high_tokens(95)
+    assert got == {
+        "file": str(path), "rows": 10, "prompt_mean_tokens": 520.0, "output_mean_tokens": 95.0,
+        "high_percentile": 95.0, "prompt_high_tokens": hp, "output_high_tokens": ho, "slot_tokens": hp + ho,
+        "longest_tokens": 2720,
+    }  # fmt: skip
+
+
 SCENARIO = """\
 [workload]
 peak_requests_per_s = 2
@@ -173,6 +187,7 @@ class TestExport:
 
     def test_the_reviews_assumptions_name_the_file_and_how_requests_are_drawn(self, exported):
         _, review = exported
+        assert "not evaluated: the requests are lengths\\_file gateway.csv's rows; cap its prompts there" in review
         assert "| Lengths from file gateway.csv | gateway.csv |" in review
         assert "1,000 requests drawn from lengths\\_file gateway.csv (its 10 rows at random with replacement" in review
 

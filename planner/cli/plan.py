@@ -989,7 +989,8 @@ def plan_command(
                 f"--tpot-target: {NO_TPOT_WITH_ONE_TOKEN}, so a TPOT target has nothing to hold; leave out "
                 "--tpot-target to size the fleet on TTFT alone"
                 + (
-                    f" (every request of {'the trace' if trace else 'the dataset'} emits one output token)"
+                    f" (every request of {'the trace' if trace else 'the lengths file' if sample else 'the dataset'}"
+                    " emits one output token)"
                     if lengths
                     else ", or give --output-tokens of 2 or more"
                 )
