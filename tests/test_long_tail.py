@@ -19,6 +19,7 @@ import pytest
 from planner.export import sizing
 from planner.export.scenario import Workload
 from planner.serving.load import (
+    MEASURED_LENGTHS_HINT,
     LongTailError,
     length_fit,
     lognormal_ratio_bound,
@@ -128,7 +129,8 @@ def test_no_truncated_fit_is_refused_naming_the_ratio_and_what_is_accepted():
     assert said.startswith("output length's p95 / mean = 20,000 / 3,000 = 6.67 has no lognormal fit")
     assert "above any lognormal's 3.87" in said and "above the 2.58 a lognormal truncated at the 22,000-token" in said
     assert said.endswith(
-        "give a mean of at least 7,751 tokens at this p95, or a p95 of at most 11,604 tokens (3.87 x the mean)"
+        "give a mean of at least 7,751 tokens at this p95, or a p95 of at most 11,604 tokens (3.87 x the mean); "
+        + MEASURED_LENGTHS_HINT
     )
     with pytest.raises(ValueError, match=r"output_tokens_high / output_tokens_mean: output length's p95 / mean"):
         trial_workload(prompt_tokens_high=2000, output_tokens_high=20000)  # the review refuses its scenario

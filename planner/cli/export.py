@@ -94,6 +94,7 @@ def summary_lines(review) -> list[str]:
     if rec.time_range_widened and review.scenario.workload.latency_margin == "model-range":  # no margin, no note
         lines.append(f"  margin widened {rec.time_range_widened}")
     tail = review.scenario.workload.spread_fit_note  # the lengths' fit past any lognormal (trial 27 F12)
+    lines += [f"  lengths: {note}"] if (note := review.scenario.workload.lengths_file_note) else []
     lines += [f"  warning: workload: {tail}"] if tail else []
     lines += [f"  warning: {w}" for w in rec.warnings]  # the recommended option's (every option's: in the review)
     # and, once per GPU, a ranked option's GPU whose kernel curves are another's, as plan warns (trial 24 F16)

@@ -29,6 +29,7 @@ from planner.accuracy.same_deployment import Deployment
 from planner.api import groups_to_try, layout_kept, weight_bytes, weight_bytes_per_gpu
 from planner.catalog import Model, no_rental_price
 from planner.catalog.resolve import experts_words, weights_phrase
+from planner.cli.lengths import LENGTHS_HELP, lengths_as_dict, lengths_line, plan_lengths, slot_percentile
 from planner.cli.options import (
     ENGINE_HELP,
     Number,
@@ -106,6 +107,7 @@ from planner.serving.load import (
     length_fit,
     lognormal_ratio_bound,
     past_context_note,
+    resampled_lengths,
     spread_fit_note,
     spread_lengths,
     trace_load,
@@ -661,7 +663,7 @@ class Percentile(click.ParamType):
         max=MAX_REQUESTS_PER_S,
     ),
     help="Requests per second to serve, up to 1,000,000 (a scenario's bound): size a fleet on simulated percentiles "
-    "(needs --prompt-tokens and --output-tokens, or --dataset).",
+    "(needs --prompt-tokens and --output-tokens, --lengths, or --dataset).",
 )
 @click.option(
     "--max-num-seqs",
@@ -700,13 +702,16 @@ class Percentile(click.ParamType):
     type=TokenCount(),
     help="With --rate and --prompt-tokens: the prompt length at --percentile (p95 by default, as a review's "
     "prompt_tokens_high): each simulated request's prompt drawn lognormal with that mean and percentile (seeded), "
-    "as planner export sizes (past 3.87 x the mean at p95, no lognormal fits: truncated at the two high lengths' sum, "
-    "with a warning); default: the mean, every prompt alike.",
+    "as planner export sizes. Past 3.87 x the mean at p95 no lognormal fits: drawn from a lognormal truncated at the "
+    "slot memory is sized for (the two high lengths' sum), with a warning, where one holds the mean and high length "
+    "there; else refused, naming the mean or high length that fits (a measured sample: --lengths FILE instead). "
+    "Default: the mean, every prompt alike.",
 )
 @click.option(
     "--output-tokens-high",
     type=TokenCount(),
-    help="With --rate and --output-tokens: the output length at --percentile, drawn as --prompt-tokens-high.",
+    help="With --rate and --output-tokens: the output length at --percentile, drawn as --prompt-tokens-high (past "
+    "the lognormal's reach truncated at the slot where a fit exists, else refused).",
 )
 @click.option(
     "--dataset",
@@ -717,6 +722,7 @@ class Percentile(click.ParamType):
     "client sends them; alpaca at its published mean lengths, every request alike (percentiles narrower than the "
     "dataset's spread); openorca and cnn_dailymail publish no mean prompt, so give the lengths for them.",
 )
+@click.option("--lengths", "lengths_path", type=click.Path(dir_okay=False, path_type=Path), help=LENGTHS_HELP)
 @click.option(
     "--trace",
     "trace_path",
@@ -817,6 +823,7 @@ def plan_command(
     prompt_tokens_high,
     output_tokens_high,
     dataset_name,
+    lengths_path,
     trace_path,
     ttft_target,
     tpot_target,
@@ -850,6 +857,14 @@ def plan_command(
         raise InvalidInputError(
             "--replicas runs a given fleet on a traffic; give --rate (and the lengths) or --trace with it"
         )
+    sample = None  # --lengths: measured lengths, resampled at --rate (planner.cli.lengths)
+    if lengths_path is not None:
+        sample = plan_lengths(lengths_path, rate_per_s, context, {
+            "--prompt-tokens": prompt_tokens, "--output-tokens": output_tokens, "--prompt-tokens-high":
+            prompt_tokens_high, "--output-tokens-high": output_tokens_high, "--dataset": dataset_name,
+            "--trace": trace_path,
+        })  # fmt: skip
+        prompt_tokens, output_tokens = sample.prompt_mean_tokens, sample.output_mean_tokens
     if trace_path is not None:
         given = [n for n, v in (("--rate", rate_per_s), ("--prompt-tokens", prompt_tokens),
                                 ("--output-tokens", output_tokens), ("--dataset", dataset_name)) if v is not None]  # fmt: skip
@@ -883,7 +898,8 @@ def plan_command(
         _check_longest(f"--dataset {traffic.name} sends", traffic.longest_tokens, context)
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
         raise InvalidInputError(
-            "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"
+            "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), --lengths FILE (measured "
+            "lengths), or --dataset"
         )
     _check_high_lengths(
         prompt_tokens_high, output_tokens_high, prompt_tokens, output_tokens, percentile,
@@ -950,6 +966,9 @@ def plan_command(
             # a fixed-length run, a trace's or a dataset sample's step tables: the means in whole tokens
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         lengths = traffic.lengths if traffic else trace.lengths if trace else None
+        if sample is not None:  # --lengths: the file's rows drawn with replacement, seeded
+            lengths = resampled_lengths(sample.prompt_tokens, sample.output_tokens, DEFAULT_REQUESTS)
+            spread_line = lengths_line(sample, lengths, float(percentile))
         if prompt_tokens_high is not None or output_tokens_high is not None:  # drawn as planner export draws them
             lengths = spread_lengths(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
@@ -975,7 +994,8 @@ def plan_command(
                 f"--tpot-target: {NO_TPOT_WITH_ONE_TOKEN}, so a TPOT target has nothing to hold; leave out "
                 "--tpot-target to size the fleet on TTFT alone"
                 + (
-                    f" (every request of {'the trace' if trace else 'the dataset'} emits one output token)"
+                    f" (every request of {'the trace' if trace else 'the lengths file' if sample else 'the dataset'}"
+                    " emits one output token)"
                     if lengths
                     else ", or give --output-tokens of 2 or more"
                 )
@@ -1020,7 +1040,11 @@ def plan_command(
                 load_args,
                 load_kwargs,
                 max_num_seqs,
-                (prompt_tokens_high or run_prompt) + (output_tokens_high or run_output) if spread_line else None,
+                sample.slot_tokens(slot_percentile(percentile))
+                if sample
+                else (prompt_tokens_high or run_prompt) + (output_tokens_high or run_output)
+                if spread_line
+                else None,
             )  # fmt: skip
             if sized and not sized.is_burst
             else ""
@@ -1087,6 +1111,7 @@ def plan_command(
                 )
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
+            out["under_load"]["lengths_file"] = lengths_as_dict(sample, float(percentile)) if sample else None
             out["under_load"]["routing"] = routing
             out["under_load"]["length_fit"] = fits_json  # the fits drawn from; "truncated": the long-tail fit
             # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)

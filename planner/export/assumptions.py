@@ -307,6 +307,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         client = CLIENT_COMMANDS.get(t.client, t.client)
         rows.append(Assumption(f"Lengths from dataset {t.name} (as {client} sends it)", t.name, "", t.source))
         own_prefix = dataset_statistics(w.dataset, t.client).prefix_tokens
+    if w.lengths_file is not None:  # the lengths above are the file's (means, high-percentile lengths)
+        rows.append(Assumption(f"Lengths from file {w.lengths_file}", w.lengths_file, "", w.lengths_file_note))
     if w.prefix_hit_rate > 0 and not own_prefix:  # the scenario's own share (workload.prefix_hit_rate)
         rows.append(Assumption("Prefix cache hit (as given)", w.prefix_hit_rate, "share", workload_source))
     elif w.dataset is not None:
@@ -604,6 +606,11 @@ def simulated_lengths_words(w: Workload) -> str:
     past = f"; {past}" if past else ""
     if kind == "dataset":
         return f"{w.dataset}'s own requests, {len(lengths):,} of them{past}"
+    if kind == "file":
+        return (
+            f"{len(lengths):,} requests drawn from lengths_file {w.lengths_file} (its {w.lengths_sample.rows:,} rows at "
+            f"random with replacement, seeded, a row's prompt and output together; as planner plan --lengths){past}"
+        )
     return (
         f"each request's prompt and output drawn lognormal with the mean and {q} lengths ({len(lengths):,} requests, "
         "seeded; the spread docs/export.md 'Two contexts' fits"

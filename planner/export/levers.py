@@ -150,7 +150,18 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
     cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
     short = w.model_copy(update={"prompt_tokens_high": cap, "prompt_tokens_mean": min(w.prompt_tokens_mean, cap)})
     try:
-        res, refused = evaluate(o, short, catalog, x, model=base.model, finance=scenario.finance), ""
+        if (
+            w.lengths_file is not None
+        ):  # the simulated requests are the file's rows: capping the slot alone says nothing
+            res, refused = (
+                None,
+                (
+                    f"not evaluated: the requests are lengths_file {w.lengths_file}'s rows; cap its prompts there and "
+                    "export again"
+                ),
+            )
+        else:
+            res, refused = evaluate(o, short, catalog, x, model=base.model, finance=scenario.finance), ""
     except LongTailError as exc:  # the shorter slot holds no fit of the lengths (trial 27 F12): this lever's note
         res, refused = None, f"not evaluated: the slot shrinks to {short.sizing_context_tokens:,} tokens, and the {exc}"
     out.append(

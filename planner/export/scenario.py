@@ -15,13 +15,24 @@ Every error is one line naming the file and the field (``option #2 (H200 rented)
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from planner.api import (
     GPU_GROUPS,
@@ -50,6 +61,7 @@ from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
+    counted,
     parse_seconds,
     parse_token_count,
     rent_usd_per_gpu_hour,
@@ -270,6 +282,42 @@ def _routing(value: Any) -> str:
         raise ValueError(str(exc)) from None
 
 
+#: The length fields a ``lengths_file`` (or a dataset's means) stands in for.
+_LENGTH_FIELDS = ("prompt_tokens_mean", "prompt_tokens_high", "output_tokens_mean", "output_tokens_high")
+
+
+def _lengths_path(name: str, base_dir: Path | str | None) -> Path:
+    """A scenario's ``lengths_file`` as a path: as written where absolute, else relative to ``base_dir`` (the
+    scenario file's folder; None: the working folder)."""
+    path = Path(name).expanduser()
+    return path if path.is_absolute() or base_dir is None else Path(base_dir) / path
+
+
+@functools.lru_cache(maxsize=16)
+def _read_lengths_at(path: str, shown: str):
+    """``planner.io.lengths.read_lengths`` of ``path``, errors naming it ``shown`` (as the scenario writes it)."""
+    from planner.io.lengths import read_lengths
+
+    return read_lengths(path, shown)
+
+
+def _scenario_lengths(name: str, base_dir: Path | str | None):
+    """A scenario's ``lengths_file`` read (``_read_lengths_at``); a missing file names where it was looked for and
+    what is accepted; every error a ValueError "lengths_file ..." (the scenario's line of it named)."""
+    from planner.io.lengths import LENGTHS_ACCEPTED
+
+    path = _lengths_path(name, base_dir)
+    if not path.is_file():
+        raise ValueError(
+            f"lengths_file {name!r}: no such file ({path}; a path is relative to the scenario file's folder); "
+            f"{LENGTHS_ACCEPTED}"
+        )
+    try:
+        return _read_lengths_at(str(path), name)
+    except InvalidInputError as exc:
+        raise ValueError(f"lengths_file {exc}") from None
+
+
 class ScenarioError(InvalidInputError):
     """Raised when a scenario file cannot be read, or a field is missing, unknown, of the wrong type or out of range."""
 
@@ -297,6 +345,14 @@ class Workload(BaseModel):
         description="a named dataset whose lengths stand in for the *_tokens_* fields "
         "(planner.serving.load.DATASETS: sharegpt, alpaca, sonnet, random, generated-shared-prefix; its shared prefix "
         "is cached); a dataset of means only (sharegpt, alpaca) still needs prompt_tokens_high and output_tokens_high",
+    )
+    lengths_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description="a CSV of measured request lengths, columns prompt_tokens and output_tokens (one row a request; "
+        "a path relative to the scenario file), standing in for the *_tokens_* fields: its means, its lengths at "
+        "high_percentile (the slot memory is sized for: high prompt + high output), and each simulated request a row "
+        "drawn with replacement, seeded (planner plan --lengths)",
     )
     prompt_tokens_mean: MeanTokens = Field(
         gt=0, le=MAX_TOKENS, description="mean prompt length, tokens; a fraction such as 800.5 is kept"
@@ -370,6 +426,68 @@ class Workload(BaseModel):
         description='"model-range" (default: the pessimistic end of the model\'s predicted range meets the '
         "targets) or a fraction from 0 to 10, e.g. 0.1 (predictions + 10% meet them; 0: no margin; 1.4: +140%)",
     )
+
+    #: ``lengths_file`` resolved against the scenario's folder (``parse_scenario``'s context "base_dir"), or None
+    _lengths_path: Path | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _file_lengths(cls, data: Any, info: ValidationInfo) -> Any:
+        """``lengths_file``'s sample (``planner.io.lengths.read_lengths``, its path relative to the scenario's folder)
+        as the *_tokens_* fields: its means (to 0.1 token) and its lengths at ``high_percentile`` (rounded up), so
+        the slot memory is sized for is the file's high prompt + high output, as for lengths given; refused beside a
+        dataset or any *_tokens_* field, and where the file is missing or bad (its line and what is accepted)."""
+        if not isinstance(data, dict) or not isinstance(data.get("lengths_file"), str):
+            return data
+        given = [f for f in ("dataset", *_LENGTH_FIELDS) if f in data]
+        if given:
+            raise ValueError(
+                f"lengths_file gives the lengths; leave out {' and '.join(given)} (give one of lengths_file, "
+                "dataset, or the *_tokens_* fields)"
+            )
+        try:
+            q = _high_percentile(data.get("high_percentile", 95))
+        except ValueError:
+            return data  # the field's own check names it; the lengths then wait for a good percentile
+        sample = _scenario_lengths(data["lengths_file"], (info.context or {}).get("base_dir"))
+        p, o = sample.high_tokens(q)
+        return dict(
+            data,
+            prompt_tokens_mean=round(sample.prompt_mean_tokens, 1),
+            prompt_tokens_high=p,
+            output_tokens_mean=round(sample.output_mean_tokens, 1),
+            output_tokens_high=o,
+        )
+
+    @model_validator(mode="after")
+    def _file_path(self, info: ValidationInfo) -> Workload:
+        """Where ``lengths_file`` is, for ``lengths_sample``: against the scenario's folder."""
+        if self.lengths_file is not None:
+            self._lengths_path = _lengths_path(self.lengths_file, (info.context or {}).get("base_dir"))
+        return self
+
+    @property
+    def lengths_sample(self):
+        """``lengths_file``'s rows (``planner.io.lengths.LengthSample``, read once), or None without one."""
+        if self.lengths_file is None:
+            return None
+        return _read_lengths_at(str(self._lengths_path or _lengths_path(self.lengths_file, None)), self.lengths_file)
+
+    @property
+    def lengths_file_note(self) -> str:
+        """What ``lengths_file`` gave, said in the export command's summary and the review's Assumptions: the file,
+        its rows, means, high lengths and longest request, how requests are drawn and the slot; "" without one."""
+        sample = self.lengths_sample
+        if sample is None:
+            return ""
+        q = f"p{self.high_percentile:g}"
+        return (
+            f"lengths_file {sample.name}: {counted(sample.rows, 'row')}, means {sample.prompt_mean_tokens:,.0f} / "
+            f"{sample.output_mean_tokens:,.0f} tokens (prompt / output), {q} {self.prompt_tokens_high:,} / "
+            f"{self.output_tokens_high:,}, longest {sample.longest_tokens:,} (prompt + output); each simulated request "
+            f"a row drawn at random with replacement (seeded), memory's slot {q} prompt + {q} output = "
+            f"{self.sizing_context_tokens:,} tokens"
+        )
 
     @model_validator(mode="before")
     @classmethod
@@ -464,6 +582,8 @@ class Workload(BaseModel):
 
         if self.sizing_lengths == "means":
             return "means"
+        if self.lengths_file is not None:
+            return "file"
         if self.dataset is not None:
             t = dataset_load(self.dataset)
             stats = dataset_statistics(t.name, t.client)
@@ -482,13 +602,22 @@ class Workload(BaseModel):
         request's prompt + output within ``max_tokens``, the model's context). None (every request at the means,
         ``request_tokens``) where each high length equals its mean: a benchmark's fixed lengths, a what-if
         workbook's requests."""
-        from planner.serving.load import DEFAULT_REQUESTS, dataset_load, spread_lengths
+        from planner.serving.load import DEFAULT_REQUESTS, dataset_load, resampled_lengths, spread_lengths
 
         kind = self.simulated_lengths_kind
         if kind == "means":
             return None
         if kind == "dataset":
             return list(dataset_load(self.dataset).lengths)
+        if kind == "file":  # the file's rows drawn with replacement, seeded, as planner plan --lengths draws them
+            sample = self.lengths_sample
+            if sample.longest_tokens > max_tokens:
+                raise InvalidInputError(
+                    f"lengths_file {sample.name} line {sample.longest_line}: a request of {sample.longest_tokens:,} "
+                    f"tokens (prompt + output), more than the model's context of {max_tokens:,.0f}; leave out the "
+                    "longer rows, or choose a model with a longer context"
+                )
+            return resampled_lengths(sample.prompt_tokens, sample.output_tokens, DEFAULT_REQUESTS)
         p, o = self.request_tokens
         return spread_lengths(
             p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile, DEFAULT_REQUESTS, max_tokens
@@ -542,7 +671,8 @@ class Workload(BaseModel):
 
         drawn = self.prompt_fitted
         means = dict(zip(("prompt", "output"), self.request_tokens, strict=True))  # as the review computes with them
-        for which in ("output", "prompt") if drawn else ("output",):  # the output's fit times decode (step 1)
+        fitted = () if self.lengths_file is not None else ("output", "prompt") if drawn else ("output",)
+        for which in fitted:  # the output's fit times decode (step 1); a lengths file's sample is its own
             try:
                 length_fit(
                     means[which], getattr(self, f"{which}_tokens_high"), self.high_percentile,
@@ -571,6 +701,8 @@ class Workload(BaseModel):
         at the mean lengths in whole tokens (``request_tokens``)."""
         from planner.export.sizing import inflight_context_tokens
 
+        if self.lengths_file is not None:  # the sample's own E[o^2] / (2 E[o]), no fit (docs/export.md "Two contexts")
+            return max(1, round(self.request_tokens[0] + self.lengths_sample.half_second_moment_output_tokens))
         exact = inflight_context_tokens(
             *self.request_tokens, self.output_tokens_high, self.high_percentile, self.sizing_context_tokens
         )
@@ -580,7 +712,12 @@ class Workload(BaseModel):
     def prompt_fitted(self) -> bool:
         """Whether the prompt's length is drawn from a fit of its mean and high length (the sizing simulation on the
         spread, no named dataset: ``simulated_lengths``); the output's fit always sets the context in flight."""
-        return self.sizing == "simulated" and self.sizing_lengths == "spread" and self.dataset is None
+        return (
+            self.sizing == "simulated"
+            and self.sizing_lengths == "spread"
+            and self.dataset is None
+            and self.lengths_file is None
+        )
 
     @property
     def batch_cap_context_tokens(self) -> int:
@@ -602,6 +739,8 @@ class Workload(BaseModel):
         review's Warnings and Assumptions and the export command's summary (trial 27 F12)."""
         from planner.serving.load import spread_fit_note
 
+        if self.lengths_file is not None:  # a measured sample, drawn as it is: no fit to state
+            return ""
         p, o = self.request_tokens
         prompt_high = self.prompt_tokens_high if self.prompt_fitted else p  # a prompt not drawn has no fit to state
         said = spread_fit_note(
@@ -1042,7 +1181,8 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     if raw_options:
         merged["option"] = [_named({**given, **o}) if isinstance(o, dict) else o for o in raw_options]
     try:
-        scenario = Scenario.model_validate(merged)
+        here = Path(source).parent if Path(source).is_file() else None  # lengths_file is relative to the scenario
+        scenario = Scenario.model_validate(merged, context={"base_dir": here})
     except ValidationError as exc:
         err = _first_error(exc.errors())
         loc = _blamed_loc(err)
@@ -1190,6 +1330,17 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
             lookup(name)
         except PlannerError as exc:
             raise ScenarioError(f"{source}: {where}: {exc}{_line_note(source, _where_loc(where))}") from None
+    sample = scenario.workload.lengths_sample
+    for i, o in enumerate(scenario.option):  # a lengths_file's request longer than a model's context (trial 28 F9)
+        model = catalog.model(o.model) if sample is not None and o.model else None
+        if model is not None and sample.longest_tokens > model.max_context:
+            loc = ("workload", "lengths_file")
+            raise ScenarioError(
+                f"{source}: workload.lengths_file: {sample.name} line {sample.longest_line}: a request of "
+                f"{sample.longest_tokens:,} tokens (prompt + output), more than {model.name}'s context of "
+                f"{model.max_context:,} (option #{i + 1}, {o.name}); leave out the longer rows, or choose a model "
+                f"with a longer context{_line_note(source, loc)}"
+            )
     for i, o in enumerate(scenario.option):  # an engine that does not run on the GPU's vendor (TensorRT-LLM on AMD)
         eng, gpu = engine_profile(o.engine), catalog.gpu(o.gpu)
         if engine_vendor_refused(eng, gpu):

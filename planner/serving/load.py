@@ -411,6 +411,13 @@ def _normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
+#: The way out ``LongTailError`` adds for lengths measured, not guessed (trial 28 F2): the sample itself, resampled.
+MEASURED_LENGTHS_HINT = (
+    "or, for lengths measured from logs, give the sample itself, each request drawn from its rows: planner plan "
+    "--lengths FILE, a scenario's lengths_file (a CSV of prompt_tokens, output_tokens)"
+)
+
+
 class LongTailError(InvalidInputError):
     """Raised when a stated (mean, high percentile) of a length has no lognormal fit: the ratio high / mean above
     exp(z^2 / 2) (3.87 at p95), and, where a slot is given, above what a lognormal truncated at it reaches
@@ -440,7 +447,7 @@ class LongTailError(InvalidInputError):
                 f"sized for ({q} prompt + {q} output) reaches at this {q}"
             )
             fix = f"give a mean of at least {math.ceil(high / most):,} tokens at this {q}, or {fit}"
-        super().__init__(f"{said}; {fix}")
+        super().__init__(f"{said}; {fix}; {MEASURED_LENGTHS_HINT}")
 
 
 def truncated_ratio_bound(high_tokens: float, high_percentile: float, slot_tokens: float) -> float:
@@ -642,6 +649,24 @@ def spread_fit_note(
                 f"mean and {q} are the stated ones"
             )
     return "; ".join(said) + f"; no request is longer than {slot:,.0f} tokens" if said else ""
+
+
+def resampled_lengths(
+    prompt_tokens: Any, output_tokens: Any, num_requests: int = DEFAULT_REQUESTS, seed: int = ARRIVAL_SEED
+) -> list[tuple[int, int]]:
+    """Each simulated request's (prompt, output) tokens drawn from a sample's rows (a lengths file's:
+    ``planner.io.lengths``): ``num_requests`` rows drawn uniformly with replacement, seeded (the same sample and seed
+    give the same requests, as ``spread_lengths``' draws), a row's prompt and output kept together (a long prompt's
+    own output, not another row's). Only the sample's values are drawn; its means and percentiles are the drawn
+    requests' within sampling error (each mean's standard error the column's standard deviation / sqrt(n))."""
+    p, o = np.asarray(prompt_tokens, dtype=np.int64), np.asarray(output_tokens, dtype=np.int64)
+    if p.ndim != 1 or p.shape != o.shape or not len(p):
+        raise InvalidInputError("a length sample is two columns of the same number of rows, at least one")
+    if (p < 1).any() or (o < 1).any():
+        raise InvalidInputError("a length sample's lengths are whole tokens of 1 or more")
+    n = _whole(num_requests, "num_requests")
+    rows = np.random.default_rng([seed, 5]).integers(0, len(p), n)
+    return list(zip(p[rows].tolist(), o[rows].tolist(), strict=True))
 
 
 #: Where a shipped sample of a dataset's requests is described (``DatasetLengths.sample_file``), for a reader.
