@@ -52,9 +52,6 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   (``planner.serving.benchmark.MLA_PREFILL_MODULE_BOUND``; docs/hypotheses/mla-prefill-mechanisms.md, h-mla).
 - ``mla-prefill-module``: the same module in place of the planner's prefill attention and MLA-projection share, in the
   serving simulation's prompt steps (``planner.serving.benchmark.MLA_PREFILL_MODULE``; same file, Test 3).
-- ``tokenize-serial``: one front-end thread tokenizes every prompt in turn, 1.15 us a prompt token (TensorRT-LLM PR
-  18389), each request's wait at most its front end (``planner.serving.benchmark.SERIAL_TOKENIZE_S_PER_TOKEN``;
-  docs/hypotheses/tokenizer-serial-per-token.md, h-tok); ``tokenize-serial:2.5us`` (sensitivity): vLLM RFC 47582's.
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
   MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
@@ -125,7 +122,6 @@ SWITCHES = (
     "trtllm-eager-context",
     "mla-prefill-module-bound",
     "mla-prefill-module",
-    "tokenize-serial",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -138,9 +134,7 @@ ABLATIONS = (
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
     "chat-template-tokens+chat-template-tokens:counted",  # only the families counted from special tokens (h-r2)
-    "tokenize-serial:microbatch",  # the same in vLLM's tokenizer micro-batches of 32 within 2 ms (h-tok, test 2)
     "serial-front-end:1ns",  # diagnostic (h-tok): the one-request-at-a-time path at 1 ns a request, no time of its own
-    "tokenize-serial:2.5us",  # vLLM RFC 47582's round figure in place of TensorRT-LLM PR 18389's (h-tok, sensitivity)
     "rocm-triton-moe:off",
     "rocm-triton-moe:sglang",  # only SGLang's ROCm releases, the engine the constant was measured on (h-band)
 )
@@ -230,12 +224,8 @@ MODULE_FLAGS = {
     "mla-prefill-module": ("planner.serving.benchmark", "MLA_PREFILL_MODULE", True),
     # vLLM's DSA decode over a 16-bit cache at its own measured bf16 module (h-r4)
     "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
-    # one front-end thread tokenizing each prompt in turn, 1.15 us a prompt token (h-tok)
-    "tokenize-serial": ("planner.serving.benchmark", "SERIAL_TOKENIZE_S_PER_TOKEN", 1.15e-6),
     # diagnostic (h-tok): requests through the serial front end's path at 1 ns each, what the path does by itself
     "serial-front-end:1ns": ("planner.serving.benchmark", "SERIAL_FRONT_END_S", 1e-9),
-    # the same at vLLM RFC 47582's 2.5 us a token (h-tok, sensitivity)
-    "tokenize-serial:2.5us": ("planner.serving.benchmark", "SERIAL_TOKENIZE_S_PER_TOKEN", 2.5e-6),
     # without a pre-AITER ROCm release's Triton fused-MoE call, 0.468 ms a MoE layer (h-band; shipped s208)
     "rocm-triton-moe:off": ("planner.engines.profiles", "ROCM_TRITON_MOE", False),
     # every GPU, not only those whose curves are A100's (ablation)
@@ -293,11 +283,6 @@ def turn_on(switch: str) -> None:
         from planner.accuracy import datasets
 
         datasets.CHAT_TEMPLATE_TOKENS = tuple(f for f in datasets.CHAT_TEMPLATE_TOKENS if f[0] != "gpt-oss")
-    elif switch == "tokenize-serial:microbatch":  # h-tok test 2: 1.15 us a token in micro-batches of 32 / 2 ms
-        from planner.serving import benchmark, simulate
-
-        benchmark.SERIAL_TOKENIZE_S_PER_TOKEN = 1.15e-6
-        simulate.SERIAL_TOKENIZE_MICROBATCH = 32
     elif switch == "rocm-triton-moe:sglang":  # h-band's ablation: SGLang's ROCm releases alone
         from planner.engines import profiles
 

@@ -125,9 +125,7 @@ def residual_s(row: DecodeRow, **predict) -> float | None:
     try:
         difference = -short_s(0.0)
         rated = row.request_rate is not None and math.isfinite(row.request_rate)
-        if difference <= 0.0 or (
-            rated and benchmark.SERIAL_FRONT_END_S <= 0.0 and benchmark.SERIAL_TOKENIZE_S_PER_TOKEN <= 0.0
-        ):
+        if difference <= 0.0 or (rated and benchmark.SERIAL_FRONT_END_S <= 0.0):
             return difference
         if offered_load(row) is None:
             return difference  # a burst: no next request to delay

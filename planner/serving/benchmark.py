@@ -332,14 +332,6 @@ FRONTEND_SERIAL_S = 130.74 / 10_000
 #: (``bench/heldout.py``, ``bench/load_validation.py``, ``bench/frontend_fit.py``) sets it to ``FRONTEND_SERIAL_S``
 #: for the experiment.
 SERIAL_FRONT_END_S = 0.0
-#: EXPERIMENT (h-tok, 0.0 = off; docs/hypotheses/tokenizer-serial-per-token.md): seconds per prompt token of the front
-#: end that one thread does for every request in turn: vLLM's ``AsyncMicrobatchTokenizer`` (``vllm/utils/
-#: async_utils.py``, 0.11-0.16: ``ThreadPoolExecutor(max_workers=1)``), SGLang's one TokenizerManager, trtllm-serve's
-#: one server process. Each request waits min(this x its prompt tokens, ``frontend_s``) in a FIFO (``planner.serving.
-#: state.queued``). The test's figure: TensorRT-LLM PR 18389's 43.7 ms for ~38k tokens, ``TOKENIZE_S_PER_TOKEN``.
-SERIAL_TOKENIZE_S_PER_TOKEN = 0.0
-#: The published per-token encode cost the experiment uses (TensorRT-LLM PR 18389: 43.7 ms / ~38,000 tokens).
-TOKENIZE_S_PER_TOKEN = 1.15e-6
 
 
 def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculative: Any = None) -> RunBehaviour:
@@ -366,7 +358,6 @@ def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculati
         context_gate_quorum=asked.context_gate_quorum
         or (profile.attention_dp_gate_quorum if profile is not None else 0),
         frontend_serial_s=asked.frontend_serial_s or SERIAL_FRONT_END_S,
-        frontend_serial_per_token_s=asked.frontend_serial_per_token_s or SERIAL_TOKENIZE_S_PER_TOKEN,
         async_scheduling=asked.async_scheduling or overlaps_steps(engine, scheduler, speculative is not None),
         tokens_per_step=float(speculative.acceptance_length) if speculative is not None else 1.0,
         draft_steps=int(speculative.draft_steps) if speculative is not None else 0,

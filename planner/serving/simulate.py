@@ -392,7 +392,6 @@ class RunBehaviour:
     tokens_per_step: float = 1.0
     draft_steps: int = 0
     frontend_serial_s: float = 0.0
-    frontend_serial_per_token_s: float = 0.0
     prefill_only_steps: bool = False
     max_prefill_tokens: int = 0
     recv_interval: int = 1
@@ -403,16 +402,13 @@ class RunBehaviour:
 
     def __post_init__(self) -> None:
         for name, kind in (("cached_fraction", float), ("frontend_s", float), ("frontend_serial_s", float),
-                           ("frontend_serial_per_token_s", float), ("async_scheduling", bool), ("stream_stall_s", float), ("tokens_per_step", float),
+                           ("async_scheduling", bool), ("stream_stall_s", float), ("tokens_per_step", float),
                            ("prefill_only_steps", bool), ("warm_fraction", float)):  # fmt: skip
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "warm_prompts", max(int(self.warm_prompts), 0))
         if not self.warm_prompts:  # no warm prompts: one key for every fraction
             object.__setattr__(self, "warm_fraction", 0.0)
         object.__setattr__(self, "frontend_serial_s", max(min(self.frontend_serial_s, self.frontend_s), 0.0))
-        if self.frontend_s <= 0.0:  # no front end, nothing of it done in turn
-            object.__setattr__(self, "frontend_serial_per_token_s", 0.0)
-        object.__setattr__(self, "frontend_serial_per_token_s", max(self.frontend_serial_per_token_s, 0.0))
         object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
         object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
         object.__setattr__(self, "max_prefill_tokens", max(int(self.max_prefill_tokens), 0))
@@ -425,10 +421,6 @@ class RunBehaviour:
 
 #: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
 DEFAULT_BEHAVIOUR = RunBehaviour()
-#: EXPERIMENT (h-tok test 2; docs/hypotheses/tokenizer-serial-per-token.md): prompts a per-token serial front end
-#: tokenizes together (vLLM's ``AsyncMicrobatchTokenizer(max_batch_size=32, batch_wait_timeout_s=0.002)``), read at
-#: call time; 1: one request at a time (test 1). Used only where ``frontend_serial_per_token_s`` is set.
-SERIAL_TOKENIZE_MICROBATCH = 1
 
 
 def simulate(
@@ -479,10 +471,6 @@ def simulate(
     blocks = max(int(scheduler.block_tokens), 1) if reserve else 1  # reservations in whole blocks of this many tokens
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step, blocks)
     serial = how.frontend_serial_s  # one front-end process, a request at a time (0: none)
-    per_token = how.frontend_serial_per_token_s  # ... and its time per prompt token (EXPERIMENT h-tok; 0: none)
-    microbatch = (
-        SERIAL_TOKENIZE_MICROBATCH  # ... in micro-batches of at most this many (h-tok test 2; 1: one at a time)
-    )
     free_s = -math.inf  # when that front end is next free
 
     def send(start: int, count: int, t: float | None) -> None:
@@ -496,10 +484,8 @@ def simulate(
             return
         share = warm_hit if start < warm else hit
         sent_s = arrivals_s[start : start + count] if t is None else [t] * count
-        if serial > 0.0 or per_token > 0.0:
-            cohorts, free_s = queued(
-                lengths[start : start + count], sent_s, serial, free_s, share, per_token, how.frontend_s, microbatch
-            )
+        if serial > 0.0:
+            cohorts, free_s = queued(lengths[start : start + count], sent_s, serial, free_s, share)
             run.queue.extend(cohorts)
         elif t is None:
             run.queue.extend(arrived(lengths[start : start + count], sent_s, share))

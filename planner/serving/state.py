@@ -233,60 +233,19 @@ def arrived(lengths, arrivals_s, cached_fraction: float = 0.0) -> list[Cohort]:
     ]
 
 
-def queued(
-    lengths,
-    sent_s,
-    serial_s: float,
-    free_s: float,
-    cached_fraction: float = 0.0,
-    per_token_s: float = 0.0,
-    cap_s: float = math.inf,
-    batch: int = 1,
-    window_s: float = 0.002,
-) -> tuple[list[Cohort], float]:
+def queued(lengths, sent_s, serial_s: float, free_s: float, cached_fraction: float = 0.0) -> tuple[list[Cohort], float]:
     """A cohort for each request sent at ``sent_s[i]`` (seconds, in the order sent) that then waits its turn at a
     front end serving one request at a time for ``serial_s`` seconds each (a FIFO single server, free from
-    ``free_s``): it reaches the engine at d_i = max(sent_i, d_(i-1) + s_i), d_(-1) = ``free_s`` - ``serial_s``, with
-    s_i = min(``serial_s`` + ``per_token_s`` x its prompt tokens, ``cap_s``) (``per_token_s`` 0: ``serial_s`` each;
-    EXPERIMENT h-tok, docs/hypotheses/tokenizer-serial-per-token.md). The send time stays its arrival (TTFT counts
-    the wait); ``ready_s`` is d_i. Returns the cohorts and when the front end is next free (the last d_i +
-    ``serial_s``). ``sent_s`` already counts each request's own s_i: an idle front end delays nothing beyond it.
-
-    ``batch`` > 1 (with ``per_token_s``; EXPERIMENT h-tok, test 2): the front end takes micro-batches, as vLLM's
-    ``AsyncMicrobatchTokenizer`` (at most ``batch`` prompts sent within ``window_s`` of the first's take, g =
-    max(its send, the front end free)); every request of a batch reaches the engine at d = max(the last one's send,
-    free + the sum of their s_i), and the front end is free at d."""
-    if batch > 1 and per_token_s > 0.0:
-        return _microbatched(list(lengths), [float(t) for t in sent_s], free_s - serial_s, cached_fraction,
-                             serial_s, per_token_s, cap_s, batch, window_s)  # fmt: skip
+    ``free_s``): it reaches the engine at d_i = max(sent_i, d_(i-1) + serial_s), d_(-1) = ``free_s`` - serial_s. The
+    send time stays its arrival (TTFT counts the wait); ``ready_s`` is d_i. Returns the cohorts and when the front end
+    is next free (the last d_i + ``serial_s``). ``sent_s`` already counts each request's own ``serial_s``: an idle
+    front end delays nothing beyond it."""
     out: list[Cohort] = []
     d = free_s - serial_s
     for key, t in zip(lengths, map(float, sent_s), strict=False):
-        own = min(serial_s + per_token_s * key[0], cap_s) if per_token_s > 0.0 else serial_s
-        d = max(t, d + own)
+        d = max(t, d + serial_s)
         out.append(Cohort(1, key[0], key[1], [(t, 1)], d, need=cached_need(key[0], cached_fraction), div=_div(key)))
     return out, d + serial_s
-
-
-def _microbatched(
-    lengths, sent_s, busy: float, cached_fraction: float, serial_s, per_token_s, cap_s, batch: int, window_s: float
-) -> tuple[list[Cohort], float]:
-    """``queued``'s micro-batches (test 2 of h-tok): returns the cohorts and when the front end is next free."""
-    out: list[Cohort] = []
-    n, i = min(len(lengths), len(sent_s)), 0
-    while i < n:
-        g = max(sent_s[i], busy)
-        j = i + 1
-        while j < n and j - i < batch and sent_s[j] <= g + window_s:
-            j += 1
-        work = sum(min(serial_s + per_token_s * lengths[k][0], cap_s) for k in range(i, j))
-        d = max(sent_s[j - 1], busy + work)
-        for k in range(i, j):
-            key = lengths[k]
-            need = cached_need(key[0], cached_fraction)
-            out.append(Cohort(1, key[0], key[1], [(sent_s[k], 1)], d, need=need, div=_div(key)))
-        busy, i = d, j
-    return out, busy + serial_s
 
 
 def cached_need(prompt: int, cached_fraction: float) -> int:
