@@ -289,8 +289,10 @@ class TestSameFleetAsTheReview:
         assert (review.gpu.name, gpus, serving, int(review.fleet.gpus)) == ("H100 SXM 80GB", 4, 9, 40)
         memory_cap = api.max_batch(review.gpu.name, review.model.name, w.sizing_context_tokens, gpus=gpus)
         # the slots (max_num_seqs) are what memory holds at the high lengths; the closed form's batch is the TPOT goal's
-        # under the +25% margin (s202's MIN_SOURCES rule: 50 ms / 1.25 = 40 ms), 94
-        assert int(review.batch_per_replica) == memory_cap == 107 and int(review.replica.batch) == 94
+        # under the +25% margin (s202's MIN_SOURCES rule: 50 ms / 1.25 = 40 ms), 95 at the 1,225 tokens in flight of the
+        # output's fit truncated at the 4,200-token slot (docs/hypotheses/truncate-at-slot.md; 94 at the untruncated 1,277)
+        assert w.inflight_context_tokens == 1225
+        assert int(review.batch_per_replica) == memory_cap == 107 and int(review.replica.batch) == 95
         inputs = dict(
             gpu=review.gpu.name, model=review.model.name, gpus=gpus, compare_model=None,
             context=int(w.prompt_tokens_mean + w.output_tokens_mean), kv_precision=None, weight_precision=None,

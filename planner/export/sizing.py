@@ -220,9 +220,10 @@ def inflight_context_tokens(
     A sequence is in flight for as long as it decodes, so the batch holds requests in proportion to their output
     length o, each on average half way through it: E[p] + E[o^2] / (2 E[o]), prompt and output independent, o from
     its fit (``planner.serving.load.length_fit``). For a lognormal output that is mean prompt + mean output x
-    exp(s^2) / 2: 800 / 400 / p95 1,200 tokens: s = 0.9319, 800 + 400 x 2.3833 / 2 = 1,276.7 tokens (not 800 + 200).
-    Beyond any lognormal (p95 / mean > 3.87) o is the lognormal truncated at ``slot_tokens`` (the high prompt + high
-    output memory is sized for) with the stated mean and high length, E[o^k] = exp(k mu + k^2 s^2 / 2)
+    exp(s^2) / 2: 800 / 400 / p95 1,200 tokens with no slot: s = 0.9319, 800 + 400 x 2.3833 / 2 = 1,276.7 tokens
+    (not 800 + 200). With a slot, o is the lognormal truncated at ``slot_tokens`` (the high prompt + high output
+    memory is sized for) with the stated mean and high length (in a 4,200-token slot: s = 0.9229, 1,225.3 tokens),
+    E[o^k] = exp(k mu + k^2 s^2 / 2)
     Phi(b - k s) / Phi(b), b = (ln slot - mu) / s: trial 27 F12's 1,000 / 3,000 / p95 12,000 in 16,000 tokens,
     s = 2.5906, 1,000 + 3,921.4 = 4,921 tokens (at most half the slot past the mean prompt; s = z before gave 23,444,
     past the slot). ``LongTailError`` where no truncated lognormal fits either.

@@ -452,14 +452,43 @@ class LongTailError(InvalidInputError):
 
 def truncated_ratio_bound(high_tokens: float, high_percentile: float, slot_tokens: float) -> float:
     """The largest high / mean ``length_fit`` fits with a lognormal truncated at ``slot_tokens`` T whose percentile
-    is ``high_tokens`` h: h / the mean at s = ``MAX_TRUNCATED_SPREAD`` (the mean falls as s grows, so every ratio from
-    1 to it has a fit). As s grows the fit tends to the power law of density x^(a - 1) on (0, T],
-    a = ln(1 / q) / ln(T / h), whose mean is a T / (a + 1), so the bound is just under (h / T) (a + 1) / a (p95,
-    h = 12,000, T = 16,000: a = 0.0513 / 0.2877 = 0.178, 4.96, at s = 10 4.82; T = 22,000 at h = 20,000: 2.60 and
-    2.58). 1 where T <= h."""
+    is ``high_tokens`` h: h / the least mean over s in (0, ``MAX_TRUNCATED_SPREAD``] (``_truncated_peak_spread``;
+    every ratio from 1 to it has a fit on the branch where the mean falls). Where T / h is small the mean falls all
+    the way to s = 10 and the fit tends to the power law of density x^(a - 1) on (0, T], a = ln(1 / q) / ln(T / h),
+    whose mean is a T / (a + 1), so the bound is just under (h / T) (a + 1) / a (p95, h = 12,000, T = 16,000:
+    a = 0.0513 / 0.2877 = 0.178, 4.96, at s = 10 4.82; T = 22,000 at h = 20,000: 2.60 and 2.58). Where T / h is
+    about 10 or more the mean is least at an s of 2 to 4 and rises past it (T / h = 10: 4.77 at s ~ 4, 4.69 at
+    s = 10; T / h = 100: 3.88 near s = z, 1.16 at s = 10): the peak, not the value at s = 10. 1 where T <= h."""
     if slot_tokens <= high_tokens:
         return 1.0
-    return high_tokens / _truncated_fit_at(MAX_TRUNCATED_SPREAD, high_tokens, high_percentile, slot_tokens).mean_tokens
+    s = _truncated_peak_spread(high_tokens, high_percentile, slot_tokens)
+    return high_tokens / _truncated_fit_at(s, high_tokens, high_percentile, slot_tokens).mean_tokens
+
+
+@functools.cache
+def _truncated_peak_spread(high_tokens: float, high_percentile: float, slot_tokens: float) -> float:
+    """The s in (0, ``MAX_TRUNCATED_SPREAD``] where the mean of the lognormal truncated at T = ``slot_tokens`` whose
+    q-quantile is h = ``high_tokens`` is least (golden-section search on it: it falls from h at s -> 0 to one
+    minimum, then rises where T / h is large; ``truncated_ratio_bound``)."""
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    lo, hi = 1e-9, MAX_TRUNCATED_SPREAD
+
+    def mean(s: float) -> float:
+        return _truncated_fit_at(s, high_tokens, high_percentile, slot_tokens).mean_tokens
+
+    c, d = hi - g * (hi - lo), lo + g * (hi - lo)
+    fc, fd = mean(c), mean(d)
+    for _ in range(_PEAK_STEPS):
+        if fc <= fd:
+            hi, d, fd = d, c, fc
+            c = hi - g * (hi - lo)
+            fc = mean(c)
+        else:
+            lo, c, fc = c, d, fd
+            d = lo + g * (hi - lo)
+            fd = mean(d)
+    best = (lo + hi) / 2.0
+    return hi if mean(MAX_TRUNCATED_SPREAD) <= mean(best) else best
 
 
 def _truncated_fit_at(s: float, high_tokens: float, high_percentile: float, slot_tokens: float) -> LengthFit:
@@ -528,37 +557,51 @@ class LengthFit:
 MAX_TRUNCATED_SPREAD = 10.0
 #: Halvings of each bisection of ``length_fit`` (the intervals fall below 1e-12 of their start well before)
 _FIT_STEPS = 100
+#: Golden-section steps of ``_truncated_peak_spread`` (0.618^60 of 10: under 1e-11)
+_PEAK_STEPS = 60
 
 
+@functools.cache
 def length_fit(
     mean_tokens: float, high_tokens: float, high_percentile: float, slot_tokens: float = math.inf, what: str = ""
 ) -> LengthFit:
     """The distribution a length is drawn from, given its mean m and high percentile h (docs/export.md, "Two
-    contexts"): the lognormal with s = z - sqrt(z^2 - 2 ln(h / m)), mu = ln m - s^2 / 2 (``lognormal_spread``) where
-    h / m <= exp(z^2 / 2) (3.87 at p95); beyond it no lognormal has both, so the lognormal truncated at
-    ``slot_tokens`` T (the sequence length memory is sized for: high prompt + high output) whose truncated mean is m
-    and whose q-quantile is h: for each s, Phi(a) = q Phi(a + ln(T / h) / s) gives a (bisected; the left side over the
-    right rises with a), mu = ln h - s a (``_truncated_fit_at``); then s is bisected on the mean, which falls as s
-    grows. ``LongTailError`` naming the ratio where neither fits (no slot, or h / m above what the truncated family
-    reaches within ``MAX_TRUNCATED_SPREAD``: ``truncated_ratio_bound``). Trial 27 F12: 3,000 / p95 12,000 output tokens in a
-    16,000-token slot: s = 2.5906, mu = 7.9960 (not s = z with its p95 of 10,686 and a tail to 163,840)."""
+    contexts"). Where a slot T = ``slot_tokens`` above h is known (the sequence length memory is sized for: high
+    prompt + high output), the lognormal truncated at T whose truncated mean is m and whose q-quantile is h, for
+    every h / m above 1 (no length longer than the slot, and the stated mean and percentile held exactly): for each
+    s, Phi(a) = q Phi(a + ln(T / h) / s) gives a (bisected; the left side over the right rises with a),
+    mu = ln h - s a (``_truncated_fit_at``); then s is bisected on the mean over (0, the s where the mean is least]
+    (``_truncated_peak_spread``), where it falls as s grows (the root that tends to the untruncated fit as T grows).
+    Where no slot is known, the lognormal with s = z - sqrt(z^2 - 2 ln(h / m)), mu = ln m - s^2 / 2
+    (``lognormal_spread``), which exists where h / m <= exp(z^2 / 2) (3.87 at p95); and that too where a slot is so
+    close to h that no truncated lognormal reaches h / m (``truncated_ratio_bound``: T / h = 1.01 reaches 1.18 at
+    p95, 1.1 2.58): the truncated family cannot hold so many lengths near the slot, the untruncated fit holds m and h
+    with a tail past it. ``LongTailError`` naming the ratio where neither fits (h / m past exp(z^2 / 2) with no slot,
+    or past what the truncated family reaches within ``MAX_TRUNCATED_SPREAD`` too). Trial 27 F12: 3,000 / p95 12,000
+    output tokens in a 16,000-token slot: s = 2.5906, mu = 7.9960 (not s = z with its p95 of 10,686 and a tail to
+    163,840); 400 / p95 1,200 in 4,200: s = 0.9229, mu = 5.5837 (untruncated: 0.9319, 5.5573)."""
     m, h = float(mean_tokens), float(high_tokens)
     if not (m > 0 and h > 0):
         raise InvalidInputError(f"lengths must be positive numbers of tokens; got mean {m!r}, high {h!r}")
     if h <= m:
         return LengthFit(math.log(m), 0.0)
-    if h / m <= lognormal_ratio_bound(high_percentile):
+    lognormal = h / m <= lognormal_ratio_bound(high_percentile)
+    if (
+        math.isfinite(slot_tokens)
+        and slot_tokens > h
+        and h / m <= truncated_ratio_bound(h, high_percentile, slot_tokens)
+    ):
+        lo, hi = 1e-9, _truncated_peak_spread(h, high_percentile, float(slot_tokens))
+        for _ in range(_FIT_STEPS):
+            s = (lo + hi) / 2.0
+            lo, hi = (s, hi) if _truncated_fit_at(s, h, high_percentile, slot_tokens).mean_tokens > m else (lo, s)
+        return _truncated_fit_at((lo + hi) / 2.0, h, high_percentile, slot_tokens)
+    if lognormal:  # no slot, or one too close to h for any truncated lognormal to reach h / m
         s = lognormal_spread(m, h, high_percentile)
         return LengthFit(math.log(m) - s * s / 2.0, s)
     if not slot_tokens > h:
         raise LongTailError(m, h, high_percentile, what=what)
-    if truncated_ratio_bound(h, high_percentile, slot_tokens) < h / m:
-        raise LongTailError(m, h, high_percentile, slot_tokens, what)
-    lo, hi = 1e-9, MAX_TRUNCATED_SPREAD
-    for _ in range(_FIT_STEPS):
-        s = (lo + hi) / 2.0
-        lo, hi = (s, hi) if _truncated_fit_at(s, h, high_percentile, slot_tokens).mean_tokens > m else (lo, s)
-    return _truncated_fit_at((lo + hi) / 2.0, h, high_percentile, slot_tokens)
+    raise LongTailError(m, h, high_percentile, slot_tokens, what)
 
 
 def spread_lengths(
@@ -578,19 +621,17 @@ def spread_lengths(
     what is left): the fit's tail past it cannot be sent. None where both high lengths equal their means: every
     request at the means (``fixed_lengths``).
 
-    Where both ratios high / mean are within any lognormal's (3.87 at p95): lognormal through ``lognormal_lengths``
-    (cv = sqrt(exp(s^2) - 1)). 1,000 draws carry sampling error, the mean's standard error cv / sqrt(1,000): the
-    README example's prompts (800 / p95 3,000 tokens, s = 1.40, cv 2.45) 7.7%, drawn 762 / p95 2,903; its outputs
-    (400 / 1,200, s = 0.93) 3.7%, drawn 381 / 1,146; 200,000 draws give 803 / 3,009 and 400 / 1,204.
-
-    Where either is beyond it (a reasoning model's long outputs): both drawn by inverse transform from their fits
-    (a prompt and an output each from its own uniform stream), the long-tailed one truncated at the slot T = high
-    prompt + high output (``length_fit``), its drawn mean and percentile the stated ones within sampling error
-    (trial 27 F12: 3,000 / p95 12,000 output tokens drew p95 10,686 and a request of 163,840 with s = z), and each
-    request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than
-    the slot memory is sized for. That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with
-    those outputs in 16,000: 1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the
-    fit gives is that much on the long side). ``LongTailError`` where no truncated lognormal fits either."""
+    Each length is fitted truncated at the slot T = high prompt + high output (``length_fit``, wherever the
+    truncated family reaches its high / mean: all but slots within a few percent of a high length). Where either fit
+    is truncated, both are drawn by inverse transform (a prompt and an output each from its own uniform stream), the
+    drawn means and percentiles the stated ones within sampling error (trial 27 F12: 3,000 / p95 12,000 output
+    tokens drew p95 10,686 and a request of 163,840 with an untruncated s = z), and each request's prompt + output
+    capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than the slot memory is sized
+    for. That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with those outputs in 16,000:
+    1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the fit gives is that much
+    on the long side). Where neither is truncated (a slot too close to a high length for any truncated lognormal):
+    lognormal through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), capped at ``max_tokens`` only.
+    ``LongTailError`` where no lognormal fits either."""
     if prompt_high_tokens <= prompt_mean_tokens and output_high_tokens <= output_mean_tokens:
         return None
     slot = float(prompt_high_tokens + output_high_tokens)
@@ -641,7 +682,7 @@ def spread_fit_note(
         ("output", output_mean_tokens, output_high_tokens),
     ):
         f = length_fit(m, h, high_percentile, slot, what)
-        if f.truncated:
+        if f.truncated and h / m > lognormal_ratio_bound(high_percentile):  # within it: truncated, said nowhere
             said.append(
                 f"{what} {q} / mean {h:,.0f} / {m:,.0f} = {h / m:.2f} is beyond any lognormal's "
                 f"({lognormal_ratio_bound(high_percentile):.2f} at {q}), so it is drawn from a lognormal truncated at "
