@@ -36,8 +36,8 @@ def refused_run():
 
 def test_json_states_the_truncated_fit_of_a_long_tail(long_tail_runs):
     """Exit 0; ``under_load.length_fit.output`` is the truncated fit at the 16,000-token slot with s = 2.5906 and
-    mu = 7.9960 (``planner.serving.load.length_fit``'s docstring, trial 27 F12), the prompt's 1,500 / 4,000 (2.67,
-    within 3.87) untruncated."""
+    mu = 7.9960 (``planner.serving.load.length_fit``'s docstring, trial 27 F12); the prompt's 1,500 / 4,000 (2.67,
+    within 3.87) truncated at the same slot too (a known slot truncates every fit: docs/hypotheses/truncate-at-slot.md)."""
     r, _ = long_tail_runs
     assert r.exit_code == 0, r.output
     fit = json.loads(r.stdout)["under_load"]["length_fit"]
@@ -47,7 +47,7 @@ def test_json_states_the_truncated_fit_of_a_long_tail(long_tail_runs):
     assert (out["mean_tokens"], out["high_tokens"], out["high_over_mean"]) == (3000, 12000, 4.0)
     assert out["truncated"] is True and out["truncated_at_tokens"] == 16000
     assert (out["s"], out["mu"]) == (pytest.approx(2.5906, abs=5e-5), pytest.approx(7.9960, abs=5e-5))
-    assert fit["prompt"]["truncated"] is False and fit["prompt"]["truncated_at_tokens"] is None
+    assert fit["prompt"]["truncated"] is True and fit["prompt"]["truncated_at_tokens"] == 16000
 
 
 def test_json_warnings_carry_the_text_outputs_long_tail_warning(long_tail_runs):
