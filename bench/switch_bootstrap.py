@@ -43,6 +43,10 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``unmeasured-sparse-attention``: a DeepSeek Sparse Attention model (DeepSeek-V3.2, GLM-5) on an engine and GPU
   without a measured sparse-attention kernel (SGLang's, any GPU off Hopper) gets no prediction, and a user's range
   for it is widened (``planner.accuracy.basis.UNMEASURED_SPARSE_ATTENTION``; docs/hypotheses/worst-rows.md, h-worst).
+- ``sglang-dated-main``: an SGLang row whose version cell names a build of main by its date ("main at 2025-03-30",
+  sglang-pr-4918's LD095-097) is read as the last release uploaded to PyPI on or before that date (0.4.4.post3: eager
+  prompt steps, decode graphs to 160), not as the newest rule (``planner.accuracy.predict.SGLANG_DATED_MAIN``,
+  ``dated_main_release``; docs/hypotheses/sglang-dated-main-build.md, h-loadres).
 - ``trtllm-eager-context``: TensorRT-LLM's PyTorch backend runs steps that carry a context request outside CUDA
   graphs, so they take at least the host's launch, SGLang's published per-layer time borrowed
   (``planner.serving.benchmark.TRTLLM_EAGER_CONTEXT``, ``planner.serving.benchmark.eager_context_host_s``;
@@ -120,6 +124,7 @@ SWITCHES = (
     "dsa-bf16-decode",
     "unmeasured-sparse-attention",
     "trtllm-eager-context",
+    "sglang-dated-main",
     "mla-prefill-module-bound",
     "mla-prefill-module",
 )
@@ -216,6 +221,8 @@ MODULE_FLAGS = {
     "chat-template-tokens": ("planner.accuracy.datasets", "CHAT_TEMPLATE_ON", True),
     # SGLang admits nothing after a NO_TOKEN until a request leaves (h-r3)
     "sglang-admission-latch": ("planner.serving.simulate", "SGLANG_ADMISSION_LATCH", True),
+    # a dated SGLang build of main read as the release it ran (h-loadres)
+    "sglang-dated-main": ("planner.accuracy.predict", "SGLANG_DATED_MAIN", True),
     # TensorRT-LLM's PyTorch context steps launched eagerly: SGLang's host floor (h-load)
     "trtllm-eager-context": ("planner.serving.benchmark", "TRTLLM_EAGER_CONTEXT", True),
     # an upper bound on MLA's prefill module: layers x the measured module on top of each prompt step (h-mla)

@@ -19,6 +19,7 @@ of "auto" or "not stated" is the model's default. A row that cannot be predicted
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -278,13 +279,61 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 # -- time --------------------------------------------------------------------------------------------------
 
 
+#: EXPERIMENT (h-loadres, off; docs/hypotheses/sglang-dated-main-build.md): an SGLang row whose version cell names a
+#: build of main by its date ("main at 2025-03-30 (...)", sglang-pr-4918's LD095-097) is read as the last release
+#: uploaded on or before that date (``SGLANG_RELEASE_DATES``), not as the newest rule, which a cell without a version
+#: number gets (``_base_profile_for``). Read at call time by ``_profile_for`` and ``_base_profile_for``; set for one
+#: process by ``bench/switch_bootstrap.py sglang-dated-main``.
+SGLANG_DATED_MAIN = False
+#: SGLang's releases of the 0.4 line by their PyPI upload date (https://pypi.org/pypi/sglang/json,
+#: ``releases[version][0].upload_time``, read 2026-12-07), in order: a dated build of main between two of them ran the
+#: earlier one's code; a date before the first or after the last is not resolved (the row keeps today's reading).
+SGLANG_RELEASE_DATES = (
+    ("2024-12-03", "0.4.0"),
+    ("2025-03-06", "0.4.3.post4"),
+    ("2025-03-13", "0.4.4"),
+    ("2025-03-14", "0.4.4.post1"),
+    ("2025-03-27", "0.4.4.post2"),
+    ("2025-03-29", "0.4.4.post3"),
+    ("2025-04-07", "0.4.5"),
+    ("2025-04-16", "0.4.5.post1"),
+    ("2025-04-27", "0.4.6"),
+)
+_MAIN_AT_DATE = re.compile(r"\bmain at (\d{4}-\d{2}-\d{2})\b")
+
+
+def dated_main_release(engine: str, version: str) -> str | None:
+    """The SGLang release a build of main dated in ``version`` ("main at 2025-03-30 ...") ran: the last of
+    ``SGLANG_RELEASE_DATES`` uploaded on or before that date ("0.4.4.post3"); None for another engine, a cell with a
+    version number or no "main at" date, or a date outside the table (before 0.4.0, after 0.4.6's upload)."""
+    if engine != "sglang" or parse_version(version):
+        return None
+    hit = _MAIN_AT_DATE.search(str(version or ""))
+    if not hit:
+        return None
+    day = hit.group(1)
+    if day < SGLANG_RELEASE_DATES[0][0] or day > SGLANG_RELEASE_DATES[-1][0]:
+        return None
+    return [release for uploaded, release in SGLANG_RELEASE_DATES if uploaded <= day][-1]
+
+
+def _dated_main_as_release(row: DecodeRow) -> DecodeRow:
+    """``row`` with its dated SGLang build read as its release (``dated_main_release``) where ``SGLANG_DATED_MAIN`` is
+    on; else ``row``."""
+    if not SGLANG_DATED_MAIN:
+        return row
+    release = dated_main_release(row.engine, row.engine_version)
+    return row if release is None else replace(row, engine_version=f"{release} ({row.engine_version})")
+
+
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     """The row's profile (``engine`` if given, else its engine's release's) with what its release and command imply:
     ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_vllm_host_loop`` (vLLM's asynchronous loop from 0.14),
     ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
     ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), ``with_trtllm_bench_build`` (the engine
     ``trtllm-bench`` built for a TensorRT-LLM 0.13 row), ``with_trtllm_bench_host_cost`` (an offline trtllm-bench run's
-    host cost, TensorRT-LLM 1.x), and the off experiments ``with_published_host_cost`` and ``with_expert_parallel``."""
+    host cost, TensorRT-LLM 1.x), and the off experiments ``with_published_host_cost`` and ``with_expert_parallel`` (and ``SGLANG_DATED_MAIN``)."""
+    row = _dated_main_as_release(row)  # EXPERIMENT (h-loadres, off): a dated SGLang build read as its release
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # vLLM's host loop by release and command: asynchronous from 0.14 or with --async-scheduling (s189); an engine
     # without a profile runs on vLLM's, with the synchronous loop of a release not stated
@@ -408,6 +457,7 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
     has raises UnknownNameError (``load_decode_rows`` refuses such a row before it gets here)."""
     if engine is not None:
         return engine_profile(engine)
+    row = _dated_main_as_release(row)  # EXPERIMENT (h-loadres, off): a dated SGLang build read as its release
     if row.engine in ENGINES_WITHOUT_PROFILE:  # the default profile (``_profile_for`` gives it the synchronous loop)
         return engine_profile(None)
     base = engine_profile(row.engine)
