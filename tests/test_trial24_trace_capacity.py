@@ -141,6 +141,12 @@ def test_the_rate_mode_states_its_sampling_spread():
     result = run(*PLAN, "--rate", "4", "--prompt-tokens", "2000", "--output-tokens", "400", "--replicas", "1")
     assert "sampling spread: p95 TTFT 645 ms to 2.01 s, TPOT 45.7 ms to " in result.stdout
     assert "2 of 5 draws miss the targets" in result.stdout
+    # trial 28 F13: the draws' disagreement is also said where the fleet is stated, right under the replicas
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  replicas (given: --replicas"))
+    assert lines[at + 1].startswith(
+        "  warning: 2 of 5 arrival draws of this traffic miss the p95 targets at 1 replica "
+    )
     got = json.loads(
         run(
             *PLAN, "--rate", "4", "--prompt-tokens", "2000", "--output-tokens", "400", "--replicas", "1", "--json"

@@ -218,8 +218,9 @@ def sampling_spread(
     seeds: tuple[int, ...] = SPREAD_SEEDS,
 ) -> SamplingSpread:
     """The sampling spread of a rate's simulated percentiles: ``replica_run`` once per arrival draw of ``seeds``
-    (each 1,000 requests at exactly the rate, ``vllm bench serve``'s rescaled gaps; only the pattern of gaps
-    differs), the lowest and highest ``percentile`` TTFT and TPOT over them and the draws that miss the targets.
+    (each 1,000 requests, or ``len(lengths)``: ``planner.serving.load.sizing_requests``, 5,000 drawn at p99; at
+    exactly the rate, ``vllm bench serve``'s rescaled gaps; only the pattern of gaps differs), the lowest and
+    highest ``percentile`` TTFT and TPOT over them and the draws that miss the targets.
     One draw's p95 moves smoothly with the rate and says nothing of how far another 1,000 requests land (trial 24
     F2: 645 ms at 4.0 requests/s, where Poisson traces of that traffic, 3.93-4.07 requests/s over their span,
     replay at 704 ms to 1.21 s). ~0.05 s a draw."""
