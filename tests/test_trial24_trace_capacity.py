@@ -147,9 +147,11 @@ def test_the_rate_mode_states_its_sampling_spread():
     assert lines[at + 1].startswith(
         "  warning: 2 of 5 arrival draws of this traffic miss the p95 targets at 1 replica "
     )
-    got = json.loads(
+    whole = json.loads(
         run(
             *PLAN, "--rate", "4", "--prompt-tokens", "2000", "--output-tokens", "400", "--replicas", "1", "--json"
         ).stdout
-    )["under_load"]["sampling_spread"]
+    )
+    got = whole["under_load"]["sampling_spread"]
     assert got["seeds"] == [0, 1, 2, 3, 4] and got["draws_missing_targets"] == 2
+    assert any(w.startswith("2 of 5 arrival draws of this traffic miss") for w in whole["warnings"])

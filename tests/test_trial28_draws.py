@@ -103,3 +103,18 @@ def test_draws_that_disagree_are_warned_where_the_fleet_is_stated():
     assert draws_warning(spread, 10, 4, 1).endswith("11 replicas still miss them in 1 of 5")
     assert "(the figures shown are seed 0's draw)" in draws_warning(spread, 1, 4, 0, given=True)
     assert draws_warning(SamplingSpread(99.0, (0, 1), (1, 1), (0.05, 0.05), 0), 10, 4, 0) == ""
+
+
+def test_a_long_draw_is_sized_from_its_short_draws_fleet_and_settled_on_the_long_one():
+    """``fewest_replicas`` sizes a draw longer than 1,000 from its first 1,000 requests' fleet, then settles it on
+    the whole draw: the fleet returned meets on the long draw and one replica fewer misses there."""
+    from planner.serving.fleet import fewest_replicas, within_targets
+
+    replica = Replica("H100", "llama3.1-8b", 1)
+    lengths = spread_lengths(1500, 6000, 300, 1200, 99.0, sizing_requests(99), 131_072)
+    targets = dict(percentile=99, ttft_target_s=0.5, tpot_target_s=0.03)
+    sized = fewest_replicas(replica, 1500, 300, 40, lengths=lengths, **targets)
+    assert sized.result == replica_run(replica, 1500, 300, 40, sized.replicas, lengths=lengths)  # the long draw's
+    below = replica_run(replica, 1500, 300, 40, sized.replicas - 1, lengths=lengths)
+    assert within_targets(sized.result, 99, 0.5, 0.03) and not within_targets(below, 99, 0.5, 0.03)
+    assert sized.replicas > 1
