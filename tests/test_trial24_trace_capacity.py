@@ -141,9 +141,17 @@ def test_the_rate_mode_states_its_sampling_spread():
     result = run(*PLAN, "--rate", "4", "--prompt-tokens", "2000", "--output-tokens", "400", "--replicas", "1")
     assert "sampling spread: p95 TTFT 645 ms to 2.01 s, TPOT 45.7 ms to " in result.stdout
     assert "2 of 5 draws miss the targets" in result.stdout
-    got = json.loads(
+    # trial 28 F13: the draws' disagreement is also said where the fleet is stated, right under the replicas
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  replicas (given: --replicas"))
+    assert lines[at + 1].startswith(
+        "  warning: 2 of 5 arrival draws of this traffic miss the p95 targets at 1 replica "
+    )
+    whole = json.loads(
         run(
             *PLAN, "--rate", "4", "--prompt-tokens", "2000", "--output-tokens", "400", "--replicas", "1", "--json"
         ).stdout
-    )["under_load"]["sampling_spread"]
+    )
+    got = whole["under_load"]["sampling_spread"]
     assert got["seeds"] == [0, 1, 2, 3, 4] and got["draws_missing_targets"] == 2
+    assert any(w.startswith("2 of 5 arrival draws of this traffic miss") for w in whole["warnings"])

@@ -108,6 +108,7 @@ from planner.serving.load import (
     lognormal_ratio_bound,
     past_context_note,
     resampled_lengths,
+    sizing_requests,
     spread_fit_note,
     spread_lengths,
     trace_load,
@@ -163,14 +164,14 @@ def _streams(p) -> tuple[str, int] | None:
     return None
 
 
-def _streams_words(p) -> str:
-    """How many requests the simulation sends: 1,000 a replica, or 1,000 on each of its streams
-    (``latency_under_load(requests_per_rank=True)``)."""
+def _streams_words(p, requests: int = DEFAULT_REQUESTS) -> str:
+    """How many requests the simulation sends: ``requests`` (1,000; drawn lengths at p99: 5,000, ``sizing_requests``)
+    a replica, or as many on each of its streams (``latency_under_load(requests_per_rank=True)``)."""
     split = _streams(p)
     if split is None:
-        return "1,000 requests a replica"
+        return f"{requests:,} requests a replica"
     what, n = split
-    return f"1,000 requests on each of {what}, each taking one request in {n:,}"
+    return f"{requests:,} requests on each of {what}, each taking one request in {n:,}"
 
 
 def _split_words(p) -> str:
@@ -967,12 +968,12 @@ def plan_command(
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         lengths = traffic.lengths if traffic else trace.lengths if trace else None
         if sample is not None:  # --lengths: the file's rows drawn with replacement, seeded
-            lengths = resampled_lengths(sample.prompt_tokens, sample.output_tokens, DEFAULT_REQUESTS)
+            lengths = resampled_lengths(sample.prompt_tokens, sample.output_tokens, sizing_requests(float(percentile)))
             spread_line = lengths_line(sample, lengths, float(percentile))
         if prompt_tokens_high is not None or output_tokens_high is not None:  # drawn as planner export draws them
             lengths = spread_lengths(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
-                float(percentile), DEFAULT_REQUESTS, p.model.max_context,
+                float(percentile), sizing_requests(float(percentile)), p.model.max_context,
             )  # fmt: skip
             spread_line = spread_words(lengths, prompt_tokens_high, output_tokens_high, float(percentile))
             tail = spread_fit_note(
@@ -1061,6 +1062,7 @@ def plan_command(
     seqs_line = seqs_line if rate_per_s is not None else ""
     fluctuation_lines: tuple[str, ...] = ()
     spread: SamplingSpread | None = None
+    draws = ""  # where the arrival draws disagree on the targets: said under the replicas and in the warnings
     if sized is not None and not sized.is_burst:  # the busy minutes against the capacity, one notion in both modes
         cap_each = (
             check.capacity_per_s if check is not None else capacity_per_s(replicas[p.gpus], run_prompt, run_output, hit)
@@ -1071,6 +1073,14 @@ def plan_command(
                 ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
                 lengths=lengths, prefix_hit_rate=hit, routing=routing,
             )  # fmt: skip
+            if spread.draws_missing:  # the draws disagree: does one more replica meet in every draw?
+                more = sampling_spread(
+                    replicas[p.gpus], run_prompt, run_output, rate_per_s, sized.replicas + 1,
+                    percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
+                    tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
+                    routing=routing,
+                )  # fmt: skip
+                draws = draws_warning(spread, sized.replicas, p.gpus, more.draws_missing, check is not None)
         busy = busy_minutes_line(trace, sized, cap_each, burstiness, routing)
         fluctuation_lines = tuple(x for x in (sampling_spread_line(spread, burstiness), busy) if x)
     ranges = load_loaded_ranges() if sized else {}
@@ -1081,7 +1091,7 @@ def plan_command(
         out = plan_as_dict(p) | (
             {"under_load": sizing_as_dict(sized, p, sent_output) | {"prefix_hit_rate": hit}} if sized else {}
         )
-        out["warnings"] = [*out.get("warnings", []), *([tail] if tail else [])]  # the lengths line's, as the text
+        out["warnings"] = [*out.get("warnings", []), *([tail] if tail else []), *([draws] if draws else [])]
         if check is not None:  # --replicas: the given fleet, sized on nothing
             out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
             out["under_load"] |= {"sized_on": "given (--replicas)", "fleet_check": fleet_check_as_dict(check)}
@@ -1169,6 +1179,8 @@ def plan_command(
                 seqs_line=seqs_line,
                 spread_line=spread_line,
                 fluctuation_lines=fluctuation_lines,
+                draws_warning=draws,
+                requests=len(sent),
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1179,7 +1191,7 @@ def plan_command(
                 head = (
                     trace_line(trace, p, check.replicas, routing)
                     if trace is not None
-                    else _rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing)
+                    else _rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing, len(sent))
                 )
                 text = f"\n\n{head}"
             text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
@@ -1252,11 +1264,20 @@ def spread_words(
     )
 
 
-def _rate_line(rate_per_s: float, prompt_tokens: float, output_tokens: float, p: Plan, routing: str = "random") -> str:
-    """The "Under load" line of ``--rate``: the traffic, the simulation and how the traffic is routed."""
+def _rate_line(
+    rate_per_s: float,
+    prompt_tokens: float,
+    output_tokens: float,
+    p: Plan,
+    routing: str = "random",
+    requests: int = DEFAULT_REQUESTS,
+) -> str:
+    """The "Under load" line of ``--rate``: the traffic, the simulation (``requests`` a replica) and how the traffic
+    is routed."""
     return (
         f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
-        f"{_tokens(output_tokens)}-token outputs, computed by planner's serving simulation ({_streams_words(p)}; "
+        f"{_tokens(output_tokens)}-token outputs, computed by planner's serving simulation "
+        f"({_streams_words(p, requests)}; "
         f"{routing_words(routing)})"
     )
 
@@ -1446,6 +1467,28 @@ def sampling_spread_line(spread: SamplingSpread | None, burstiness: float) -> st
     )
 
 
+def draws_warning(spread: SamplingSpread, replicas: int, gpus: int, missing_one_more: int, given: bool = False) -> str:
+    """Where some of the rate's arrival draws (``sampling_spread``) miss the targets at the fleet shown: a sentence
+    saying how many, that the fleet was sized on one draw (seed 0's; ``given``: the fleet of ``--replicas``, its
+    figures seed 0's), and how many draws one more replica misses
+    (``missing_one_more``, ``sampling_spread`` at replicas + 1), so the reader sees the verdict's doubt where the
+    fleet is stated (trial 28 F13), not only in the spread line; "" where every draw meets."""
+    if not spread.draws_missing:
+        return ""
+    n, q = len(spread.seeds), f"p{spread.percentile:g}"
+    one_more = (
+        f"{counted(replicas + 1, 'replica')} ({counted((replicas + 1) * gpus, 'GPU')}) meet them in every draw"
+        if not missing_one_more
+        else f"{counted(replicas + 1, 'replica')} still miss them in {missing_one_more} of {n}"
+    )
+    on = "the figures shown are" if given else "sized on"
+    return (
+        f"{spread.draws_missing} of {n} arrival draws of this traffic miss the {q} targets at "
+        f"{counted(replicas, 'replica')} ({on} seed {spread.seeds[0]}'s draw): the fleet sits at the targets' edge, "
+        f"and another sample of the same traffic can land past them; {one_more}"
+    )
+
+
 def busy_minutes_line(
     trace: TraceLoad | None, s: Sizing, capacity_per_replica_s: float, burstiness: float, routing: str
 ) -> str:
@@ -1610,6 +1653,8 @@ def render_sizing(
     seqs_line: str = "",
     spread_line: str = "",
     fluctuation_lines: tuple[str, ...] = (),
+    draws_warning: str = "",
+    requests: int = DEFAULT_REQUESTS,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1620,7 +1665,8 @@ def render_sizing(
     rate offered a replica is counted (``_output_words``); None: ``output_tokens``. ``margin``: the Budget review's
     margin beside the replicas (``margin_lines``), where targets were given. ``fluctuation_lines``: how the traffic's
     draws move the figures (``sampling_spread_line``) and its busy minutes against the capacity
-    (``busy_minutes_line``), under the figures."""
+    (``busy_minutes_line``), under the figures. ``draws_warning``: where those draws disagree on the targets
+    (``draws_warning``), right under the replicas, not only in the spread line."""
     r, q = s.result, f"p{s.percentile:g}"
     sent_output = output_tokens if sent_output is None else sent_output
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
@@ -1638,7 +1684,7 @@ def render_sizing(
 
     lines = [
         "\n",
-        _rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing)
+        _rate_line(rate_per_s, prompt_tokens, output_tokens, p, routing, requests)
         if trace is None
         else trace_line(trace, p, s.replicas, routing),
         *([dataset_line(traffic)] if traffic is not None else []),
@@ -1665,6 +1711,7 @@ def render_sizing(
             else f"{s.rate_per_replica_s:.3g} requests/s each"
         )
         + (f", {_at_once(setup, p)}" if setup is not None else ""),
+        *([f"  warning: {draws_warning}"] if draws_warning else []),
         *(
             ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
             if s.on_capacity and not given

@@ -602,7 +602,7 @@ class Workload(BaseModel):
         request's prompt + output within ``max_tokens``, the model's context). None (every request at the means,
         ``request_tokens``) where each high length equals its mean: a benchmark's fixed lengths, a what-if
         workbook's requests."""
-        from planner.serving.load import DEFAULT_REQUESTS, dataset_load, resampled_lengths, spread_lengths
+        from planner.serving.load import dataset_load, resampled_lengths, sizing_requests, spread_lengths
 
         kind = self.simulated_lengths_kind
         if kind == "means":
@@ -617,11 +617,14 @@ class Workload(BaseModel):
                     f"tokens (prompt + output), more than the model's context of {max_tokens:,.0f}; leave out the "
                     "longer rows, or choose a model with a longer context"
                 )
-            return resampled_lengths(sample.prompt_tokens, sample.output_tokens, DEFAULT_REQUESTS)
+            return resampled_lengths(
+                sample.prompt_tokens, sample.output_tokens, sizing_requests(self.sizing_percentile)
+            )
         p, o = self.request_tokens
         return spread_lengths(
-            p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile, DEFAULT_REQUESTS, max_tokens
-        )
+            p, self.prompt_tokens_high, o, self.output_tokens_high, self.high_percentile,
+            sizing_requests(self.sizing_percentile), max_tokens,
+        )  # fmt: skip
 
     @model_validator(mode="after")
     def _check(self) -> Workload:

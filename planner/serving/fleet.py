@@ -220,8 +220,9 @@ def sampling_spread(
     seeds: tuple[int, ...] = SPREAD_SEEDS,
 ) -> SamplingSpread:
     """The sampling spread of a rate's simulated percentiles: ``replica_run`` once per arrival draw of ``seeds``
-    (each 1,000 requests at exactly the rate, ``vllm bench serve``'s rescaled gaps; only the pattern of gaps
-    differs), the lowest and highest ``percentile`` TTFT and TPOT over them and the draws that miss the targets.
+    (each 1,000 requests, or ``len(lengths)``: ``planner.serving.load.sizing_requests``, 5,000 drawn at p99; at
+    exactly the rate, ``vllm bench serve``'s rescaled gaps; only the pattern of gaps differs), the lowest and
+    highest ``percentile`` TTFT and TPOT over them and the draws that miss the targets.
     One draw's p95 moves smoothly with the rate and says nothing of how far another 1,000 requests land (trial 24
     F2: 645 ms at 4.0 requests/s, where Poisson traces of that traffic, 3.93-4.07 requests/s over their span,
     replay at 704 ms to 1.21 s). ~0.05 s a draw."""
@@ -619,6 +620,21 @@ def fewest_replicas(
     hi = int(ks[np.argmax(ok)]) if ok.any() else 1
     if not targets:
         hi = min(math.floor(judged / cap) + 1, max_replicas)
+    guessed = False  # hi from a short draw's sizing, not from the approximation
+    if targets and arrivals_s is None and lengths and len(lengths) > DEFAULT_REQUESTS:
+        # a long draw (``sizing_requests``: 5,000 requests at p99) runs five times as long: its first 1,000 requests,
+        # an iid draw of the same lengths, are sized first, and that fleet is the first guess the long draw settles
+        # in a step or two (trial 28 F13's fleet: 10 replicas from both; a long search from the approximation's 8
+        # runs 5 long simulations: 8, 16, 12, 10, 9)
+        try:
+            hi = fewest_replicas(
+                replica, prompt_tokens, output_tokens, rate, percentile=percentile, ttft_target_s=ttft_target_s,
+                tpot_target_s=tpot_target_s, burstiness=burstiness, max_replicas=max_replicas,
+                lengths=lengths[:DEFAULT_REQUESTS], prefix_hit_rate=prefix_hit_rate, routing=routing,
+            ).replicas  # fmt: skip
+            guessed = True
+        except NoFleetMeetsError:  # the short draw's refusal is not the long one's: searched as without a guess
+            pass
     lo = 0  # lo misses (0 replicas serve nothing), hi meets once found
     if meets(hi):
         # the approximation errs either way: below a k that meets, step down by doubling strides to one that misses
@@ -626,7 +642,17 @@ def fewest_replicas(
         while hi - step >= 1 and meets(hi - step):
             hi, step = hi - step, 2 * step
         lo = max(hi - step, 0)
-    if not ok.any() and hi < max_replicas and not meets(max_replicas):
+    elif guessed:  # the long draw needs more than the short one: up by doubling strides from it, to one that meets
+        lo, step = hi, 1
+        while lo < max_replicas:
+            k = min(lo + step, max_replicas)
+            if meets(k):
+                hi = k
+                break
+            lo, step = k, 2 * step
+        else:
+            hi = max_replicas  # refused below (``refuse``): even the limit misses
+    if not guessed and not ok.any() and hi < max_replicas and not meets(max_replicas):
         hi = max_replicas  # nothing meets even at the limit (an idle replica too slow): refused without the walk up
 
     def refuse(hi: int) -> None:
