@@ -17,11 +17,11 @@ from planner.export.assumptions import simulated_lengths_words
 from planner.export.scenario import load_scenario
 from planner.serving.fleet import BindingTarget, fewest_gpus, longer_than_every_cache, no_group_error
 from planner.serving.load import (
-    DEFAULT_REQUESTS,
     LONGER_THAN_CACHE_LEVERS,
     Replica,
     RequestLongerThanCacheError,
     latency_under_load,
+    sizing_requests,
     spread_lengths,
 )
 
@@ -67,7 +67,7 @@ def test_plan_without_gpus_skips_the_group_whose_cache_is_shorter_than_the_longe
 
 def test_plan_counts_the_drawn_requests_longer_than_the_context(skipped_group_plan):
     result, _ = skipped_group_plan
-    drawn = spread_lengths(4000, 12000, 300, 1200, 99, DEFAULT_REQUESTS, 131072)
+    drawn = spread_lengths(4000, 12000, 300, 1200, 99, sizing_requests(99), 131072)
     longer = sum(p + o > 8192 for p, o in drawn)
     assert longer > 0
     assert (
