@@ -24,6 +24,7 @@ from planner.accuracy.serving_margin import load_serving, margin_range
 from planner.catalog import default_catalog
 from planner.export import render
 from planner.export.evaluate import evaluate
+from planner.export.glossary import OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
 from planner.export.scenario import load_scenario
 from planner.io import libreoffice
 
@@ -102,7 +103,9 @@ class TestCostOfOwnership:
     def test_tokens_cost_in_and_out(self, hand_xlsx):
         """$ per million input and output tokens are on the Costs sheet for each option."""
         df = pd.read_excel(hand_xlsx, sheet_name="Costs")
-        assert (df["$ per M input tokens"] > 0).all() and (df["$ per M output tokens"] > 0).all()
+        # trial 28 F11: the output rate's header says it is the decode share; the all-in rate beside it
+        assert (df["$ per M input tokens"] > 0).all() and (df[OUTPUT_SHARE_LABEL] > 0).all()
+        assert (df[OUTPUT_ALL_IN_LABEL] > df[OUTPUT_SHARE_LABEL]).all()
 
 
 class TestSizingRules:
