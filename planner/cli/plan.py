@@ -646,7 +646,8 @@ class Percentile(click.ParamType):
     "--prompt-tokens-high",
     type=TokenCount(),
     help="With --rate and --prompt-tokens: the prompt length at --length-percentile (default --percentile, p95; as "
-    "a review's prompt_tokens_high at its high_percentile): each simulated request's prompt drawn lognormal with that mean and percentile (seeded), "
+    "a review's prompt_tokens_high at its high_percentile): each simulated request's prompt drawn lognormal with "
+    "that mean and percentile (seeded), "
     "as planner export sizes (past 3.87 x the mean at p95, no lognormal fits: truncated at the two high lengths' sum, "
     "with a warning); default: the mean, every prompt alike.",
 )
