@@ -57,7 +57,8 @@ class TestStoredValues:
         """The same cells are formulas for a spreadsheet program."""
         ws = openpyxl.load_workbook(hand_xlsx)["Options"]
         assert ws["M2"].value == "=E2*L2" and ws["N2"].value == "=M2*12"
-        assert ws["R2"].value == "=RANK(M2,$M$2:$M$3,1)"
+        # trial 28 F11: the all-in output rate's column, after the output rate, moved the live rank from R to S
+        assert ws["S2"].value == "=RANK(M2,$M$2:$M$3,1)"
 
     def test_summary_live_cells_have_cached_values(self, hand_xlsx):
         """A reader that does not recalculate sees the cheapest option's name and cost in the live box."""
@@ -388,7 +389,7 @@ class TestInLibreOffice:
         values = openpyxl.load_workbook(libreoffice.recalculate(edited, tmp_path / "lo"), data_only=True)
         assert values["Summary"]["E10"].value == "H100 bought"
         assert values["Summary"]["E11"].value == pytest.approx(1_600.0)
-        assert values["Options"]["R3"].value == 1  # live rank
+        assert values["Options"]["S3"].value == 1  # live rank (column S since trial 28 F11's all-in column)
 
     # The PDF's pages (title, page N of M, landscape, no ###) are checked on the README review's PDF that
     # test_export_print.py prints anyway (TestPrintedPages.test_every_page_is_titled_numbered_and_landscape): the
