@@ -143,6 +143,10 @@ class Plan:
     #: 2,000-token prompts, whose TTFT is 241 ms)
     request_ttft_s: float = math.nan
     request_ttft_floor_s: float = 0.0
+    #: the engine release the prediction assumes, as people name it (``engine_release_words``: "vLLM 0.11.0" for
+    #: vllm==0.11.0, "vLLM 0.19.0" for the default ``vllm``), "" where another engine was named without a release
+    #: (trial 28 F12)
+    engine_release: str = ""
 
     def request_ttft_range(self) -> tuple[float, float]:
         """``time_range`` of ``request_ttft_s``, at least its roofline floor."""
@@ -445,7 +449,30 @@ def plan(
         tuple(same_deployment_runs(Deployment.planned(g.name, mdl.name, eng.name, layout, n, wp, kp))),
         request_ttft_s=prompt_s,
         request_ttft_floor_s=prompt_floor if prompt_floor == prompt_floor else 0.0,
+        engine_release=engine_release_words(options.get("engine")),
     )
+
+
+#: The makers' names of the engines a release may be pinned for ("vllm==0.11.0": vLLM), by the name's start.
+ENGINE_MAKERS = (("vllm", "vLLM"), ("sglang", "SGLang"), ("tensorrt", "TensorRT-LLM"), ("trt", "TensorRT-LLM"),
+                 ("nvidia-nim", "NVIDIA NIM"), ("nim", "NVIDIA NIM"), ("lmdeploy", "LMDeploy"))  # fmt: skip
+
+
+def engine_release_words(engine: Any) -> str:
+    """The engine release a plan's prediction assumes, as people name it, for ``planner plan``'s text (trial 28
+    F12: "as vllm-fullsort admits them" for --engine vllm==0.11.0): "vLLM 0.11.0" for a pinned release; for none or
+    the bare ``vllm`` (``DEFAULT_ENGINE``), the release its profile models ("vLLM 0.19.0", ``NEWEST_LOGGED_VLLM``,
+    as ``planner validate`` assumes for a run without one); "" for another engine or profile named outright."""
+    from planner.engines.profiles import DEFAULT_ENGINE, NEWEST_LOGGED_VLLM
+
+    pinned = pinned_release(engine)
+    if pinned is not None:
+        name, version = pinned
+        maker = next((w for start, w in ENGINE_MAKERS if name.startswith(start)), name)
+        return f"{maker} {version}"
+    if engine is None or (isinstance(engine, str) and engine.strip().lower() == DEFAULT_ENGINE):
+        return f"vLLM {'.'.join(map(str, NEWEST_LOGGED_VLLM))}"
+    return ""
 
 
 def _request_tokens(prompt_tokens: Any, output_tokens: Any, context: Any) -> tuple[int, int] | None:

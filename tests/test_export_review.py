@@ -24,6 +24,7 @@ from planner.accuracy.serving_margin import load_serving, margin_range
 from planner.catalog import default_catalog
 from planner.export import render
 from planner.export.evaluate import evaluate
+from planner.export.glossary import OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
 from planner.export.scenario import load_scenario
 from planner.io import libreoffice
 
@@ -56,7 +57,8 @@ class TestStoredValues:
         """The same cells are formulas for a spreadsheet program."""
         ws = openpyxl.load_workbook(hand_xlsx)["Options"]
         assert ws["M2"].value == "=E2*L2" and ws["N2"].value == "=M2*12"
-        assert ws["R2"].value == "=RANK(M2,$M$2:$M$3,1)"
+        # trial 28 F11: the all-in output rate's column, after the output rate, moved the live rank from R to S
+        assert ws["S2"].value == "=RANK(M2,$M$2:$M$3,1)"
 
     def test_summary_live_cells_have_cached_values(self, hand_xlsx):
         """A reader that does not recalculate sees the cheapest option's name and cost in the live box."""
@@ -102,7 +104,9 @@ class TestCostOfOwnership:
     def test_tokens_cost_in_and_out(self, hand_xlsx):
         """$ per million input and output tokens are on the Costs sheet for each option."""
         df = pd.read_excel(hand_xlsx, sheet_name="Costs")
-        assert (df["$ per M input tokens"] > 0).all() and (df["$ per M output tokens"] > 0).all()
+        # trial 28 F11: the output rate's header says it is the decode share; the all-in rate beside it
+        assert (df["$ per M input tokens"] > 0).all() and (df[OUTPUT_SHARE_LABEL] > 0).all()
+        assert (df[OUTPUT_ALL_IN_LABEL] > df[OUTPUT_SHARE_LABEL]).all()
 
 
 class TestSizingRules:
@@ -387,7 +391,7 @@ class TestInLibreOffice:
         values = openpyxl.load_workbook(libreoffice.recalculate(edited, tmp_path / "lo"), data_only=True)
         assert values["Summary"]["E10"].value == "H100 bought"
         assert values["Summary"]["E11"].value == pytest.approx(1_600.0)
-        assert values["Options"]["R3"].value == 1  # live rank
+        assert values["Options"]["S3"].value == 1  # live rank (column S since trial 28 F11's all-in column)
 
     # The PDF's pages (title, page N of M, landscape, no ###) are checked on the README review's PDF that
     # test_export_print.py prints anyway (TestPrintedPages.test_every_page_is_titled_numbered_and_landscape): the

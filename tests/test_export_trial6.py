@@ -10,6 +10,7 @@ import pytest
 from planner.catalog import default_catalog
 from planner.export import build_review
 from planner.export.evaluate import evaluate
+from planner.export.glossary import OUTPUT_SHARE_LABEL
 from planner.export.levers import _lever
 from planner.export.scenario import parse_scenario
 from planner.export.tables import options_table
@@ -106,7 +107,7 @@ def test_the_cost_per_token_follows_an_edited_price_as_the_monthly_cost_does(tmp
     book = openpyxl.load_workbook(path)
     ws = book["Options"]
     header = [c.value for c in ws[1]]
-    per, out = header.index("$ per GPU-month") + 1, header.index("$ per M output tokens") + 1
+    per, out = header.index("$ per GPU-month") + 1, header.index(OUTPUT_SHARE_LABEL) + 1  # trial 28 F11: its header
     before = review.results[0].fleet.usd_per_million_output
     ws.cell(row=2, column=per).value = 2 * ws.cell(row=2, column=per).value
     book.save(tmp_path / "edited.xlsx")

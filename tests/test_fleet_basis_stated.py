@@ -133,9 +133,11 @@ class TestSharesOnTheSimulatedBasis:
         assert rows["Average after growth: the basis below"] == "24 requests/s"
         labels = list(rows)
         at = labels.index("Average after growth: the basis below")
-        assert labels[at + 1 : at + 5] == [
+        assert labels[at + 1 : at + 6] == [
             "$ per million input tokens",
-            "$ per million output tokens",
+            # trial 28 F11: the output rate is the decode share, the all-in rate (monthly cost / output tokens) beside it
+            "$ per M output tokens (decode share; prompts in $ per M input)",
+            "$ per M output tokens, all-in (monthly cost / output tokens)",
             "$ per million tokens (all)",  # trial 23 F10: one rate for the whole bill, at the same basis
             "Load vs sized capacity (average)",
         ]

@@ -64,8 +64,10 @@ def _ms(seconds: float) -> str:
     return "n/a (one output token)" if math.isnan(seconds) else f"{seconds * 1e3:.1f} ms"
 
 
-def _simulated(rec) -> str:
-    """How the replicas were counted, when on simulated percentiles: ", replicas on simulated p95 ..."."""
+def _simulated(rec, high_percentile: float) -> str:
+    """How the replicas were counted, when on simulated percentiles: ", replicas on simulated p95 ...". The
+    percentile sized on is the latency one (``Workload.sizing_percentile``); the lengths memory is sized at are the
+    scenario's ``high_percentile`` (trial 28 F10: a p95-lengths, p99-SLO review said "the p99 lengths")."""
     u = rec.under_load
     if u is None:
         return ""
@@ -74,7 +76,7 @@ def _simulated(rec) -> str:
         f", replicas on simulated {q} TTFT {u.result.ttft_s.at(u.percentile):.2f} s and {q} TPOT "
         f"{_ms(u.result.tpot_s.at(u.percentile))} at the peak on {counted(u.replicas, 'serving replica')}, each running "
         f"at most {counted(rec.batch_per_replica, 'sequence')} at once (max_num_seqs set to what memory holds at the "
-        f"p{rec.under_load.percentile:g} lengths, within the engine's limit)"
+        f"p{high_percentile:g} lengths, within the engine's limit)"
     )
 
 
@@ -89,7 +91,7 @@ def summary_lines(review) -> list[str]:
         f"Recommended: {rec.option.name}: {rec.gpus:,} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
         f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}"
         f"{': ' + rec.filling_text if rec.filling_text else ''}, TPOT {_ms(float(rec.fleet.tpot_peak_s))}, "
-        f"TTFT of one p{review.scenario.workload.high_percentile:g} prompt alone {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
+        f"TTFT of one p{review.scenario.workload.high_percentile:g} prompt alone {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec, review.scenario.workload.high_percentile)})"
     ]
     if rec.time_range_widened and review.scenario.workload.latency_margin == "model-range":  # no margin, no note
         lines.append(f"  margin widened {rec.time_range_widened}")

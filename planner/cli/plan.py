@@ -59,7 +59,7 @@ from planner.export.sizing import margin_target, range_margin
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import cached_tokens_per_layer_sum, padded_kv_layer_tokens
 from planner.options import SPECULATION_OPTIONS, option_doc
-from planner.report import Plan, kv_replication_words, limit_words, plan, replica_of
+from planner.report import Plan, engine_release_words, kv_replication_words, limit_words, plan, replica_of
 from planner.serving.fleet import (
     HEADROOM_STEP,
     LOAD_CURVE,
@@ -303,6 +303,18 @@ def published_runs_rows(p: Plan) -> list[tuple[str, str]]:
     return [("Published runs of this deployment", head)] + [(f"  {r.record_id}", r.words()) for r in shown]
 
 
+def engine_line(p: Plan) -> str:
+    """The line under the plan's head naming the engine release its prediction assumes (``Plan.engine_release``):
+    the default's (vLLM 0.19.0, which README's Time section describes) or the one --engine pinned, with the profile
+    that models it (trial 28 F12: "vllm-fullsort" was named, never the release asked for); "" for an engine named
+    without a release."""
+    if not p.engine_release:
+        return ""
+    if p.engine.name == "vllm" and p.engine_release == engine_release_words(None):
+        return f"\nengine: {p.engine_release} (the default, --engine vllm; --engine vllm==X for another release)"
+    return f"\nengine: {p.engine_release} (as --engine asked; planner models it with its {p.engine.name} profile)"
+
+
 def render_plan(p: Plan) -> str:
     """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
     mem, m, g = p.memory, p.model, p.gpu
@@ -335,7 +347,7 @@ def render_plan(p: Plan) -> str:
     head = (
         f"{m.name} on {p.gpus:,} x {g.name}, context {p.context:,} tokens "
         f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget{layout})"
-    )
+    ) + engine_line(p)
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
     row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
@@ -701,18 +713,18 @@ class Percentile(click.ParamType):
 @click.option(
     "--prompt-tokens-high",
     type=TokenCount(),
-    help="With --rate and --prompt-tokens: the prompt length at --percentile (p95 by default, as a review's "
-    "prompt_tokens_high): each simulated request's prompt drawn lognormal with that mean and percentile (seeded), "
-    "as planner export sizes. Past 3.87 x the mean at p95 no lognormal fits: drawn from a lognormal truncated at the "
-    "slot memory is sized for (the two high lengths' sum), with a warning, where one holds the mean and high length "
-    "there; else refused, naming the mean or high length that fits (a measured sample: --lengths FILE instead). "
-    "Default: the mean, every prompt alike.",
+    help="With --rate and --prompt-tokens: the prompt length at --length-percentile (default --percentile, p95; as "
+    "a review's prompt_tokens_high at its high_percentile): each simulated request's prompt drawn from a lognormal "
+    "truncated at the slot memory is sized for (the two high lengths' sum) whose mean and high length are these "
+    "(seeded), as planner export sizes; where no such fit holds them (a long tail in a short slot), refused, naming "
+    "the mean or high length that fits (a measured sample: --lengths FILE instead). Default: the mean, every prompt "
+    "alike.",
 )
 @click.option(
     "--output-tokens-high",
     type=TokenCount(),
-    help="With --rate and --output-tokens: the output length at --percentile, drawn as --prompt-tokens-high (past "
-    "the lognormal's reach truncated at the slot where a fit exists, else refused).",
+    help="With --rate and --output-tokens: the output length at --length-percentile (default --percentile), drawn "
+    "as --prompt-tokens-high (refused where no truncated fit holds it).",
 )
 @click.option(
     "--dataset",
@@ -760,7 +772,14 @@ class Percentile(click.ParamType):
     default="95",
     show_default=True,
     help=f"Percentile the TTFT and TPOT targets hold at: {choices_text(PERCENTILES)} (p95 and 95% read as 95); 95 means 95 of "
-    "100 requests within them.",
+    "100 requests within them (a review's latency_percentile); also the high lengths' unless --length-percentile.",
+)
+@click.option(
+    "--length-percentile",
+    type=Percentile(),
+    help="With --prompt-tokens-high or --output-tokens-high: the percentile those lengths are at (a review's "
+    "high_percentile: 90, 95 or 99); default --percentile. p95 lengths from the logs and a p99 SLO, as a review with "
+    "high_percentile = 95 and latency_percentile = 99 sizes: --percentile 99 --length-percentile 95.",
 )
 @click.option(
     "--burstiness",
@@ -829,6 +848,7 @@ def plan_command(
     ttft_target,
     tpot_target,
     percentile,
+    length_percentile,
     burstiness,
     routing,
     prefix_hit_rate,
@@ -902,9 +922,17 @@ def plan_command(
             "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), --lengths FILE (measured "
             "lengths), or --dataset"
         )
+    # the high lengths' percentile (a review's high_percentile), the targets' --percentile unless given (trial 28 F5)
+    length_q = float(percentile if length_percentile is None else length_percentile)
+    if length_percentile is not None and prompt_tokens_high is None and output_tokens_high is None:
+        raise InvalidInputError(
+            "--length-percentile is the percentile of --prompt-tokens-high and --output-tokens-high; give one of "
+            "them (with --rate and the mean lengths), or leave it out"
+        )
     _check_high_lengths(
-        prompt_tokens_high, output_tokens_high, prompt_tokens, output_tokens, percentile,
+        prompt_tokens_high, output_tokens_high, prompt_tokens, output_tokens, length_q,
         at_rate=rate_per_s is not None and traffic is None and trace is None,
+        by="--percentile" if length_percentile is None else "--length-percentile",
     )  # fmt: skip
     if rate_per_s is None and max_num_seqs is not None:
         raise InvalidInputError("--max-num-seqs sets a replica's limit under load; give --rate (or --trace) with it")
@@ -969,21 +997,20 @@ def plan_command(
         lengths = traffic.lengths if traffic else trace.lengths if trace else None
         if sample is not None:  # --lengths: the file's rows drawn with replacement, seeded
             lengths = resampled_lengths(sample.prompt_tokens, sample.output_tokens, sizing_requests(float(percentile)))
-            spread_line = lengths_line(sample, lengths, float(percentile))
+            spread_line = lengths_line(sample, lengths, length_q)
         if prompt_tokens_high is not None or output_tokens_high is not None:  # drawn as planner export draws them
             lengths = spread_lengths(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
-                float(percentile), sizing_requests(float(percentile)), p.model.max_context,
+                length_q, sizing_requests(float(percentile)), p.model.max_context,
             )  # fmt: skip
-            spread_line = spread_words(lengths, prompt_tokens_high, output_tokens_high, float(percentile))
+            spread_line = spread_words(lengths, prompt_tokens_high, output_tokens_high, length_q)
             tail = spread_fit_note(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
-                float(percentile),
+                length_q,
             )  # fmt: skip
             spread_line += f"\n  warning: {tail}" if tail else ""
             fits_json = length_fits_as_dict(
-                run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
-                float(percentile),
+                run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output, length_q,
             )  # fmt: skip
             past = past_context_note(
                 lengths, p.context, "--context", f"an engine started with --max-model-len {p.context} would reject them"
@@ -1041,11 +1068,12 @@ def plan_command(
                 load_args,
                 load_kwargs,
                 max_num_seqs,
-                sample.slot_tokens(slot_percentile(percentile))
+                sample.slot_tokens(slot_percentile(length_q))
                 if sample
                 else (prompt_tokens_high or run_prompt) + (output_tokens_high or run_output)
                 if spread_line
                 else None,
+                length_q=length_q,
             )  # fmt: skip
             if sized and not sized.is_burst
             else ""
@@ -1208,11 +1236,13 @@ def _check_high_lengths(
     output_tokens: float | None,
     percentile: float,
     at_rate: bool,
+    by: str = "--percentile",
 ) -> None:
     """``--prompt-tokens-high`` / ``--output-tokens-high``, each where given: only with --rate and its mean length
     (``at_rate``: a rate with --prompt-tokens and --output-tokens, not a dataset's or a trace's lengths), at least
-    that mean, and at a high --percentile (``HIGH_PERCENTILES``: the length at it, as a review's high_percentile);
-    else ``InvalidInputError`` naming the option and the way out."""
+    that mean, and at a high ``percentile`` (``HIGH_PERCENTILES``: the length at it, as a review's high_percentile;
+    ``by``: the option that set it, --length-percentile or --percentile); else ``InvalidInputError`` naming the option
+    and the way out."""
     highs = {"--prompt-tokens-high": (prompt_tokens_high, prompt_tokens, "--prompt-tokens"),
              "--output-tokens-high": (output_tokens_high, output_tokens, "--output-tokens")}  # fmt: skip
     for name, (high, mean, of) in highs.items():
@@ -1226,8 +1256,9 @@ def _check_high_lengths(
             )
         if float(percentile) not in HIGH_PERCENTILES:
             raise InvalidInputError(
-                f"{name} is the length at --percentile, which must then be a high one: "
+                f"{name} is the length at {by}, which must then be a high one: "
                 f"{', '.join(f'{q:g}' for q in HIGH_PERCENTILES)} (a review's high_percentile)"
+                + ("; --length-percentile sets it apart from the targets' --percentile" if by == "--percentile" else "")
             )
 
 
@@ -1423,14 +1454,16 @@ def _at_once(setup, p: Plan) -> str:
     the simulated run, ``ServingSetup.cap``, the engine's limit or what the KV cache holds of the shortest requests
     sent (every request, at fixed lengths; of a dataset or trace, longer requests hold fewer at once)."""
     who = f"each of its {setup.ranks} attention ranks" if setup.ranks > 1 else "each"
+    engine = p.engine_release or p.engine.name  # the release asked for, not its profile's name (trial 28 F12)
     if setup.cap >= setup.num_prompts:  # the run's own requests bound it, not the engine or the memory
         return (
             f"{who} able to run all {counted(setup.num_prompts, 'request')} of the simulated run at once (the "
-            f"engine's max_num_seqs and the KV cache hold at least that many, as {p.engine.name} admits them)"
+            f"engine's max_num_seqs and the KV cache hold at least that many, as {engine} admits them)"
         )
     return (
-        f"{who} running at most {counted(setup.cap, 'sequence')} at once (the engine's max_num_seqs and the KV "
-        f"cache at the shortest request's length, as {p.engine.name} admits them)"
+        f"{who} running at most {counted(setup.cap, 'sequence')} at once (the engine's max_num_seqs or, where "
+        f"fewer, what the KV cache holds at the shortest request's length, as {engine} admits them: the simulated "
+        "run's limit)"
     )
 
 
@@ -1554,24 +1587,29 @@ def high_request_tokens(lengths: list[tuple[int, int]], percentile: float) -> in
 
 def max_num_seqs_line(
     replica, s: Sizing, lengths: list, load_args: tuple, load_kwargs: dict, given: int | None,
-    high_tokens: int | None = None,
+    high_tokens: int | None = None, length_q: float | None = None,
 ) -> str:  # fmt: skip
     """One line naming the max_num_seqs the simulated replica ran with against ``planner export``'s rule (what memory
     holds at the high-percentile request, ``sequences_memory_holds``), and its effect: where that rule gives fewer
     than the engine's limit and none was given, the same replicas simulated with it (one more run, and the capacity
     at that limit): their percentile TTFT and TPOT, the review's figure at these lengths. ``high_tokens``: the high
     prompt + high output given (``--prompt-tokens-high``, ``--output-tokens-high``), the review's rule exactly, not
-    the drawn requests' percentile."""
+    the drawn requests' percentile. ``length_q``: the high lengths' percentile (``--length-percentile``; None: the
+    sizing's, ``s.percentile``), the review's high_percentile."""
     q = s.percentile
-    high = high_request_tokens(lengths, q) if high_tokens is None else int(high_tokens)
-    at = f"the p{q:g} request" if high_tokens is None else f"p{q:g} prompt + p{q:g} output"
+    lq = q if length_q is None else length_q
+    high = high_request_tokens(lengths, lq) if high_tokens is None else int(high_tokens)
+    at = f"the p{lq:g} request" if high_tokens is None else f"p{lq:g} prompt + p{lq:g} output"
     rule = sequences_memory_holds(replica, high)
-    review = f"planner export sets it to what memory holds at {at} ({high:,} tokens here: {rule:,})"
+    review = (
+        f"planner export sets it to what memory holds at {at} ({high:,} tokens here: {rule:,}, a review's "
+        "'Sequences in flight per replica')"
+    )
     if given is not None:
         return f"  max_num_seqs: {given:,} (as given, --max-num-seqs); {review}"
     limit = sequences_memory_holds(replica, 1)  # the engine's own limit: memory holds more one-token sequences
     if rule >= limit:
-        return f"  max_num_seqs: the engine's {limit:,}; {review}, the same"
+        return f"  max_num_seqs: the engine's {limit:,}, its default setting; {review}, the same"
     capped = dc_replace(replica, max_num_seqs=rule)
     rate = s.rate_per_replica_s * s.replicas
     arrivals = load_kwargs.get("arrivals_s")
@@ -1590,7 +1628,8 @@ def max_num_seqs_line(
             f", TPOT {fmt_seconds(tpot)}" if math.isfinite(tpot) else ""
         )
     return (
-        f"  max_num_seqs: the engine's {limit:,} (the KV cache's admission simulated); {review}: {effect} "
+        f"  max_num_seqs: the engine's {limit:,}, its default setting (the run above kept it, the KV cache's "
+        f"admission simulated beneath it); {review}: {effect} "
         f"(--max-num-seqs {rule:,}; a review's own high lengths set its number)"
     )
 

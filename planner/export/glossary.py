@@ -6,6 +6,11 @@ from __future__ import annotations
 #: the capacity the fleet was sized to, which a reader took for GPU busy time when it read "Utilization (average)"
 #: (trial 22 F15: 40% on a 2,880-GPU fleet 180 times the one sized on the prediction).
 LOAD_LABEL = "Load vs sized capacity (average)"
+#: The output-token rate's name on Options, Costs and Summary (``usd_per_million_output``): the decode share of the
+#: bill, the prompts' share billed per input token, so a finance reader does not price an output-token product on it
+#: alone (trial 28 F11: 15% under the monthly cost / output tokens); beside it, that all-in rate.
+OUTPUT_SHARE_LABEL = "$ per M output tokens (decode share; prompts in $ per M input)"
+OUTPUT_ALL_IN_LABEL = "$ per M output tokens, all-in (monthly cost / output tokens)"
 
 #: (term, definition), in reading order.
 GLOSSARY: tuple[tuple[str, str], ...] = (
@@ -41,9 +46,17 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "flight at the average, by Little's law on each deployed replica, spares included, not by the most "
         "memory holds), each part "
         "over its million tokens at the average traffic: priced like an API's input and output rates, the two "
-        "together are the bill. `planner plan`'s cost per million output tokens is another basis: decode only, at "
+        "together are the bill. The output rate is the decode share alone, so not the monthly cost over the "
+        "output tokens: a price per output token that must recover the whole bill is the next entry's rate. "
+        "`planner plan`'s cost per million output tokens is another basis: decode only, at "
         "full batch, 100% busy, prompt processing not included (lower); its line with prompt processing adds each "
         "request's prefill, still 100% busy (lower than these rates where the average utilization is below 100%).",
+    ),
+    (
+        OUTPUT_ALL_IN_LABEL,
+        "The monthly cost over the output tokens alone at the average traffic, prompts' share included: what one "
+        "price per output token must be to recover the bill (the input and output rates each over their own tokens "
+        "add up to the bill; this one alone does).",
     ),
     (
         "$ per M tokens (all)",

@@ -36,6 +36,7 @@ MD_OPTION_KEYS = (
     "ttft_s",
     "monthly_usd",
     "usd_per_million_output_tokens",
+    "usd_per_million_output_all_in",
     "utilization_average",
     "monthly_usd_high",
     "slow_end_gpus",
@@ -57,6 +58,7 @@ MD_TCO_KEYS = (
     "annual_usd",
     "usd_per_million_input_tokens",
     "usd_per_million_output_tokens",
+    "usd_per_million_output_all_in",
 )
 
 
@@ -165,7 +167,8 @@ def render_markdown(review: Review) -> str:
         "",
         f"Bought: capex = GPUs + host servers + network, {amortization_rule(review.scenario.finance)}; opex = power "
         "(IT load x PUE x $/kWh) + colocation ($/kW-month). Rented: the rent is all opex. $ per M input / output "
-        "tokens: the bill split by GPU time at the average traffic's sequences in flight per replica (Glossary).",
+        "tokens: the bill split by GPU time at the average traffic's sequences in flight per replica, so the output "
+        "rate is the decode share alone; all-in: the monthly cost over the output tokens alone (Glossary).",
         "",
         md_table(tco_table(review), MD_TCO_KEYS),
         "",

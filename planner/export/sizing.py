@@ -424,6 +424,10 @@ class Fleet:
     #: the monthly cost over every token, prompts and answers, at the average traffic (trial 23 F10: "cost per
     #: million tokens", the figure a CFO asks for, had to be worked out from the two rates)
     usd_per_million_tokens: np.ndarray
+    #: the monthly cost over the output tokens alone, at the average traffic: what an output-token product must be
+    #: priced at to recover the bill (trial 28 F11: ``usd_per_million_output`` is the decode share only, the prompts
+    #: billed in ``usd_per_million_input``, and a finance reader pricing output tokens on it under-recovered by 15%)
+    usd_per_million_output_all_in: np.ndarray
 
 
 def size(
@@ -508,4 +512,5 @@ def size(
         prompt_bound,
         tpot_peak,
         usd_per_million_tokens(monthly, tokens_per_month(average_rate_per_s, prompt_tokens_mean + output_tokens_mean)),
+        usd_per_million_tokens(monthly, tokens_per_month(average_rate_per_s, output_tokens_mean)),
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
 from planner.export.evaluate import sized_levels
-from planner.export.glossary import LOAD_LABEL
+from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
 from planner.export.outlook import stale_text
 from planner.export.ownership import SIZED_AFRESH, capital_terms
 from planner.export.records import Result, Review
@@ -89,7 +89,8 @@ def options_table(review: Review) -> Table:
         Column("Capex up front", "usd", "capex_usd"),
         Column("Opex per month", "usd", "opex_usd_per_month"),
         Column("$ per M input tokens", "usd2", "usd_per_million_input_tokens"),
-        Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
+        Column(OUTPUT_SHARE_LABEL, "usd2", "usd_per_million_output_tokens"),
+        Column(OUTPUT_ALL_IN_LABEL, "usd2", "usd_per_million_output_all_in"),
         Column(LOAD_LABEL, "pct", "utilization_average"),
         Column("Headroom (peak)", "pct", "headroom_peak"),
         Column(f"GPUs at {MINUS}{pct} traffic", "int", "gpus_low"),
@@ -184,7 +185,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     chosen = (o.name, r.gpu.name, r.model.name, f"{r.weights_label} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
-        return (None, *chosen, *quote, "no", *([None] * 23), "; ".join(x for x in (r.shortfall, r.layout_chosen) if x))
+        return (None, *chosen, *quote, "no", *([None] * 24), "; ".join(x for x in (r.shortfall, r.layout_chosen) if x))
     f, rep = r.fleet, r.replica
     return (
         rank,
@@ -208,6 +209,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         r.money.opex_usd_per_gpu_month * int(f.gpus),
         _n(f.usd_per_million_input),
         _n(f.usd_per_million_output),
+        _n(f.usd_per_million_output_all_in),
         _n(f.utilization_average),
         _n(f.headroom_peak),
         int(r.low.gpus),
@@ -284,7 +286,8 @@ def tco_table(review: Review) -> Table:
         Column("Total per month", "usd", "monthly_usd"),
         Column("Total per year", "usd", "annual_usd"),
         Column("$ per M input tokens", "usd2", "usd_per_million_input_tokens"),
-        Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
+        Column(OUTPUT_SHARE_LABEL, "usd2", "usd_per_million_output_tokens"),
+        Column(OUTPUT_ALL_IN_LABEL, "usd2", "usd_per_million_output_all_in"),
         Column("$ per M tokens (all)", "usd2", "usd_per_million_tokens"),
     )
     rows = []
@@ -313,6 +316,7 @@ def tco_table(review: Review) -> Table:
                 r.monthly_usd * 12,
                 _n(r.fleet.usd_per_million_input),
                 _n(r.fleet.usd_per_million_output),
+                _n(r.fleet.usd_per_million_output_all_in),
                 _n(r.fleet.usd_per_million_tokens),
             )
         )
@@ -602,6 +606,7 @@ MAIN_KEYS = (
     "monthly_usd",
     "annual_usd",
     "usd_per_million_output_tokens",
+    "usd_per_million_output_all_in",
     "utilization_average",
     "note",
 )

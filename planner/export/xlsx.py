@@ -28,7 +28,7 @@ from openpyxl.writer.excel import ExcelWriter
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.export import decision, held_out, slow_end
 from planner.export import money_tables as money
-from planner.export.glossary import GLOSSARY, LOAD_LABEL
+from planner.export.glossary import GLOSSARY, LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
 from planner.export.ownership import (
     SIZED_AFRESH,
     Money,
@@ -231,7 +231,8 @@ def _summary(book: _Book) -> None:
         *_budget_figures(review),
         *grown,
         ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
-        ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
+        (OUTPUT_SHARE_LABEL, float(f.usd_per_million_output), "usd2"),
+        (OUTPUT_ALL_IN_LABEL, float(f.usd_per_million_output_all_in), "usd2"),
         ("$ per million tokens (all)", float(f.usd_per_million_tokens), "usd2"),
         (LOAD_LABEL, float(f.utilization_average), "pct"),
         *_headroom_figures(rec),
@@ -264,7 +265,10 @@ def _summary(book: _Book) -> None:
     ]
     r = _figures(ws, figures, 9, 1)
     for row in range(9, r):  # the held-out range's labels are longer than the column: wrapped, the row grown
-        if any(t in str(ws.cell(row=row, column=1).value) for t in (held_out.SHORT_LABEL, SLOW_END_FIGURE)):
+        if any(
+            t in str(ws.cell(row=row, column=1).value)
+            for t in (held_out.SHORT_LABEL, SLOW_END_FIGURE, OUTPUT_SHARE_LABEL, OUTPUT_ALL_IN_LABEL)
+        ):
             ws.cell(row=row, column=1).alignment = WRAP
             fit_row(ws, row)
     if _budget_request(review):  # the figures' last row (r - 1)
@@ -658,6 +662,7 @@ def _options(book: _Book) -> None:
     # a fleet sized at batch 1 (its TPOT just meets the target) runs to 5-digit GPU counts, $1e9 a year and
     # $1,000s per million tokens: a number wider than its column prints ### in LibreOffice
     widths |= {"monthly_usd": 15, "annual_usd": 17, "usd_per_million_output_tokens": 12, "tpot_range": 14}
+    widths |= {"usd_per_million_output_all_in": 12}
     widths |= {k: 13 for k in SLOW_END_KEYS} | {"slow_end_monthly_usd": 15, "slow_end_note": 24}
     _write_table(ws, main, 1, {**{k: 11 for k in keys}, **widths})
     gpus, per, mon, ann, live = (
@@ -677,6 +682,7 @@ def _options(book: _Book) -> None:
             for key, usd in (
                 ("usd_per_million_input_tokens", r.fleet.usd_per_million_input),
                 ("usd_per_million_output_tokens", r.fleet.usd_per_million_output),
+                ("usd_per_million_output_all_in", r.fleet.usd_per_million_output_all_in),
             ):
                 if key in keys and math.isfinite(float(usd)) and r.monthly_usd > 0:
                     c = _col(keys, key)
