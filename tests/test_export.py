@@ -34,13 +34,14 @@ DATE = "2026-06-01"
 #   Each prompt takes its full prefill of a replica's time (docs/model.md, one busy time): a 1-token prompt
 #   streams the 13,214,687,232 B of weights read per step (all but the input embedding) + 524,288 B of KV:
 #   p = 13,215,211,520 / 3.35e12 = 3.9448 ms. TPOT at batch 67 at the context in flight (docs/export.md: mean
-#   prompt + mean output x exp(s^2) / 2, s = 1.6449 - sqrt(1.6449^2 - 2 ln 3.86) = 1.5800 for 100 / p95 386 output
-#   tokens: 1 + 100 x 12.138 / 2 = 608 tokens) is 10.320 ms (api.tpot). Rate of 500 in flight: 500 / (p + 100 x
-#   TPOT) = 482.65 requests/s. A replica takes x = 2b / (l + sqrt(l^2 - 4 p^2 b)), l = p + 100 x TPOT + b p =
-#   1.3003: 51.560 requests/s (sizing.max_rate_per_replica), so ceil(482.65 / 51.560) = 10 replicas + 1 spare = 11
-#   of 1 GPU. (The p95 lengths were 1,024 and 1,024 until trial 27 F12: an output p95 10.24 x its mean has no
-#   lognormal, and the spread was silently capped at s = z; 386, 3.86 x, is within a lognormal's reach.)
-#   Rented at $2.00/GPU-hour, one GPU at a time: 11 GPUs x $2.00 x 730 h = $16,060.00 -> recommended.
+#   prompt + E[o^2] / (2 E[o]) of the output's fit, a lognormal truncated at the 2,048-token slot with mean 100 and
+#   p95 386: mu = 3.7552, s = 1.3538, E[o^2] / (2 E[o]) = 200.27, so 1 + 200.27 = 201 tokens) is 6.0523 ms
+#   (api.tpot). Rate of 500 in flight: 500 / (p + 100 x TPOT) = 820.78 requests/s. A replica takes
+#   x = 2b / (l + sqrt(l^2 - 4 p^2 b)), l = p + 100 x TPOT + b p = 0.87348: 76.810 requests/s
+#   (sizing.max_rate_per_replica), so ceil(820.78 / 76.810) = 11 replicas + 1 spare = 12 of 1 GPU. (The p95 lengths
+#   were 1,024 and 1,024 until trial 27 F12: an output p95 10.24 x its mean has no lognormal, and the spread was
+#   silently capped at s = z; until s208 the output's lognormal was untruncated, 608 tokens in flight, 11 GPUs.)
+#   Rented at $2.00/GPU-hour, one GPU at a time: 12 GPUs x $2.00 x 730 h = $17,520.00 -> recommended.
 #   Bought, in 8-GPU nodes: 16 GPUs = 2 nodes. Per GPU (catalogs/costs/ownership.toml; docs/export.md):
 #     capex      $30,000 + ($32,010 host server + $15,060 network) / 8 = $35,883.75; / 36 months = $996.7708
 #     IT power   700 W + 4,600 W host / 8 = 1,275 W: x 1.3 PUE x $0.12/kWh x 730 h = $145.197; colocation
@@ -112,28 +113,28 @@ def run(*args: str):
 
 class TestHandComputedScenario:
     def test_gpu_count_and_monthly_cost_match_the_hand_computation(self, tmp_path):
-        """11 rented GPUs at $16,060.00 beat 16 bought GPUs at $22,026.31 (see the comment above HAND)."""
+        """12 rented GPUs at $17,520.00 beat 16 bought GPUs at $22,026.31 (see the comment above HAND)."""
         r = review_of(write_scenario(tmp_path))
         by_name = {x.option.name: x for x in r.results}
         bought, rented = by_name["H100 bought"], by_name["H100 rented"]
         assert int(rented.replica.batch) == 67 and int(bought.replica.batch) == 67
-        assert (bought.gpus, rented.gpus) == (16, 11)
+        assert (bought.gpus, rented.gpus) == (16, 12)
         per_gpu = (30_000 + (32_010 + 15_060) / 8) / 36 + 1.275 * 1.3 * 0.12 * 730 + 1.275 * 184.06
         assert bought.monthly_usd == pytest.approx(16 * per_gpu)
         assert bought.monthly_usd == pytest.approx(22_026.31, abs=0.01)
         assert bought.money.capex_usd_per_gpu * bought.gpus == pytest.approx(574_140.0)
-        assert rented.monthly_usd == pytest.approx(16_060.00)
+        assert rented.monthly_usd == pytest.approx(17_520.00)
         assert r.recommended is rented and r.results[0] is rented
 
     def test_sensitivity_resizes_at_plus_and_minus_twenty_percent(self):
-        """At 600 in flight: 579.18 requests/s / 51.560 -> ceil(11.23) = 12 + 1 = 13 rented GPUs; at 400: ceil(7.49) =
-        8 + 1 = 9."""
+        """At 600 in flight: 984.94 requests/s / 76.810 -> ceil(12.82) = 13 + 1 = 14 rented GPUs; at 400: ceil(8.55) =
+        9 + 1 = 10."""
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             r = review_of(write_scenario(Path(tmp)))
         rented = r.recommended
-        assert (int(rented.low.gpus), int(rented.high.gpus)) == (9, 13)
+        assert (int(rented.low.gpus), int(rented.high.gpus)) == (10, 14)
 
     def test_the_same_inputs_give_the_same_bytes(self, tmp_path):
         """Two renders of the same scenario and date are byte-identical in every format but pdf."""
@@ -194,7 +195,7 @@ class TestXlsx:
         """The recommended option and its cost are on the first screen, then the decision box (trial 26 F11); the
         reason paragraph follows below, under its heading."""
         ws = book["Summary"]
-        assert ws["B5"].value == "H100 rented: $16,060 a month, 11 GPUs (on-demand)"
+        assert ws["B5"].value == "H100 rented: $17,520 a month, 12 GPUs (on-demand)"
         assert ws["A7"].value.startswith("Option: H100 rented (Llama-2-7B on H100 SXM 80GB, on-demand)")
         assert summary_detail(ws).startswith("H100 rented is the cheapest option that meets the targets")
 
@@ -204,7 +205,7 @@ class TestXlsx:
         header = [c.value for c in ws[1]]
         col = {h: i for i, h in enumerate(header)}
         row = [c.value for c in ws[2]]
-        assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 11
+        assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 12
         assert row[col["Monthly cost"]] == "=E2*L2" and row[col["Annual cost"]] == "=M2*12"
 
     def test_assumptions_carry_every_price_with_its_source(self, book):
@@ -288,7 +289,7 @@ class TestMarkdown:
         """Each table row has as many cells as its header; the recommendation is in bold near the top."""
         text = render(review_of(write_scenario(tmp_path)), "md").decode()
         assert text.startswith("# Hand-computed review\n")
-        assert "**Recommendation: H100 rented** — $16,060 a month" in text
+        assert "**Recommendation: H100 rented** — $17,520 a month" in text
         for heading in ("## Options", "## Levers", "## Sensitivity", "## Assumptions"):
             assert heading in text
         block: list[str] = []

@@ -324,12 +324,12 @@ class TestOwnership:
         assert money.horizon_line(both).startswith("Over 1 year: year-1 cash")
 
     def test_hand_scenario_rented_present_value(self, hand):
-        """11 GPUs x $2.00 x 730 h = $16,060 a month for 24 months; PV = 16,060 x v (1 - v^24) / (1 - v), v = 1.1^(-1/12)."""
+        """12 GPUs x $2.00 x 730 h = $17,520 a month for 24 months; PV = 17,520 x v (1 - v^24) / (1 - v), v = 1.1^(-1/12)."""
         ow = hand.outlook.of("H100 rented").ownership
         v = 1.1 ** (-1 / 12)
-        assert ow.year1_cash_usd == pytest.approx(12 * 16060)
-        assert ow.total_usd == pytest.approx(24 * 16060)
-        assert ow.present_value_usd == pytest.approx(16060 * v * (1 - v**24) / (1 - v))
+        assert ow.year1_cash_usd == pytest.approx(12 * 17520)
+        assert ow.total_usd == pytest.approx(24 * 17520)
+        assert ow.present_value_usd == pytest.approx(17520 * v * (1 - v**24) / (1 - v))
         assert ow.residual_usd == 0
 
     def test_hand_scenario_bought_with_residual_value(self, hand):

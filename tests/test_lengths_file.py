@@ -227,7 +227,7 @@ class TestLongTailHelp:
     def test_the_help_says_past_the_reach_it_is_refused_where_no_truncated_fit_holds(self):
         text = " ".join(run(*PLAN, "--help").stdout.split())
         assert "drawn from a lognormal truncated at the slot memory is sized for" in text
-        assert "else refused, naming the mean or high length that fits (a measured sample: --lengths FILE" in text
+        assert "refused, naming the mean or high length that fits (a measured sample: --lengths FILE" in text
 
     def test_the_refusal_suggests_the_lengths_file(self):
         line = one_line(

@@ -372,8 +372,8 @@ class TestF13ShortHorizonCash:
         assert not any("Year-1" in h for h in own + grid)
 
     def test_the_sentence_says_the_months(self, seven):
-        """HAND rents 11 H100 at $2.00/GPU-hour: 7 x $16,060 = $112,420."""
-        assert money.horizon_line(seven).startswith("Over 7 months: cash over the 7 months $112,420 with the fleet")
+        """HAND rents 12 H100 at $2.00/GPU-hour: 7 x $17,520 = $122,640."""
+        assert money.horizon_line(seven).startswith("Over 7 months: cash over the 7 months $122,640 with the fleet")
 
     def test_a_year_or_more_keeps_year1(self):
         assert (money.year1_label(12), money.year1_label(36), money.year1_label(11)) == (

@@ -240,7 +240,7 @@ class TestF8BuyAgainstRentSaysWhatItLeavesOut:
         assert "they favour renting" in row.value and "interest (cost_of_capital 0)" in row.value
 
     def test_a_rented_recommendation_does_not_say_it(self, hand_review):
-        """test_export's hand review recommends renting (11 GPUs at $16,060 against 16 bought at $22,026)."""
+        """test_export's hand review recommends renting (12 GPUs at $17,520 against 16 bought at $22,026)."""
         assert hand_review.recommended.money.pricing == "cloud"
         assert "Buying is compared with renting" not in hand_review.reason
 

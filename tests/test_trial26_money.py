@@ -125,12 +125,12 @@ class TestF13AmortizationPastTheHorizon:
         assert bought.total_full_usd == pytest.approx(36 * monthly) and round(bought.total_full_usd) == 563_291
 
     def test_ranking_and_present_values_agree(self, amort60):
-        """Bought $15,647 a month ranks before rented 11 x $2.00 x 730 h = $16,060; over 36 months bought totals
-        $563,291 against rent's 36 x $16,060 = $578,160, so no sentence says renting is cheaper over the horizon (it
+        """Bought $15,647 a month ranks before rented 12 x $2.00 x 730 h = $17,520; over 36 months bought totals
+        $563,291 against rent's 36 x $17,520 = $630,720, so no sentence says renting is cheaper over the horizon (it
         did: the whole $574,140 of capex against no residual made buying $792,947)."""
         assert amort60.recommended.option.name == "H100 bought"
         rented = amort60.outlook.of("H100 rented").ownership
-        assert rented.total_usd == pytest.approx(36 * 11 * 2.0 * 730)
+        assert rented.total_usd == pytest.approx(36 * 12 * 2.0 * 730)
         assert amort60.outlook.of("H100 bought").ownership.total_usd < rented.total_usd
         assert money.present_value_line(amort60) == ""
 
