@@ -32,7 +32,6 @@ from planner.workbook.layout import INPUTS_SHEET, LEVERS_SHEET, LOAD_SHEET, inpu
 from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, load_key, rate_factors
 from planner.workbook.load_sheet import (
     AT_ONCE_LABEL,
-    BATCH_LIMIT_LABEL,
     ENGINE_ROW_LABEL,
     STATUS_CELL,
     TITLE,
@@ -160,7 +159,7 @@ class TestFiguresArePlannersPythonApi:
         batch = int(api.memory_plan(GPU, MODEL, CONTEXT, gpus=GPUS).max_batch)
         prompt = CONTEXT - OUTPUT
         replica = Replica(GPU, MODEL, GPUS)
-        limit, at_once = 1024, replica.setup(prompt, OUTPUT).cap
+        at_once = replica.setup(prompt, OUTPUT).cap
         assert (batch, at_once) == (117, 129)
         needed = fewest_replicas(
             replica, prompt, OUTPUT, PEAK, percentile=95, ttft_target_s=TTFT_TARGET_S, tpot_target_s=TPOT_TARGET_S
@@ -169,7 +168,6 @@ class TestFiguresArePlannersPythonApi:
         sheet = spec.sheet(LOAD_SHEET)
         rows = _rows(sheet)
         assert sheet.cells[f"C{rows['Max batch (memory)']}"].value == batch
-        assert sheet.cells[f"C{rows[BATCH_LIMIT_LABEL]}"].value == limit
         assert sheet.cells[f"C{rows[AT_ONCE_LABEL]}"].value == at_once
         assert sheet.cells[f"C{rows[NEEDED]}"].value == needed
         for block, want in (

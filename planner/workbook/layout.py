@@ -203,8 +203,7 @@ LATER_INPUTS = frozenset({"engine", "prompt_tokens"})
 #: ``[workload]`` keys, ``planner.export.scenario.Workload``), as ``planner plan`` takes ``--percentile`` and
 #: ``--prompt-tokens-high`` / ``--output-tokens-high``.
 EXPORT_FOR_TAILS = (
-    "A p99 SLO or long-tailed lengths (p95 prompt well above the mean): planner export, scenario keys "
-    "latency_percentile, prompt_tokens_high, output_tokens_high."
+    "p99 SLO or long-tailed lengths: planner export (latency_percentile, prompt_tokens_high, output_tokens_high)."
 )
 
 #: The budget question's inputs, below the compare model (not part of ``read_inputs``: the capacity model does not
@@ -226,8 +225,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Mean tokens each answer generates (every simulated request emits this many); peak tokens/s = traffic x "
-        "this. Blank: no fleet.",
+        "Mean tokens each answer generates, as every simulated request does. Blank: no fleet.",
     ),
     InputField(
         "prompt_tokens",
@@ -236,8 +234,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Mean prompt tokens (every simulated request sends this many). At most context - output tokens (the "
-        "default when blank).",
+        "Mean; every simulated request sends this many. At most context - output (blank: that).",
     ),
     InputField(
         "tpot_target_ms",
@@ -246,8 +243,8 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each), judged on requests all at the mean lengths. "
-        f"{EXPORT_FOR_TAILS} Blank: no lever meets it (none is green).",
+        "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each), every simulated request at the mean lengths. "
+        "Blank: no lever meets it (none is green).",
         slip_below_ms=1.0,
     ),
     InputField(
@@ -257,8 +254,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest p95 first token accepted under the peak traffic (Levers: the fleet is sized on it), requests "
-        "all at the mean lengths; a p99 SLO or long-tailed lengths: as TPOT's note says. Blank: no lever meets it.",
+        f"p95 first token at the peak, mean lengths. Blank: none meets. {EXPORT_FOR_TAILS}",
         slip_below_ms=10.0,
     ),
     InputField(

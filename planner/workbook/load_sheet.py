@@ -59,10 +59,8 @@ P95_NOTE = (
     f"Percentile: p{HIGH_PERCENTILE} throughout (the replicas needed, the tables and charts, the Levers' fleet and "
     f'their "simulated p{HIGH_PERCENTILE}" text), not an input: it is planner export\'s default high percentile, '
     "so that a review of this workbook sizes the same fleet. For p50, p90 or p99 use the Excel function REPLICAS(..., "
-    "percentile, ...) or planner plan --rate --percentile 99. Lengths: every simulated request has the Inputs' prompt "
-    "and output tokens (the means); for long-tailed lengths use planner plan --prompt-tokens-high / "
-    "--output-tokens-high, or planner export (scenario keys latency_percentile, prompt_tokens_high, "
-    "output_tokens_high)."
+    "percentile, ...) or planner plan --rate --percentile 99. Every request is at the Inputs' mean lengths (long "
+    "tails: planner export's prompt_tokens_high)."
 )
 
 
@@ -172,13 +170,13 @@ def _engine_table(s: Sheet, f: LoadFigures, r: int) -> None:
     s.heights[row] = 2 * 13.5 + 2
 
 
-#: The simulated replica's sequence limit: the engine's own max_num_seqs, as ``planner plan --rate`` runs it (trial 28
-#: F7: "Batch limit simulated (the engine's max_num_seqs)" held what memory holds at the whole context, 55 for
-#: 8,192-token sequences on 4 x H100, where vLLM runs 1,024 and its paged KV cache admits 300 of 1,500-token prompts).
-BATCH_LIMIT_LABEL = "Engine's max_num_seqs simulated (its own limit, as planner plan)"
-#: The most sequences the simulated replica decodes together: plan's "each running at most N sequences at once" (the
-#: limit, or the KV cache's tokens over each prompt's, as vLLM admits them; it preempts as outputs grow).
-AT_ONCE_LABEL = "Sequences at once, at most (max_num_seqs, or the KV cache at the prompt's length)"
+#: The most sequences the simulated replica decodes together, plan's "each running at most N sequences at once": the
+#: engine's own max_num_seqs (vLLM's 1,024 on an H100), or what its paged KV cache admits of the prompts (it preempts
+#: as outputs grow), as ``planner plan --rate`` simulates its replica. Trial 28 F7: the row read "Batch limit simulated
+#: (the engine's max_num_seqs)" and held what memory holds at the whole context, 55 sequences of 8,192 tokens on 4 x
+#: H100, where vLLM admits 300 of the 1,500-token prompts. One row (two lines at column A's width): a Load page taller
+#: by a row printed under 6 pt.
+AT_ONCE_LABEL = "Sequences at once: the engine's max_num_seqs, or what its KV cache admits (as plan)"
 
 
 def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
@@ -208,7 +206,6 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
         ("Prompt tokens per request (typed, or context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
         ("Max batch (memory)", "sequences", lambda v: v.max_batch, INT),
-        (BATCH_LIMIT_LABEL, "sequences", lambda v: v.batch_limit, INT),
         (AT_ONCE_LABEL, "sequences", lambda v: v.at_once, INT),
         ("Replicas for the peak with no queue", "replicas", lambda v: v.replicas, INT),
         (
