@@ -712,7 +712,8 @@ class TestWorkbooksDoc:
         peak, output, ttft_s, tpot_ms, needed, gpus, limit, prompt, levers = stated(
             self.DOC,
             r"On the opening inputs \((\d+) requests/s of (\d+) output tokens, ([\d.]+) s / (\d+) ms\) the baseline needs "
-            r"(\d+) replicas of (\d+) x H100 \(batch limit (\d+): its ([\d,]+)-token prompts .*?\) where a fleet with no "
+            r"(\d+) replicas of (\d+) x H100 \(at most (\d+) sequences at once: as many ([\d,]+)-token prompts .*?\) "
+            r"where a fleet with no "
             r"queue would count (\d+)",
         )
         assert (peak, output, float(ttft_s), tpot_ms) == (
@@ -724,7 +725,7 @@ class TestWorkbooksDoc:
         assert (needed, gpus, limit, prompt, levers) == (
             base.needed_replicas,
             base.inputs["gpus"],
-            base.batch_limit,
+            base.at_once,  # the KV cache's admission under the engine's max_num_seqs, as plan (trial 28 F7)
             base.prompt_tokens,
             base.replicas,
         )

@@ -30,7 +30,13 @@ from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import default_inputs
 from planner.workbook.layout import INPUTS_SHEET, LEVERS_SHEET, LOAD_SHEET, input_row
 from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, load_key, rate_factors
-from planner.workbook.load_sheet import ENGINE_ROW_LABEL, STATUS_CELL, TITLE, load_sheet
+from planner.workbook.load_sheet import (
+    AT_ONCE_LABEL,
+    ENGINE_ROW_LABEL,
+    STATUS_CELL,
+    TITLE,
+    load_sheet,
+)
 from planner.workbook.reader import WorkbookError
 from planner.workbook.update import refresh_load
 from planner.workbook.writer import write_workbook
@@ -147,13 +153,14 @@ class TestFiguresArePlannersPythonApi:
     def test_baseline_at_the_peak_equals_latency_under_load(self, spec):
         """The Baseline column at 1x the peak is ``latency_under_load`` of one of the replicas the simulation needs
         (``fewest_replicas``, p95 within the targets), each taking 40 requests/s / replicas, prompts of 4,096 - 400
-        tokens, ``max_num_seqs`` = what memory holds at the whole context (117), as ``planner export`` sets it
-        (``Candidate.slots``; the closed form's TPOT-best batch, 39, before s197)."""
+        tokens, on the replica ``planner plan --rate`` simulates: no ``max_num_seqs`` given, the engine's own (1,024
+        on an H100), the KV cache admitting what it holds of the 3,696-token prompts (129; trial 28 F7:
+        what memory holds at the whole context, 117, before; the closed form's TPOT-best batch, 39, before s197)."""
         batch = int(api.memory_plan(GPU, MODEL, CONTEXT, gpus=GPUS).max_batch)
         prompt = CONTEXT - OUTPUT
-        limit = batch
-        assert limit == 117
-        replica = Replica(GPU, MODEL, GPUS, max_num_seqs=limit)
+        replica = Replica(GPU, MODEL, GPUS)
+        at_once = replica.setup(prompt, OUTPUT).cap
+        assert (batch, at_once) == (117, 129)
         needed = fewest_replicas(
             replica, prompt, OUTPUT, PEAK, percentile=95, ttft_target_s=TTFT_TARGET_S, tpot_target_s=TPOT_TARGET_S
         ).replicas
@@ -161,7 +168,7 @@ class TestFiguresArePlannersPythonApi:
         sheet = spec.sheet(LOAD_SHEET)
         rows = _rows(sheet)
         assert sheet.cells[f"C{rows['Max batch (memory)']}"].value == batch
-        assert sheet.cells[f"C{rows['Batch limit simulated (the engine' + chr(39) + 's max_num_seqs)']}"].value == limit
+        assert sheet.cells[f"C{rows[AT_ONCE_LABEL]}"].value == at_once
         assert sheet.cells[f"C{rows[NEEDED]}"].value == needed
         for block, want in (
             ("TTFT p50", run.ttft_s.p50),
@@ -238,12 +245,12 @@ class TestTheSimulatedBatchIsOneTheEngineServes:
     )  # fmt: skip
 
     @pytest.mark.parametrize("tpot_target_ms", [None, 200.0])
-    def test_no_lever_simulates_more_sequences_than_plan_serves(self, tpot_target_ms):
-        """Each lever's simulated max_num_seqs is the batch `planner plan` serves for its inputs (plan's max_batch:
-        memory's, at most the engine's limit), with a TPOT target or without (s197; it was the closed form's TPOT-best
-        batch with one, which export no longer simulates); where the
-        engine's limit binds (plan's batch_capped) it is below what memory holds (the Load sheet's max batch)."""
-        from planner.report import plan
+    def test_each_lever_simulates_the_engines_own_limit_as_plan(self, tpot_target_ms):
+        """Each lever's simulated max_num_seqs is the engine's own limit, `planner plan`'s (``engine_batch_limit``)
+        and the one its ``--rate`` replica runs (``replica_of``: none given), with a TPOT target or without; the most
+        at once is that replica's (``Replica.setup``'s cap: the limit, or what the KV cache holds at the request's
+        length), never above the limit (trial 28 F7: the memory's max batch at the whole context, before)."""
+        from planner.report import plan, replica_of
 
         ttft_target_ms = None if tpot_target_ms is None else 2000.0  # targets come in pairs (Load: fewest_replicas)
         inputs = {**self.INPUTS, "tpot_target_ms": tpot_target_ms, "ttft_target_ms": ttft_target_ms}
@@ -258,7 +265,8 @@ class TestTheSimulatedBatchIsOneTheEngineServes:
                 weight_precision=s["weight_precision"],
             )  # fmt: skip
             assert v.max_batch == int(p.memory.max_batch), v.key
-            assert v.batch_limit == p.max_batch, v.key  # as export sets it (Candidate.slots), target or none
+            assert v.batch_limit == p.engine_batch_limit == 1024, v.key  # vLLM's on an H100, target or none
+            assert v.at_once == replica_of(p).setup(v.prompt_tokens, v.output_tokens).cap <= v.batch_limit, v.key
             capped += p.batch_capped
         assert capped >= 2 and len(levers) >= 4  # "More GPUs" and "KV cache fp8" hold more than 1,024
 
@@ -270,8 +278,9 @@ class TestSameFleetAsTheReview:
         = 60 requests/s at p95 TTFT and TPOT within its targets, at batch 107: the most whose slots each hold a
         high-percentile sequence (3,000 + 1,200 tokens). The what-if workbook given the same scenario (that GPU and
         group, prompt 800 + output 400 = a 1,200-token context, 60 requests/s, those targets; it has no spare) sizes its
-        Levers fleet on the same rule, but its one context knows no high-percentile sequence, so its replicas run what
-        memory holds at 1,200 tokens (375; the closed form's TPOT-best 141 before s197) and it needs 9 (8 before
+        Levers fleet as ``planner plan --rate`` does: the engine's own max_num_seqs (1,024), its KV cache holding what
+        its 800-token prompts admit (563 at once; trial 28 F7: memory's max batch at the whole context, here
+        also 1,200 tokens, before; the closed form's TPOT-best 141 before s197) and it needs 9 (8 before
         s202's +25% margin tightened the review's goals, which the workbook is given here). Where the TPOT
         target sets the batch the two agree (11 and 11 before s189's asynchronous vLLM host loop made TPOT the looser
         limit here; 12 with a +14% margin, before the served rows were simulated as the load path simulates them)."""
@@ -305,9 +314,10 @@ class TestSameFleetAsTheReview:
             review.gpu.name, review.model.name, inputs["context"], peak_requests_per_s=review.peak_rate_per_s,
             output_tokens=inputs["output_tokens"], gpus=gpus, rate_factor=base.rate_factor,
         )  # fmt: skip
-        assert (base.inputs["gpu"], base.inputs["gpus"], base.batch_limit, base.needed_replicas) == (
-            review.gpu.name, gpus, api.max_batch(review.gpu.name, review.model.name, 1200, gpus=gpus), 9,
+        assert (base.inputs["gpu"], base.inputs["gpus"], base.batch_limit, base.at_once, base.needed_replicas) == (
+            review.gpu.name, gpus, 1024, Replica(review.gpu.name, review.model.name, gpus).setup(800, 400).cap, 9,
         )  # fmt: skip
+        assert base.at_once == 563  # the KV cache over 800-token prompts: 375 x 1,200 / 800 (vLLM admits on prompts)
         assert (fleet.replicas, fleet.gpus) == (base.needed_replicas, base.needed_replicas * gpus)
 
 
@@ -426,8 +436,8 @@ class TestRefreshComputesTheSheetAgain:
     def test_refresh_simulates_with_the_memory_utilization_edited_on_assumptions(self, copy):
         """Memory utilization 0.9 -> 0.5 on the Assumptions sheet (``eng_memory_utilization``, a yellow input):
         ``refresh`` simulates with 0.5, the engine the formulas use, not the profile's 0.9 (trial 6 F6). The
-        baseline's batch limit is then at most the 15 sequences 0.5 leaves memory for (``api.memory_plan``; 117 at
-        0.9), the sheet lists 0.5 as used, and its figures are ``load_figures`` with that engine."""
+        baseline's sequences at once are then at most the 17 prompts 0.5 leaves memory for (``api.memory_plan``; 15
+        whole contexts, 117 at 0.9), the sheet lists 0.5 as used, and its figures are ``load_figures`` with that engine."""
         path = copy
         wb = openpyxl.load_workbook(path)
         sheet, ref = next(iter(wb.defined_names["eng_memory_utilization"].destinations))
@@ -437,13 +447,12 @@ class TestRefreshComputesTheSheetAgain:
         wb = openpyxl.load_workbook(path, rich_text=True)
         assert refresh_load(wb, path, cat, eng, cal) is True
         holds = int(api.memory_plan(GPU, MODEL, CONTEXT, gpus=GPUS, memory_utilization=0.5).max_batch)
-        assert holds == 15
+        # the KV cache admits requests on their prompts (vLLM's paged cache): 17 of 3,696 tokens
+        prompts = int(api.memory_plan(GPU, MODEL, CONTEXT - OUTPUT, gpus=GPUS, memory_utilization=0.5).max_batch)
+        assert (holds, prompts) == (15, 17)
         ws, rows = wb[LOAD_SHEET], {c.value: c.row for c in wb[LOAD_SHEET]["A"] if c.value}
         assert ws[f"B{rows['memory_utilization']}"].value == 0.5
-        assert (
-            ws[f"{scenario_col('base')}{rows['Batch limit simulated (the engine' + chr(39) + 's max_num_seqs)']}"].value
-            <= holds
-        )
+        assert ws[f"{scenario_col('base')}{rows[AT_ONCE_LABEL]}"].value <= prompts
         inputs = default_inputs(cat, *select_entries(cat, None, None))
         want = load_sheet(load_figures(inputs, cat, dataclasses.replace(eng, memory_utilization=0.5), cal))
         for ref, cell in want.cells.items():

@@ -3,7 +3,7 @@
 
 - F1: with the GPU count blank the Inputs' headline sat on the smallest group that fits. On the trial's inputs
   (Llama-3.3-70B on H100 SXM 80GB, context 1,800, 50 requests/s of 300 output tokens, TPOT 60 ms, TTFT 1,500 ms) that
-  is 2 x H100 holding 5 sequences: 404 GPUs, $1,060,237 a month, where the Levers' More GPUs column (4 a replica)
+  is 2 x H100 holding 5 sequences: 404 GPUs, $1,060,237 a month (334, $876,533 since trial 28 F7), where the Levers' More GPUs column (4 a replica)
   needs 40 GPUs, $104,974, and ``planner export`` of the same file recommends 48 x H100 in 12 replicas of 4,
   $125,969 (the findings' figures). The headline now takes the cheaper of the two groups the workbook sizes, and the
   note beside it says which and why; where the smallest group is the cheaper (Llama-3.1-8B on 1 GPU) it stays.
@@ -50,7 +50,7 @@ TRIAL = dict(
 )
 CASES = {
     "trial": TRIAL,
-    # an 8B model fits one GPU: the smallest group (1) is the cheaper, More GPUs (2) needs more
+    # an 8B model fits one GPU: the smallest group (1) is no dearer than More GPUs (2), and stays
     "smallest-best": {**TRIAL, "model": "Llama-3.1-8B"},
     # findings F5: the price cell = 31.92, an 8-GPU instance's hourly price typed per GPU (count 4, as the finding's)
     "instance-price": {**TRIAL, "gpus": 4, "price_per_gpu_hour": 31.92},
@@ -104,10 +104,12 @@ def export_fleet(refreshed):
 class TestHeadlineTakesTheCheaperGroup:
     def test_the_trial_inputs_headline_the_more_gpus_fleet(self, refreshed):
         _, book, _ = refreshed["trial"]
-        # the findings' figures: the smallest group, 2 x H100 holding 5 sequences, needs 404 GPUs at $3.595 (the
-        # catalog's on-demand median); More GPUs, 4 a replica, 40
-        assert (_calc(book, "n"), _calc(book, "max_batch"), _calc(book, "fleet_gpus")) == (2, 5, 404)
-        assert _calc(book, "fleet_usd_month") == pytest.approx(1_060_237.4)
+        # the findings' figures: the smallest group, 2 x H100 holding 5 sequences, needs 334 GPUs at $3.595 (the
+        # catalog's on-demand median; 404 in the findings, before trial 28 F7 simulated the replica as planner plan's:
+        # the engine's max_num_seqs, the KV cache admitting by the prompts' tokens, not 5 whole contexts); More GPUs,
+        # 4 a replica, 40
+        assert (_calc(book, "n"), _calc(book, "max_batch"), _calc(book, "fleet_gpus")) == (2, 5, 334)
+        assert _calc(book, "fleet_usd_month") == pytest.approx(876_532.9)
         assert (_calc(book, "n", MORE), _calc(book, "fleet_gpus", MORE)) == (4, 40)
         assert _calc(book, "headline") == 2
         assert _glance(book, "fleet_gpus") == 40 and _glance(book, "fleet_gpus", "C") == "GPUs"
@@ -115,7 +117,7 @@ class TestHeadlineTakesTheCheaperGroup:
         assert _glance(book, "meets_text") == _calc(book, "meets_text", MORE) == "yes (simulated p95)"
         assert _glance(book, "fleet_gpus", "D").startswith(
             "replicas x 4 GPUs, the cheaper group (GPU count blank): 4 GPUs a replica need 40 GPUs, fewer than 2 "
-            "GPUs a replica's 404 (the smallest that fits; Levers). No latency margin"
+            "GPUs a replica's 334 (the smallest that fits; Levers). No latency margin"
         )
         assert _glance(book, "fleet_usd_month", "D") == "rented: = 40 GPUs x $3.595 per GPU-hour x 730 h a month"
         # the cost per token is the fleet's group's too: planner plan's on 4 x H100, the smallest group's beside it
@@ -156,7 +158,8 @@ class TestHeadlineTakesTheCheaperGroup:
     def test_the_smallest_group_stays_where_it_is_the_cheaper(self, refreshed):
         _, book, _ = refreshed["smallest-best"]
         assert (_calc(book, "n"), _calc(book, "n", MORE)) == (1, 2)
-        assert _calc(book, "fleet_gpus") < _calc(book, "fleet_gpus", MORE)  # 3 against 4
+        # 4 against 4 since trial 28 F7 (3 against 4 before): a tie keeps the smallest group
+        assert _calc(book, "fleet_gpus") <= _calc(book, "fleet_gpus", MORE)
         assert _calc(book, "headline") == 1 and _glance(book, "fleet_gpus") == _calc(book, "fleet_gpus")
         assert _glance(book, "fleet_gpus", "D").startswith("replicas x 1 GPU, the smallest group that fits")
         assert _glance(book, "m_cost", "D").startswith("US$ per million output tokens")
@@ -170,7 +173,7 @@ class TestHeadlineTakesTheCheaperGroup:
     def test_a_stale_estimate_compares_the_same_groups(self, refreshed, tmp_path):
         """The peak raised to 60 after the refresh, recalculated by LibreOffice without one: the Load sheet is stale
         and nothing is judged, but each group's last simulation met the targets, so the headline is More GPUs'
-        estimate, "~48 est." (40 x 60 / 50), not the smallest group's (~485)."""
+        estimate, "~48 est." (40 x 60 / 50), not the smallest group's (~401; ~485 before trial 28 F7)."""
         source, _, _ = refreshed["trial"]
         path = tmp_path / "stale.xlsx"
         wb = openpyxl.load_workbook(source)
@@ -180,7 +183,7 @@ class TestHeadlineTakesTheCheaperGroup:
         inputs, calc = read_csv_sheet(csvs[INPUTS_SHEET]), read_csv_sheet(csvs[CALC_SHEET])
         assert calc[CALC.ref("unknown", MORE)] == STALE_MEETS and calc[CALC.ref("headline", "C")] == 2
         more, base = calc[CALC.ref("fleet_gpus", MORE)], calc[CALC.ref("fleet_gpus", "C")]
-        assert more == 48 and base > 10 * more
+        assert more == 48 and base > 8 * more
         row = glance_row() + [g[1] for g in GLANCE].index("fleet_gpus") + 1
         assert inputs[f"B{row}"] == f"~48{ESTIMATE_SUFFIX}"
         assert "4 GPUs a replica need ~48 GPUs" in inputs[f"D{row}"]

@@ -197,6 +197,15 @@ ENGINE_INDEX = "eng_index"
 #: prompt: context - output tokens; the engine: the Assumptions sheet's ``eng_name``).
 LATER_INPUTS = frozenset({"engine", "prompt_tokens"})
 
+#: What the latency targets' notes say a p99 SLO or a long-tailed length distribution needs (trial 28 F8): the workbook
+#: simulates every request at the Inputs' prompt and output tokens and judges the targets at p95 (``load_figures``'
+#: ``HIGH_PERCENTILE``); ``planner export`` of a scenario takes the percentile and the high lengths (its
+#: ``[workload]`` keys, ``planner.export.scenario.Workload``), as ``planner plan`` takes ``--percentile`` and
+#: ``--prompt-tokens-high`` / ``--output-tokens-high``.
+EXPORT_FOR_TAILS = (
+    "p99 SLO or long-tailed lengths: planner export (latency_percentile, prompt_tokens_high, output_tokens_high)."
+)
+
 #: The budget question's inputs, below the compare model (not part of ``read_inputs``: the capacity model does not
 #: take them). Defaults: examples/budget-review.toml's peak (40 requests/s of 400 output tokens) and targets.
 BUDGET_FIELDS: tuple[InputField, ...] = (
@@ -216,7 +225,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Mean tokens each answer generates; peak tokens/s = traffic x this. Blank: no fleet.",
+        "Mean tokens each answer generates, as every simulated request does. Blank: no fleet.",
     ),
     InputField(
         "prompt_tokens",
@@ -225,7 +234,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "At most context - output tokens (the default when blank).",
+        "Mean; every simulated request sends this many. At most context - output (blank: that).",
     ),
     InputField(
         "tpot_target_ms",
@@ -234,7 +243,8 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each). Blank: no lever meets it (none is green).",
+        "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each), every simulated request at the mean lengths. "
+        "Blank: no lever meets it (none is green).",
         slip_below_ms=1.0,
     ),
     InputField(
@@ -244,8 +254,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest p95 first token accepted under the peak traffic (Levers: the fleet is sized on it). Blank: no "
-        "lever meets it.",
+        f"p95 first token at the peak, mean lengths. Blank: none meets. {EXPORT_FOR_TAILS}",
         slip_below_ms=10.0,
     ),
     InputField(
@@ -323,7 +332,7 @@ GLANCE = (
     # trial 26 F16: the fleet planner export of this file budgets (Calc's review rows, computed when the Load sheet is)
     (REVIEW_FLEET_LABEL, "review_gpus", INT, "GPUs"),
     ("Budget cost per month (planner export)", "review_usd_month", USD, "US$ a month"),
-    ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
+    ("Meets the latency targets", "meets_text", None, "p95 at mean lengths under load (Load), else at max batch"),
 )
 
 

@@ -8,11 +8,16 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
                     + one whole-context prefill) requests/s; the replicas the Levers formula would count with no queue
     one request     prompt = the Inputs' prompt tokens (blank: context - output tokens), output = the Inputs' output
                     tokens (the context holds prompt + output, and any room left beside them)
-    batch limit     the engine's ``max_num_seqs``: the batch the engine serves at the whole context (``api.served_batch``:
-                    what memory holds when every sequence may reach it, at most the engine's own max_num_seqs on the
-                    GPU), as ``planner export`` sets it (``Candidate.slots``) and ``planner plan`` bounds it; the
-                    simulated percentiles, not a closed form's TPOT-best batch, decide how many the traffic keeps in
-                    flight
+    batch limit     the engine's own ``max_num_seqs`` on the GPU (vLLM's 1,024 on an H100), the KV cache admitting
+                    requests by the tokens they hold (paged: blocks for each request's prompt and output, not the
+                    whole context), as ``planner plan --rate`` simulates its replica (``report.replica_of``: no
+                    max_num_seqs given; trial 28 F7: the memory's max batch at the whole context, 55 sequences of
+                    8,192 tokens where 300 of 1,500-token prompts are admitted, sized 11 x 4 GPUs where plan sizes
+                    9 x 4); ``at_once``: the most the simulated replica decodes together, the engine's limit or the
+                    KV cache's tokens over each prompt's, as vLLM admits them and preempts as outputs grow
+                    (``ServingSetup.cap``, plan's "each running at most N sequences at once");
+                    the simulated percentiles, not a closed form's TPOT-best batch, decide how many the traffic keeps
+                    in flight
     needed          the fewest replicas whose simulated p95 TTFT and TPOT meet the Inputs' targets at the peak
                     (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet)
     rate factor     peak / (needed x the no-queue rate): the queue term the Levers sheet's fleet formula multiplies the
@@ -45,6 +50,7 @@ from typing import Any
 
 from planner import __version__, api
 from planner.catalog import Catalog
+from planner.deploy import engine_sequence_limit
 from planner.engines.profiles import EngineProfile
 from planner.errors import PlannerError
 from planner.export.evaluate import LOAD_CURVE
@@ -87,7 +93,8 @@ class LeverLoad:
     needed_note: str = ""  # why ``needed_replicas`` is None
     rates_per_s: tuple[float, ...] = ()  # per replica (the needed ones, else the Levers'), one per LOAD_MULTIPLES
     runs: tuple[LoadResult | None, ...] = ()
-    batch_limit: int | None = None  # the simulated replica's max_num_seqs
+    batch_limit: int | None = None  # the simulated replica's max_num_seqs: the engine's own (plan's)
+    at_once: int | None = None  # the most it decodes together: max_num_seqs or the KV cache at the prompt's length
     no_queue_rate_per_s: float | None = None  # requests/s one replica takes with no queue (``api.peak_fleet``)
     peak_requests_per_s: float | None = None
 
@@ -222,20 +229,26 @@ def _lever(
     except PlannerError as exc:
         return LeverLoad(key, header, s, error=str(exc))
     batch, replicas = int(plan.max_batch), int(fleet.replicas)
-    served, _ = api.served_batch(batch, engine, catalog.gpu(s["gpu"]), parallelism, int(plan.gpus))
     prompt = s["prompt_tokens"] if s.get("prompt_tokens") is not None else int(s["context"]) - int(output)
     if prompt < 1:
         return LeverLoad(
             key, header, s, error=f"a context of {int(s['context']):,} tokens leaves no prompt beside "
             f"{int(output):,} output tokens", max_batch=batch, replicas=replicas,
         )  # fmt: skip
-    limit = served
     eng = engine if mu is None else replace(engine, memory_utilization=float(mu), memory_fraction_rule="")
+    # no max_num_seqs: the engine's own, its KV cache admitting requests by the tokens they hold, as planner plan's
+    # replica (``report.replica_of``) runs (trial 28 F7: not what memory holds at the whole context)
     replica = Replica(
         s["gpu"], s["model"], s["gpus"], scheduler=scheduler_of(engine),
-        max_num_seqs=limit, weight_precision=s["weight_precision"], kv_precision=s["kv_precision"],
+        weight_precision=s["weight_precision"], kv_precision=s["kv_precision"],
         engine=eng, calibration=calibration, catalog=catalog, parallelism=parallelism,
     )  # fmt: skip
+    try:
+        setup = replica.setup(prompt, int(output))  # the run's own (memoized): its limit and the most at once
+    except PlannerError as exc:
+        return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
+    limit = engine_sequence_limit(eng, catalog.gpu(s["gpu"]), parallelism, int(plan.gpus))  # plan's engine_batch_limit
+    at_once = int(setup.cap)
     needed, why = None, "no TTFT or TPOT target on Inputs"
     if targets[0] is not None and targets[1] is not None:
         try:
@@ -248,7 +261,7 @@ def _lever(
             why = str(exc)
     done = LeverLoad(
         key, header, s, None, batch, replicas, prompt, int(output), needed, why,
-        batch_limit=limit, no_queue_rate_per_s=float(fleet.rate_per_replica_s), peak_requests_per_s=peak,
+        batch_limit=limit, at_once=at_once, no_queue_rate_per_s=float(fleet.rate_per_replica_s), peak_requests_per_s=peak,
     )  # fmt: skip
     rates = tuple(m * peak / done.curve_replicas for m in LOAD_MULTIPLES)
     try:

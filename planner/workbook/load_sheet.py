@@ -53,12 +53,14 @@ def _arrivals(f: LoadFigures) -> str:
     return f"requests whose arrival gaps are gamma of shape {b:g} (the Inputs' burstiness, routed at random)"
 
 
-#: Why the sheet, the sizing and the Levers' fleet are p95, said on the sheet (the percentile is not an input).
+#: Why the sheet, the sizing and the Levers' fleet are p95, said on the sheet (the percentile is not an input), and that
+#: every request is at the mean lengths (trial 28 F8).
 P95_NOTE = (
     f"Percentile: p{HIGH_PERCENTILE} throughout (the replicas needed, the tables and charts, the Levers' fleet and "
     f'their "simulated p{HIGH_PERCENTILE}" text), not an input: it is planner export\'s default high percentile, '
     "so that a review of this workbook sizes the same fleet. For p50, p90 or p99 use the Excel function REPLICAS(..., "
-    "percentile, ...) or planner plan --rate --percentile 99."
+    "percentile, ...) or planner plan --rate --percentile 99. Every request is at the Inputs' mean lengths (long "
+    "tails: planner export's prompt_tokens_high)."
 )
 
 
@@ -134,7 +136,7 @@ ENGINE_TABLE_TITLE = "Engine parameters the figures were simulated with (Assumpt
 def _engine_table(s: Sheet, f: LoadFigures, r: int) -> None:
     """Each engine parameter the runs used (``LoadFigures.engine_parameters``), the Assumptions cell now and whether
     it still matches, from row ``r``; the Computed-from block's engine row sums them up (a memory utilization
-    edited from 0.9 to 0.5 leaves fewer sequences than the simulated batch limit: the figures are stale). In parts of
+    edited from 0.9 to 0.5 leaves the KV cache fewer sequences than were simulated at once: the figures are stale). In parts of
     at most ``ENGINE_ROWS_PER_PAGE`` rows, a page each, each under the subtitle and the header."""
     row = next(int(ref[1:]) for ref, c in s.cells.items() if ref[0] == "A" and c.value == ENGINE_ROW_LABEL)
     params = list(f.engine_parameters)
@@ -168,6 +170,15 @@ def _engine_table(s: Sheet, f: LoadFigures, r: int) -> None:
     s.heights[row] = 2 * 13.5 + 2
 
 
+#: The most sequences the simulated replica decodes together, plan's "each running at most N sequences at once": the
+#: engine's own max_num_seqs (vLLM's 1,024 on an H100), or what its paged KV cache admits of the prompts (it preempts
+#: as outputs grow), as ``planner plan --rate`` simulates its replica. Trial 28 F7: the row read "Batch limit simulated
+#: (the engine's max_num_seqs)" and held what memory holds at the whole context, 55 sequences of 8,192 tokens on 4 x
+#: H100, where vLLM admits 300 of the 1,500-token prompts. One row (two lines at column A's width): a Load page taller
+#: by a row printed under 6 pt.
+AT_ONCE_LABEL = "Sequences at once: the engine's max_num_seqs, or what its KV cache admits (as plan)"
+
+
 def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
     s.set(f"A{r}", "Each lever's replica (the Levers sheet's scenarios)", style="subtitle")
     r += 1
@@ -195,7 +206,7 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
         ("Prompt tokens per request (typed, or context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
         ("Max batch (memory)", "sequences", lambda v: v.max_batch, INT),
-        ("Batch limit simulated (the engine's max_num_seqs)", "sequences", lambda v: v.batch_limit, INT),
+        (AT_ONCE_LABEL, "sequences", lambda v: v.at_once, INT),
         ("Replicas for the peak with no queue", "replicas", lambda v: v.replicas, INT),
         (
             f"Replicas needed: p{HIGH_PERCENTILE} within targets (Levers' fleet)",
