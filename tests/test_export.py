@@ -260,9 +260,9 @@ class TestXlsx:
         out.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
         book = openpyxl.load_workbook(recalculate(out, tmp_path / "lo"), data_only=True)
         ws = book["Options"]
-        assert ws["M2"].value == pytest.approx(16_060.0) and ws["N2"].value == pytest.approx(16_060.0 * 12)
+        assert ws["M2"].value == pytest.approx(17_520.0) and ws["N2"].value == pytest.approx(17_520.0 * 12)
         assert ws["M3"].value == pytest.approx(22_026.31, abs=0.01)
-        assert book["Summary"]["E11"].value == pytest.approx(16_060.0)  # live: the cheapest option's cost
+        assert book["Summary"]["E11"].value == pytest.approx(17_520.0)  # live: the cheapest option's cost
 
 
 class TestCsv:
@@ -270,7 +270,7 @@ class TestCsv:
         """One row per option, machine-readable header, numbers without currency signs."""
         rows = list(csv.DictReader(io.StringIO(render(review_of(write_scenario(tmp_path)), "csv").decode())))
         assert [r["option"] for r in rows] == ["H100 rented", "H100 bought"]
-        assert rows[0]["gpus"] == "11" and float(rows[0]["monthly_usd"]) == pytest.approx(16_060.0)
+        assert rows[0]["gpus"] == "12" and float(rows[0]["monthly_usd"]) == pytest.approx(17_520.0)
 
     @pytest.mark.parametrize("name", ["=HYPERLINK('http://x')", "+1+1", "-2+3", "@SUM(A1)"])
     def test_a_text_cell_that_would_be_a_formula_is_neutralized(self, tmp_path, name):

@@ -133,12 +133,12 @@ class TestCapitalCharge:
         )
 
     def test_a_high_cost_of_capital_ranks_renting_first_as_the_present_values_do(self, tmp_path):
-        """Hand scenario over 36 months, rent at $3.50/GPU-hour: 11 rented GPUs x $2,555 = $28,105 a month; 16 bought
+        """Hand scenario over 36 months, rent at $3.00/GPU-hour: 12 rented GPUs x $2,190 = $26,280 a month; 16 bought
         at 0% x ($996.77 + $379.87) = $22,026, so buying ranks first; at 30% the charge is $35,883.75 x 0.04057 =
         $1,455.8 (j = 1.3^(1/12) - 1): 16 x $1,835.7 = $29,371, so renting does, and the recommendation has the lower
         present value on the Ownership sheet either way."""
         for rate, first in ((0.0, "H100 bought"), (0.30, "H100 rented")):
-            hand = HAND.replace("cloud_usd_per_gpu_hour = 2.0", "cloud_usd_per_gpu_hour = 3.5")
+            hand = HAND.replace("cloud_usd_per_gpu_hour = 2.0", "cloud_usd_per_gpu_hour = 3.0")
             text = hand + f"[finance]\nhorizon_months = 36\ncost_of_capital = {rate}\n"
             review = review_of(write_scenario(tmp_path, text, name=f"r{rate}.toml"))
             assert review.recommended.option.name == first

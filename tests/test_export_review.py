@@ -49,8 +49,8 @@ class TestStoredValues:
     def test_pandas_reads_numbers_in_every_formula_column(self, hand_xlsx):
         """Monthly and annual cost and the live rank are formulas, and pandas still reads the computed numbers."""
         df = pd.read_excel(hand_xlsx, sheet_name="Options")
-        assert list(df["Monthly cost"]) == pytest.approx([16_060.0, 22_026.309333])
-        assert list(df["Annual cost"]) == pytest.approx([192_720.0, 264_315.712])
+        assert list(df["Monthly cost"]) == pytest.approx([17_520.0, 22_026.309333])
+        assert list(df["Annual cost"]) == pytest.approx([210_240.0, 264_315.712])
         assert list(df["Live rank"]) == [1, 2]
 
     def test_formula_cells_keep_their_formulas(self, hand_xlsx):
@@ -63,7 +63,7 @@ class TestStoredValues:
     def test_summary_live_cells_have_cached_values(self, hand_xlsx):
         """A reader that does not recalculate sees the cheapest option's name and cost in the live box."""
         ws = openpyxl.load_workbook(hand_xlsx, data_only=True)["Summary"]
-        assert ws["E10"].value == "H100 rented" and ws["E11"].value == pytest.approx(16_060.0)
+        assert ws["E10"].value == "H100 rented" and ws["E11"].value == pytest.approx(17_520.0)
 
     def test_data_tables_have_no_footnote_rows(self, hand_xlsx):
         """Every data sheet read by pandas has exactly its rows: no note under a table."""
@@ -87,7 +87,7 @@ class TestCostOfOwnership:
         )
         assert row["Total per month"] == pytest.approx(22_026.31, abs=0.01)
         assert row["Total per year"] == pytest.approx(22_026.309333 * 12)
-        assert df.loc["H100 rented", "Rent per month"] == pytest.approx(16_060.0)
+        assert df.loc["H100 rented", "Rent per month"] == pytest.approx(17_520.0)
         assert pd.isna(df.loc["H100 rented", "Capex total"])
 
     def test_scenario_overrides_the_defaults(self, tmp_path):

@@ -244,12 +244,12 @@ class TestF6KeyFiguresGiveTheCash:
         )
 
     def test_renting_says_rent_is_cash_and_expense_alike(self, tmp_path):
-        """HAND's recommendation rents (11 H100 at $2.00/GPU-hour): both budgets book its year-1 cash."""
+        """HAND's recommendation rents (12 H100 at $2.00/GPU-hour): both budgets book its year-1 cash."""
         review = review_of(write_scenario(tmp_path))
         path = tmp_path / "r.xlsx"
         path.write_bytes(render(review, "xlsx"))
         figures = summary_figures(openpyxl.load_workbook(path))
-        assert figures["Year-1 cash (fleet added by quarter)"] == pytest.approx(12 * 11 * 2.0 * HOURS)
+        assert figures["Year-1 cash (fleet added by quarter)"] == pytest.approx(12 * 12 * 2.0 * HOURS)
         line = next(k for k in figures if str(k).startswith("Budget request: "))
         assert line == "Budget request: rent is cash and expense alike; for cash and the P&L, the year-1 cash."
 
