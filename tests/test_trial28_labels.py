@@ -27,10 +27,11 @@ from planner.export.tables import options_table, tco_table
 from planner.serving.fleet import fewest_replicas
 from planner.serving.load import Replica, sizing_requests, spread_lengths
 
-#: Llama-3.1-8B on 1 x H100 at 20 requests/s, 800 / p95 3,000 prompt and 200 / p95 600 output tokens, a p99 SLO
+#: Llama-3.1-8B on 1 x H100 at 20 requests/s, 800 / p95 3,000 prompt and 400 / p95 1,200 output tokens (the README
+#: example's lengths: a 4,200-token slot), a p99 SLO
 MIXED = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k", "--gpus", "1", "--rate", "20",
-         "--prompt-tokens", "800", "--output-tokens", "200", "--prompt-tokens-high", "3000",
-         "--output-tokens-high", "600", "--ttft-target", "0.5", "--tpot-target", "20ms", "--percentile", "99")  # fmt: skip
+         "--prompt-tokens", "800", "--output-tokens", "400", "--prompt-tokens-high", "3000",
+         "--output-tokens-high", "1200", "--ttft-target", "0.5", "--tpot-target", "20ms", "--percentile", "99")  # fmt: skip
 GOALS_S = (0.5, 0.020)
 
 
@@ -42,10 +43,10 @@ def test_plan_sizes_p95_lengths_at_a_p99_slo_as_the_core_does():
     assert r.exit_code == 0, r.output
     under = json.loads(r.output)["under_load"]
     requests = sizing_requests(99)  # a p99 target's draw: 5,000 requests (``sizing_requests``, trial 28 F13)
-    lengths = spread_lengths(800, 3000, 200, 600, 95, requests, 131072)
-    assert lengths != spread_lengths(800, 3000, 200, 600, 99, requests, 131072)  # the p99 fit is another
+    lengths = spread_lengths(800, 3000, 400, 1200, 95, requests, 131072)
+    assert lengths != spread_lengths(800, 3000, 400, 1200, 99, requests, 131072)  # the p99 fit is another
     core = fewest_replicas(
-        Replica("H100", "Llama-3.1-8B", 1), 800, 200, 20.0, percentile=99, ttft_target_s=GOALS_S[0],
+        Replica("H100", "Llama-3.1-8B", 1), 800, 400, 20.0, percentile=99, ttft_target_s=GOALS_S[0],
         tpot_target_s=GOALS_S[1], lengths=lengths,
     )  # fmt: skip
     assert under["replicas"] == core.replicas
