@@ -165,6 +165,9 @@ class Plan:
             "context_tokens": p.context,
             "gpus": p.gpus,
             "engine": p.engine.name,
+            # the release the prediction assumes, as plan's "engine:" line names it ("vLLM 0.19.0" for the default
+            # ``vllm``); null where another engine was named without a release (trial 28 F12)
+            "engine_release": p.engine_release or None,
             "weight_precision": p.weight_precision,
             "kv_precision": p.kv_precision,
             "memory_utilization": p.memory_utilization,

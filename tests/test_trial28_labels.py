@@ -177,3 +177,32 @@ def test_plan_names_the_release_asked_and_labels_each_batch_limit():
     assert line.startswith("  max_num_seqs: the engine's 1,024, its default setting")
     assert "planner export sets it to what memory holds at" in line
     assert "a review's 'Sequences in flight per replica')" in line
+
+
+#: ENGINE at 4 requests/s on one given replica, 1,500 / p95 4,000 prompt and 300 / p95 600 output tokens, p99 targets
+GIVEN = (*ENGINE, "--engine", "vllm==0.11.0", "--rate", "4", "--replicas", "1", "--prompt-tokens", "1500",
+         "--output-tokens", "300", "--prompt-tokens-high", "4000", "--output-tokens-high", "600", "--ttft-target", "2",
+         "--tpot-target", "60ms", "--percentile", "99", "--json")  # fmt: skip
+
+
+@pytest.mark.parametrize(("extra", "length_q"), [((), 99), (("--length-percentile", "95"), 95)])
+def test_plan_json_states_the_engine_release_and_the_length_percentile(extra, length_q):
+    """``plan --json`` carries what the text's head and lengths lines say: ``engine_release`` beside ``engine`` (the
+    release the "engine:" line names; ``engine`` stays the profile modelled) and ``under_load.length_percentile``
+    beside the targets' ``percentile`` (the high lengths' percentile: ``--length-percentile``, default
+    ``--percentile``), the one ``length_fit`` is drawn at."""
+    r = run(*GIVEN, *extra)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert (out["engine"], out["engine_release"]) == ("vllm-fullsort", "vLLM 0.11.0")
+    under = out["under_load"]
+    assert (under["percentile"], under["length_percentile"]) == (99, length_q)
+    assert under["length_fit"]["percentile"] == length_q
+
+
+def test_plan_json_names_the_default_release_and_none_for_an_engine_without_one():
+    """The bare ``vllm``: ``engine_release`` "vLLM 0.19.0" (README's Time section); ``--engine sglang``, which names
+    no release: null, as the text prints no "engine:" line."""
+    bare = json.loads(run(*ENGINE, "--json").stdout)
+    assert (bare["engine"], bare["engine_release"]) == ("vllm", "vLLM 0.19.0")
+    assert json.loads(run(*ENGINE, "--engine", "sglang", "--json").stdout)["engine_release"] is None

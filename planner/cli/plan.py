@@ -1117,7 +1117,7 @@ def plan_command(
         p = dc_replace(p, published_runs=())
     if as_json:
         out = plan_as_dict(p) | (
-            {"under_load": sizing_as_dict(sized, p, sent_output) | {"prefix_hit_rate": hit}} if sized else {}
+            {"under_load": sizing_as_dict(sized, p, sent_output, length_q) | {"prefix_hit_rate": hit}} if sized else {}
         )
         out["warnings"] = [*out.get("warnings", []), *([tail] if tail else []), *([draws] if draws else [])]
         if check is not None:  # --replicas: the given fleet, sized on nothing
@@ -2294,9 +2294,12 @@ def groups_as_dict(choice: GroupChoice) -> list[dict]:
     ]
 
 
-def sizing_as_dict(s: Sizing, p: Plan, output_mean: float = math.nan) -> dict:
+def sizing_as_dict(s: Sizing, p: Plan, output_mean: float = math.nan, length_percentile: float | None = None) -> dict:
     """The sizing's figures for --json: seconds, requests and tokens per second; the output rate the whole simulated
-    run's (``_output_words``), with the rate offered a replica (its requests/s x ``output_mean`` tokens)."""
+    run's (``_output_words``), with the rate offered a replica (its requests/s x ``output_mean`` tokens).
+    ``length_percentile``: the high lengths' percentile (``--length-percentile``, a review's high_percentile; None:
+    the targets' ``s.percentile``, as ``--length-percentile`` defaults to ``--percentile``), the one the text's
+    max_num_seqs line and lengths line name."""
 
     def pct(x) -> dict | None:  # None: no such figure (TPOT and ITL of one output token; JSON has no NaN)
         if math.isnan(x.p50):
@@ -2310,6 +2313,7 @@ def sizing_as_dict(s: Sizing, p: Plan, output_mean: float = math.nan) -> dict:
         "rate_per_replica_per_s": None if s.is_burst else s.rate_per_replica_s,
         "burst_requests_per_replica": s.burst_requests_per_replica if s.is_burst else None,
         "percentile": s.percentile,
+        "length_percentile": s.percentile if length_percentile is None else length_percentile,
         "ttft_target_s": s.ttft_target_s if math.isfinite(s.ttft_target_s) else None,
         "tpot_target_s": s.tpot_target_s if math.isfinite(s.tpot_target_s) else None,
         "sized_on": "capacity" if s.on_capacity else "targets",

@@ -690,13 +690,27 @@ def _method_rows(scenario: Scenario, results, rules: str) -> list[Assumption]:
             "GPUs per replica",
             f"each tensor-parallel group whose model fits and that meets the targets for one {q} prompt alone and "
             "one sequence decoding is sized as above; the group whose fleet costs least a month is kept, and of groups "
-            "that cost the same, the one with the most headroom at peak (the more traffic carried within the targets)",
+            "that cost the same, the one with the most headroom at peak (the more traffic carried within the targets)"
+            + _groups_skipped_words(results),
             "",
             where,
         ),
     ]
     fell_back = any(r.meets and r.under_load is None for r in results)  # its warning: "sized by Little's law"
     return simulated + (closed if fell_back else [])
+
+
+def _groups_skipped_words(results) -> str:
+    """The groups the simulation skipped (``Result.groups_skipped``: a KV cache shorter than the longest request
+    drawn), one line each naming its option, in ``planner plan``'s words; "" where none was (trial 28 F1: a reader saw
+    4 GPUs per replica kept and no word of why 2 were not)."""
+    lines = [f"{r.option.name}: {note}" for r in results for note in r.groups_skipped]
+    if not lines:
+        return ""
+    return (
+        "; a group whose KV cache cannot hold the longest request drawn is skipped (no number of its replicas "
+        "serves it):\n" + ";\n".join(lines)
+    )
 
 
 def _draft(option, catalog) -> str:

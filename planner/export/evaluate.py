@@ -686,8 +686,9 @@ def evaluate(
         passing.append((_cost_then_headroom(fl, c), rep, fl, c))
     best = min(passing, key=lambda t: t[0]) if passing else None
     under_load: Sizing | PlannerError | None = None
+    skipped: tuple[str, ...] = ()  # the groups the simulation skipped, each plan's note (``Result.groups_skipped``)
     if best is not None and workload.sizing == "simulated":
-        best, under_load = _cheapest_under_load(
+        best, under_load, skipped = _cheapest_under_load(
             passing, option, workload, catalog, gpu, mdl, eng, wp, kp, money, most_gpus
         )
     # the margin stated: the kept group's, or (none meets) that of the group the shortfall quotes
@@ -747,6 +748,7 @@ def evaluate(
             common["under_load_refused"] = str(under_load)
         else:
             sim = under_load
+            common["groups_skipped"] = skipped  # why a group that passed Little's law was not sized (trial 28 F1)
             if not workload.by_rate:  # requests in flight: the rates the sized fleet's simulated latency gives
                 peak = sim.replicas * sim.rate_per_replica_s
                 avg = _average_in_flight_rate(workload, replica, kept.slots, sim)
@@ -801,7 +803,7 @@ def _cheapest_under_load(
     kp: str,
     money: Money,
     most_gpus: Callable[[], float] | None = None,
-) -> tuple[tuple, Sizing | PlannerError]:
+) -> tuple[tuple, Sizing | PlannerError, tuple[str, ...]]:
     """Of the groups that meet the targets by Little's law (``passing``: (key, replica, fleet, candidate)), the one
     whose fleet sized on simulated percentiles (``_simulated``) costs least (then fewest GPUs, then the most headroom,
     then the smaller group: ``_cost_then_headroom``; groups tied on cost and GPUs ranked first on whether a fleet
@@ -815,7 +817,9 @@ def _cheapest_under_load(
     ``FleetPastLimit``. A group whose KV cache cannot hold the longest request is skipped as ``planner plan``
     skips it (``planner.serving.fleet.fewest_gpus``: ``RequestLongerThanCacheError``); where no group is sized,
     another group's refusal is the one given, else every group's cache against the longest request
-    (``longer_than_every_cache``, plan's words)."""
+    (``longer_than_every_cache``, plan's words). The third value: each skipped group's note, smallest group first
+    (``RequestLongerThanCacheError.skip_note``, the line ``planner plan`` prints of it), for the Assumptions row that
+    says how the group was chosen."""
     keyed, first_error, stopped = [], None, False
     too_short: list[RequestLongerThanCacheError] = []  # groups whose KV cache cannot hold the longest request
     bound = most_gpus() if most_gpus is not None else math.inf
@@ -843,10 +847,12 @@ def _cheapest_under_load(
             continue
         loaded = _fleet(option, workload, rep, money, 1.0, goals[1], sim, _sim_rates(workload, sim))
         keyed.append((_cost_then_headroom(loaded, c), ((key, rep, fl, c), sim, replica)))
+    too_short.sort(key=lambda e: e.gpus)
+    skipped = tuple(e.skip_note for e in too_short)
     if first_error is None and too_short:
-        first_error = longer_than_every_cache(sorted(too_short, key=lambda e: e.gpus))
+        first_error = longer_than_every_cache(too_short)
     if not keyed:
-        return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error
+        return min(passing, key=lambda t: t[0]), FleetPastLimit(bound) if stopped else first_error, skipped
 
     def meets_at_slow_end(entry) -> bool:  # slow_end.slow_end's test, on this group's replica and planned peak
         goals_at_end = held_out.slow_end_goals(workload, load_loaded_ranges())
@@ -861,7 +867,7 @@ def _cheapest_under_load(
         return not near_ttft_floor(at_end)
 
     _, (kept, found, _) = _kept_on_ties(keyed, meets_at_slow_end)
-    return kept, found
+    return kept, found, skipped
 
 
 def _cost_then_headroom(

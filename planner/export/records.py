@@ -185,6 +185,10 @@ class Result:
     under_load: Sizing | None = None
     #: why the simulation sized no fleet where the option was simulated (it then keeps Little's law's count); ""
     under_load_refused: str = ""
+    #: each group the simulation skipped because its KV cache cannot hold the longest request drawn (no number of its
+    #: replicas serves it), in ``planner plan``'s words ("2 x H100 SXM 80GB: skipped, its KV cache holds 10,144 tokens
+    #: and the longest request is ..."), smallest first; () where none was, or the option was not sized under load
+    groups_skipped: tuple[str, ...] = ()
     #: where every group's search for a fleet under load stopped unmet at ``evaluate``'s ``most_gpus``: that bound,
     #: GPUs (the fleet, if any meets, has at least that many; ``shortfall`` says so); None where the search did not stop
     #: there
