@@ -566,7 +566,7 @@ def length_fits_as_dict(
     """The fit each length is drawn from under ``--prompt-tokens-high`` / ``--output-tokens-high``, for --json
     (``planner.serving.load.length_fit``, as ``spread_lengths`` draws them): the slot (the two high lengths' sum), and
     per length its mean and high tokens, high / mean, the largest any lognormal has at the percentile (3.87 at p95),
-    whether the fit is the lognormal truncated at the slot (past that bound: trial 27 F12), and its mu and s."""
+    whether the fit is the lognormal truncated at the slot (wherever one reaches the ratio: s208), and its mu and s."""
     slot = float(prompt_high + output_high)
     bound = lognormal_ratio_bound(percentile)
     fits = {}
