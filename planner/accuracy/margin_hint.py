@@ -65,7 +65,7 @@ class MarginHint:
         }
 
 
-def margin_hints(table: Table, rows: Sequence[DecodeRow], catalog) -> list[MarginHint]:
+def margin_hints(table: Table, rows: Sequence[DecodeRow], catalog, max_margin: float) -> list[MarginHint]:
     """One ``MarginHint`` per deployment of ``rows`` whose loaded TTFT or TPOT misses its limits with figures slower
     than predicted (module docstring), in the order the table first shows each deployment."""
     from planner.accuracy.same_deployment import deployment_of
@@ -87,14 +87,13 @@ def margin_hints(table: Table, rows: Sequence[DecodeRow], catalog) -> list[Margi
         slower = [c for c in checks if c.quantity in failing and c.published > c.predicted > 0]
         if slower:
             worst = max(slower, key=lambda c: c.published / c.predicted)
-            hints.append(_hint(d.words(), worst))
+            hints.append(_hint(d.words(), worst, max_margin))
     return hints
 
 
-def _hint(deployment: str, c: Check) -> MarginHint:
-    """The hint's one line for the worst figure ``c`` of ``deployment``."""
-    from planner.export.scenario import MAX_LATENCY_MARGIN
-
+def _hint(deployment: str, c: Check, max_margin: float) -> MarginHint:
+    """The hint's one line for the worst figure ``c`` of ``deployment``; past ``max_margin`` (the most a scenario's
+    latency_margin may be: ``planner.export.scenario.MAX_LATENCY_MARGIN``, given by the surface) it says to measure."""
     ratio = c.published / c.predicted
     margin = math.ceil(round((ratio - 1) * 100, 6)) / 100  # up to the hundredth (1.8818 -> 1.89), never below
     metric, pct = c.quantity.split("_")[:2]
@@ -103,9 +102,9 @@ def _hint(deployment: str, c: Check) -> MarginHint:
         f"Next step ({deployment}): your runs' {what} is up to {ratio:.2f}x the prediction ({c.record_id}: "
         f"{c.published:,.1f} ms against {c.predicted:,.1f} ms)"
     )
-    if margin > MAX_LATENCY_MARGIN:
+    if margin > max_margin:
         text = (
-            f"{head}, beyond the +{MAX_LATENCY_MARGIN:.0%} a scenario's latency_margin may set ({DOCS}): measure one "
+            f"{head}, beyond the +{max_margin:.0%} a scenario's latency_margin may set ({DOCS}): measure one "
             "replica at its planned load before budgeting on the plan"
         )
     else:

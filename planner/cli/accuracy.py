@@ -330,7 +330,9 @@ def _validated_tables(
             t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat, means=mine)
             tables.append((t, decode_file is not None))
             if decode_file is not None and not t.passed():
-                hints = margin_hints(t, loaded, cat)
+                from planner.export.scenario import MAX_LATENCY_MARGIN
+
+                hints = margin_hints(t, loaded, cat, MAX_LATENCY_MARGIN)
     borrowed = sorted({c.quantity for t, _ in tables for c in t.checks if c.quantity in BORROWED_RANGE})
     if borrowed:  # trial 24 F11: a p95 compared, whose held-out range is p99's
         echo(f"note: {borrowed_range_note(borrowed)}", err=True)

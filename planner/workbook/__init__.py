@@ -4,7 +4,8 @@ copy, and ``read_inputs`` for other commands (``planner export``).
     from planner.workbook import read_inputs
     read_inputs("workbooks/capacity-what-if.xlsx")   # {"gpu": "H100 SXM 80GB", "model": "Llama-2-70B", ...}
 
-May import ``planner`` (its version), ``planner.api``, ``planner.serving``, ``planner.accuracy`` (calibration and
+May import ``planner`` (its version), ``planner.api``, ``planner.deploy`` (an engine's sequence limit, as plan's),
+``planner.serving``, ``planner.accuracy`` (calibration and
 ranges), ``planner.engines``, ``planner.catalog``, ``planner.io``, ``planner.errors``, ``planner.units`` (a price's
 bound), ``planner.report`` (the plan ``planner plan`` prints: the DP attention + EP lever's figures are its) and the
 review's sizing rules (``planner.export``: the in-flight context and a replica's load figures, shared with the budget
