@@ -209,6 +209,15 @@ class TestExportDoc:
         assert (equal_half, equal_total) == (out // 2, prompt + out // 2)
         assert high == w["prompt_tokens_high"] + w["output_tokens_high"]
         assert stated(self.DOC, r"p95 prompt \+ p95 output; ([\d,]+) tokens in the example") == (high,)
+        # the same outputs truncated at the README scenario's slot, as the review takes them (s208)
+        slot, s_slot, p_slot, half_slot, total_slot = stated(
+            self.DOC,
+            r"outputs in its ([\d,]+)-token slot: s = ([\d.]+), (\d+) \+ ([\d.]+) = \*\*([\d,]+) tokens\*\*",
+        )
+        assert (slot, p_slot) == (high, prompt)
+        assert s_slot == f"{sizing.output_length_spread(out, w['output_tokens_high'], 95, slot):.4f}"
+        exact = sizing.inflight_context_tokens(prompt, out, w["output_tokens_high"], 95, slot)
+        assert (half_slot, total_slot) == (f"{exact - prompt:.1f}", round(exact))
 
     @pytest.mark.xdist_group("test_export_review")  # the README review, built once by that group's worker
     def test_held_out_tpot_range_example(self, readme_example_review):
@@ -269,9 +278,10 @@ class TestExportDoc:
         """Step 1's long tail: 'Trial 27's 1,000 / p95 4,000 prompts and 3,000 / p95 12,000 outputs in 16,000 tokens:
         s = 2.5906, 1,000 + 3,921 = 4,921 tokens' (sizing.inflight_context_tokens with the slot), the bound
         '(4.96 at 12,000 in 16,000; 2.60 at 20,000 in 22,000)' ((h / T) (a + 1) / a, a = ln(1 / 0.95) / ln(T / h),
-        written out here: the code's ``truncated_ratio_bound`` stops at s = 10, just under it) and the
-        example of a lognormal whose context in flight is past its slot ('4,269 tokens in flight in a 3,900-token
-        slot')."""
+        written out here: the code's ``truncated_ratio_bound`` stops at s = 10, just under it), the old rule's jump at
+        3.87 ('21,516 tokens in flight, against 4,747 just past') and trial 28 F16's refusal ('1,500 / p95 5,800
+        prompts in a 7,000-token slot would draw a mean of 1,110': the lognormal cut at the slot,
+        ``LengthFit.capped_mean_tokens``)."""
         from planner.export import sizing
 
         prompt, prompt_high, out, high, slot, s, half, total = stated(
@@ -290,19 +300,21 @@ class TestExportDoc:
 
         said = stated(self.DOC, r"\(([\d.]+) at ([\d,]+) in ([\d,]+); ([\d.]+) at ([\d,]+) in ([\d,]+)\)")
         assert said[0] == bound(said[1], said[2]) and said[3] == bound(said[4], said[5])
-        p, p_high, o, o_high, ctx, slot = stated(
+        p, p_high, o, o_high, within, past = stated(
             self.DOC,
-            r"\(a lognormal within the bound whose tail runs past a short slot: ([\d,]+) / p95 ([\d,]+) prompt, "
-            r"([\d,]+) / p95 ([\d,]+) output, ([\d,]+) tokens in flight in a ([\d,]+)-token slot\)",
+            r"\(([\d,]+) / p95 ([\d,]+) prompts with ([\d,]+) / p95 ([\d,]+) outputs: ([\d,]+) tokens in flight, "
+            r"against ([\d,]+) just past\)",
         )
-        assert (slot, ctx) == (p_high + o_high, round(sizing.inflight_context_tokens(p, o, o_high, 95, slot)))
-        p, p_high, o, o_high, within, past_high, past = stated(
-            self.DOC,
-            r"\(([\d,]+) / p95 ([\d,]+) prompts with ([\d,]+) / p95 ([\d,]+) outputs: ([\d,]+) tokens in flight\), "
-            r"the truncated fit just past it does not \(p95 ([\d,]+): ([\d,]+) tokens\)",
-        )
-        assert within == round(sizing.inflight_context_tokens(p, o, o_high, 95, p_high + o_high))
+        past_high = o_high + 5  # "just past": the bound at 11,605 (test_long_tail's case)
+        assert within == round(sizing.inflight_context_tokens(p, o, o_high))  # untruncated, as until s208
         assert past == round(sizing.inflight_context_tokens(p, o, past_high, 95, p_high + past_high))
+        mean, high, slot, capped = stated(
+            self.DOC, r"([\d,]+) / p95 ([\d,]+) prompts in a ([\d,]+)-token slot would draw a mean of ([\d,]+)\)"
+        )
+        from planner.serving.load import LengthFit, lognormal_spread
+
+        spread = lognormal_spread(mean, high, 95)
+        assert capped == round(LengthFit(math.log(mean) - spread**2 / 2, spread).capped_mean_tokens(slot))
         assert o_high / o < math.exp(1.6448536**2 / 2) < past_high / o  # either side of the bound
 
     def test_margin_example(self):
