@@ -706,8 +706,8 @@ class TestWorkbooksDoc:
         """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 25 replicas
         of 4 x H100 (batch limit 37: its 3,696-token prompts ...) where a fleet with no queue would count 18', '1,000
         requests per point arriving as' the burstiness says, 'from a quarter to twice the Inputs' peak': the Load sheet's figures
-        (planner.workbook.load_figures); 'the README example (4 x H100 SXM 80GB) is 8 replicas here at batch 141 against the
-        review's 9 serving replicas at batch 107, the most that hold 3,000 + 1,200-token sequences': the workbook's rule
+        (planner.workbook.load_figures); 'the README example (4 x H100 SXM 80GB) is 9 replicas here at batch 1024 against
+        the review's 11 serving replicas at batch 107, the most that hold 3,000 + 1,200-token sequences': the workbook's rule
         and planner export's sizing of examples/budget-review.toml's baseline."""
         from planner.accuracy.calibration import resolve_calibration
         from planner.engines.profiles import engine_profile
