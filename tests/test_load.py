@@ -754,4 +754,4 @@ class TestExportSizing:
         assert u is not None and u.percentile == 95
         assert u.result.ttft_s.p95 <= r.ttft_goal_s and u.result.tpot_s.p95 <= r.tpot_goal_s
         assert int(r.fleet.replicas_needed) == u.replicas + option.spare_replicas
-        assert "replicas on simulated p95 TTFT" in _simulated(r)
+        assert "replicas on simulated p95 TTFT" in _simulated(r, scenario.workload.high_percentile)
