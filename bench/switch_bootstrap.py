@@ -75,7 +75,8 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``sglang-early-hopper-moe``: a row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays 0.442 ms more per MoE
   layer per step, sized from sgl-project/sglang pull request 2643's batch-1 DeepSeek-V3 figure
   (``planner.engines.profiles.SGLANG_EARLY_HOPPER_MOE``, ``with_sglang_early_hopper_moe``;
-  docs/hypotheses/sglang-early-hopper-deepseek-step.md, h-h200dsk).
+  docs/hypotheses/sglang-early-hopper-deepseek-step.md, h-h200dsk). Failed the ship rule: held-out TTFT worst
+  464.85% -> 548.00% (DSTK-042), though the nine rows' TPOT went from -44..-76% to -9..-23%.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).

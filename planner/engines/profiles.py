@@ -1398,7 +1398,8 @@ def with_rocm_triton_moe(profile: EngineProfile, engine: str, version: str, vend
 
 #: EXPERIMENT (h-h200dsk, issue 21; docs/hypotheses/sglang-early-hopper-deepseek-step.md), off: read at call time. On:
 #: a row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays ``SGLANG_EARLY_HOPPER_MOE_LAYER_S`` per MoE layer
-#: per step on top of its profile's (``with_sglang_early_hopper_moe``).
+#: per step on top of its profile's (``with_sglang_early_hopper_moe``). Failed the ship rule (held-out TTFT worst
+#: 464.85% -> 548.00%, DSTK-042's prompt steps; TPOT 16.45% -> 16.14%): kept off.
 SGLANG_EARLY_HOPPER_MOE = False
 #: The SGLang releases it applies to: [0.4.1, 0.4.4) (0.4.1 the first with DeepSeek-V3; the upper bound is where the
 #: evidence stops: 0.4.3.post2 is the newest release with a row, not a known fix).
