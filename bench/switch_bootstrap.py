@@ -72,6 +72,11 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   before AITER's fused MoE (SGLang before 0.4.4, vLLM before 0.8) without the Triton fused-MoE call's 0.468 ms per
   MoE layer per step (``planner.engines.profiles.ROCM_TRITON_MOE``, ``with_rocm_triton_moe``;
   docs/hypotheses/rocm-triton-moe-floor.md, h-band); ``rocm-triton-moe:sglang`` (ablation): SGLang's releases alone.
+- ``sglang-early-hopper-moe``: a row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays 0.442 ms more per MoE
+  layer per step, sized from sgl-project/sglang pull request 2643's batch-1 DeepSeek-V3 figure
+  (``planner.engines.profiles.SGLANG_EARLY_HOPPER_MOE``, ``with_sglang_early_hopper_moe``;
+  docs/hypotheses/sglang-early-hopper-deepseek-step.md, h-h200dsk). Failed the ship rule: held-out TTFT worst
+  464.85% -> 548.00% (DSTK-042), though the nine rows' TPOT went from -44..-76% to -9..-23%.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -127,6 +132,7 @@ SWITCHES = (
     "sglang-dated-main",
     "mla-prefill-module-bound",
     "mla-prefill-module",
+    "sglang-early-hopper-moe",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -235,6 +241,8 @@ MODULE_FLAGS = {
     "serial-front-end:1ns": ("planner.serving.benchmark", "SERIAL_FRONT_END_S", 1e-9),
     # without a pre-AITER ROCm release's Triton fused-MoE call, 0.468 ms a MoE layer (h-band; shipped s208)
     "rocm-triton-moe:off": ("planner.engines.profiles", "ROCM_TRITON_MOE", False),
+    # SGLang 0.4.1-0.4.3 on NVIDIA: 0.442 ms more a MoE layer, from sglang PR 2643's batch-1 step (h-h200dsk)
+    "sglang-early-hopper-moe": ("planner.engines.profiles", "SGLANG_EARLY_HOPPER_MOE", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }

@@ -368,6 +368,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_prefill_chunk_divisor(profile, row.prefill_chunk_divisor)
     # EXPERIMENT (h-band, off unless ROCM_TRITON_MOE): a pre-AITER ROCm release's Triton fused-MoE call per MoE layer
     profile = _rocm_triton_moe(profile, row)
+    # EXPERIMENT (h-h200dsk, off unless SGLANG_EARLY_HOPPER_MOE): SGLang 0.4.1-0.4.3's MoE layers on NVIDIA
+    profile = _sglang_early_hopper_moe(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
 
@@ -385,6 +387,21 @@ def _rocm_triton_moe(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
     except PlannerError:
         return profile
     return profiles.with_rocm_triton_moe(profile, row.engine, row.engine_version, vendor)
+
+
+def _sglang_early_hopper_moe(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``planner.engines.profiles.with_sglang_early_hopper_moe`` on the row (its GPU's vendor looked up only with the
+    switch on; a GPU that does not resolve keeps the profile)."""
+    from planner.engines import profiles
+
+    if not profiles.SGLANG_EARLY_HOPPER_MOE:
+        return profile
+    try:
+        cat = default_catalog()
+        vendor = cat.gpu(resolve_gpu_name(row.gpu, cat)).vendor
+    except PlannerError:
+        return profile
+    return profiles.with_sglang_early_hopper_moe(profile, row.engine, row.engine_version, vendor)
 
 
 def eager_decode_note(row: DecodeRow, engine: str | EngineProfile | None = None) -> str:

@@ -1396,6 +1396,48 @@ def with_rocm_triton_moe(profile: EngineProfile, engine: str, version: str, vend
     return _copy_with(profile, moe_layer_overhead_s=profile.moe_layer_overhead_s + ROCM_TRITON_MOE_LAYER_S)
 
 
+#: EXPERIMENT (h-h200dsk, issue 21; docs/hypotheses/sglang-early-hopper-deepseek-step.md), off: read at call time. On:
+#: a row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays ``SGLANG_EARLY_HOPPER_MOE_LAYER_S`` per MoE layer
+#: per step on top of its profile's (``with_sglang_early_hopper_moe``). Failed the ship rule (held-out TTFT worst
+#: 464.85% -> 548.00%, DSTK-042's prompt steps; TPOT 16.45% -> 16.14%): kept off.
+SGLANG_EARLY_HOPPER_MOE = False
+#: The SGLang releases it applies to: [0.4.1, 0.4.4) (0.4.1 the first with DeepSeek-V3; the upper bound is where the
+#: evidence stops: 0.4.3.post2 is the newest release with a row, not a known fix).
+SGLANG_EARLY_HOPPER_MOE_FROM = (0, 4, 1)
+SGLANG_EARLY_HOPPER_MOE_BEFORE = (0, 4, 4)
+#: sgl-project/sglang pull request 2643 ("chore: bump v0.4.1.post2", 2024-12-29), its description: DeepSeek-V3 served
+#: by ``launch_server --tp 8 --enable-dp-attention`` on one node (GPU not printed; read as 8 x H200, see the doc),
+#: "batch 1, input 128, output 256: 30.29 token/s": 1000 / 30.29 = 33.01 ms a token.
+SGLANG_EARLY_HOPPER_MEASURED_STEP_S = 1.0 / 30.29
+#: The planner's step at that shape on main e9ffa72d (``planner.decode_step("H200", "DeepSeek-V3", 256, batch=1,
+#: gpus=8, engine="sglang", check_fit=False)``; context 128 + 256 / 2): 7.355 ms. tests re-derive it.
+SGLANG_EARLY_HOPPER_PLANNER_STEP_S = 7.355e-3
+#: DeepSeek-V3's MoE layers (61, the first 3 dense).
+SGLANG_EARLY_HOPPER_MOE_LAYERS = 58
+#: (33.01 - 7.355) ms / 58 = 0.442 ms per MoE layer per step. Check from the same description (not used for it): with
+#: it the planner's batch 8 / 32 steps are 38.83 / 50.09 ms against 38.77 / 42.08 published (+0.2%, +19%).
+SGLANG_EARLY_HOPPER_MOE_LAYER_S = (
+    SGLANG_EARLY_HOPPER_MEASURED_STEP_S - SGLANG_EARLY_HOPPER_PLANNER_STEP_S
+) / SGLANG_EARLY_HOPPER_MOE_LAYERS
+
+
+def with_sglang_early_hopper_moe(profile: EngineProfile, engine: str, version: str, vendor: str) -> EngineProfile:
+    """``profile`` whose MoE layers each pay ``SGLANG_EARLY_HOPPER_MOE_LAYER_S`` more per step
+    (``moe_layer_overhead_s``: decode and prefill steps alike; a dense model has no MoE layer to pay it), under
+    ``SGLANG_EARLY_HOPPER_MOE``, on an NVIDIA GPU (``vendor``), for SGLang whose version parses within
+    [``SGLANG_EARLY_HOPPER_MOE_FROM``, ``SGLANG_EARLY_HOPPER_MOE_BEFORE``). Other rows, and versions that do not
+    parse (dated builds), keep the profile."""
+    if not SGLANG_EARLY_HOPPER_MOE or str(vendor).upper() != "NVIDIA" or _engine_name(engine) != "sglang":
+        return profile
+    v = parse_version(version)
+    if v is None:
+        return profile
+    release = (tuple(v.release) + (0, 0))[:3]
+    if not SGLANG_EARLY_HOPPER_MOE_FROM <= release < SGLANG_EARLY_HOPPER_MOE_BEFORE:
+        return profile
+    return _copy_with(profile, moe_layer_overhead_s=profile.moe_layer_overhead_s + SGLANG_EARLY_HOPPER_MOE_LAYER_S)
+
+
 def with_prefill_chunk_divisor(profile: EngineProfile, divisor: int) -> EngineProfile:
     """``profile`` whose prefill chunk is divided by ``divisor`` (``EngineProfile.prefill_chunk_divisor``: SGLang's
     attention data parallelism, as the row's release does it); 1 keeps the profile."""
