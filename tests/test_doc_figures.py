@@ -279,9 +279,7 @@ class TestExportDoc:
         s = 2.5906, 1,000 + 3,921 = 4,921 tokens' (sizing.inflight_context_tokens with the slot), the bound
         '(4.96 at 12,000 in 16,000; 2.60 at 20,000 in 22,000)' ((h / T) (a + 1) / a, a = ln(1 / 0.95) / ln(T / h),
         written out here: the code's ``truncated_ratio_bound`` stops at s = 10, just under it), the old rule's jump at
-        3.87 ('21,516 tokens in flight, against 4,747 just past') and trial 28 F16's refusal ('1,500 / p95 5,800
-        prompts in a 7,000-token slot would draw a mean of 1,110': the lognormal cut at the slot,
-        ``LengthFit.capped_mean_tokens``)."""
+        3.87 ('21,516 tokens in flight, against 4,747 just past')."""
         from planner.export import sizing
 
         prompt, prompt_high, out, high, slot, s, half, total = stated(
@@ -308,13 +306,6 @@ class TestExportDoc:
         past_high = o_high + 5  # "just past": the bound at 11,605 (test_long_tail's case)
         assert within == round(sizing.inflight_context_tokens(p, o, o_high))  # untruncated, as until s208
         assert past == round(sizing.inflight_context_tokens(p, o, past_high, 95, p_high + past_high))
-        mean, high, slot, capped = stated(
-            self.DOC, r"([\d,]+) / p95 ([\d,]+) prompts in a ([\d,]+)-token slot would draw a mean of ([\d,]+)\)"
-        )
-        from planner.serving.load import LengthFit, lognormal_spread
-
-        spread = lognormal_spread(mean, high, 95)
-        assert capped == round(LengthFit(math.log(mean) - spread**2 / 2, spread).capped_mean_tokens(slot))
         assert o_high / o < math.exp(1.6448536**2 / 2) < past_high / o  # either side of the bound
 
     def test_margin_example(self):

@@ -442,16 +442,7 @@ class LongTailError(InvalidInputError):
     exp(z^2 / 2) (3.87 at p95), and, where a slot is given, above what a lognormal truncated at it reaches
     (``truncated_ratio_bound``). The message names the ratio and what is accepted."""
 
-    def __init__(
-        self,
-        mean: float,
-        high: float,
-        percentile: float,
-        slot_tokens: float = math.inf,
-        what: str = "",
-        capped_mean_tokens: float | None = None,
-    ):
-        self.capped_mean_tokens = capped_mean_tokens  # within any lognormal's ratio: the untruncated fit's capped mean
+    def __init__(self, mean: float, high: float, percentile: float, slot_tokens: float = math.inf, what: str = ""):
         self.mean, self.high, self.percentile, self.slot_tokens = (
             float(mean),
             float(high),
@@ -462,21 +453,6 @@ class LongTailError(InvalidInputError):
         q, ratio = f"p{percentile:g}", high / mean
         bound = lognormal_ratio_bound(percentile)
         said = f"{what} length's " if what else "a length's "
-        if capped_mean_tokens is not None:  # within the lognormal's ratio, but its tail is past a short slot
-            most = truncated_ratio_bound(high, percentile, slot_tokens)
-            said += (
-                f"{q} / mean = {high:,.0f} / {mean:,.0f} = {ratio:.2f} has no fit within the {slot_tokens:,.0f}-token "
-                f"slot memory is sized for ({q} prompt + {q} output): a lognormal truncated at it reaches at most "
-                f"{most:.2f} at this {q}, and the untruncated one, cut at the slot, would draw a mean of "
-                f"{capped_mean_tokens:,.0f} tokens, not {mean:,.0f}"
-            )
-            other = {"prompt": "output", "output": "prompt"}.get(what, "other")
-            fix = (
-                f"give a mean of at least {math.ceil(high / most):,} tokens at this {q}, or a longer {q} {other} "
-                "length (the slot is the two high lengths' sum)"
-            )
-            super().__init__(f"{said}; {fix}; {MEASURED_LENGTHS_HINT}")
-            return
         said += (
             f"{q} / mean = {high:,.0f} / {mean:,.0f} = {ratio:.2f} has no lognormal fit: above any lognormal's "
             f"{bound:.2f} (exp(z^2 / 2) at {q})"
@@ -580,14 +556,6 @@ class LengthFit:
         "Two contexts"); m exp(s^2) / 2 untruncated."""
         return self.moment(2) / (2.0 * self.moment(1))
 
-    def capped_mean_tokens(self, cap_tokens: float) -> float:
-        """E[min(x, c)] of the untruncated lognormal, the mean of its draws cut at ``cap_tokens`` c:
-        exp(mu + s^2 / 2) Phi(d - s) + c (1 - Phi(d)), d = (ln c - mu) / s (the truncated fit is never past it)."""
-        if self.truncated or self.s == 0:
-            return min(self.mean_tokens, float(cap_tokens))
-        d = (math.log(cap_tokens) - self.mu) / self.s
-        return self.moment(1) * _normal_cdf(d - self.s) + cap_tokens * (1.0 - _normal_cdf(d))
-
     def quantile_tokens(self, q: float) -> float:
         """The q-quantile (0 < q < 1): exp(mu + s Phi^-1(q Phi(b)))."""
         b = self._b()
@@ -606,10 +574,6 @@ class LengthFit:
 #: The widest spread a truncated fit searches (s = 10: the truncated ratio reaches over 98% of its power-law bound
 #: at the slots a review sizes; past it ``LongTailError``)
 MAX_TRUNCATED_SPREAD = 10.0
-#: How far below the stated mean an untruncated fit's draws may fall once cut at the slot before ``length_fit``
-#: refuses it (1%: a bias, against the 1,000 draws' sampling error of 4-8% for the README example's lengths; trial 28
-#: F16: 1,500 / p95 5,800 prompts in a 7,000-token slot drew a mean of 1,108, 26% short, and were sized on it)
-CAPPED_MEAN_TOLERANCE = 0.01
 #: Halvings of each bisection of ``length_fit`` (the intervals fall below 1e-12 of their start well before)
 _FIT_STEPS = 100
 #: Golden-section steps of ``_truncated_peak_spread`` (0.618^60 of 10: under 1e-11)
@@ -653,12 +617,7 @@ def length_fit(
         return _truncated_fit_at((lo + hi) / 2.0, h, high_percentile, slot_tokens)
     if lognormal:  # no slot, or one too close to h for any truncated lognormal to reach h / m
         s = lognormal_spread(m, h, high_percentile)
-        fit = LengthFit(math.log(m) - s * s / 2.0, s)
-        if math.isfinite(slot_tokens) and slot_tokens > h:
-            capped = fit.capped_mean_tokens(float(slot_tokens))
-            if capped < m * (1.0 - CAPPED_MEAN_TOLERANCE):
-                raise LongTailError(m, h, high_percentile, slot_tokens, what, capped_mean_tokens=capped)
-        return fit
+        return LengthFit(math.log(m) - s * s / 2.0, s)
     if not slot_tokens > h:
         raise LongTailError(m, h, high_percentile, what=what)
     raise LongTailError(m, h, high_percentile, slot_tokens, what)
@@ -685,9 +644,10 @@ def spread_lengths(
     truncated family reaches its high / mean: all but slots within a few percent of a high length). Where either fit
     is truncated, both are drawn by inverse transform (a prompt and an output each from its own uniform stream), the
     drawn means and percentiles the stated ones within sampling error (trial 27 F12: 3,000 / p95 12,000 output
-    tokens drew p95 10,686 and a request of 163,840 with an untruncated s = z), and each request's prompt + output
-    capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than the slot memory is sized
-    for. That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with those outputs in 16,000:
+    tokens drew p95 10,686 and a request of 163,840 with an untruncated s = z), and, where both are truncated, each
+    request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than
+    the slot memory is sized for; an untruncated one (its slot too close to its high length) is not cut at T, which
+    would draw it short of its mean (trial 28 F16: 1,500 / p95 5,800 prompts cut at 7,000 tokens drew 1,108). That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with those outputs in 16,000:
     1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the fit gives is that much
     on the long side). Where neither is truncated (a slot too close to a high length for any truncated lognormal):
     lognormal through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), capped at ``max_tokens`` only.
@@ -710,7 +670,8 @@ def spread_lengths(
         )  # fmt: skip
     else:
         n = _whole(num_requests, "num_requests")
-        max_tokens = min(max_tokens, slot)
+        if all(f.truncated for f in fits):  # an untruncated fit (a slot too close to its high length) is not cut
+            max_tokens = min(max_tokens, slot)  # at the slot: that would draw it short of its mean (trial 28 F16)
         rng = np.random.default_rng([seed, 3])
         uniforms = rng.random((2, n))
         cols = [
