@@ -221,7 +221,7 @@ class TestExportDoc:
 
     @pytest.mark.xdist_group("test_export_review")  # the README review, built once by that group's worker
     def test_held_out_tpot_range_example(self, readme_example_review):
-        """'for the README's example the TPOT range, 32.2 - 61.6 ms at 39.2 ms simulated': the recommended option's
+        """'for the README's example the TPOT range, 31.7 - 60.8 ms at 38.7 ms simulated': the recommended option's
         simulated p95 TPOT at peak and its held-out range (planner.export.held_out), as Summary shows them (a trial:
         the docs said 30.9 - 58.8 ms at 37.7 ms)."""
         from planner.accuracy.loaded_ranges import load_loaded_ranges

@@ -163,14 +163,15 @@ class TestTheReadmeExample:
 
 
 def test_on_the_spread_the_slow_end_is_the_docs_figure(readme_example_review):
-    """The README example as shipped, sized on the spread of lengths (the default since s206): 5 serving replicas of
-    8 H100 and the spare; at the held-out slow end (p95 TTFT x6.41, TPOT x1.58) 31 replicas of 8, 248 GPUs, the figure
-    docs/export.md step 5 states (printed by this review, s206)."""
+    """The README example as shipped, sized on the spread of lengths drawn truncated at the slot (s208): 11 serving
+    replicas of 4 H100 and the spare; at the held-out slow end (p95 TTFT x6.41, TPOT x1.57) no fleet of 4-GPU
+    replicas meets the targets, while 8-GPU replicas do at 136 GPUs, the figures docs/export.md step 5 states."""
     r = readme_example_review.recommended
     s = r.slow_end
-    assert s.shortfall == "" and s.gpus == s.replicas * int(r.replica.gpus) > r.gpus
-    (said,) = stated("docs/export.md", r"and its held-out slow end ([\d,]+) GPUs")
-    assert said == s.gpus == 248
+    assert int(r.replica.gpus) == 4 and s.shortfall.startswith("not met at the slow end")
+    other = r.slow_end_group
+    (group, said) = stated("docs/export.md", r"not met on (\d+)-GPU replicas \(on 8-GPU replicas ([\d,]+) GPUs")
+    assert (group, said) == (4, other.slow_end.gpus) and int(other.replica.gpus) == 8 and said == 136
 
 
 class TestSurfaces:

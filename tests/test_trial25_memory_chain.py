@@ -164,7 +164,9 @@ class TestF2MemoryChain:
 
 
 class TestF3ScreeningContext:
-    def test_summary_and_assumptions_say_what_the_1277_feeds(self, book):
+    def test_summary_and_assumptions_say_what_the_context_in_flight_feeds(self, book):
+        """The README example's 1,225 tokens in flight (docs/export.md "Two contexts": its outputs truncated at the
+        4,200-token slot since s208; 1,277 untruncated)."""
         summary = {
             c.value: book["Summary"].cell(row=c.row, column=c.column + 1).value
             for col in book["Summary"].iter_cols()
@@ -172,11 +174,11 @@ class TestF3ScreeningContext:
             if isinstance(c.value, str)
         }
         assert summary["Context memory holds / group screening's TPOT is taken at"] == (
-            "4,200 / 1,277 tokens (the simulated TPOT at peak: each request at its own context)"
+            "4,200 / 1,225 tokens (the simulated TPOT at peak: each request at its own context)"
         )
         rows = assumption_rows(book)
         what = next(w for w in rows if w.startswith("Context the group screening's TPOT curve is taken at"))
-        assert rows[what][0] == 1277 and "runs each simulated request at its own context" in what
+        assert rows[what][0] == 1225 and "runs each simulated request at its own context" in what
         assert not any("decode time is taken at" in w for w in rows)
 
 
