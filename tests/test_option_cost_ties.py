@@ -1,10 +1,10 @@
 """A tie in cost between separate options goes to the one met at the held-out slow end (``review.recommended_first``),
 the rule a tie between groups of one option goes by (trial 27 F3: ``evaluate._kept_on_ties``); still tied, scenario
 order. Trial 27's b200tp.toml listed "B200 TP2" and "B200 TP4" as two options, 24 GPUs and $46,704 a month each, and
-recommended TP2, listed first, though no fleet of it meets the targets at the slow end while 56 GPUs of TP4 do.
+recommended TP2, listed first, though no fleet of it meets the targets at the slow end while 48 GPUs of TP4 do.
 
-Expected figures are test_trial27_groups.py's (the trial's b200tp.md TP2 and TP4 rows; the slow end's 56 GPUs,
-$108,976 a month, is the review's Options "Held-out slow end" for the 4-GPU group) unless a comment says otherwise.
+Expected figures are test_trial27_groups.py's (the trial's b200tp.md TP2 and TP4 rows; the slow end's 48 GPUs,
+$93,408 a month, is the review's Options "Held-out slow end" for the 4-GPU group) unless a comment says otherwise.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_the_two_options_tie_on_cost_and_only_tp4_is_met_at_the_slow_end(review)
     assert (tp2.gpus, round(tp2.monthly_usd)) == (tp4.gpus, round(tp4.monthly_usd)) == (24, 46_704)
     assert tp2.monthly_usd == tp4.monthly_usd  # exactly: _kept_on_ties's equality
     assert not tp2.slow_end.meets  # the trial's TP2 row: "not met at the slow end"
-    assert tp4.slow_end.meets and (tp4.slow_end.gpus, round(tp4.slow_end.monthly_usd)) == (56, 108_976)
+    assert tp4.slow_end.meets and (tp4.slow_end.gpus, round(tp4.slow_end.monthly_usd)) == (48, 93_408)
 
 
 def test_the_tie_recommends_the_second_option_met_at_the_slow_end(review):
@@ -70,7 +70,7 @@ def test_the_tie_recommends_the_second_option_met_at_the_slow_end(review):
 def test_the_recommendation_says_why_it_chose_on_a_tie(review):
     assert (
         "The next option, B200 TP2, bought, is tied on cost with it (24 GPUs, $46,704 a month each); chosen because "
-        "it meets the targets at the slow end of the held-out ranges (56 GPUs, $108,976 a month (+32 GPUs, +$62,272 "
+        "it meets the targets at the slow end of the held-out ranges (48 GPUs, $93,408 a month (+24 GPUs, +$46,704 "
         f"against the plan)) and B200 TP2, bought's fleet does not ({NOT_MET})"
     ) in review.reason
     assert "costs $0 a month more" not in review.reason
