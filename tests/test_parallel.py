@@ -206,7 +206,8 @@ class TestExportOffersIt:
         # form's TPOT-best batch, s197; $724,627 against $664,242 before trial 17's H200 quotes, s201: the median of
         # Hyperstack's $3.99 and CoreWeave's $6.305 an hour, $5.1475, x 730 h x 192 = $721,474; 192 and 176 GPUs before
         # s202's MIN_SOURCES margin rule widened the MLA margin: 256 x $5.1475 x 730 h; DP + EP 328, $1,232,517 while an
-        # output p95 4.00 x its mean was drawn with s capped at z, trial 27 F12)
+        # output p95 4.00 x its mean was drawn with s capped at z, trial 27 F12; DP + EP 272, $1,022,088 against TP 200,
+        # $751,535 before s208 timed the pre-AITER ROCm MoE, which narrowed the MLA serving margin)
         said = stated(
             "docs/model.md",
             r"\(DeepSeek-V3 on H200, its requests drawn around the scenario's mean and p95 lengths: DP \+ EP (\d+) GPUs, "
