@@ -92,12 +92,13 @@ class TestMedianBillingUnit:
         assert (m.cloud_usd_per_gpu_hour, m.node_size) == (3.99, 8)
 
     def test_a_rented_fleet_at_the_median_is_billed_per_gpu(self, tmp_path):
-        """test_export.py's hand scenario needs 11 GPUs of 1 (10 replicas + 1 spare). Rented at the catalog's H100
-        median, $3.595, they were billed as 16 (two 8-GPU lots, $41,989.60); now 11 x $3.595 x 730 h = $28,867.85."""
+        """test_export.py's hand scenario needs 12 GPUs of 1 (11 replicas + 1 spare; 11 GPUs before s208's truncated
+        output fit). Rented at the catalog's H100 median, $3.595, they were billed in 8-GPU lots (16 then, $41,989.60);
+        now 12 x $3.595 x 730 h = $31,492.20."""
         text = HAND.replace("cloud_usd_per_gpu_hour = 2.0\n", "")
         r = next(x for x in review_of(write_scenario(tmp_path, text)).results if x.option.name == "H100 rented")
-        assert (r.gpus, r.money.node_size) == (11, 1)
-        assert r.monthly_usd == pytest.approx(11 * 3.595 * HOURS) and round(r.monthly_usd, 2) == 28_867.85
+        assert (r.gpus, r.money.node_size) == (12, 1)
+        assert r.monthly_usd == pytest.approx(12 * 3.595 * HOURS) and round(r.monthly_usd, 2) == 31_492.20
 
 
 class TestReservedLikeForLike:
@@ -132,12 +133,12 @@ class TestReservedLikeForLike:
         assert on_demand.reserved_gap == "" and "like for like" not in quote_text(on_demand)
 
     def test_the_ownership_sheet_says_the_reserved_rows_gap(self, tmp_path):
-        """The hand scenario with a reserved H100 option: 11 GPUs x $2.72 x 730 h = $21,841.60 a month; its Ownership
+        """The hand scenario with a reserved H100 option: 12 GPUs x $2.72 x 730 h = $23,827.20 a month; its Ownership
         row's Price from says 15% like for like and that the 24% gap to the median mixes providers."""
         text = HAND + '[[option]]\nname = "H100 reserved"\ngpu = "H100"\nprice_kind = "reserved"\n'
         review = review_of(write_scenario(tmp_path, text))
         r = next(x for x in review.results if x.option.name == "H100 reserved")
-        assert r.monthly_usd == pytest.approx(11 * 2.72 * HOURS) and round(r.monthly_usd, 2) == 21_841.60
+        assert r.monthly_usd == pytest.approx(12 * 2.72 * HOURS) and round(r.monthly_usd, 2) == 23_827.20
         table = ownership_table(review)
         keys = [c.key for c in table.columns]
         row = next(x for x in table.rows if x[0] == "H100 reserved")

@@ -3,9 +3,9 @@ to confirm (F20) and gives each other model's own answer (F3).
 
 The scenario TWO_MODELS is test_export.py's HAND (500 concurrent requests, sized by Little's law: the money, not the
 sizing, is under test) with two models, each bought and rented on H100: Llama-2-7B bought at the catalog's price in
-8-GPU nodes (16 GPUs, test_trial26_money.py's H100_CAPEX and H100_OPEX_MONTH a GPU) or rented at $3.00 a GPU-hour (11
-GPUs: test_trial26_money.py's 11 rented GPUs at HAND's load), Qwen3-8B bought likewise (8 GPUs) or rented at $1.00 a
-GPU-hour (6 GPUs). Rented Qwen3-8B is the cheapest; for Llama-2-7B, buying is.
+8-GPU nodes (16 GPUs, test_trial26_money.py's H100_CAPEX and H100_OPEX_MONTH a GPU) or rented at $3.00 a GPU-hour (12
+GPUs: test_trial26_money.py's 12 rented GPUs at HAND's load), Qwen3-8B bought likewise (8 GPUs) or rented at $1.00 a
+GPU-hour (7 GPUs). Rented Qwen3-8B is the cheapest; for Llama-2-7B, buying is.
 """
 
 from __future__ import annotations
@@ -78,12 +78,12 @@ class TestF11DecisionBox:
         assert ws["A7"].value == decision_text(review)
 
     def test_the_box_carries_the_recommendations_figures(self, two):
-        """Rented Qwen3-8B: 6 GPUs x $1.00 x 730 h = $4,380 a month, billed by the hour (outlook.commitment)."""
+        """Rented Qwen3-8B: 7 GPUs x $1.00 x 730 h = $5,110 a month, billed by the hour (outlook.commitment)."""
         review, _, _ = two
         rows = dict(decision_rows(review))
         assert review.recommended.option.name == "Qwen rented"
         assert rows["Option"] == "Qwen rented (Qwen3-8B on H100 SXM 80GB, on-demand)"
-        assert rows["Monthly cost"] == f"${6 * 1.0 * HOURS:,.0f} a month, 6 GPUs"
+        assert rows["Monthly cost"] == f"${7 * 1.0 * HOURS:,.0f} a month, 7 GPUs"
         ow = review.outlook.of("Qwen rented").ownership
         assert rows["Over 3 years"].startswith(f"${ow.total_usd:,.0f} total")
         assert rows["Commitment"] == "not committed: billed by the hour"
@@ -155,11 +155,11 @@ class TestF3OtherModels:
     Qwen3, buy"."""
 
     def test_each_other_model_gets_its_cheapest_option_and_buy_or_rent(self, two):
-        """Llama-2-7B: bought 16 x ($35,883.75 / 36 + $379.87) = $22,026 a month against rented 11 x $3.00 x 730 h =
-        $24,090: buying costs $2,064 a month less; over 3 years, the Ownership sheet's totals' difference."""
+        """Llama-2-7B: bought 16 x ($35,883.75 / 36 + $379.87) = $22,026 a month against rented 12 x $3.00 x 730 h =
+        $26,280: buying costs $4,254 a month less; over 3 years, the Ownership sheet's totals' difference."""
         review, ws, md = two
         bought = 16 * (H100_CAPEX / 36 + H100_OPEX_MONTH)
-        rented = 11 * 3.0 * HOURS
+        rented = 12 * 3.0 * HOURS
         assert by_name(review, "H100 bought").monthly_usd == pytest.approx(bought)
         assert by_name(review, "H100 rented").monthly_usd == pytest.approx(rented)
         totals = {n: review.outlook.of(n).ownership.total_usd for n in ("H100 bought", "H100 rented")}
