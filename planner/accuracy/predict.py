@@ -375,33 +375,30 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
 
 
 def _rocm_triton_moe(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
-    """``planner.engines.profiles.with_rocm_triton_moe`` on the row (its GPU's vendor looked up only with the switch
-    on; a GPU that does not resolve keeps the profile)."""
+    """``planner.engines.profiles.with_rocm_triton_moe`` on the row (``_by_vendor``)."""
     from planner.engines import profiles
 
-    if not profiles.ROCM_TRITON_MOE:
-        return profile
-    try:
-        cat = default_catalog()
-        vendor = cat.gpu(resolve_gpu_name(row.gpu, cat)).vendor
-    except PlannerError:
-        return profile
-    return profiles.with_rocm_triton_moe(profile, row.engine, row.engine_version, vendor)
+    return _by_vendor(profile, row, profiles.ROCM_TRITON_MOE, profiles.with_rocm_triton_moe)
 
 
 def _sglang_early_hopper_moe(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
-    """``planner.engines.profiles.with_sglang_early_hopper_moe`` on the row (its GPU's vendor looked up only with the
-    switch on; a GPU that does not resolve keeps the profile)."""
+    """``planner.engines.profiles.with_sglang_early_hopper_moe`` on the row (``_by_vendor``)."""
     from planner.engines import profiles
 
-    if not profiles.SGLANG_EARLY_HOPPER_MOE:
+    return _by_vendor(profile, row, profiles.SGLANG_EARLY_HOPPER_MOE, profiles.with_sglang_early_hopper_moe)
+
+
+def _by_vendor(profile: EngineProfile, row: DecodeRow, on: bool, rule) -> EngineProfile:
+    """``rule(profile, engine, version, vendor)`` on the row where its switch is ``on`` (the row's GPU vendor looked
+    up only then); a GPU that does not resolve keeps the profile."""
+    if not on:
         return profile
     try:
         cat = default_catalog()
         vendor = cat.gpu(resolve_gpu_name(row.gpu, cat)).vendor
     except PlannerError:
         return profile
-    return profiles.with_sglang_early_hopper_moe(profile, row.engine, row.engine_version, vendor)
+    return rule(profile, row.engine, row.engine_version, vendor)
 
 
 def eager_decode_note(row: DecodeRow, engine: str | EngineProfile | None = None) -> str:
