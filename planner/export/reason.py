@@ -483,7 +483,7 @@ def cost_tie_words(rec: Result, nxt: Result) -> str:
     """Where the next option ties the recommended one on cost (``slow_end.cost_tied``: the same monthly cost and GPUs),
     why the recommended one was chosen (``review.recommended_first``, the rule ties between groups go by, trial 27
     F3): "is tied on cost with it (24 GPUs, $46,704 a month each); chosen because it meets the targets at the slow
-    end of the held-out ranges (56 GPUs, ...) and B200 TP2's fleet does not (not met at the slow end: ...)", or, both
+    end of the held-out ranges (48 GPUs, ...) and B200 TP2's fleet does not (not met at the slow end: ...)", or, both
     or neither met there, that scenario order chose; "" without a tie."""
     from planner.export.slow_end import NOT_MET, cost_tied, fleet_text, met_at_slow_end
 

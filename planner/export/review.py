@@ -203,8 +203,8 @@ def recommended_first(ranked: list[Result]) -> list[Result]:
     the held-out slow end (``slow_end.met_at_slow_end``), by ``_kept_on_ties`` itself, the rule a tie between groups
     of one option goes by (trial 27 F3); where none or all of them meet there, the first in scenario order. The rest
     keep their order. Trial 27's b200tp.toml: "B200 TP2" and "B200 TP4" as two options, 24 GPUs and $46,704 a month
-    each; TP2, listed first, was recommended though no fleet of it meets the targets at the slow end, while 56 GPUs
-    of TP4 do."""
+    each; TP2, listed first, was recommended though no fleet of it meets the targets at the slow end, while 48 GPUs
+    of TP4 do (56 before s208's truncated draws)."""
     first = ranked[0]
     if not first.meets:
         return ranked
