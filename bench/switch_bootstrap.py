@@ -76,7 +76,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   layer per step, sized from sgl-project/sglang pull request 2643's batch-1 DeepSeek-V3 figure
   (``planner.engines.profiles.MOE_LAYER_COSTS``' "sglang-early-hopper-moe", ``with_moe_layer_costs``;
   docs/hypotheses/sglang-early-hopper-deepseek-step.md, h-h200dsk). Failed the ship rule: held-out TTFT worst
-  464.85% -> 548.00% (DSTK-042), though the nine rows' TPOT went from -44..-76% to -9..-23%.
+  464.85% -> 548.00% (DSTK-042), though the nine rows' TPOT went from -44..-76% to -9..-23%. Since h-moetab the
+  entry's time is paid by decode steps alone (docs/hypotheses/sglang-early-hopper-decode-only.md);
+  ``sglang-early-hopper-moe:both`` (ablation) is h-h200dsk's form, prompt steps paying it too.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -142,6 +144,8 @@ MOE_LAYER_COST_SWITCHES = {
     "rocm-triton-moe:sglang": ("rocm-triton-moe", {"on": True, "engines": frozenset({"sglang"})}),
     # SGLang 0.4.1-0.4.3 on NVIDIA: 0.442 ms more a MoE layer, from sglang PR 2643's batch-1 step (h-h200dsk)
     "sglang-early-hopper-moe": ("sglang-early-hopper-moe", {"on": True}),
+    # h-h200dsk's form: the same on prompt steps too (failed its ship rule, held-out TTFT worst)
+    "sglang-early-hopper-moe:both": ("sglang-early-hopper-moe", {"on": True, "steps": "both"}),
 }
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -157,6 +161,7 @@ ABLATIONS = (
     "serial-front-end:1ns",  # diagnostic (h-tok): the one-request-at-a-time path at 1 ns a request, no time of its own
     "rocm-triton-moe:off",
     "rocm-triton-moe:sglang",  # only SGLang's ROCm releases, the engine the constant was measured on (h-band)
+    "sglang-early-hopper-moe:both",  # h-h200dsk's form, decode and prompt steps alike (h-moetab's ablation)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {

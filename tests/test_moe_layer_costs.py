@@ -54,6 +54,7 @@ def test_an_unknown_key_is_refused():
         ("rocm-triton-moe:off", "rocm-triton-moe", False, {"sglang", "vllm"}),
         ("rocm-triton-moe:sglang", "rocm-triton-moe", True, {"sglang"}),
         ("sglang-early-hopper-moe", "sglang-early-hopper-moe", True, {"sglang"}),
+        ("sglang-early-hopper-moe:both", "sglang-early-hopper-moe", True, {"sglang"}),
     ],
 )
 def test_the_bootstrap_switches_turn_their_entry(table, switch, key, on, engines):
@@ -64,3 +65,15 @@ def test_the_bootstrap_switches_turn_their_entry(table, switch, key, on, engines
     entry = profiles.moe_layer_cost(key)
     assert (entry.on, entry.engines) == (on, frozenset(engines))
     assert [e for e in profiles.MOE_LAYER_COSTS if e.key != key] == others
+
+
+def test_no_profile_a_user_or_the_workbook_plans_with_has_a_decode_only_cost():
+    """``decode_moe_layer_overhead_s`` is set only on published rows' profiles (``with_moe_layer_costs``), so the
+    workbook, which offers the shipped profiles, leaves it out (``PUBLISHED_ROW_FIELDS``) without losing parity."""
+    from planner.workbook.assumptions import PUBLISHED_ROW_FIELDS
+
+    assert "decode_moe_layer_overhead_s" in PUBLISHED_ROW_FIELDS
+    for name, profile in profiles.ENGINES.items():
+        assert profile.decode_moe_layer_overhead_s == 0.0, name
+    for name in ("vllm", "sglang", "tensorrt-llm", "lmdeploy", "vllm==0.8.0", "sglang==0.4.3.post2"):
+        assert profiles.engine_profile(name).decode_moe_layer_overhead_s == 0.0, name

@@ -2,7 +2,8 @@
 docs/hypotheses/sglang-early-hopper-deepseek-step.md): a row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4
 pays 0.442 ms per MoE layer per step, the gap between sgl-project/sglang pull request 2643's DeepSeek-V3 figure
 (v0.4.1.post2, TP 8 with DP attention, batch 1, 128 in, 256 out: 30.29 token/s, 33.01 ms a token; GPU read as H200)
-and the planner's step at that shape (7.355 ms)."""
+and the planner's step at that shape (7.355 ms). Since h-moetab (docs/hypotheses/sglang-early-hopper-decode-only.md)
+decode steps alone pay it (the entry's ``steps``: ``decode_moe_layer_overhead_s``); prompt steps do not."""
 
 from __future__ import annotations
 
@@ -82,8 +83,9 @@ def test_which_releases_pay_it(monkeypatch, engine, version, vendor, moved):
     base = profiles.ENGINES["sglang"]
     assert profiles.moe_layer_cost("sglang-early-hopper-moe").applies(engine, version, vendor) is moved
     out = profiles.with_moe_layer_costs(base, engine, version, vendor)
-    extra = out.moe_layer_overhead_s - base.moe_layer_overhead_s
+    extra = out.decode_moe_layer_overhead_s - base.decode_moe_layer_overhead_s
     assert extra == pytest.approx(profiles.SGLANG_EARLY_HOPPER_MOE_LAYER_S if moved else 0.0, abs=1e-15)
+    assert out.moe_layer_overhead_s == base.moe_layer_overhead_s  # decode steps alone (h-moetab)
 
 
 def test_is_off_by_default():
@@ -101,11 +103,45 @@ def test_the_published_rows_get_it_by_their_own_gpu_and_release(switch_on):
     ids = ("DSTK-012", "DSTK-024", "DSTK-013")
     rows = [r for r in predict.load_decode_rows() if r.record_id in ids]
     assert sorted(r.record_id for r in rows) == sorted(ids)
-    got = {r.record_id: predict._profile_for(r, None).moe_layer_overhead_s for r in rows}
+    got = {r.record_id: predict._profile_for(r, None).decode_moe_layer_overhead_s for r in rows}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(profiles, "MOE_LAYER_COSTS", profiles.MOE_LAYER_COSTS)
         profiles.set_moe_layer_cost("sglang-early-hopper-moe", on=False)
-        off = {r.record_id: predict._profile_for(r, None).moe_layer_overhead_s for r in rows}
+        off = {r.record_id: predict._profile_for(r, None).decode_moe_layer_overhead_s for r in rows}
     assert got["DSTK-012"] == pytest.approx(off["DSTK-012"] + profiles.SGLANG_EARLY_HOPPER_MOE_LAYER_S)
     assert got["DSTK-024"] == pytest.approx(off["DSTK-024"])
     assert got["DSTK-013"] == pytest.approx(off["DSTK-013"])
+
+
+def test_decode_steps_pay_it_and_prompt_steps_do_not(switch_on):
+    """The entry's ``steps`` is "decode" (h-moetab): at pull request 2643's shape the decode step gains 58 x 0.442 ms
+    = 25.66 ms, while a 128-token prompt step (``planner.prefill``'s TTFT) is the profile's without it."""
+    assert profiles.moe_layer_cost("sglang-early-hopper-moe").steps == "decode"
+    base = profiles.ENGINES["sglang"]
+    on = profiles.with_moe_layer_costs(base, "sglang", "0.4.1.post2", "NVIDIA")
+    gained = _pr2643_step(1, on) - _pr2643_step(1, base)
+    assert gained == pytest.approx(58 * profiles.SGLANG_EARLY_HOPPER_MOE_LAYER_S, rel=1e-9)
+    assert gained == pytest.approx(25.66e-3, rel=1e-3)
+
+    def ttft(engine):
+        return planner.prefill("H200", "DeepSeek-V3", 128, batch=1, gpus=8, engine=engine, check_fit=False).ttft_s
+
+    assert ttft(on) == ttft(base)
+
+
+def test_the_both_ablation_puts_it_on_prompt_steps_too(monkeypatch):
+    """``sglang-early-hopper-moe:both`` (h-h200dsk's form): the profile's ``moe_layer_overhead_s``, so a 128-token
+    prompt step is 25.66 ms longer as well."""
+    monkeypatch.setattr(profiles, "MOE_LAYER_COSTS", profiles.MOE_LAYER_COSTS)
+    profiles.set_moe_layer_cost("sglang-early-hopper-moe", on=True, steps="both")
+    base = profiles.ENGINES["sglang"]
+    on = profiles.with_moe_layer_costs(base, "sglang", "0.4.1.post2", "NVIDIA")
+    assert on.moe_layer_overhead_s == pytest.approx(
+        base.moe_layer_overhead_s + profiles.SGLANG_EARLY_HOPPER_MOE_LAYER_S
+    )
+    assert on.decode_moe_layer_overhead_s == base.decode_moe_layer_overhead_s
+
+    def ttft(engine):
+        return planner.prefill("H200", "DeepSeek-V3", 128, batch=1, gpus=8, engine=engine, check_fit=False).ttft_s
+
+    assert ttft(on) - ttft(base) == pytest.approx(58 * profiles.SGLANG_EARLY_HOPPER_MOE_LAYER_S, rel=1e-6)

@@ -645,7 +645,8 @@ def predict_decode_rows(
             eng.attention_dp_gate_iters,  # TensorRT-LLM's attention-DP balancing gate from the row's options (h-trt)
             eng.attention_dp_gate_quorum,
             eng.row_memory_utilization,  # the memory share from the row's command (s187)
-            eng.moe_layer_overhead_s,  # a pre-AITER ROCm release's Triton fused-MoE call (EXPERIMENT h-band)
+            eng.moe_layer_overhead_s,  # a release's per-MoE-layer cost (``profiles.MOE_LAYER_COSTS``)
+            eng.decode_moe_layer_overhead_s,  # ... on decode steps alone
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

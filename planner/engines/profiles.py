@@ -159,6 +159,11 @@ class EngineProfile:
     #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (s123, as above)
     eager_layer_s: float = 0.0
     eager_moe_layer_s: float = 0.0
+    #: time per MoE layer per *decode* step, seconds, on top of ``moe_layer_overhead_s`` (which decode and prompt steps
+    #: both pay): a release's decode-path cost (``planner.model.decode.step_costs_s``; prompt steps do not pay it).
+    #: Set only on published rows' profiles by ``with_moe_layer_costs`` (an entry of ``MOE_LAYER_COSTS`` whose
+    #: ``steps`` is "decode"); 0 on every shipped profile
+    decode_moe_layer_overhead_s: float = 0.0
     #: a step that admits prompts prefills only, whole prompts, the decoding requests waiting it out (vLLM V0's
     #: ``Scheduler._schedule_default`` without chunked prefill: ``planner.serving.simulate.RunBehaviour.
     #: prefill_only_steps``). Set per published row by ``with_v0_default_scheduler`` (s127); False on every shipped
@@ -1410,7 +1415,8 @@ class MoeLayerCost:
     the first that does not (release numbers, padded to three; every engine has a ``before``); an engine missing from
     ``since`` pays it from its first release. The time: (``measured_step_s`` - ``planner_step_s``) / ``moe_layers`` (``layer_s``): a
     published step less the planner's at its shape, over the model's MoE layers; ``source``: where the measured step
-    is published and the doc that records the hypothesis."""
+    is published and the doc that records the hypothesis; ``steps``: "both" (decode and prompt steps pay it: the
+    profile's ``moe_layer_overhead_s``) or "decode" (decode steps alone: ``decode_moe_layer_overhead_s``)."""
 
     key: str
     on: bool
@@ -1422,6 +1428,7 @@ class MoeLayerCost:
     moe_layers: int
     source: str
     since: tuple[tuple[str, tuple[int, int, int]], ...] = ()
+    steps: Literal["both", "decode"] = "both"
 
     @property
     def layer_s(self) -> float:
@@ -1466,6 +1473,9 @@ MOE_LAYER_COSTS: tuple[MoeLayerCost, ...] = (
         planner_step_s=SGLANG_EARLY_HOPPER_PLANNER_STEP_S,
         moe_layers=SGLANG_EARLY_HOPPER_MOE_LAYERS,
         source="sgl-project/sglang pull request 2643; docs/hypotheses/sglang-early-hopper-deepseek-step.md (h-h200dsk)",
+        # decode steps alone (h-moetab, docs/hypotheses/sglang-early-hopper-decode-only.md): the constant measures
+        # decode steps; h-h200dsk's "both" failed on a prompt-step worst (``sglang-early-hopper-moe:both``)
+        steps="decode",
     ),
 )
 
@@ -1493,13 +1503,22 @@ def moe_layer_costs_on() -> bool:
 
 def with_moe_layer_costs(profile: EngineProfile, engine: str, version: str, vendor: str) -> EngineProfile:
     """``profile`` whose MoE layers each pay, per step, the ``layer_s`` of every entry of ``MOE_LAYER_COSTS`` that is
-    on and applies to the row (``MoeLayerCost.applies``: its GPU ``vendor``, ``engine`` and ``version``), on top of
-    its ``moe_layer_overhead_s`` (decode and prefill steps alike; a dense model has no MoE layer to pay it). Rows no
-    entry applies to, and versions that do not parse (dated builds), keep the profile."""
-    extra = [e.layer_s for e in MOE_LAYER_COSTS if e.on and e.applies(engine, version, vendor)]
-    if not extra:
+    on and applies to the row (``MoeLayerCost.applies``: its GPU ``vendor``, ``engine`` and ``version``): an entry
+    whose ``steps`` is "both" on top of its ``moe_layer_overhead_s`` (decode and prefill steps alike), one whose
+    ``steps`` is "decode" on top of its ``decode_moe_layer_overhead_s`` (decode steps alone); a dense model has no
+    MoE layer to pay either. Rows no entry applies to, and versions that do not parse (dated builds), keep the
+    profile."""
+    hits = [e for e in MOE_LAYER_COSTS if e.on and e.applies(engine, version, vendor)]
+    if not hits:
         return profile
-    return _copy_with(profile, moe_layer_overhead_s=sum(extra, profile.moe_layer_overhead_s))
+    both = [e.layer_s for e in hits if e.steps == "both"]
+    decode = [e.layer_s for e in hits if e.steps == "decode"]
+    changes = {}
+    if both:
+        changes["moe_layer_overhead_s"] = sum(both, profile.moe_layer_overhead_s)
+    if decode:
+        changes["decode_moe_layer_overhead_s"] = sum(decode, profile.decode_moe_layer_overhead_s)
+    return _copy_with(profile, **changes)
 
 
 def with_prefill_chunk_divisor(profile: EngineProfile, divisor: int) -> EngineProfile:
