@@ -70,13 +70,15 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   SGLANG_ADMISSION_LATCH``; docs/hypotheses/burst-tpot-skew.md, h-r3), not again at every decode step.
 - ``rocm-triton-moe:off`` (ablation; ``rocm-triton-moe`` shipped, s208): a row on an AMD GPU served by a release
   before AITER's fused MoE (SGLang before 0.4.4, vLLM before 0.8) without the Triton fused-MoE call's 0.468 ms per
-  MoE layer per step (``planner.engines.profiles.ROCM_TRITON_MOE``, ``with_rocm_triton_moe``;
+  MoE layer per step (``planner.engines.profiles.MOE_LAYER_COSTS``' "rocm-triton-moe", ``with_moe_layer_costs``;
   docs/hypotheses/rocm-triton-moe-floor.md, h-band); ``rocm-triton-moe:sglang`` (ablation): SGLang's releases alone.
 - ``sglang-early-hopper-moe``: a row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays 0.442 ms more per MoE
   layer per step, sized from sgl-project/sglang pull request 2643's batch-1 DeepSeek-V3 figure
-  (``planner.engines.profiles.SGLANG_EARLY_HOPPER_MOE``, ``with_sglang_early_hopper_moe``;
+  (``planner.engines.profiles.MOE_LAYER_COSTS``' "sglang-early-hopper-moe", ``with_moe_layer_costs``;
   docs/hypotheses/sglang-early-hopper-deepseek-step.md, h-h200dsk). Failed the ship rule: held-out TTFT worst
-  464.85% -> 548.00% (DSTK-042), though the nine rows' TPOT went from -44..-76% to -9..-23%.
+  464.85% -> 548.00% (DSTK-042), though the nine rows' TPOT went from -44..-76% to -9..-23%. Since h-moetab the
+  entry's time is paid by decode steps alone (docs/hypotheses/sglang-early-hopper-decode-only.md);
+  ``sglang-early-hopper-moe:both`` (ablation) is h-h200dsk's form, prompt steps paying it too.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -134,6 +136,17 @@ SWITCHES = (
     "mla-prefill-module",
     "sglang-early-hopper-moe",
 )
+#: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
+MOE_LAYER_COST_SWITCHES = {
+    # without a pre-AITER ROCm release's Triton fused-MoE call, 0.468 ms a MoE layer (h-band; shipped s208)
+    "rocm-triton-moe:off": ("rocm-triton-moe", {"on": False}),
+    # h-band's ablation: SGLang's ROCm releases alone, the engine the constant was measured on
+    "rocm-triton-moe:sglang": ("rocm-triton-moe", {"on": True, "engines": frozenset({"sglang"})}),
+    # SGLang 0.4.1-0.4.3 on NVIDIA: 0.442 ms more a MoE layer, from sglang PR 2643's batch-1 step (h-h200dsk)
+    "sglang-early-hopper-moe": ("sglang-early-hopper-moe", {"on": True}),
+    # h-h200dsk's form: the same on prompt steps too (failed its ship rule, held-out TTFT worst)
+    "sglang-early-hopper-moe:both": ("sglang-early-hopper-moe", {"on": True, "steps": "both"}),
+}
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
     "published-host-cost:cost",
@@ -148,6 +161,7 @@ ABLATIONS = (
     "serial-front-end:1ns",  # diagnostic (h-tok): the one-request-at-a-time path at 1 ns a request, no time of its own
     "rocm-triton-moe:off",
     "rocm-triton-moe:sglang",  # only SGLang's ROCm releases, the engine the constant was measured on (h-band)
+    "sglang-early-hopper-moe:both",  # h-h200dsk's form, decode and prompt steps alike (h-moetab's ablation)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -239,10 +253,6 @@ MODULE_FLAGS = {
     "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
     # diagnostic (h-tok): requests through the serial front end's path at 1 ns each, what the path does by itself
     "serial-front-end:1ns": ("planner.serving.benchmark", "SERIAL_FRONT_END_S", 1e-9),
-    # without a pre-AITER ROCm release's Triton fused-MoE call, 0.468 ms a MoE layer (h-band; shipped s208)
-    "rocm-triton-moe:off": ("planner.engines.profiles", "ROCM_TRITON_MOE", False),
-    # SGLang 0.4.1-0.4.3 on NVIDIA: 0.442 ms more a MoE layer, from sglang PR 2643's batch-1 step (h-h200dsk)
-    "sglang-early-hopper-moe": ("planner.engines.profiles", "SGLANG_EARLY_HOPPER_MOE", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }
@@ -298,11 +308,11 @@ def turn_on(switch: str) -> None:
         from planner.accuracy import datasets
 
         datasets.CHAT_TEMPLATE_TOKENS = tuple(f for f in datasets.CHAT_TEMPLATE_TOKENS if f[0] != "gpt-oss")
-    elif switch == "rocm-triton-moe:sglang":  # h-band's ablation: SGLang's ROCm releases alone
+    elif switch in MOE_LAYER_COST_SWITCHES:  # an entry of ``planner.engines.profiles.MOE_LAYER_COSTS``
         from planner.engines import profiles
 
-        profiles.ROCM_TRITON_MOE = True
-        profiles.ROCM_TRITON_MOE_ENGINES = frozenset({"sglang"})
+        key, changes = MOE_LAYER_COST_SWITCHES[switch]
+        profiles.set_moe_layer_cost(key, **changes)
     elif switch in MODULE_FLAGS:
         module, name, value = MODULE_FLAGS[switch]
         setattr(importlib.import_module(module), name, value)

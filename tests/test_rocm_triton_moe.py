@@ -1,4 +1,4 @@
-"""The pre-AITER ROCm fused-MoE switch (issue 21, h-band; EXPERIMENT, off on main;
+"""The pre-AITER ROCm fused-MoE switch (issue 21, h-band; shipped in s208, ``MOE_LAYER_COSTS``' "rocm-triton-moe";
 docs/hypotheses/rocm-triton-moe-floor.md): a row on an AMD GPU served by SGLang before 0.4.4 or vLLM before 0.8 pays
 0.468 ms per MoE layer per step, the gap between sgl-project/sglang pull request 3237's measured DeepSeek-V3 step on
 8 x MI300X (batch 4, 2,048 in, 256 out: decode median 38.50 ms) and the planner's step at that shape (11.33 ms)."""
@@ -21,7 +21,8 @@ PR4344_CK_MOE_DECODE_MEDIAN_S = 38.76e-3
 
 @pytest.fixture
 def switch_on(monkeypatch):
-    monkeypatch.setattr(profiles, "ROCM_TRITON_MOE", True)
+    monkeypatch.setattr(profiles, "MOE_LAYER_COSTS", profiles.MOE_LAYER_COSTS)
+    profiles.set_moe_layer_cost("rocm-triton-moe", on=True)
 
 
 def _pr3237_step(engine) -> float:
@@ -35,6 +36,11 @@ def test_constant_is_the_measured_step_less_the_planners_over_58_moe_layers():
     assert profiles.ROCM_TRITON_MOE_MOE_LAYERS == 58
     assert profiles.ROCM_TRITON_MOE_LAYER_S == pytest.approx((38.50e-3 - 11.33e-3) / 58, rel=1e-12)
     assert profiles.ROCM_TRITON_MOE_LAYER_S == pytest.approx(0.46845e-3, rel=1e-4)
+    entry = profiles.moe_layer_cost("rocm-triton-moe")
+    assert entry.layer_s == profiles.ROCM_TRITON_MOE_LAYER_S
+    assert (entry.vendor, entry.engines) == ("AMD", frozenset({"sglang", "vllm"}))
+    assert dict(entry.before) == {"sglang": (0, 4, 4), "vllm": (0, 8, 0)}
+    assert entry.since == ()
 
 
 def test_the_planners_step_at_the_measured_shape_is_the_one_subtracted():
@@ -45,7 +51,7 @@ def test_the_planners_step_at_the_measured_shape_is_the_one_subtracted():
 
 def test_with_the_switch_the_step_at_the_measured_shape_is_the_measured_one(switch_on):
     sglang = profiles.ENGINES["sglang"]
-    on = profiles.with_rocm_triton_moe(sglang, "sglang", "0.4.2.post4", "AMD")
+    on = profiles.with_moe_layer_costs(sglang, "sglang", "0.4.2.post4", "AMD")
     assert _pr3237_step(on) == pytest.approx(PR3237_DECODE_MEDIAN_S, rel=0.01)
 
 
@@ -70,22 +76,37 @@ def test_the_ck_moe_step_needs_no_term():
         ("tensorrt-llm", "0.17.post1.dev", "AMD", False),
     ],
 )
-def test_which_releases_pay_it(switch_on, engine, version, vendor, moved):
+def test_which_releases_pay_it(monkeypatch, engine, version, vendor, moved):
+    """The entry alone in the table (on), so that another entry's rows do not count."""
+    monkeypatch.setattr(profiles, "MOE_LAYER_COSTS", (profiles.moe_layer_cost("rocm-triton-moe"),))
+    profiles.set_moe_layer_cost("rocm-triton-moe", on=True)
     base = profiles.ENGINES["sglang"]
-    out = profiles.with_rocm_triton_moe(base, engine, version, vendor)
+    assert profiles.moe_layer_cost("rocm-triton-moe").applies(engine, version, vendor) is moved
+    out = profiles.with_moe_layer_costs(base, engine, version, vendor)
     extra = out.moe_layer_overhead_s - base.moe_layer_overhead_s
     assert extra == pytest.approx(profiles.ROCM_TRITON_MOE_LAYER_S if moved else 0.0, abs=1e-15)
 
 
 def test_is_on_by_default():
     """Shipped in s208: the switch passed the ship rule (docs/hypotheses/rocm-triton-moe-floor.md)."""
-    assert profiles.ROCM_TRITON_MOE is True
+    assert profiles.moe_layer_cost("rocm-triton-moe").on is True
 
 
 def test_off_changes_nothing(monkeypatch):
-    monkeypatch.setattr(profiles, "ROCM_TRITON_MOE", False)
+    monkeypatch.setattr(profiles, "MOE_LAYER_COSTS", profiles.MOE_LAYER_COSTS)
+    profiles.set_moe_layer_cost("rocm-triton-moe", on=False)
     sglang = profiles.ENGINES["sglang"]
-    assert profiles.with_rocm_triton_moe(sglang, "sglang", "0.4.2.post4", "AMD") is sglang
+    assert profiles.with_moe_layer_costs(sglang, "sglang", "0.4.2.post4", "AMD") is sglang
+
+
+def test_the_sglang_ablation_leaves_vllms_releases_out(monkeypatch):
+    """``bench/switch_bootstrap.py rocm-triton-moe:sglang``: the entry's engines narrowed to SGLang."""
+    monkeypatch.setattr(profiles, "MOE_LAYER_COSTS", profiles.MOE_LAYER_COSTS)
+    profiles.set_moe_layer_cost("rocm-triton-moe", on=True, engines=frozenset({"sglang"}))
+    base = profiles.ENGINES["vllm"]
+    assert profiles.with_moe_layer_costs(base, "vllm", "0.7.3", "AMD") is base
+    on = profiles.with_moe_layer_costs(base, "sglang", "0.4.2.post4", "AMD")
+    assert on.moe_layer_overhead_s == pytest.approx(base.moe_layer_overhead_s + profiles.ROCM_TRITON_MOE_LAYER_S)
 
 
 def test_the_published_rows_get_it_by_their_own_gpu_and_release(switch_on):

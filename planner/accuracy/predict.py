@@ -366,39 +366,26 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_trtllm_serve_eager_decode(profile, row.trtllm_default_graphs)
     # SGLang's prefill chunk divided under its attention data parallelism (s183)
     profile = with_prefill_chunk_divisor(profile, row.prefill_chunk_divisor)
-    # EXPERIMENT (h-band, off unless ROCM_TRITON_MOE): a pre-AITER ROCm release's Triton fused-MoE call per MoE layer
-    profile = _rocm_triton_moe(profile, row)
-    # EXPERIMENT (h-h200dsk, off unless SGLANG_EARLY_HOPPER_MOE): SGLang 0.4.1-0.4.3's MoE layers on NVIDIA
-    profile = _sglang_early_hopper_moe(profile, row)
+    # a release's extra time per MoE layer per step (``profiles.MOE_LAYER_COSTS``: a pre-AITER ROCm release's Triton
+    # fused-MoE call, h-band, on; SGLang 0.4.1-0.4.3's MoE layers on NVIDIA, h-h200dsk, off)
+    profile = _moe_layer_costs(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
 
 
-def _rocm_triton_moe(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
-    """``planner.engines.profiles.with_rocm_triton_moe`` on the row (``_by_vendor``)."""
+def _moe_layer_costs(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``planner.engines.profiles.with_moe_layer_costs`` on the row, where an entry of ``MOE_LAYER_COSTS`` is on (the
+    row's GPU vendor looked up only then); a GPU that does not resolve keeps the profile."""
     from planner.engines import profiles
 
-    return _by_vendor(profile, row, profiles.ROCM_TRITON_MOE, profiles.with_rocm_triton_moe)
-
-
-def _sglang_early_hopper_moe(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
-    """``planner.engines.profiles.with_sglang_early_hopper_moe`` on the row (``_by_vendor``)."""
-    from planner.engines import profiles
-
-    return _by_vendor(profile, row, profiles.SGLANG_EARLY_HOPPER_MOE, profiles.with_sglang_early_hopper_moe)
-
-
-def _by_vendor(profile: EngineProfile, row: DecodeRow, on: bool, rule) -> EngineProfile:
-    """``rule(profile, engine, version, vendor)`` on the row where its switch is ``on`` (the row's GPU vendor looked
-    up only then); a GPU that does not resolve keeps the profile."""
-    if not on:
+    if not profiles.moe_layer_costs_on():
         return profile
     try:
         cat = default_catalog()
         vendor = cat.gpu(resolve_gpu_name(row.gpu, cat)).vendor
     except PlannerError:
         return profile
-    return rule(profile, row.engine, row.engine_version, vendor)
+    return profiles.with_moe_layer_costs(profile, row.engine, row.engine_version, vendor)
 
 
 def eager_decode_note(row: DecodeRow, engine: str | EngineProfile | None = None) -> str:
@@ -658,7 +645,8 @@ def predict_decode_rows(
             eng.attention_dp_gate_iters,  # TensorRT-LLM's attention-DP balancing gate from the row's options (h-trt)
             eng.attention_dp_gate_quorum,
             eng.row_memory_utilization,  # the memory share from the row's command (s187)
-            eng.moe_layer_overhead_s,  # a pre-AITER ROCm release's Triton fused-MoE call (EXPERIMENT h-band)
+            eng.moe_layer_overhead_s,  # a release's per-MoE-layer cost (``profiles.MOE_LAYER_COSTS``)
+            eng.decode_moe_layer_overhead_s,  # ... on decode steps alone
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

@@ -159,6 +159,11 @@ class EngineProfile:
     #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (s123, as above)
     eager_layer_s: float = 0.0
     eager_moe_layer_s: float = 0.0
+    #: time per MoE layer per *decode* step, seconds, on top of ``moe_layer_overhead_s`` (which decode and prompt steps
+    #: both pay): a release's decode-path cost (``planner.model.decode.step_costs_s``; prompt steps do not pay it).
+    #: Set only on published rows' profiles by ``with_moe_layer_costs`` (an entry of ``MOE_LAYER_COSTS`` whose
+    #: ``steps`` is "decode"); 0 on every shipped profile
+    decode_moe_layer_overhead_s: float = 0.0
     #: a step that admits prompts prefills only, whole prompts, the decoding requests waiting it out (vLLM V0's
     #: ``Scheduler._schedule_default`` without chunked prefill: ``planner.serving.simulate.RunBehaviour.
     #: prefill_only_steps``). Set per published row by ``with_v0_default_scheduler`` (s127); False on every shipped
@@ -1349,14 +1354,14 @@ def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) 
     )
 
 
-#: Shipped in s208 (issue 21, h-band; docs/hypotheses/rocm-triton-moe-floor.md: it passed the ship rule), read at call
-#: time (``bench/switch_bootstrap.py rocm-triton-moe:off`` turns it off). On:
-#: a row on an AMD GPU served by a release before AITER's fused MoE (SGLang before 0.4.4, vLLM before 0.8) pays
-#: ``ROCM_TRITON_MOE_LAYER_S`` per MoE layer per step on top of its profile's (``with_rocm_triton_moe``).
-ROCM_TRITON_MOE = True
-#: The engines ``ROCM_TRITON_MOE`` applies to (the ablation ``rocm-triton-moe:sglang``: SGLang's alone, the engine
-#: the constant was measured on).
-ROCM_TRITON_MOE_ENGINES = frozenset({"sglang", "vllm"})
+#: The per-MoE-layer release costs (issue 21; ``MoeLayerCost``, ``MOE_LAYER_COSTS``, ``with_moe_layer_costs``): a row
+#: of a listed engine release on a listed GPU vendor pays a measured time per MoE layer per step on top of its
+#: profile's, derived as (a published step - the planner's step at its shape) / the model's MoE layers.
+#:
+#: ``rocm-triton-moe``: shipped in s208 (h-band; docs/hypotheses/rocm-triton-moe-floor.md: it passed the ship rule;
+#: ``bench/switch_bootstrap.py rocm-triton-moe:off`` turns it off). A row on an AMD GPU served by a release before
+#: AITER's fused MoE (SGLang before 0.4.4, vLLM before 0.8) pays ``ROCM_TRITON_MOE_LAYER_S``; the ablation
+#: ``rocm-triton-moe:sglang``: SGLang's releases alone (``engines``), the engine the constant was measured on.
 #: The releases before AITER's fused MoE, per engine: versions below these (AITER's block-scale MoE arrived as opt-in
 #: code in sgl-project/sglang pull requests 3788 (2025-02-22) and 4344 (2025-03-12), in vllm-project/vllm pull
 #: requests 13998 / 14001 (2025-02-28); SGLang 0.4.4 and vLLM 0.8.0 are the first releases after them).
@@ -1377,30 +1382,9 @@ ROCM_TRITON_MOE_LAYER_S = (
     ROCM_TRITON_MOE_MEASURED_STEP_S - ROCM_TRITON_MOE_PLANNER_STEP_S
 ) / ROCM_TRITON_MOE_MOE_LAYERS
 
-
-def with_rocm_triton_moe(profile: EngineProfile, engine: str, version: str, vendor: str) -> EngineProfile:
-    """``profile`` whose MoE layers each pay ``ROCM_TRITON_MOE_LAYER_S`` more per step (``moe_layer_overhead_s``:
-    decode and prefill steps alike; a dense model has no MoE layer to pay it), under ``ROCM_TRITON_MOE``, on an AMD
-    GPU (``vendor``), for an engine of ``ROCM_TRITON_MOE_ENGINES`` whose version parses below its
-    ``ROCM_TRITON_MOE_BEFORE``. Other rows, and versions that do not parse (dated ROCm images), keep the profile."""
-    if not ROCM_TRITON_MOE or str(vendor).upper() != "AMD":
-        return profile
-    name = _engine_name(engine)
-    v = parse_version(version)
-    if (
-        name not in ROCM_TRITON_MOE_ENGINES
-        or v is None
-        or (tuple(v.release) + (0, 0))[:3] >= ROCM_TRITON_MOE_BEFORE[name]
-    ):
-        return profile
-    return _copy_with(profile, moe_layer_overhead_s=profile.moe_layer_overhead_s + ROCM_TRITON_MOE_LAYER_S)
-
-
-#: EXPERIMENT (h-h200dsk, issue 21; docs/hypotheses/sglang-early-hopper-deepseek-step.md), off: read at call time. On:
-#: a row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays ``SGLANG_EARLY_HOPPER_MOE_LAYER_S`` per MoE layer
-#: per step on top of its profile's (``with_sglang_early_hopper_moe``). Failed the ship rule (held-out TTFT worst
-#: 464.85% -> 548.00%, DSTK-042's prompt steps; TPOT 16.45% -> 16.14%): kept off.
-SGLANG_EARLY_HOPPER_MOE = False
+#: ``sglang-early-hopper-moe``: EXPERIMENT (h-h200dsk; docs/hypotheses/sglang-early-hopper-deepseek-step.md), off. A
+#: row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays ``SGLANG_EARLY_HOPPER_MOE_LAYER_S``. Failed the
+#: ship rule (held-out TTFT worst 464.85% -> 548.00%, DSTK-042's prompt steps; TPOT 16.45% -> 16.14%): kept off.
 #: The SGLang releases it applies to: [0.4.1, 0.4.4) (0.4.1 the first with DeepSeek-V3; the upper bound is where the
 #: evidence stops: 0.4.3.post2 is the newest release with a row, not a known fix).
 SGLANG_EARLY_HOPPER_MOE_FROM = (0, 4, 1)
@@ -1421,21 +1405,120 @@ SGLANG_EARLY_HOPPER_MOE_LAYER_S = (
 ) / SGLANG_EARLY_HOPPER_MOE_LAYERS
 
 
-def with_sglang_early_hopper_moe(profile: EngineProfile, engine: str, version: str, vendor: str) -> EngineProfile:
-    """``profile`` whose MoE layers each pay ``SGLANG_EARLY_HOPPER_MOE_LAYER_S`` more per step
-    (``moe_layer_overhead_s``: decode and prefill steps alike; a dense model has no MoE layer to pay it), under
-    ``SGLANG_EARLY_HOPPER_MOE``, on an NVIDIA GPU (``vendor``), for SGLang whose version parses within
-    [``SGLANG_EARLY_HOPPER_MOE_FROM``, ``SGLANG_EARLY_HOPPER_MOE_BEFORE``). Other rows, and versions that do not
-    parse (dated builds), keep the profile."""
-    if not SGLANG_EARLY_HOPPER_MOE or str(vendor).upper() != "NVIDIA" or _engine_name(engine) != "sglang":
+@dataclass(frozen=True)
+class MoeLayerCost:
+    """One release's extra time per MoE layer per step (an entry of ``MOE_LAYER_COSTS``).
+
+    ``key``: its switch's name (``bench/switch_bootstrap.py``); ``on``: whether it applies (read at call time, from
+    the entry in ``MOE_LAYER_COSTS``: ``set_moe_layer_cost`` turns it); ``vendor``: the GPU vendor it applies on;
+    ``engines``: the engines it applies to; ``since`` / ``before``: per engine, the first release that pays it and
+    the first that does not (release numbers, padded to three; every engine has a ``before``); an engine missing from
+    ``since`` pays it from its first release. The time: (``measured_step_s`` - ``planner_step_s``) / ``moe_layers`` (``layer_s``): a
+    published step less the planner's at its shape, over the model's MoE layers; ``source``: where the measured step
+    is published and the doc that records the hypothesis; ``steps``: "both" (decode and prompt steps pay it: the
+    profile's ``moe_layer_overhead_s``) or "decode" (decode steps alone: ``decode_moe_layer_overhead_s``)."""
+
+    key: str
+    on: bool
+    vendor: str
+    engines: frozenset[str]
+    before: tuple[tuple[str, tuple[int, int, int]], ...]
+    measured_step_s: float
+    planner_step_s: float
+    moe_layers: int
+    source: str
+    since: tuple[tuple[str, tuple[int, int, int]], ...] = ()
+    steps: Literal["both", "decode"] = "both"
+
+    @property
+    def layer_s(self) -> float:
+        """Seconds per MoE layer per step: (measured step - the planner's) / MoE layers."""
+        return (self.measured_step_s - self.planner_step_s) / self.moe_layers
+
+    def applies(self, engine: str, version: str, vendor: str) -> bool:
+        """Whether a row of ``engine`` at ``version`` on a GPU of ``vendor`` pays it (its switch aside): the vendor
+        and engine listed, the version parsed (a dated build does not) within [since, before)."""
+        name = _engine_name(engine)
+        if str(vendor).upper() != self.vendor or name not in self.engines:
+            return False
+        v = parse_version(version)
+        if v is None:
+            return False
+        release = (tuple(v.release) + (0, 0))[:3]
+        return dict(self.since).get(name, (0, 0, 0)) <= release < dict(self.before)[name]
+
+
+#: Every per-MoE-layer release cost, applied together by ``with_moe_layer_costs`` (the constants above keep their
+#: derivations and sources). The module global is read at call time: ``set_moe_layer_cost`` replaces an entry.
+MOE_LAYER_COSTS: tuple[MoeLayerCost, ...] = (
+    MoeLayerCost(
+        key="rocm-triton-moe",
+        on=True,
+        vendor="AMD",
+        engines=frozenset({"sglang", "vllm"}),
+        before=tuple(sorted(ROCM_TRITON_MOE_BEFORE.items())),
+        measured_step_s=ROCM_TRITON_MOE_MEASURED_STEP_S,
+        planner_step_s=ROCM_TRITON_MOE_PLANNER_STEP_S,
+        moe_layers=ROCM_TRITON_MOE_MOE_LAYERS,
+        source="sgl-project/sglang pull request 3237; docs/hypotheses/rocm-triton-moe-floor.md (h-band, s208)",
+    ),
+    MoeLayerCost(
+        key="sglang-early-hopper-moe",
+        on=False,
+        vendor="NVIDIA",
+        engines=frozenset({"sglang"}),
+        since=(("sglang", SGLANG_EARLY_HOPPER_MOE_FROM),),
+        before=(("sglang", SGLANG_EARLY_HOPPER_MOE_BEFORE),),
+        measured_step_s=SGLANG_EARLY_HOPPER_MEASURED_STEP_S,
+        planner_step_s=SGLANG_EARLY_HOPPER_PLANNER_STEP_S,
+        moe_layers=SGLANG_EARLY_HOPPER_MOE_LAYERS,
+        source="sgl-project/sglang pull request 2643; docs/hypotheses/sglang-early-hopper-deepseek-step.md (h-h200dsk)",
+        # decode steps alone (h-moetab, docs/hypotheses/sglang-early-hopper-decode-only.md): the constant measures
+        # decode steps; h-h200dsk's "both" failed on a prompt-step worst (``sglang-early-hopper-moe:both``)
+        steps="decode",
+    ),
+)
+
+
+def moe_layer_cost(key: str) -> MoeLayerCost:
+    """The entry of ``MOE_LAYER_COSTS`` whose switch is ``key``."""
+    for entry in MOE_LAYER_COSTS:
+        if entry.key == key:
+            return entry
+    raise UnknownNameError("MoE layer cost", key, [e.key for e in MOE_LAYER_COSTS])
+
+
+def set_moe_layer_cost(key: str, **changes: Any) -> None:
+    """Replace the entry ``key`` of ``MOE_LAYER_COSTS`` by itself with ``changes`` (``on=False``: its switch off;
+    ``engines=...``: fewer engines) for this process (``bench/switch_bootstrap.py``'s switches and ablations)."""
+    global MOE_LAYER_COSTS
+    entry = moe_layer_cost(key)
+    MOE_LAYER_COSTS = tuple(replace(e, **changes) if e is entry else e for e in MOE_LAYER_COSTS)
+
+
+def moe_layer_costs_on() -> bool:
+    """Whether any entry of ``MOE_LAYER_COSTS`` is on (a row's GPU vendor is looked up only then)."""
+    return any(e.on for e in MOE_LAYER_COSTS)
+
+
+def with_moe_layer_costs(profile: EngineProfile, engine: str, version: str, vendor: str) -> EngineProfile:
+    """``profile`` whose MoE layers each pay, per step, the ``layer_s`` of every entry of ``MOE_LAYER_COSTS`` that is
+    on and applies to the row (``MoeLayerCost.applies``: its GPU ``vendor``, ``engine`` and ``version``): an entry
+    whose ``steps`` is "both" on top of its ``moe_layer_overhead_s`` (decode and prefill steps alike), one whose
+    ``steps`` is "decode" on top of its ``decode_moe_layer_overhead_s`` (decode steps alone); a dense model has no
+    MoE layer to pay either. Rows no entry applies to, and versions that do not parse (dated builds), keep the
+    profile."""
+    hits = [e for e in MOE_LAYER_COSTS if e.on and e.applies(engine, version, vendor)]
+    if not hits:
         return profile
-    v = parse_version(version)
-    if v is None:
-        return profile
-    release = (tuple(v.release) + (0, 0))[:3]
-    if not SGLANG_EARLY_HOPPER_MOE_FROM <= release < SGLANG_EARLY_HOPPER_MOE_BEFORE:
-        return profile
-    return _copy_with(profile, moe_layer_overhead_s=profile.moe_layer_overhead_s + SGLANG_EARLY_HOPPER_MOE_LAYER_S)
+    both = [e.layer_s for e in hits if e.steps == "both"]
+    decode = [e.layer_s for e in hits if e.steps == "decode"]
+    changes = {}
+    if both:
+        changes["moe_layer_overhead_s"] = sum(both, profile.moe_layer_overhead_s)
+    if decode:
+        changes["decode_moe_layer_overhead_s"] = sum(decode, profile.decode_moe_layer_overhead_s)
+    return _copy_with(profile, **changes)
 
 
 def with_prefill_chunk_divisor(profile: EngineProfile, divisor: int) -> EngineProfile:

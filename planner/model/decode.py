@@ -186,12 +186,15 @@ def eager_surplus_s(model: ModelFacts, limits: EngineFacts, batch: ArrayLike) ->
 
 def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> ArrayLike:
     """A decode step's engine costs beyond ``device_s`` (its kernels and collectives): the per-step cost
-    (``step_overhead_s``, + ``eager_surplus_s`` for a batch above the engine's largest decode graph: SGLang 0.4, s123)
-    + the host's sequence_overhead_s x ``batch``. Where the engine loop overlaps host and device
+    (``step_overhead_s``, + ``eager_surplus_s`` for a batch above the engine's largest decode graph: SGLang 0.4, s123;
+    + ``limits.decode_moe_layer_overhead_s`` x MoE layers, a release's decode-path cost that prompt steps, which call
+    ``step_overhead_s`` alone, do not pay) + the host's sequence_overhead_s x ``batch``. Where the engine loop overlaps host and device
     (``limits.host_overlap`` 1: vLLM's asynchronous loop from 0.14, ``planner.engines.profiles.with_vllm_host_loop``,
     s189; s101's reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
     min(host, device + per-step cost)."""
     per_step = step_overhead_s(model, limits, batch)
+    if operators.any_nonzero(limits.decode_moe_layer_overhead_s):  # a release's decode-path MoE cost (h-moetab)
+        per_step = per_step + limits.decode_moe_layer_overhead_s * model.moe_layers
     if operators.any_nonzero(limits.decode_graph_max_batch):  # an eager step above the graphs (SGLang 0.4, s123)
         per_step = per_step + eager_surplus_s(model, limits, batch)
     host = limits.sequence_overhead_s * batch

@@ -206,6 +206,9 @@ class EngineFacts:
     decode_graph_max_batch: ArrayLike = 0.0
     eager_layer_s: ArrayLike = 0.0
     eager_moe_layer_s: ArrayLike = 0.0
+    # per MoE layer per decode step on top of ``moe_layer_overhead_s`` (a release's decode-path cost, prompt steps
+    # free of it: ``planner.engines.profiles.MOE_LAYER_COSTS``' "decode" entries); 0 on every shipped profile
+    decode_moe_layer_overhead_s: ArrayLike = 0.0
     # 1 where the engine release cannot load MXFP4 routed experts on this GPU (TensorRT-LLM 1.x below SM 9.0,
     # ``planner.engines.kernel_paths``); 0: it loads them
     mxfp4_experts_refused: ArrayLike = 0.0

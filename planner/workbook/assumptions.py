@@ -28,12 +28,14 @@ from planner.workbook.spec import Name, Sheet
 #: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``) and
 #: ``prefill_chunk_divisor`` (s183, set only by ``with_prefill_chunk_divisor`` for SGLang rows under attention DP) and
 #: ``scheduler_recv_interval`` and ``row_memory_utilization`` (s187, set only on published rows' profiles whose
-#: command sets ``--scheduler-recv-interval`` or a memory share).
+#: command sets ``--scheduler-recv-interval`` or a memory share) and ``decode_moe_layer_overhead_s`` (h-moetab, set only
+#: on published rows' profiles by ``planner.engines.profiles.with_moe_layer_costs``; 0 on every shipped profile).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "decode_graph_max_batch",
         "eager_layer_s",
         "eager_moe_layer_s",
+        "decode_moe_layer_overhead_s",
         "prefill_only_steps",
         "max_prefill_tokens",
         "experts_whole",
