@@ -127,6 +127,10 @@ def summary_lines(review) -> list[str]:
         from planner.export.money_tables import money_lines
 
         lines += money_lines(review)
+    if review.mixes:  # the [[mix]] budget lines, each the sum of its parts (planner.export.mix)
+        from planner.export.money_tables import mix_lines
+
+        lines += mix_lines(review)
     return lines
 
 
