@@ -200,13 +200,13 @@ def test_shares_not_summing_to_one_are_refused_with_the_sum():
 
 
 def test_shares_summing_to_one_within_float_rounding_are_taken():
-    """0.1 + 0.2 + 0.7 is 0.9999999999999999 in floats: within the tolerance, taken."""
+    """0.7 + 0.2 + 0.1 is 0.9999999999999999 in floats: taken."""
     mix = (
-        '[[mix]]\nname = "G"\nparts = [{option = "8B on H100, rented", share = 0.1}, '
-        '{option = "70B on H100, bought", share = 0.2}, {option = "70B on H100, rented", share = 0.7}]\n'
+        '[[mix]]\nname = "G"\nparts = [{option = "8B on H100, rented", share = 0.7}, '
+        '{option = "70B on H100, bought", share = 0.2}, {option = "70B on H100, rented", share = 0.1}]\n'
     )
     scenario = parse_scenario(loads_toml(scenario_text(PEAK, AVERAGE, [*TWO, "70B on H100, rented"], mix)))
-    assert [p.share for p in scenario.mix[0].parts] == [0.1, 0.2, 0.7]
+    assert [p.share for p in scenario.mix[0].parts] == [0.7, 0.2, 0.1]
     assert sum(p.share for p in scenario.mix[0].parts) != 1  # the float sum, within SHARE_SUM_TOLERANCE
 
 
