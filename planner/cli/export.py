@@ -235,7 +235,9 @@ def export_command(
             origin = WORKBOOK_ORIGIN
         show = not quiet and sys.stderr.isatty()
         if show:
-            with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:
+            with click.progressbar(
+                length=len(sc.option) + 1 + len(sc.mix), label="Sizing options", file=sys.stderr
+            ) as bar:
                 review = build_review(
                     sc,
                     catalog,

@@ -1279,7 +1279,7 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _assumptions(book)
     for ws in book.wb.worksheets:
         if ws.title not in ("Summary", "Charts", "Latency"):
-            legible_print(ws, "A:B" if ws.title == "Options" else "A:A")
+            legible_print(ws, "A:B" if ws.title in ("Options", "Mixes") else "A:A")
         # protected without a password: the yellow prices stay editable, the snapshot and formulas do not
         ws.protection.sheet = True
         ws.protection.formatColumns = ws.protection.formatRows = False  # widths and heights may still change
