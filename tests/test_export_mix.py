@@ -19,6 +19,9 @@ from planner.export.money_tables import MIX_TOTAL
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
 from planner.io.toml_text import loads_toml
 
+#: the module's tests share its exports (module-scoped fixtures): one worker runs them all
+pytestmark = pytest.mark.xdist_group("test_export_mix")
+
 WORKLOAD = """\
 [workload]
 peak_requests_per_s = {peak!r}
@@ -253,3 +256,10 @@ def test_the_cli_refuses_a_bad_mix_in_one_line_and_writes_nothing(folder):
 
 def line_of_parts(path: Path) -> str:
     return next(x for x in path.read_text().splitlines() if x.startswith("parts ="))
+
+
+def test_mixes_hold_at_most_as_many_parts_as_a_scenario_holds_options():
+    parts = ", ".join(f'{{option = "8B on H100, rented", share = {1 / 501!r}}}' for _ in range(501))
+    text = _refused(f'[[mix]]\nname = "G"\nparts = [{parts}]\n')
+    assert text == "s.toml: mix #1.parts: 501 parts; a scenario holds at most 500 (split it into several reviews)"
+    assert _refused('[[mix]]\nname = "G"\nparts = []\n').startswith("s.toml: mix #1.parts: no part; give at least one")

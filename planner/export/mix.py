@@ -38,29 +38,37 @@ def share_scenario(scenario: Scenario, option_name: str, share: float) -> Scenar
     )
 
 
-def size_mix(mix: Mix, scenario: Scenario, catalog: Catalog) -> MixSized:
-    """Each part of ``mix`` sized alone at its share of the traffic; the mix's figures are their sums."""
+def size_part(option_name: str, share: float, scenario: Scenario, catalog: Catalog) -> MixPart:
+    """The option sized alone at ``share`` of the traffic (``share_scenario``), with its ownership and demand cases."""
     from planner.export.review import sized_in_layouts, with_sized_again  # review imports this module
 
-    parts = []
+    alone = share_scenario(scenario, option_name, share)
+    result, _ = sized_in_layouts(alone.option[0], alone, catalog)
+    result = with_sized_again(result, alone, catalog)
+    if not result.meets:
+        return MixPart(option_name, share, result, None)
+    return MixPart(option_name, share, result, ownership(alone, result), demand_cases(alone, result))
+
+
+def size_mix(
+    mix: Mix, scenario: Scenario, catalog: Catalog, sized: dict[tuple[str, float], MixPart] | None = None
+) -> MixSized:
+    """Each part of ``mix`` sized alone at its share of the traffic; the mix's figures are their sums. ``sized``: the
+    parts sized so far by (option, share), reused (an option at one share in two mixes is sized once)."""
+    sized = {} if sized is None else sized
     for p in mix.parts:
-        alone = share_scenario(scenario, p.option, p.share)
-        result, _ = sized_in_layouts(alone.option[0], alone, catalog)
-        result = with_sized_again(result, alone, catalog)
-        if result.meets:
-            parts.append(MixPart(p.option, p.share, result, ownership(alone, result), demand_cases(alone, result)))
-        else:
-            parts.append(MixPart(p.option, p.share, result, None))
-    return MixSized(mix.name, tuple(parts))
+        if (p.option, p.share) not in sized:
+            sized[p.option, p.share] = size_part(p.option, p.share, scenario, catalog)
+    return MixSized(mix.name, tuple(sized[p.option, p.share] for p in mix.parts))
 
 
 def size_mixes(
     scenario: Scenario, catalog: Catalog, progress: Callable[[str], None] | None = None
 ) -> tuple[MixSized, ...]:
     """Every [[mix]] of the scenario, sized (``size_mix``), in the scenario's order."""
-    out = []
+    out, sized = [], {}
     for mix in scenario.mix:
-        out.append(size_mix(mix, scenario, catalog))
+        out.append(size_mix(mix, scenario, catalog, sized))
         if progress:
             progress(f"mix {mix.name}")
     return tuple(out)

@@ -1008,6 +1008,12 @@ def _check_mixes(mixes: tuple[Mix, ...], names: list[str]) -> None:
                 f"{label}.parts: the shares sum to {total:.10g} ({terms}), not 1; each part's share is the fraction "
                 "of the scenario's traffic that option serves, and together they serve all of it"
             )
+    parts = sum(len(m.parts) for m in mixes)
+    if parts > MAX_OPTIONS:  # each part is sized as an option is: the same bound
+        raise ValueError(
+            f"mix: {parts:,} parts in all; a scenario's mixes hold at most {MAX_OPTIONS:,} (split it into several "
+            "reviews)"
+        )
     mix_names = [m.name for m in mixes]
     dupes = sorted({n for n in mix_names if mix_names.count(n) > 1})
     if dupes:
@@ -1208,6 +1214,12 @@ def _message(err: dict, raw_options: list) -> str:
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
             "s; give at least one" if loc[0] == "option" else ""
         )
+    if loc and loc[0] == "mix" and kind in ("too_short", "too_long"):  # in planner's words, not pydantic's
+        whats = "parts" if loc[-1] == "parts" else "[[mix]] tables"
+        if kind == "too_short":
+            return f'{where}: no part; give at least one, as parts = [{{option = "...", share = 1}}]'
+        got = (err.get("ctx") or {}).get("actual_length")
+        return f"{where}: {got:,} {whats}; a scenario holds at most {MAX_OPTIONS:,} (split it into several reviews)"
     if loc == ("option",) and kind == "too_short":
         return "option: no [[option]] table; give at least one"
     if kind == "missing":
