@@ -263,3 +263,18 @@ def test_mixes_hold_at_most_as_many_parts_as_a_scenario_holds_options():
     text = _refused(f'[[mix]]\nname = "G"\nparts = [{parts}]\n')
     assert text == "s.toml: mix #1.parts: 501 parts; a scenario holds at most 500 (split it into several reviews)"
     assert _refused('[[mix]]\nname = "G"\nparts = []\n').startswith("s.toml: mix #1.parts: no part; give at least one")
+
+
+def test_export_doc_names_the_mixes_sheet_in_its_place(mixed):
+    """docs/export.md's ``.xlsx`` row names every sheet of a review with a mix in bold, in the book's order."""
+    import re
+
+    book = mixed[2]
+    row = next(
+        x
+        for x in (Path(__file__).parents[1] / "docs" / "export.md").read_text(encoding="utf-8").splitlines()
+        if x.startswith("| `.xlsx`")
+    )
+    named = re.findall(r"\*\*([A-Z][\w ]+?)\*\*", row)
+    assert "Mixes" in book.sheetnames
+    assert [n for n in named if n in book.sheetnames] == book.sheetnames

@@ -194,7 +194,8 @@ def export_command(
     `planner workbook`. The xlsx opens on Summary (the recommendation, its risk and cost of ownership), then
     Options, Costs, Details, Like for like, Ownership, Demand cases, Fleet by quarter, Levers, Charts, Glossary
     and Assumptions (every number with its source); csv is the options table; md is for a document or a ticket;
-    pdf needs LibreOffice.
+    pdf needs LibreOffice. A scenario's [[mix]] tables (several options serving the traffic at once, each its share:
+    two models behind one gateway) add a line each, the sum of its parts, and a Mixes sheet.
 
     The format follows the file name's ending (--format must agree with it); a missing folder such as out/
     is created. An existing file is kept unless --force is given.
