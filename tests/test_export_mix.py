@@ -172,6 +172,20 @@ def test_the_xlsx_has_the_mixes_sheet_with_the_numbers(mixed):
     assert any(c.startswith("Mixed fleet Gateway:") for c in summary)
 
 
+def test_the_markdown_has_the_mixed_fleets_section(mixed):
+    from planner.export import render
+
+    review = mixed[0]
+    (mix,) = review.mixes
+    text = render(review, "md").decode()
+    section = text.split("## Mixed fleets\n", 1)[1].split("\n## ", 1)[0]
+    assert "A mixed fleet serves the scenario's traffic with several options at once" in section
+    assert f"Mixed fleet Gateway: {mix.gpus} GPUs, ${mix.monthly_usd:,.0f} a month" in section
+    total = next(x for x in section.splitlines() if "| Total (sum of the parts) |" in x)
+    assert f"| {mix.gpus} | ${mix.monthly_usd:,.0f} | ${mix.year1_cash_usd:,.0f} | ${mix.total_usd:,.0f} |" in total
+    assert text.index("## Options") < text.index("## Mixed fleets") < text.index("## Total cost of ownership")
+
+
 def test_no_mix_no_sheet(folder):
     """A scenario without a [[mix]] writes no Mixes sheet and no Mixed fleets section (its surfaces unchanged)."""
     from planner.export import render
