@@ -180,7 +180,7 @@ class TestXlsx:
         )
         named = re.findall(r"\*\*([A-Z][\w ]+?)\*\*", row)
         assert [n for n in named if n in book.sheetnames] == book.sheetnames
-        assert set(named) - set(book.sheetnames) <= {"Latency", "Latency data", "live"}
+        assert set(named) - set(book.sheetnames) <= {"Latency", "Latency data", "Mixes", "live"}
 
     def test_export_help_names_the_sheets_in_their_order(self, book):
         """``planner export --help`` lists the sheets a finance reader opens, in the book's order (s80: it named

@@ -127,6 +127,10 @@ def summary_lines(review) -> list[str]:
         from planner.export.money_tables import money_lines
 
         lines += money_lines(review)
+    if review.mixes:  # the [[mix]] budget lines, each the sum of its parts (planner.export.mix)
+        from planner.export.money_tables import mix_lines
+
+        lines += mix_lines(review)
     return lines
 
 
@@ -190,7 +194,8 @@ def export_command(
     `planner workbook`. The xlsx opens on Summary (the recommendation, its risk and cost of ownership), then
     Options, Costs, Details, Like for like, Ownership, Demand cases, Fleet by quarter, Levers, Charts, Glossary
     and Assumptions (every number with its source); csv is the options table; md is for a document or a ticket;
-    pdf needs LibreOffice.
+    pdf needs LibreOffice. A scenario's [[mix]] tables (several options serving the traffic at once, each its share:
+    two models behind one gateway) add a line each, the sum of its parts, and a Mixes sheet.
 
     The format follows the file name's ending (--format must agree with it); a missing folder such as out/
     is created. An existing file is kept unless --force is given.
@@ -231,7 +236,9 @@ def export_command(
             origin = WORKBOOK_ORIGIN
         show = not quiet and sys.stderr.isatty()
         if show:
-            with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:
+            with click.progressbar(
+                length=len(sc.option) + 1 + len(sc.mix), label="Sizing options", file=sys.stderr
+            ) as bar:
                 review = build_review(
                     sc,
                     catalog,

@@ -163,6 +163,7 @@ def render_markdown(review: Review) -> str:
         *[
             md_text(x) + "\n" for x in slow_end.note_lines(review, "the table above shows each option")
         ],  # the held-out slow end columns, if any
+        *_mix_section(review),
         "## Total cost of ownership",
         "",
         f"Bought: capex = GPUs + host servers + network, {amortization_rule(review.scenario.finance)}; opex = power "
@@ -234,3 +235,18 @@ def _book_value_words(review: Review) -> str:
     if not any(book_value_note(o, fin) for o in review.scenario.option):
         return ""
     return "; bought GPUs amortized past the horizon at their book value at its end (Warnings)"
+
+
+def _mix_section(review: Review) -> list[str]:
+    """ "## Mixed fleets": what a mix is, a line per mix, the table of parts and totals; [] without a [[mix]]."""
+    if not review.mixes:
+        return []
+    return [
+        "## Mixed fleets",
+        "",
+        md_text(money.MIX_NOTE),
+        "",
+        *[md_text(x) + "\n" for x in money.mix_lines(review)],
+        md_table(money.mix_table(review)),
+        "",
+    ]

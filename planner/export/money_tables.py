@@ -516,3 +516,120 @@ def sign_off_line(review: Review) -> str:
         "Signed off: finance ______________   engineering ______________   "
         f"quality ({review.scenario.finance.quality_sign_off}) ______________"
     )
+
+
+# -- mixed fleets ([[mix]]: planner.export.mix) ------------------------------------------------------------------
+
+#: What a mix is, said under its heading on every surface.
+MIX_NOTE = (
+    "A mixed fleet serves the scenario's traffic with several options at once, each taking its share of the requests "
+    "(peak, average, growth and demand cases x the share); each part is its option sized alone at that share, as "
+    "an export of that option alone at that traffic sizes it, and the mix's figures are the parts' sums: no spare "
+    "replica, node or GPU is shared between the parts. A mix is a budget line, not an option: the ranking and the "
+    "recommendation above are the options' alone."
+)
+#: The Part cell of a mix's total row.
+MIX_TOTAL = "Total (sum of the parts)"
+
+
+def mix_table(review: Review) -> Table:
+    """Per [[mix]]: a row per part (its option sized alone at its share of the traffic) and a total row, the sums."""
+    fin = review.scenario.finance
+    h = _years(fin.horizon_months)
+    w = review.scenario.workload
+    stress = fin.stress_multiplier
+    cols = _columns(
+        ("Mix", "text", "mix"),
+        ("Part", "text", "option"),
+        ("Share of traffic", "pct", "share"),
+        ("Model", "text", "model"),
+        ("GPU", "text", "gpu"),
+        ("Price kind", "text", "price_kind"),
+        ("Planned peak, requests/s", "x", "peak_requests_per_s"),
+        ("Replicas x GPUs per replica", "text", "fleet"),
+        ("GPUs", "int", "gpus"),
+        ("Monthly cost", "usd", "monthly_usd"),
+        (f"{year1_label(fin.horizon_months)}, phased", "usd", "year1_cash_usd"),
+        (f"Total, {h}, phased", "usd", "total_usd"),
+        (f"Monthly cost, low (-{review.scenario.traffic_change:.0%})", "usd", "monthly_usd_low"),
+        (f"GPUs, high (x{stress:g})", "int", "gpus_high"),
+        (f"Monthly cost, high (x{stress:g})", "usd", "monthly_usd_high"),
+        ("Note", "text", "note"),
+    )
+    rows = []
+    for m in review.mixes:
+        for p in m.parts:
+            r = p.result
+            low = p.cases[0] if p.cases else None
+            high = p.cases[2] if p.cases else None
+            rows.append(
+                (
+                    m.name,
+                    p.option,
+                    p.share,
+                    r.model.name,
+                    r.gpu.name,
+                    r.money.price_kind,
+                    r.peak_rate_per_s if w.by_rate or r.meets else None,
+                    f"{int(r.fleet.replicas)} x {int(r.replica.gpus)}" if r.meets else "",
+                    r.gpus if r.meets else None,
+                    r.monthly_usd,
+                    p.ownership.year1_cash_usd if p.ownership else None,
+                    p.ownership.total_usd if p.ownership else None,
+                    low.monthly_usd if low else None,
+                    high.gpus if high else None,
+                    high.monthly_usd if high else None,
+                    r.layout_chosen if r.meets else f"does not meet the targets: {r.shortfall}",
+                )
+            )
+        rows.append(
+            (
+                m.name,
+                MIX_TOTAL,
+                sum(p.share for p in m.parts),
+                "",
+                "",
+                "",
+                sum(p.result.peak_rate_per_s for p in m.parts) if m.meets else None,
+                "",
+                m.gpus if m.meets else None,
+                m.monthly_usd,
+                m.year1_cash_usd,
+                m.total_usd,
+                m.case_monthly_usd(0) if m.meets else None,
+                m.case_gpus(2) if m.meets else None,
+                m.case_monthly_usd(2) if m.meets else None,
+                "" if m.meets else "no total: a part does not meet the targets",
+            )
+        )
+    return Table(cols, tuple(rows))
+
+
+def mix_lines(review: Review) -> list[str]:
+    """A line per [[mix]]: its total (GPUs, monthly cost, year-1 cash, the horizon's total), then each part's share,
+    fleet and monthly cost. [] where the scenario has no mix."""
+    from planner.export.tables import fmt
+
+    fin = review.scenario.finance
+    lines = []
+    for m in review.mixes:
+        parts = "; ".join(
+            f"{p.option} ({p.share * 100:.4g}% of the traffic): "
+            + (
+                f"{counted(p.result.gpus, 'GPU', ',.0f')} ({int(p.result.fleet.replicas)} x "
+                f"{int(p.result.replica.gpus)} x {p.result.gpu.name}), {fmt(p.result.monthly_usd, 'usd')} a month"
+                if p.result.meets
+                else f"does not meet the targets ({p.result.shortfall})"
+            )
+            for p in m.parts
+        )
+        if m.meets:
+            head = (
+                f"Mixed fleet {m.name}: {counted(m.gpus, 'GPU', ',.0f')}, {fmt(m.monthly_usd, 'usd')} a month, "
+                f"{year1_phrase(fin.horizon_months)} {fmt(m.year1_cash_usd, 'usd')}, total over "
+                f"{_years(fin.horizon_months)} {fmt(m.total_usd, 'usd')} (phased), the sum of its parts"
+            )
+        else:
+            head = f"Mixed fleet {m.name}: no total, a part does not meet the targets"
+        lines.append(f"{head}: {parts}.")
+    return lines

@@ -316,6 +316,8 @@ class Review:
     warnings: tuple[str, ...] = field(default=())
     #: like-for-like grid, the margin's price, ownership over the horizon, demand cases (``planner.export.outlook``)
     outlook: Outlook | None = None
+    #: each [[mix]] of the scenario, its parts sized at their shares (``planner.export.mix``): budget lines, not ranked
+    mixes: tuple[MixSized, ...] = ()
 
 
 # -- what the review adds for a finance team (built by planner.export.outlook) ----------------------------
@@ -384,3 +386,57 @@ class Outlook:
 
     def of(self, name: str) -> OptionOutlook | None:
         return next((o for o in self.options if o.name == name), None)
+
+
+# -- a mixed fleet: several options at once, each serving a share of the traffic (planner.export.mix) ---------------
+
+
+@dataclass(frozen=True)
+class MixPart:
+    """One part of a mix: the option sized alone at its share of the traffic (``result``: its fleet, shortfall, rates),
+    its ownership over the horizon and demand cases at that share (None and () where it meets no target)."""
+
+    option: str
+    share: float
+    result: Result
+    ownership: Ownership | None
+    cases: tuple[Case, ...] = ()
+
+
+@dataclass(frozen=True)
+class MixSized:
+    """A [[mix]]: its parts, each sized alone at its share; its figures are their sums (NaN where a part meets no
+    target: no total is given for a fleet one part of which cannot be sized)."""
+
+    name: str
+    parts: tuple[MixPart, ...]
+
+    @property
+    def meets(self) -> bool:
+        return all(p.result.meets for p in self.parts)
+
+    def _sum(self, values) -> float:
+        return math.fsum(values) if self.meets else math.nan
+
+    @property
+    def gpus(self) -> int:
+        return sum(p.result.gpus for p in self.parts) if self.meets else 0
+
+    @property
+    def monthly_usd(self) -> float:
+        return self._sum(p.result.monthly_usd for p in self.parts)
+
+    @property
+    def year1_cash_usd(self) -> float:
+        return self._sum(p.ownership.year1_cash_usd for p in self.parts if p.ownership is not None)
+
+    @property
+    def total_usd(self) -> float:
+        return self._sum(p.ownership.total_usd for p in self.parts if p.ownership is not None)
+
+    def case_monthly_usd(self, k: int) -> float:
+        """The mix's monthly cost in its parts' demand case ``k`` (0 low, 1 base, 2 high)."""
+        return self._sum(p.cases[k].monthly_usd for p in self.parts)
+
+    def case_gpus(self, k: int) -> int:
+        return sum(p.cases[k].gpus for p in self.parts) if self.meets else 0

@@ -25,6 +25,7 @@ from planner.export.evaluate import (
     sized_levels,
 )
 from planner.export.levers import levers
+from planner.export.mix import size_mixes, unmet_warnings
 from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
 from planner.export.outlook import bare_fleet, build_outlook, without_margin
 from planner.export.own_runs import own_runs_fleet
@@ -273,6 +274,8 @@ def build_review(
     if host := reused_host_warning(results):  # the Assumptions' "host figures" rows, where the committee reads (F7)
         warnings += (host,)
     outlook = build_outlook(scenario, tuple(ranked), catalog, bares)
+    mixes = size_mixes(scenario, catalog, progress)  # budget lines beside the ranking, which they leave alone
+    warnings += unmet_warnings(mixes)
     return Review(
         scenario,
         source,
@@ -287,4 +290,5 @@ def build_review(
         assumptions(scenario, results, catalog, date, workload_source) + grid_prices(results, outlook.grid),
         warnings,
         outlook,
+        mixes,
     )

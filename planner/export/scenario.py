@@ -9,6 +9,7 @@ example; ``docs/export.md`` lists every field.
     [[option]]    one deployment choice each; at least one
     [levers]      what the levers change (optional)
     [finance]     ownership horizon, cost of capital, residual value, stress case, grid (optional)
+    [[mix]]       a fleet serving several options at once, each a share of the traffic: one budget line (optional)
 
 Every error is one line naming the file and the field (``option #2 (H200 rented).gpu``; options count from 1).
 """
@@ -945,6 +946,80 @@ class Finance(BaseModel):
     )
 
 
+#: How far a mix's shares may sum from 1 (float sums: 0.7 + 0.2 + 0.1 is 0.9999999999999999).
+SHARE_SUM_TOLERANCE = 1e-9
+
+
+class MixPart(BaseModel):
+    """One part of a [[mix]]: an option serving a share of the scenario's traffic."""
+
+    model_config = _CONFIG
+
+    option: str = Field(min_length=1, description="the name of an [[option]] of the scenario")
+    share: Annotated[float, BeforeValidator(read_share)] = Field(
+        gt=0, le=1, description='the share of the traffic this option serves, a fraction (0.7) or "70%"'
+    )
+
+
+class Mix(BaseModel):
+    """A [[mix]]: one fleet in which several options each serve a share of the traffic (two models behind one
+    gateway); each part is sized alone at its share, the mix's figures are their sums (``planner.export.mix``)."""
+
+    model_config = _CONFIG
+
+    name: str = Field(min_length=1, max_length=200, description="the mix's name, as the review prints it")
+    parts: tuple[MixPart, ...] = Field(
+        min_length=1,
+        max_length=MAX_OPTIONS,
+        strict=False,
+        description='the options and their shares: [{option = "...", share = 0.7}, ...], shares summing to 1',
+    )
+
+
+def mix_label(index: int, name: str | None) -> str:
+    """A mix as errors name it: "mix #1 (Gateway)" (mixes count from 1)."""
+    return f"mix #{index + 1}" + (f" ({name})" if name else "")
+
+
+def _check_mixes(mixes: tuple[Mix, ...], names: list[str]) -> None:
+    """Each part names an option of the scenario, once per mix; the shares sum to 1; mix names differ."""
+    for i, mix in enumerate(mixes):
+        label = mix_label(i, mix.name)
+        seen: set[str] = set()
+        for k, part in enumerate(mix.parts):
+            if part.option not in names:
+                near = closest_names(part.option, names)
+                raise ValueError(
+                    f"{label}.parts #{k + 1}.option: {part.option!r} is not an option name; "
+                    + (f"did you mean {', '.join(repr(n) for n in near)}? " if near else "")
+                    + "options: "
+                    + ", ".join(repr(n) for n in names)
+                )
+            if part.option in seen:
+                raise ValueError(
+                    f"{label}.parts #{k + 1}.option: {part.option!r} is in this mix twice; give it one part with "
+                    "the shares added"
+                )
+            seen.add(part.option)
+        total = math.fsum(p.share for p in mix.parts)
+        if abs(total - 1) > SHARE_SUM_TOLERANCE:
+            terms = " + ".join(f"{p.share:g}" for p in mix.parts)
+            raise ValueError(
+                f"{label}.parts: the shares sum to {total:.10g} ({terms}), not 1; each part's share is the fraction "
+                "of the scenario's traffic that option serves, and together they serve all of it"
+            )
+    parts = sum(len(m.parts) for m in mixes)
+    if parts > MAX_OPTIONS:  # each part is sized as an option is: the same bound
+        raise ValueError(
+            f"mix: {parts:,} parts in all; a scenario's mixes hold at most {MAX_OPTIONS:,} (split it into several "
+            "reviews)"
+        )
+    mix_names = [m.name for m in mixes]
+    dupes = sorted({n for n in mix_names if mix_names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"mix names must differ; {dupes[0]!r} is used twice")
+
+
 class Scenario(BaseModel):
     """A whole budget-review scenario file."""
 
@@ -962,6 +1037,9 @@ class Scenario(BaseModel):
     option: tuple[Option, ...] = Field(min_length=1, strict=False, description="the [[option]] tables")
     levers: Levers = Levers()
     finance: Finance = Finance()
+    mix: tuple[Mix, ...] = Field(
+        default=(), max_length=MAX_OPTIONS, strict=False, description="the [[mix]] tables (optional)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
@@ -1002,6 +1080,7 @@ class Scenario(BaseModel):
             raise ValueError(f"option names must differ; {dupes[0]!r} is used twice")
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(f"baseline {self.baseline!r} is not an option name; options: {', '.join(names)}")
+        _check_mixes(self.mix, names)
         return self
 
 
@@ -1023,6 +1102,14 @@ def _where(loc: tuple, raw_options: list) -> str:
             parts.append(_option_label(raw_options, loc[i + 1]))
             i += 2
             continue
+        if key == "mix" and i + 1 < len(loc) and isinstance(loc[i + 1], int):
+            parts.append(mix_label(loc[i + 1], None))
+            i += 2
+            continue
+        if key == "parts" and i + 1 < len(loc) and isinstance(loc[i + 1], int):
+            parts.append(f"parts #{loc[i + 1] + 1}")
+            i += 2
+            continue
         parts.append(str(key))
         i += 1
     return ".".join(parts)
@@ -1035,6 +1122,8 @@ def _accepted(model: type[BaseModel], field: str) -> str:
 
 def _field_model(loc: tuple) -> type[BaseModel] | None:
     top = loc[0] if loc else None
+    if top == "mix":  # [[mix]] name, parts; a part's option, share
+        return MixPart if "parts" in loc[:-1] and len(loc) > 4 else Mix
     tables = {"workload": Workload, "defaults": Defaults, "option": Option, "levers": Levers, "finance": Finance}
     return tables.get(top, Scenario)
 
@@ -1125,6 +1214,12 @@ def _message(err: dict, raw_options: list) -> str:
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
             "s; give at least one" if loc[0] == "option" else ""
         )
+    if loc and loc[0] == "mix" and kind in ("too_short", "too_long"):  # in planner's words, not pydantic's
+        whats = "parts" if loc[-1] == "parts" else "[[mix]] tables"
+        if kind == "too_short":
+            return f'{where}: no part; give at least one, as parts = [{{option = "...", share = 1}}]'
+        got = (err.get("ctx") or {}).get("actual_length")
+        return f"{where}: {got:,} {whats}; a scenario holds at most {MAX_OPTIONS:,} (split it into several reviews)"
     if loc == ("option",) and kind == "too_short":
         return "option: no [[option]] table; give at least one"
     if kind == "missing":
@@ -1169,6 +1264,8 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     if isinstance(raw_options, dict):  # [option] written instead of [[option]]
         raise ScenarioError(f"{source}: option: write each option as an [[option]] table (double brackets)")
     raw_options = raw_options if isinstance(raw_options, list) else []
+    if isinstance(data.get("mix"), dict):  # [mix] written instead of [[mix]]
+        raise ScenarioError(f"{source}: mix: write each mix as a [[mix]] table (double brackets)")
     if len(raw_options) > MAX_OPTIONS:
         raise ScenarioError(
             f"{source}: {len(raw_options):,} [[option]] tables; a scenario holds at most {MAX_OPTIONS:,} "
@@ -1212,6 +1309,9 @@ def _blamed_loc(err: Any) -> tuple:
     """pydantic's location of an error; for a check of the whole [workload] table whose message starts with one of
     its fields ("dataset 'sharegtp' has no ...") that field's, so that the line named is the one to edit."""
     loc = tuple(err.get("loc", ()))
+    mix = re.match(r"(?:Value error, )?mix #(\d+)", str(err.get("msg", "")))
+    if loc == () and mix:  # a [[mix]] checked with the options it names: its parts line
+        return ("mix", int(mix.group(1)) - 1, "parts")
     first = re.match(r"(?:Value error, )?(\w+) ", str(err.get("msg", "")))
     if loc == ("workload",) and first and first.group(1) in Workload.model_fields:
         return (*loc, first.group(1))
@@ -1241,21 +1341,24 @@ def field_line(text: str, loc: tuple) -> int | None:
     """The line (from 1) of scenario ``text`` that sets the field at ``loc`` (pydantic's location:
     ``("workload", "tpot_target_s")``, ``("option", 1, "gpu")``, ``("title",)``); the line of its table's
     header when the table does not set it (a missing field); None when neither is found."""
-    tables = ("workload", "defaults", "option", "levers", "finance")
+    tables = ("workload", "defaults", "option", "levers", "finance", "mix")
+    arrays = ("option", "mix")  # [[option]], [[mix]]: the loc's index counts them
     table = loc[0] if loc and loc[0] in tables else None
-    index = loc[1] if table == "option" and len(loc) > 1 and isinstance(loc[1], int) else 0
+    index = loc[1] if table in arrays and len(loc) > 1 and isinstance(loc[1], int) else 0
+    if table == "mix":  # a part's field is on the line of its parts = [...]
+        loc = loc[:3]
     key = next((str(x) for x in reversed(loc) if isinstance(x, str) and x != table), None)
-    current, options, header = None, -1, None
+    current, seen, header = None, -1, None
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         head = _TABLE_HEADER.match(stripped) if stripped.startswith("[") else None
         if head:
             current = head.group(1)
-            options += current == "option" and stripped.startswith("[[")
-            if current == table and (table != "option" or options == index):
+            seen += current == table and table in arrays and stripped.startswith("[[")
+            if current == table and (table not in arrays or seen == index):
                 header = number
             continue
-        here = current == table and (table != "option" or options == index)
+        here = current == table and (table not in arrays or seen == index)
         if key and here and re.match(rf"{re.escape(key)}\s*=", stripped):
             return number
         if key and table and current is None and re.match(rf"{table}\s*\.\s*{re.escape(key)}\s*=", stripped):

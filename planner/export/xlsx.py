@@ -316,6 +316,10 @@ def _summary(book: _Book) -> None:
         lines += held_out.uncovered_line(rec.option.name, rec.gpu.name, rec.engine)  # its GPU or engine unmeasured
         lines += slow_end.note_lines(review)  # the fleet at the ranges' slow end: shown, not applied
         notes.insert(2, ("Simulated latency against published runs", lines))
+    if review.mixes:  # the [[mix]] budget lines, each the sum of its parts; figures on the Mixes sheet
+        notes.append(
+            ("Mixed fleets", [*money.mix_lines(review), money.MIX_NOTE + " Parts and totals: the Mixes sheet."])
+        )
     notes.append(("How to read the other sheets", _reading_notes(review)))
     # each note spans A:F, as tall as its wrapped lines there (fit_row's rule). The former 150 characters a line
     # (the span holds about 190) left every note a line or two too tall, and LibreOffice's fit-to-width search
@@ -736,6 +740,17 @@ def _money(book: _Book) -> None:
         ws = book.sheet(title, heading)
         _write_table(ws, table, 1, {**MONEY_WIDTHS, **widths})
         ws.freeze_panes = "B2"
+
+
+def _mixes(book: _Book) -> None:
+    """Mixes: each [[mix]]'s parts, each its option sized alone at its share, and the total row, their sums
+    (``money_tables.mix_table``); no sheet where the scenario has no mix."""
+    if not book.review.mixes:
+        return
+    ws = book.sheet("Mixes", snapshot("Mixed fleets: each part sized alone at its share; the total, their sums"))
+    _write_table(ws, money.mix_table(book.review), 1,
+                 {**MONEY_WIDTHS, "mix": 20, "option": 24, "model": 16, "gpu": 16, "price_kind": 11, "note": 40})  # fmt: skip
+    ws.freeze_panes = "C2"
 
 
 def _glossary(book: _Book) -> None:
@@ -1253,6 +1268,7 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _summary(book)
     _options(book)  # Options, Costs and Details
     _money(book)  # Like for like, Ownership, Demand cases, Fleet by quarter
+    _mixes(book)  # Mixes, where the scenario has a [[mix]]
     _levers(book)
     _charts(book)  # Chart data and Charts
     book.wb.move_sheet("Charts", offset=-1)
@@ -1263,7 +1279,7 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _assumptions(book)
     for ws in book.wb.worksheets:
         if ws.title not in ("Summary", "Charts", "Latency"):
-            legible_print(ws, "A:B" if ws.title == "Options" else "A:A")
+            legible_print(ws, "A:B" if ws.title in ("Options", "Mixes") else "A:A")
         # protected without a password: the yellow prices stay editable, the snapshot and formulas do not
         ws.protection.sheet = True
         ws.protection.formatColumns = ws.protection.formatRows = False  # widths and heights may still change

@@ -1,0 +1,85 @@
+"""Mixed fleets: a scenario's [[mix]] tables, each a fleet in which several options serve the traffic at once (two
+models behind one gateway), each option a share of it.
+
+Each part is its option sized alone on the scenario's workload with today's peak and average traffic x its share
+(``evaluate.at_traffic``: the planned peak after growth, the sensitivity and the demand cases then scale with it),
+by the review's own code (``review.sized_in_layouts`` and ``review.with_sized_again``: every group and layout tried,
+the margin, the spares and whole nodes the option asks for), its ownership over the horizon and demand cases by
+``outlook.ownership`` and ``outlook.demand_cases``. The mix's GPUs, monthly cost, year-1 cash and horizon total are
+its parts' sums: nothing is shared between the parts (no spare replica, node or GPU serves two of them), and nothing
+here computes a fleet or a price.
+
+A mix is a budget line beside the ranked options, not one of them: the recommendation, levers and sensitivity are
+the options' as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from planner.catalog import Catalog
+from planner.export.evaluate import at_traffic
+from planner.export.outlook import demand_cases, ownership
+from planner.export.records import MixPart, MixSized
+from planner.export.scenario import Mix, Scenario
+
+
+def share_scenario(scenario: Scenario, option_name: str, share: float) -> Scenario:
+    """The scenario of one part: its option alone, today's peak and average traffic x ``share``; no mixes, the
+    baseline that option. What ``planner export`` of a file with that option alone and the traffic so scaled sizes."""
+    option = next(o for o in scenario.option if o.name == option_name)
+    return scenario.model_copy(
+        update={
+            "workload": at_traffic(scenario.workload, share),
+            "option": (option,),
+            "mix": (),
+            "baseline": None,
+        }
+    )
+
+
+def size_part(option_name: str, share: float, scenario: Scenario, catalog: Catalog) -> MixPart:
+    """The option sized alone at ``share`` of the traffic (``share_scenario``), with its ownership and demand cases."""
+    from planner.export.review import sized_in_layouts, with_sized_again  # review imports this module
+
+    alone = share_scenario(scenario, option_name, share)
+    result, _ = sized_in_layouts(alone.option[0], alone, catalog)
+    result = with_sized_again(result, alone, catalog)
+    if not result.meets:
+        return MixPart(option_name, share, result, None)
+    return MixPart(option_name, share, result, ownership(alone, result), demand_cases(alone, result))
+
+
+def size_mix(
+    mix: Mix, scenario: Scenario, catalog: Catalog, sized: dict[tuple[str, float], MixPart] | None = None
+) -> MixSized:
+    """Each part of ``mix`` sized alone at its share of the traffic; the mix's figures are their sums. ``sized``: the
+    parts sized so far by (option, share), reused (an option at one share in two mixes is sized once)."""
+    sized = {} if sized is None else sized
+    for p in mix.parts:
+        if (p.option, p.share) not in sized:
+            sized[p.option, p.share] = size_part(p.option, p.share, scenario, catalog)
+    return MixSized(mix.name, tuple(sized[p.option, p.share] for p in mix.parts))
+
+
+def size_mixes(
+    scenario: Scenario, catalog: Catalog, progress: Callable[[str], None] | None = None
+) -> tuple[MixSized, ...]:
+    """Every [[mix]] of the scenario, sized (``size_mix``), in the scenario's order."""
+    out, sized = [], {}
+    for mix in scenario.mix:
+        out.append(size_mix(mix, scenario, catalog, sized))
+        if progress:
+            progress(f"mix {mix.name}")
+    return tuple(out)
+
+
+def unmet_warnings(mixes: tuple[MixSized, ...]) -> tuple[str, ...]:
+    """A warning for each part that meets no target at its share: its mix has no total."""
+    return tuple(
+        f"mix {m.name}: {p.option} at {p.share * 100:.4g}% of the traffic does not meet the targets ({p.result.shortfall}); "
+        "the mix has no total"
+        for m in mixes
+        for p in m.parts
+        if not p.result.meets
+    )
