@@ -115,6 +115,13 @@ def sized(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result,
     return not_sized(result, scenario, catalog, fleet), fleet
 
 
+def size_option_alone(option: Option, scenario: Scenario, catalog: Catalog) -> Result:
+    """``option`` sized as the review sizes each option (``sized_in_layouts``, then ``with_sized_again``): what a mixed
+    fleet's part is (``planner.export.mix``)."""
+    result, _ = sized_in_layouts(option, scenario, catalog)
+    return with_sized_again(result, scenario, catalog)
+
+
 def sized_in_layouts(option: Option, scenario: Scenario, catalog: Catalog) -> tuple[Result, Result | None]:
     """``sized`` in each layout the review sizes the option in (``planner.api.layouts_to_size``: the option's own
     ``parallelism``, alone, where it sets one; else tensor parallelism and, for a MoE model the engine runs so,
@@ -274,7 +281,9 @@ def build_review(
     if host := reused_host_warning(results):  # the Assumptions' "host figures" rows, where the committee reads (F7)
         warnings += (host,)
     outlook = build_outlook(scenario, tuple(ranked), catalog, bares)
-    mixes = size_mixes(scenario, catalog, progress)  # budget lines beside the ranking, which they leave alone
+    mixes = size_mixes(
+        scenario, catalog, size_option_alone, progress
+    )  # budget lines beside the ranking, which they leave alone
     warnings += unmet_warnings(mixes)
     return Review(
         scenario,
