@@ -80,8 +80,8 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``vllm-v0-long-context-eager``: a row served by vLLM before 0.8 (V0) whose sequences pass
   ``max_seq_len_to_capture`` (8,192, vLLM 0.7.3's ``EngineArgs``) decodes eagerly on the share of its steps past it,
   at SGLang's eager launch surplus per layer (``planner.engines.v0_capture``; docs/hypotheses/mi300x-large-batch.md,
-  h-mi300b); ``vllm-v0-long-context-eager+vllm-v0-long-context-eager:spread`` (ablation): the requests spread over
-  their progress, 1 - (1 - share) ** batch of the steps.
+  h-mi300b); ``vllm-v0-long-context-eager:spread`` (ablation): the switch with the requests spread over their
+  progress, 1 - (1 - share) ** batch of the steps.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -154,7 +154,7 @@ ABLATIONS = (
     "serial-front-end:1ns",  # diagnostic (h-tok): the one-request-at-a-time path at 1 ns a request, no time of its own
     "rocm-triton-moe:off",
     "rocm-triton-moe:sglang",  # only SGLang's ROCm releases, the engine the constant was measured on (h-band)
-    "vllm-v0-long-context-eager+vllm-v0-long-context-eager:spread",  # requests spread over their progress (h-mi300b)
+    "vllm-v0-long-context-eager:spread",  # the switch with the requests spread over their progress (h-mi300b)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -252,8 +252,6 @@ MODULE_FLAGS = {
     "sglang-early-hopper-moe": ("planner.engines.profiles", "SGLANG_EARLY_HOPPER_MOE", True),
     # vLLM V0 (before 0.8) decodes eagerly once a sequence passes 8,192 tokens: its share of the steps (h-mi300b)
     "vllm-v0-long-context-eager": ("planner.engines.v0_capture", "VLLM_V0_LONG_CONTEXT_EAGER", True),
-    # ... with the requests spread over their progress: 1 - (1 - share) ** batch (h-mi300b's ablation)
-    "vllm-v0-long-context-eager:spread": ("planner.engines.v0_capture", "VLLM_V0_EAGER_SPREAD", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }
@@ -309,6 +307,11 @@ def turn_on(switch: str) -> None:
         from planner.accuracy import datasets
 
         datasets.CHAT_TEMPLATE_TOKENS = tuple(f for f in datasets.CHAT_TEMPLATE_TOKENS if f[0] != "gpt-oss")
+    elif switch == "vllm-v0-long-context-eager:spread":  # h-mi300b's ablation: the requests spread over their progress
+        from planner.engines import v0_capture
+
+        v0_capture.VLLM_V0_LONG_CONTEXT_EAGER = True
+        v0_capture.VLLM_V0_EAGER_SPREAD = True
     elif switch == "rocm-triton-moe:sglang":  # h-band's ablation: SGLang's ROCm releases alone
         from planner.engines import profiles
 
