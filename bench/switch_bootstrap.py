@@ -79,6 +79,11 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   464.85% -> 548.00% (DSTK-042), though the nine rows' TPOT went from -44..-76% to -9..-23%. Since h-moetab the
   entry's time is paid by decode steps alone (docs/hypotheses/sglang-early-hopper-decode-only.md);
   ``sglang-early-hopper-moe:both`` (ablation) is h-h200dsk's form, prompt steps paying it too.
+- ``vllm-v0-long-context-eager``: a row served by vLLM before 0.8 (V0) whose sequences pass
+  ``max_seq_len_to_capture`` (8,192, vLLM 0.7.3's ``EngineArgs``) decodes eagerly on the share of its steps past it,
+  at SGLang's eager launch surplus per layer (``planner.engines.v0_capture``; docs/hypotheses/mi300x-large-batch.md,
+  h-mi300b); ``vllm-v0-long-context-eager:spread`` (ablation): the switch with the requests spread over their
+  progress, 1 - (1 - share) ** batch of the steps.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -135,6 +140,7 @@ SWITCHES = (
     "mla-prefill-module-bound",
     "mla-prefill-module",
     "sglang-early-hopper-moe",
+    "vllm-v0-long-context-eager",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -162,6 +168,7 @@ ABLATIONS = (
     "rocm-triton-moe:off",
     "rocm-triton-moe:sglang",  # only SGLang's ROCm releases, the engine the constant was measured on (h-band)
     "sglang-early-hopper-moe:both",  # h-h200dsk's form, decode and prompt steps alike (h-moetab's ablation)
+    "vllm-v0-long-context-eager:spread",  # the switch with the requests spread over their progress (h-mi300b)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -253,6 +260,8 @@ MODULE_FLAGS = {
     "dsa-bf16-decode": ("planner.engines.kernel_curves", "DSA_BF16_DECODE", True),
     # diagnostic (h-tok): requests through the serial front end's path at 1 ns each, what the path does by itself
     "serial-front-end:1ns": ("planner.serving.benchmark", "SERIAL_FRONT_END_S", 1e-9),
+    # vLLM V0 (before 0.8) decodes eagerly once a sequence passes 8,192 tokens: its share of the steps (h-mi300b)
+    "vllm-v0-long-context-eager": ("planner.engines.v0_capture", "VLLM_V0_LONG_CONTEXT_EAGER", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }
@@ -308,6 +317,11 @@ def turn_on(switch: str) -> None:
         from planner.accuracy import datasets
 
         datasets.CHAT_TEMPLATE_TOKENS = tuple(f for f in datasets.CHAT_TEMPLATE_TOKENS if f[0] != "gpt-oss")
+    elif switch == "vllm-v0-long-context-eager:spread":  # h-mi300b's ablation: the requests spread over their progress
+        from planner.engines import v0_capture
+
+        v0_capture.VLLM_V0_LONG_CONTEXT_EAGER = True
+        v0_capture.VLLM_V0_EAGER_SPREAD = True
     elif switch in MOE_LAYER_COST_SWITCHES:  # an entry of ``planner.engines.profiles.MOE_LAYER_COSTS``
         from planner.engines import profiles
 

@@ -58,6 +58,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     whole_number,
 )
 from planner.catalog import Catalog, default_catalog
+from planner.engines import v0_capture
 from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
@@ -350,6 +351,10 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_stream_interval(profile, row.engine, row.engine_version, row.stream_interval)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
     profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
+    # EXPERIMENT (h-mi300b, off unless VLLM_V0_LONG_CONTEXT_EAGER): vLLM V0's eager steps past 8,192 tokens of context
+    profile = v0_capture.with_vllm_v0_long_context_eager(
+        profile, row.engine, row.engine_version, row.input_len, row.output_len, row.batch
+    )
     # vLLM V0's prefill-only steps without chunked prefill (s127)
     profile = _v0_default_scheduler(profile, row)
     # SGLang's input budget from the row's own ``--max-prefill-tokens`` (s139)
@@ -639,6 +644,7 @@ def predict_decode_rows(
             eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
             eng.experts_whole,  # whole experts where the row's command spreads them (EXPERIMENT s126)
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
+            eng.eager_layer_s, eng.eager_moe_layer_s,  # vLLM V0's eager share past 8,192 tokens (EXPERIMENT h-mi300b)
             eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
             eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
             eng.scheduler_recv_interval,  # SGLang's receive interval from the row's command (s187)
