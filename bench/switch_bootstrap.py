@@ -123,6 +123,7 @@ SWITCHES = (
     "prefill-attention-rising",
     "sglang-dp-attention",
     "trtllm-serve-eager",
+    "trtllm-graph-gaps",
     "trtllm-own-attention",
     "moe-read-rate",
     "blackwell-moe-floors",

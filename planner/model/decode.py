@@ -179,8 +179,9 @@ def eager_surplus_s(model: ModelFacts, limits: EngineFacts, batch: ArrayLike) ->
         limits.eager_layer_s * (model.num_layers - model.moe_layers) + limits.eager_moe_layer_s * model.moe_layers
     )
     eager = (batch > limits.decode_graph_max_batch) & (limits.decode_graph_max_batch > 0)
-    if operators.any_nonzero(limits.decode_graph_gap_above):  # EXPERIMENT (h-p50): between the powers of two
-        eager = eager | uncaptured_gap(batch, limits.decode_graph_gap_above, limits.decode_graph_max_batch)
+    gap_above = getattr(limits, "decode_graph_gap_above", 0.0)  # EXPERIMENT (h-p50): between the powers of two
+    if operators.any_nonzero(gap_above):
+        eager = eager | uncaptured_gap(batch, gap_above, limits.decode_graph_max_batch)
     if type(eager) is bool or isinstance(eager, np.bool_):
         return per_step if eager else 0.0
     return per_step * eager
