@@ -30,6 +30,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``trtllm-serve-eager``: a TensorRT-LLM 1.x row served by a plain ``trtllm-serve`` runs decode batches above 128
   (its default graphs' largest) eagerly, at SGLang's eager cost per layer (``planner.engines.profiles.
   TRTLLM_SERVE_EAGER_ABOVE_GRAPHS``, ``with_trtllm_serve_eager_decode``, s183).
+- ``trtllm-graph-gaps``: as ``trtllm-serve-eager``, and the decode batches between its default graphs (33-63,
+  65-127: no graph without ``enable_padding``) run eagerly too (``planner.engines.profiles.
+  TRTLLM_SERVE_EAGER_GRAPH_GAPS``; docs/hypotheses/trtllm-graph-gaps.md, h-p50).
 - ``trtllm-own-attention``: TensorRT-LLM's profiles read decode attention at the byte rates of TensorRT-LLM's own
   measured tables (``planner.engines.kernel_curves.TENSORRT_LLM_OWN_ATTENTION``, s186), not vLLM's 16-bit rate.
 - ``moe-read-rate``: experts whose weights compute at 8-bit-or-narrower math read their touched bytes at the rate
@@ -127,6 +130,7 @@ SWITCHES = (
     "prefill-attention-rising",
     "sglang-dp-attention",
     "trtllm-serve-eager",
+    "trtllm-graph-gaps",
     "trtllm-own-attention",
     "moe-read-rate",
     "blackwell-moe-floors",
@@ -236,6 +240,8 @@ MODULE_FLAGS = {
     "sglang-dp-attention": ("planner.accuracy.published", "SGLANG_DP_ATTENTION", True),
     # TensorRT-LLM 1.x decode above its default graphs, eager (s183)
     "trtllm-serve-eager": ("planner.engines.profiles", "TRTLLM_SERVE_EAGER_ABOVE_GRAPHS", True),
+    # TensorRT-LLM 1.x decode between and above its default graphs (33-63, 65-127, 129+), eager (h-p50)
+    "trtllm-graph-gaps": ("planner.engines.profiles", "TRTLLM_SERVE_EAGER_GRAPH_GAPS", True),
     # TensorRT-LLM at its own measured attention byte rates (s186)
     "trtllm-own-attention": ("planner.engines.kernel_curves", "TENSORRT_LLM_OWN_ATTENTION", True),
     # Blackwell GPUs' MoE floors from their own measured kernels (s191)

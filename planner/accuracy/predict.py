@@ -645,6 +645,7 @@ def predict_decode_rows(
             eng.experts_whole,  # whole experts where the row's command spreads them (EXPERIMENT s126)
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
             eng.eager_layer_s, eng.eager_moe_layer_s,  # vLLM V0's eager share past 8,192 tokens (EXPERIMENT h-mi300b)
+            eng.decode_graph_gap_above,  # TensorRT-LLM 1.x's eager batches between its default graphs (EXPERIMENT h-p50)
             eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
             eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
             eng.scheduler_recv_interval,  # SGLang's receive interval from the row's command (s187)

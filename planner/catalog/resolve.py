@@ -118,6 +118,7 @@ def gpu_numbers(
         "host_overlap": float(eng.host_overlap),
         "experts_whole": float(eng.experts_whole),
         "decode_graph_max_batch": float(eng.decode_graph_max_batch),
+        "decode_graph_gap_above": float(eng.decode_graph_gap_above),
         "eager_layer_s": float(eng.eager_layer_s),
         "eager_moe_layer_s": float(eng.eager_moe_layer_s),
         "decode_moe_layer_overhead_s": float(eng.decode_moe_layer_overhead_s),

@@ -156,6 +156,11 @@ class EngineProfile:
     #: ``trtllm_0_pytorch_profile`` (TensorRT-LLM 0.x's PyTorch backend, none graphed, s183); 0 on every shipped
     #: profile
     decode_graph_max_batch: float = 0.0
+    #: above this batch (and up to ``decode_graph_max_batch``) only the powers of two are graphed, every other batch
+    #: running eagerly (TensorRT-LLM 1.x's default graphs without padding: 1-32, 64, 128); 0: every batch up to
+    #: ``decode_graph_max_batch`` is graphed. EXPERIMENT (h-p50): set only by ``with_trtllm_serve_eager_decode`` under
+    #: ``TRTLLM_SERVE_EAGER_GRAPH_GAPS``; 0 on every shipped profile
+    decode_graph_gap_above: float = 0.0
     #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (s123, as above)
     eager_layer_s: float = 0.0
     eager_moe_layer_s: float = 0.0
@@ -1316,6 +1321,14 @@ def trtllm_0_pytorch_profile() -> EngineProfile:
 #: ``trtllm-serve`` (no CUDA-graph settings of its own: ``planner.accuracy.published.trtllm_serve_default_graphs``)
 #: runs decode batches above ``TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH`` eagerly (``with_trtllm_serve_eager_decode``).
 TRTLLM_SERVE_EAGER_ABOVE_GRAPHS = False
+#: EXPERIMENT switch (issue 22, h-p50; docs/hypotheses/trtllm-graph-gaps.md), read at call time; off on main. On: as
+#: ``TRTLLM_SERVE_EAGER_ABOVE_GRAPHS``, and the decode batches between the default graphs (33-63, 65-127) run eagerly
+#: too: without ``enable_padding`` (False by default, ``DecodeCudaGraphConfig``) a generation batch of a size not
+#: captured gets no graph (``PyTorchModelEngine._maybe_get_cuda_graph``).
+TRTLLM_SERVE_EAGER_GRAPH_GAPS = False
+#: The largest batch below which TensorRT-LLM 1.x's default graphs (no padding) take every size: 1-32, then 64 and 128
+#: (``CudaGraphConfig._generate_cuda_graph_batch_sizes``, ``list(range(1, 32)) + [32, 64, 128]``).
+TENSORRT_LLM_CUDA_GRAPH_EVERY_SIZE_TO = 32
 
 
 def with_trtllm_serve_eager_decode(profile: EngineProfile, default_graphs: bool) -> EngineProfile:
@@ -1325,11 +1338,18 @@ def with_trtllm_serve_eager_decode(profile: EngineProfile, default_graphs: bool)
     ``TRTLLM_SERVE_EAGER_ABOVE_GRAPHS`` and for a run on the default graphs only. The uncaptured sizes between them
     (33-63, 65-127) stay graphed here: the simulation interpolates decode steps over a batch grid. Any other profile
     or run keeps the profile."""
-    if not (TRTLLM_SERVE_EAGER_ABOVE_GRAPHS and default_graphs and profile.name == TENSORRT_LLM.name):
+    on = TRTLLM_SERVE_EAGER_ABOVE_GRAPHS or TRTLLM_SERVE_EAGER_GRAPH_GAPS
+    if not (on and default_graphs and profile.name == TENSORRT_LLM.name):
         return profile
     if profile.decode_graph_max_batch:
         return profile  # the 0.x line's PyTorch backend: no graphs at all
-    return _copy_with(profile, decode_graph_max_batch=float(TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH), **PYTORCH_EAGER_COSTS)
+    gaps = float(TENSORRT_LLM_CUDA_GRAPH_EVERY_SIZE_TO) if TRTLLM_SERVE_EAGER_GRAPH_GAPS else 0.0
+    return _copy_with(
+        profile,
+        decode_graph_max_batch=float(TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH),
+        decode_graph_gap_above=gaps,
+        **PYTORCH_EAGER_COSTS,
+    )
 
 
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:

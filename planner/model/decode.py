@@ -179,9 +179,22 @@ def eager_surplus_s(model: ModelFacts, limits: EngineFacts, batch: ArrayLike) ->
         limits.eager_layer_s * (model.num_layers - model.moe_layers) + limits.eager_moe_layer_s * model.moe_layers
     )
     eager = (batch > limits.decode_graph_max_batch) & (limits.decode_graph_max_batch > 0)
-    if type(eager) is bool:
+    gap_above = getattr(limits, "decode_graph_gap_above", 0.0)  # EXPERIMENT (h-p50): between the powers of two
+    if operators.any_nonzero(gap_above):
+        eager = eager | uncaptured_gap(batch, gap_above, limits.decode_graph_max_batch)
+    if type(eager) is bool or isinstance(eager, np.bool_):
         return per_step if eager else 0.0
     return per_step * eager
+
+
+def uncaptured_gap(batch: ArrayLike, gap_above: ArrayLike, graph_max: ArrayLike) -> ArrayLike:
+    """Whether a decode ``batch`` falls between the captured graphs of an engine that graphs every size up to
+    ``gap_above`` and only the powers of two from there to ``graph_max`` (TensorRT-LLM 1.x's defaults without padding:
+    1-32, 64, 128; ``planner.engines.profiles.TRTLLM_SERVE_EAGER_GRAPH_GAPS``): True for 33-63 and 65-127 there."""
+    b = np.asarray(batch, dtype=float)
+    power = np.exp2(np.round(np.log2(np.maximum(b, 1.0))))
+    gap = (np.asarray(gap_above) > 0) & (b > gap_above) & (b <= graph_max) & (np.abs(b - power) > 1e-9)
+    return gap.item() if gap.ndim == 0 else gap
 
 
 def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> ArrayLike:

@@ -204,6 +204,8 @@ class EngineFacts:
     # the largest decode batch the engine replays as a graph, and an eager step's surplus per dense / MoE layer
     # (SGLang 0.4, s123: ``planner.engines.profiles.with_sglang_eager_decode``); 0: no eager decode step modelled
     decode_graph_max_batch: ArrayLike = 0.0
+    # above it only powers of two are graphed (TensorRT-LLM 1.x without padding; EXPERIMENT h-p50); 0: every batch
+    decode_graph_gap_above: ArrayLike = 0.0
     eager_layer_s: ArrayLike = 0.0
     eager_moe_layer_s: ArrayLike = 0.0
     # per MoE layer per decode step on top of ``moe_layer_overhead_s`` (a release's decode-path cost, prompt steps

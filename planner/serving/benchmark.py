@@ -498,7 +498,7 @@ def _finish(ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_med
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
 
 
-def _batch_grid(cap: int, graph_max_batch: float = 0.0) -> np.ndarray:
+def _batch_grid(cap: int, graph_max_batch: float = 0.0, gap_above: float = 0.0) -> np.ndarray:
     """Batch sizes at which the decode step is computed: 1..64 exactly, then a geometric grid up to ``cap``, plus the
     engine's largest decode graph and the batch after it where both are inside (``graph_max_batch``: the profile's
     ``decode_graph_max_batch``, 0: none), so the eager surplus (``planner.model.decode.eager_surplus_s``) steps up
@@ -509,6 +509,10 @@ def _batch_grid(cap: int, graph_max_batch: float = 0.0) -> np.ndarray:
     grid = np.r_[exact, np.round(np.geomspace(EXACT_BATCHES, cap, GRID_BATCHES))]
     if EXACT_BATCHES <= graph_max_batch < cap:
         grid = np.r_[grid, math.floor(graph_max_batch), math.floor(graph_max_batch) + 1]
+    if gap_above > 0:  # EXPERIMENT (h-p50): each graphed power of two, and the eager batches either side of it
+        powers = 2.0 ** np.arange(math.ceil(math.log2(max(gap_above, EXACT_BATCHES))), math.log2(graph_max_batch) + 1)
+        edges = np.r_[powers - 1, powers, powers + 1]
+        grid = np.r_[grid, edges[(edges >= 1) & (edges <= cap)]]
     return np.unique(grid)
 
 
@@ -909,8 +913,9 @@ def _step_tables(g, m, inp, out, caps, budgets, group, ranks, precs, idx, opts) 
     ``planner.model.pipeline``)."""
     d_rows, p_rows = [], []
     graph_max_batch = float(opts["engine"].decode_graph_max_batch)  # SGLang 0.4's eager steps above it (s123)
+    gap_above = float(opts["engine"].decode_graph_gap_above)  # EXPERIMENT (h-p50): eager between the powers of two
     for j in range(len(idx)):
-        for b in _batch_grid(int(caps[j]), graph_max_batch):
+        for b in _batch_grid(int(caps[j]), graph_max_batch, gap_above):
             d_rows += [(j, b, inp[j]), (j, b, inp[j] + out[j])]
         k_max = max(1, math.ceil(budgets[j] / inp[j]))
         p_rows += [(j, 1.0, 1.0)] + [(j, float(k), inp[j]) for k in range(1, k_max + 1)]
@@ -938,7 +943,7 @@ def _step_tables(g, m, inp, out, caps, budgets, group, ranks, precs, idx, opts) 
     )  # fmt: skip
     tables = []
     for j in range(len(idx)):
-        grid = _batch_grid(int(caps[j]), graph_max_batch)
+        grid = _batch_grid(int(caps[j]), graph_max_batch, gap_above)
         dsel = dec[dj == j].reshape(-1, 2)
         psel = pre[pj == j]
         if np.isnan(dsel).any() or np.isnan(psel).any():
