@@ -29,13 +29,15 @@ from planner.workbook.spec import Name, Sheet
 #: ``prefill_chunk_divisor`` (s183, set only by ``with_prefill_chunk_divisor`` for SGLang rows under attention DP) and
 #: ``scheduler_recv_interval`` and ``row_memory_utilization`` (s187, set only on published rows' profiles whose
 #: command sets ``--scheduler-recv-interval`` or a memory share) and ``decode_moe_layer_overhead_s`` (h-moetab, set only
-#: on published rows' profiles by ``planner.engines.profiles.with_moe_layer_costs``; 0 on every shipped profile).
+#: on published rows' profiles by ``planner.engines.profiles.with_moe_layer_costs``; 0 on every shipped profile) and
+#: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "decode_graph_max_batch",
         "eager_layer_s",
         "eager_moe_layer_s",
         "decode_moe_layer_overhead_s",
+        "decode_graph_gap_above",
         "prefill_only_steps",
         "max_prefill_tokens",
         "experts_whole",
