@@ -186,6 +186,16 @@ def test_the_markdown_has_the_mixed_fleets_section(mixed):
     assert text.index("## Options") < text.index("## Mixed fleets") < text.index("## Total cost of ownership")
 
 
+def test_the_glossary_defines_a_mixed_fleet_where_the_review_has_one(mixed):
+    """The term is added only to a review with a [[mix]] (planner.export.glossary.terms), in both the xlsx and md."""
+    from planner.export import render
+
+    review, _, book = mixed
+    assert "Mixed fleet" in [r[0] for r in book["Glossary"].iter_rows(min_row=2, values_only=True)]
+    glossary = render(review, "md").decode().split("## Glossary\n", 1)[1].split("\n## ", 1)[0]
+    assert "- **Mixed fleet**: Several options serving one traffic at once" in glossary
+
+
 def test_no_mix_no_sheet(folder):
     """A scenario without a [[mix]] writes no Mixes sheet and no Mixed fleets section (its surfaces unchanged)."""
     from planner.export import render
@@ -193,7 +203,9 @@ def test_no_mix_no_sheet(folder):
     path = folder / "one.toml"
     path.write_text(scenario_text(4.0, 2.0, ["8B on H100, rented"]))
     review = build_review(load_scenario(path), default_catalog(), source=str(path), date=DATE)
-    assert "Mixed fleets" not in render(review, "md").decode()
+    text = render(review, "md").decode()
+    assert "Mixed fleets" not in text
+    assert "**Mixed fleet**" not in text  # nor the glossary's term
     book_path = folder / "one.xlsx"
     book_path.write_bytes(render(review, "xlsx"))
     assert "Mixes" not in openpyxl.load_workbook(book_path).sheetnames

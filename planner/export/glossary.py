@@ -111,3 +111,16 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ("Year-1 cash", "Money out in the first 12 months: purchases when made plus running costs, or rent."),
     ("Present value", "Future cash discounted at the cost of capital: what it is worth today."),
 )
+
+#: The term a review with a [[mix]] adds (``terms``): only there, so a review without one reads as before.
+MIXED_FLEET = (
+    "Mixed fleet",
+    "Several options serving one traffic at once (say two models behind one gateway), each a share of the requests: "
+    "each part is sized alone at its share and the mix's GPUs and costs are the sums of its parts; no spare, node or "
+    "GPU is shared between parts. A budget line beside the ranked options, not one of them.",
+)
+
+
+def terms(has_mixes: bool) -> tuple[tuple[str, str], ...]:
+    """The glossary of a review: ``GLOSSARY``, and ``MIXED_FLEET`` where the review has a mixed fleet."""
+    return GLOSSARY + ((MIXED_FLEET,) if has_mixes else ())

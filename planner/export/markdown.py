@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from planner.export import decision, slow_end
 from planner.export import money_tables as money
-from planner.export.glossary import GLOSSARY
+from planner.export.glossary import terms
 from planner.export.ownership import SIZED_AFRESH, amortization_rule, book_value_note
 from planner.export.records import Review
 from planner.export.tables import (
@@ -201,7 +201,12 @@ def render_markdown(review: Review) -> str:
         ]
     if review.warnings:
         out += ["## Warnings", "", *[f"- {md_text(x, line_start=False)}" for x in review.warnings], ""]
-    out += ["## Glossary", "", *[f"- **{term}**: {md_text(text, line_start=False)}" for term, text in GLOSSARY], ""]
+    out += [
+        "## Glossary",
+        "",
+        *[f"- **{term}**: {md_text(text, line_start=False)}" for term, text in terms(bool(review.mixes))],
+        "",
+    ]
     out += ["## Assumptions", "", "| What | Value | Unit | Source |", "|---|---:|---|---|"]
     for a in review.assumptions:
         if isinstance(a.value, str):

@@ -28,7 +28,7 @@ from openpyxl.writer.excel import ExcelWriter
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.export import decision, held_out, slow_end
 from planner.export import money_tables as money
-from planner.export.glossary import GLOSSARY, LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
+from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL, terms
 from planner.export.ownership import (
     SIZED_AFRESH,
     Money,
@@ -756,7 +756,8 @@ def _mixes(book: _Book) -> None:
 def _glossary(book: _Book) -> None:
     ws = book.sheet("Glossary", "Glossary: the terms this review uses")
     header_row(ws, 1, ["Term", "Meaning"])
-    for i, (term, text) in enumerate(GLOSSARY, start=2):
+    glossary = terms(bool(book.review.mixes))
+    for i, (term, text) in enumerate(glossary, start=2):
         put_text(ws.cell(row=i, column=1), term)
         ws.cell(row=i, column=1).font = Font(bold=True)
         put_text(ws.cell(row=i, column=2), text)
@@ -765,7 +766,7 @@ def _glossary(book: _Book) -> None:
             ws.cell(row=i, column=j).border = THIN
     ws.column_dimensions["A"].width = 20
     ws.column_dimensions["B"].width = 110
-    for r in range(1, len(GLOSSARY) + 2):
+    for r in range(1, len(glossary) + 2):
         fit_row(ws, r)
 
 
