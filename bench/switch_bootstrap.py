@@ -138,6 +138,7 @@ SWITCHES = (
     "mla-prefill-module-bound",
     "mla-prefill-module",
     "sglang-early-hopper-moe",
+    "sglang-dp-attention-kv",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
