@@ -27,6 +27,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``sglang-dp-attention``: an SGLang row whose server command turns on ``--enable-dp-attention`` runs as data-parallel
   attention ("dp-ep"), its ranks and prefill chunk as its release sets them (``planner.accuracy.published.
   SGLANG_DP_ATTENTION``, ``sglang_attention_dp``, s183); it was read as tensor parallel.
+- ``sglang-dp-attention-kv``: an SGLang row whose release runs attention data parallelism, predicted as tensor
+  parallel, keeps its ranks' own KV pools and request slots (``planner.accuracy.predict.SGLANG_DP_ATTENTION_KV_POOL``,
+  ``planner.serving.benchmark._dp_attention_pools``; docs/hypotheses/sglang-dp-attention-kv-pool.md, h-dsk042).
 - ``trtllm-serve-eager``: a TensorRT-LLM 1.x row served by a plain ``trtllm-serve`` runs decode batches above 128
   (its default graphs' largest) eagerly, at SGLang's eager cost per layer (``planner.engines.profiles.
   TRTLLM_SERVE_EAGER_ABOVE_GRAPHS``, ``with_trtllm_serve_eager_decode``, s183).
@@ -145,6 +148,7 @@ SWITCHES = (
     "mla-prefill-module",
     "sglang-early-hopper-moe",
     "vllm-v0-long-context-eager",
+    "sglang-dp-attention-kv",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -238,6 +242,8 @@ MODULE_FLAGS = {
     "prefill-attention-rising": ("planner.engines.kernel_curves", "PREFILL_ATTENTION_RISING", True),
     # SGLang's --enable-dp-attention read as the release runs it (s183)
     "sglang-dp-attention": ("planner.accuracy.published", "SGLANG_DP_ATTENTION", True),
+    # SGLang's attention-DP ranks each keep their own KV pool, steps as tensor parallel (h-dsk042)
+    "sglang-dp-attention-kv": ("planner.accuracy.predict", "SGLANG_DP_ATTENTION_KV_POOL", True),
     # TensorRT-LLM 1.x decode above its default graphs, eager (s183)
     "trtllm-serve-eager": ("planner.engines.profiles", "TRTLLM_SERVE_EAGER_ABOVE_GRAPHS", True),
     # TensorRT-LLM 1.x decode between and above its default graphs (33-63, 65-127, 129+), eager (h-p50)

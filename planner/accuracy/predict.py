@@ -73,6 +73,7 @@ from planner.engines.profiles import (
     trtllm_bench_chunked_context,
     vllm_batching_release,
     vllm_mla_prompt_limit,
+    with_dp_attention_kv_pool,
     with_expert_parallel,
     with_prefill_chunk_divisor,
     with_published_host_cost,
@@ -286,6 +287,13 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 #: number gets (``_base_profile_for``). Read at call time by ``_profile_for`` and ``_base_profile_for``; set for one
 #: process by ``bench/switch_bootstrap.py sglang-dated-main``.
 SGLANG_DATED_MAIN = False
+
+#: EXPERIMENT switch (issue 21, h-dsk042; docs/hypotheses/sglang-dp-attention-kv-pool.md), read at call time; off on
+#: main. On: an SGLang row whose release runs attention data parallelism over R > 1 ranks and that is predicted as
+#: tensor parallel (``planner.accuracy.published.SGLANG_DP_ATTENTION`` off) keeps the KV pool and request slots of its
+#: R ranks (each rank's own pool and slots: 0.4.3.post2 ``managers/data_parallel_controller.py`` l.160-187,
+#: ``managers/tp_worker.py`` l.99-109, ``model_executor/model_runner.py`` l.548-606), its steps as tensor parallel.
+SGLANG_DP_ATTENTION_KV_POOL = False
 #: SGLang's releases of the 0.4 line by their PyPI upload date (https://pypi.org/pypi/sglang/json,
 #: ``releases[version][0].upload_time``, read 2026-12-07), in order: a dated build of main between two of them ran the
 #: earlier one's code; a date before the first or after the last is not resolved (the row keeps today's reading).
@@ -371,6 +379,9 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_trtllm_serve_eager_decode(profile, row.trtllm_default_graphs)
     # SGLang's prefill chunk divided under its attention data parallelism (s183)
     profile = with_prefill_chunk_divisor(profile, row.prefill_chunk_divisor)
+    # EXPERIMENT (h-dsk042, off unless SGLANG_DP_ATTENTION_KV_POOL): SGLang's attention-DP ranks' own KV pools
+    if SGLANG_DP_ATTENTION_KV_POOL:
+        profile = with_dp_attention_kv_pool(profile, row.dp_attention_ranks)
     # a release's extra time per MoE layer per step (``profiles.MOE_LAYER_COSTS``: a pre-AITER ROCm release's Triton
     # fused-MoE call, h-band, on; SGLang 0.4.1-0.4.3's MoE layers on NVIDIA, h-h200dsk, off)
     profile = _moe_layer_costs(profile, row)
@@ -654,6 +665,7 @@ def predict_decode_rows(
             eng.row_memory_utilization,  # the memory share from the row's command (s187)
             eng.moe_layer_overhead_s,  # a release's per-MoE-layer cost (``profiles.MOE_LAYER_COSTS``)
             eng.decode_moe_layer_overhead_s,  # ... on decode steps alone
+            eng.dp_attention_kv_ranks,  # SGLang's attention-DP ranks' own KV pools (EXPERIMENT h-dsk042)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

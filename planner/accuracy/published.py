@@ -709,6 +709,10 @@ class DecodeRow:
     #: what SGLang divides the run's prefill chunk by under attention data parallelism (``sglang_attention_dp``,
     #: with ``SGLANG_DP_ATTENTION``); 1: not divided
     prefill_chunk_divisor: int = 1
+    #: SGLang's attention-DP ranks of a row read as tensor parallel (``sglang_attention_dp``, where ``parallelism``
+    #: is not "dp-ep"): each keeps its own KV pool (h-dsk042, ``planner.accuracy.predict.SGLANG_DP_ATTENTION_KV_POOL``);
+    #: 1: none
+    dp_attention_ranks: int = 1
     #: whether the run served with ``trtllm-serve --backend pytorch`` (``pytorch_backend_of``)
     pytorch_backend: bool = False
     #: whether the run is a ``trtllm-serve`` on its release's default CUDA graphs (``trtllm_serve_default_graphs``)
@@ -1103,6 +1107,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         expert_parallel=expert_parallel_of(r),
         parallelism=parallelism,
         prefill_chunk_divisor=sglang_attention_dp(r)[1] if parallelism == "dp-ep" else 1,
+        dp_attention_ranks=sglang_attention_dp(r)[0] if parallelism != "dp-ep" else 1,
         pytorch_backend=pytorch_backend_of(r),
         trtllm_default_graphs=trtllm_serve_default_graphs(r),
         max_model_len=server_flag(r, ("max-model-len", "max_model_len")),

@@ -225,6 +225,11 @@ class EngineProfile:
     #: data parallelism (``planner.accuracy.published.sglang_attention_dp``). Set per published row by
     #: ``with_prefill_chunk_divisor`` (s183); 1 on every shipped profile
     prefill_chunk_divisor: int = 1
+    #: SGLang's attention data parallelism on a row predicted as tensor parallel: its R ranks each keep their own KV pool
+    #: and request slots (``planner.serving.benchmark.serving_setups`` sizes the group's pool at "dp-ep"). Set per
+    #: published row by ``with_dp_attention_kv_pool`` (h-dsk042, under ``planner.accuracy.predict.
+    #: SGLANG_DP_ATTENTION_KV_POOL``); 0 on every shipped profile
+    dp_attention_kv_ranks: int = 0
 
     def large_gpu(self, memory_bytes: float, device_name: str) -> bool:
         """Whether a GPU gets the large class's defaults: memory >= ``large_gpu_min_memory_bytes``, no excluded
@@ -1539,6 +1544,12 @@ def with_moe_layer_costs(profile: EngineProfile, engine: str, version: str, vend
     if decode:
         changes["decode_moe_layer_overhead_s"] = sum(decode, profile.decode_moe_layer_overhead_s)
     return _copy_with(profile, **changes)
+
+
+def with_dp_attention_kv_pool(profile: EngineProfile, ranks: int) -> EngineProfile:
+    """``profile`` whose KV pool and request slots are those of ``ranks`` SGLang attention-DP ranks
+    (``EngineProfile.dp_attention_kv_ranks``; docs/hypotheses/sglang-dp-attention-kv-pool.md); 1 or less keeps it."""
+    return profile if ranks <= 1 else _copy_with(profile, dp_attention_kv_ranks=int(ranks))
 
 
 def with_prefill_chunk_divisor(profile: EngineProfile, divisor: int) -> EngineProfile:

@@ -595,6 +595,9 @@ def serving_setups(
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
     given = None if all(x is None for x in flat[8]) else np.array(flat[8], dtype=float)
     group, fits, kv_tokens = _memory_by_budget(g, m, inp + out, given, precs, opts, flat[7])
+    pools = int(eng.dp_attention_kv_ranks) if opts["parallelism"] == "tp" else 0
+    if pools > 1:  # EXPERIMENT (h-dsk042): SGLang's attention-DP ranks, each its own KV pool, steps as tensor parallel
+        fits, kv_tokens = _dp_attention_pools(g, m, inp + out, group, precs, opts, flat[7])
     # data-parallel attention or a pipeline: one rank (micro-batch stream) of g is simulated, holding 1/g of the
     # group's sequences and KV cache
     ranks = np.asarray(streams_of(opts["parallelism"], np.where(np.isfinite(group), group, 1.0))) * np.ones(n)
@@ -612,7 +615,7 @@ def serving_setups(
             raise InvalidInputError(f"scheduler {flat[11][i]!r} is not known; use one of {', '.join(SCHEDULERS)}")
         if not (np.isfinite(group[i]) and fits[i] >= 1):
             continue  # the memory plan failed (errors="coerce"), or not one sequence fits
-        tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
+        tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i], pools)
         if shared_seqs:  # one limit for every micro-batch in flight: a stream's share of it
             seqs = max(1, int(seqs // ranks[i]))
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
@@ -889,16 +892,29 @@ def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, outpu
     return 1.0
 
 
+def _dp_attention_pools(g, m, context, group, precs, opts, budgets) -> tuple[np.ndarray, np.ndarray]:
+    """(whole sequences that fit, KV cache tokens) of ``group`` GPUs as SGLang's attention-DP ranks hold them, each
+    GPU its own requests' cache beside the replicated attention weights: the memory plan at "dp-ep", summed over the
+    ranks (h-dsk042; docs/hypotheses/sglang-dp-attention-kv-pool.md). NaN where the group is not known."""
+    known = np.isfinite(group)
+    at = np.where(known, group, 1.0)
+    _, fits, kv_tokens = _memory_by_budget(g, m, context, at, precs, {**opts, "parallelism": "dp-ep"}, budgets)
+    return np.where(known, fits, math.nan), np.where(known, kv_tokens, math.nan)
+
+
 def _memory_opts(opts: dict) -> dict:
     return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors", "parallelism")}
 
 
-def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU."""
+def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens, pools: int = 0) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU. ``pools`` R
+    > 1: SGLang's attention-DP ranks, each with its own default slots from its own pool (``kv_tokens`` / R), R of
+    them (0.4.3.post2 ``managers/tp_worker.py`` l.101-109; h-dsk042)."""
     g = cat.gpu(gpu_name)
     if kind == "sglang":  # the profile's release (its memory rule), else the newest read
         rule = eng.memory_fraction_rule or "sglang-0.5.20"
-        slots = sglang_max_running_requests(kv_tokens, cat.model(model_name).max_context, rule)
+        r = max(int(pools), 1)
+        slots = r * sglang_max_running_requests(kv_tokens / r, cat.model(model_name).max_context, rule)
         default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes / MiB, rule), slots
     else:
         default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.engine_device_name)

@@ -30,7 +30,8 @@ from planner.workbook.spec import Name, Sheet
 #: ``scheduler_recv_interval`` and ``row_memory_utilization`` (s187, set only on published rows' profiles whose
 #: command sets ``--scheduler-recv-interval`` or a memory share) and ``decode_moe_layer_overhead_s`` (h-moetab, set only
 #: on published rows' profiles by ``planner.engines.profiles.with_moe_layer_costs``; 0 on every shipped profile) and
-#: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows).
+#: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows) and
+#: ``dp_attention_kv_ranks`` (h-dsk042, set only by ``with_dp_attention_kv_pool`` for SGLang rows under attention DP).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "decode_graph_max_batch",
@@ -42,6 +43,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "max_prefill_tokens",
         "experts_whole",
         "prefill_chunk_divisor",
+        "dp_attention_kv_ranks",
         "scheduler_recv_interval",
         "row_memory_utilization",
     }
