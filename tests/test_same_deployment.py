@@ -206,3 +206,15 @@ def test_the_review_names_them_for_an_option_on_its_assumptions(tmp_path):
     )
     assert f"GPUSTACK-017 TPOT {first.figures[0].error:+.0%}, TTFT {first.figures[1].error:+.0%}" in row
     assert f"the {len(same_deployment_runs(SGLANG_TP8))} shipped published runs of the same GPU" in row
+
+
+def test_the_shipped_run_errors_are_what_validate_gives_today():
+    """The whole file, not a sample of its rows: export's own-runs budget and slow end read every row, and s208's
+    pre-AITER MoE time left its nine MI300X DeepSeek-R1 vLLM runs at the old 1.64-4.04x TPOT for a session (found in
+    s209). ``bench/published_run_errors.py`` rewrites it."""
+    from bench_support import bench_module
+
+    shipped = (reference_dir() / RUN_ERRORS_FILE).read_text(encoding="utf-8")
+    assert shipped == bench_module("published_run_errors").rendered(), (
+        "catalogs/reference/published_run_errors.csv is stale: run PYTHONPATH=. python bench/published_run_errors.py"
+    )
