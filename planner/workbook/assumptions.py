@@ -30,7 +30,8 @@ from planner.workbook.spec import Name, Sheet
 #: ``scheduler_recv_interval`` and ``row_memory_utilization`` (s187, set only on published rows' profiles whose
 #: command sets ``--scheduler-recv-interval`` or a memory share) and ``decode_moe_layer_overhead_s`` (h-moetab, set only
 #: on published rows' profiles by ``planner.engines.profiles.with_moe_layer_costs``; 0 on every shipped profile) and
-#: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows).
+#: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows) and
+#: ``moe_flop_scale`` (h-tpotcls, set only under ``kernel_paths.VLLM_HOPPER_MXFP4_MARLIN`` for published rows).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "decode_graph_max_batch",
@@ -38,6 +39,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "eager_moe_layer_s",
         "decode_moe_layer_overhead_s",
         "decode_graph_gap_above",
+        "moe_flop_scale",
         "prefill_only_steps",
         "max_prefill_tokens",
         "experts_whole",
