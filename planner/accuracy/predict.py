@@ -497,6 +497,8 @@ def _hopper_mxfp4_marlin(profile: EngineProfile, row: DecodeRow) -> EngineProfil
         return profile
     if not kernel_paths.vllm_hopper_mxfp4_marlin(row.engine, row.engine_version, gpu.architecture):
         return profile
+    if kernel_paths.VLLM_HOPPER_MXFP4_MARLIN == "ceiling":  # Marlin's rate flattens at the fraction (64+ rows)
+        return replace(profile, moe_flop_ceiling=kernel_curves.MARLIN_FLOP_FRACTION)
     return replace(profile, moe_flop_scale=kernel_curves.MARLIN_FLOP_FRACTION)
 
 
@@ -677,6 +679,7 @@ def predict_decode_rows(
             eng.moe_layer_overhead_s,  # a release's per-MoE-layer cost (``profiles.MOE_LAYER_COSTS``)
             eng.decode_moe_layer_overhead_s,  # ... on decode steps alone
             eng.moe_flop_scale,  # vLLM 0.10-0.11.0's MXFP4 experts on Marlin on Hopper (EXPERIMENT h-tpotcls)
+            eng.moe_flop_ceiling,
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

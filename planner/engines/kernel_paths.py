@@ -78,7 +78,9 @@ class KernelPath:
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
 #: EXPERIMENT switch (h-tpotcls, ``bench/switch_bootstrap.py vllm-hopper-mxfp4-marlin``; read at call time): True
 #: times a published row of vLLM 0.10.0-0.11.0 with MXFP4 routed experts on SM 9.0 with Marlin's FLOP rate
-#: (``vllm_hopper_mxfp4_marlin``); False: triton_kernels' measured Hopper calls, as before.
+#: (``vllm_hopper_mxfp4_marlin``); "ceiling" (``vllm-hopper-mxfp4-marlin:ceiling``): Marlin's fraction as a ceiling on
+#: the grouped GEMM's fraction (its rate flattens there from 64 rows per expert on), not a factor; False: triton_kernels'
+#: measured Hopper calls, as before.
 VLLM_HOPPER_MXFP4_MARLIN = False
 #: vLLM's first release with gpt-oss's MXFP4 experts (0.10.0, V1) and its first that depends on triton_kernels
 #: (vllm-project/vllm pull request 27370, "[Misc] Add triton_kernels dependency", merged 2025-10-22, after 0.11.0:

@@ -176,6 +176,8 @@ class EngineFacts:
     # the grouped GEMM's FLOP rate over its curve's on any math (EXPERIMENT h-tpotcls: vLLM 0.10-0.11.0's MXFP4
     # experts on Marlin on Hopper, ``planner.engines.kernel_paths.VLLM_HOPPER_MXFP4_MARLIN``); 1: the curve's
     moe_flop_scale: ArrayLike = 1.0
+    # a ceiling on the grouped GEMM's fraction of its curve's rate (EXPERIMENT h-tpotcls ":ceiling"); 0: none
+    moe_flop_ceiling: ArrayLike = 0.0
     # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not
     # modelled apart (the attention curves alone time DSA's latents)
     sparse_mla_token_s: ArrayLike = 0.0

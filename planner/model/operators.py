@@ -273,6 +273,9 @@ def expert_layers_time_s(
     kernel = limits.moe_flop_scale  # any math; 1 but on published rows under an experiment (h-tpotcls)
     if not (type(kernel) in (float, int) and kernel == 1.0):
         fraction = fraction * kernel
+    ceiling = limits.moe_flop_ceiling  # a kernel whose rate flattens (h-tpotcls ":ceiling"); 0: none
+    if not (type(ceiling) in (float, int) and ceiling == 0.0):
+        fraction = ops.where(ceiling > 0, ops.minimum(fraction, ceiling), fraction)
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency * fraction, gpus)
 
 

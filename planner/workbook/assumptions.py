@@ -31,7 +31,8 @@ from planner.workbook.spec import Name, Sheet
 #: command sets ``--scheduler-recv-interval`` or a memory share) and ``decode_moe_layer_overhead_s`` (h-moetab, set only
 #: on published rows' profiles by ``planner.engines.profiles.with_moe_layer_costs``; 0 on every shipped profile) and
 #: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows) and
-#: ``moe_flop_scale`` (h-tpotcls, set only under ``kernel_paths.VLLM_HOPPER_MXFP4_MARLIN`` for published rows).
+#: ``moe_flop_scale`` / ``moe_flop_ceiling`` (h-tpotcls, set only under ``kernel_paths.VLLM_HOPPER_MXFP4_MARLIN`` for
+#: published rows).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "decode_graph_max_batch",
@@ -40,6 +41,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "decode_moe_layer_overhead_s",
         "decode_graph_gap_above",
         "moe_flop_scale",
+        "moe_flop_ceiling",
         "prefill_only_steps",
         "max_prefill_tokens",
         "experts_whole",
