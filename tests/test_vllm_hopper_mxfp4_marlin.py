@@ -81,10 +81,25 @@ def test_a_prompt_step_slows_by_at_most_the_fraction(rows, switch_on):
 
 
 def test_the_profile_field_is_a_published_row_field():
-    """``moe_flop_scale`` is set only on published rows' profiles: on no workbook sheet, 1 on every shipped profile."""
+    """``moe_flop_scale`` / ``moe_flop_ceiling`` are set only on published rows' profiles: on no workbook sheet, 1 / 0
+    on every shipped profile."""
     from planner.engines.profiles import ENGINES
     from planner.workbook.assumptions import PUBLISHED_ROW_FIELDS
 
-    assert "moe_flop_scale" in PUBLISHED_ROW_FIELDS
-    assert all(p.moe_flop_scale == 1.0 for p in ENGINES.values())
+    assert {"moe_flop_scale", "moe_flop_ceiling"} <= PUBLISHED_ROW_FIELDS
+    assert all(p.moe_flop_scale == 1.0 and p.moe_flop_ceiling == 0.0 for p in ENGINES.values())
     assert replace(next(iter(ENGINES.values())), moe_flop_scale=0.5).moe_flop_scale == 0.5
+
+
+def test_the_ceiling_reading_leaves_steps_of_few_rows_per_expert(rows, monkeypatch):
+    """ ":ceiling" (s140's Marlin rate flattens at the fraction from 64 rows per expert on): the fraction caps the
+    grouped GEMM's, so a closed loop at 4 in flight (GPUSTACK-124, a few rows per expert) keeps its TPOT while a
+    1,000-prompt burst's first tokens (GPUSTACK-116, hundreds of prompt rows per expert) come later."""
+    monkeypatch.setattr(kernel_paths, "VLLM_HOPPER_MXFP4_MARLIN", "ceiling")
+    profile = acc._profile_for(rows["GPUSTACK-116"], None)
+    assert (profile.moe_flop_scale, profile.moe_flop_ceiling) == (1.0, kernel_curves.MARLIN_FLOP_FRACTION)
+    on = acc.predict_decode_rows([rows["GPUSTACK-124"], rows["GPUSTACK-116"]])
+    monkeypatch.setattr(kernel_paths, "VLLM_HOPPER_MXFP4_MARLIN", False)
+    off = acc.predict_decode_rows([rows["GPUSTACK-124"], rows["GPUSTACK-116"]])
+    assert float(on.tpot_s[0]) == pytest.approx(float(off.tpot_s[0]), rel=1e-9)
+    assert float(on.ttft_s[1]) > float(off.ttft_s[1])
