@@ -90,6 +90,10 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   at SGLang's eager launch surplus per layer (``planner.engines.v0_capture``; docs/hypotheses/mi300x-large-batch.md,
   h-mi300b); ``vllm-v0-long-context-eager:spread`` (ablation): the switch with the requests spread over their
   progress, 1 - (1 - share) ** batch of the steps.
+- ``vllm-hopper-mxfp4-marlin``: a row of vLLM 0.10.0-0.11.0 with MXFP4 routed experts (gpt-oss) on SM 9.0 runs
+  them on Marlin, its grouped GEMMs at Marlin's measured A100 FLOP fraction (``planner.engines.kernel_paths.
+  VLLM_HOPPER_MXFP4_MARLIN``; docs/hypotheses/vllm-hopper-mxfp4-marlin.md, h-tpotcls);
+  ``vllm-hopper-mxfp4-marlin:ceiling``: the fraction as a ceiling on the grouped GEMM's, not a factor.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -149,6 +153,7 @@ SWITCHES = (
     "sglang-early-hopper-moe",
     "vllm-v0-long-context-eager",
     "sglang-dp-attention-kv",
+    "vllm-hopper-mxfp4-marlin",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -177,6 +182,7 @@ ABLATIONS = (
     "rocm-triton-moe:sglang",  # only SGLang's ROCm releases, the engine the constant was measured on (h-band)
     "sglang-early-hopper-moe:both",  # h-h200dsk's form, decode and prompt steps alike (h-moetab's ablation)
     "vllm-v0-long-context-eager:spread",  # the switch with the requests spread over their progress (h-mi300b)
+    "vllm-hopper-mxfp4-marlin:ceiling",  # Marlin's fraction as a ceiling, not a factor (h-tpotcls, after the first run)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -274,6 +280,10 @@ MODULE_FLAGS = {
     "serial-front-end:1ns": ("planner.serving.benchmark", "SERIAL_FRONT_END_S", 1e-9),
     # vLLM V0 (before 0.8) decodes eagerly once a sequence passes 8,192 tokens: its share of the steps (h-mi300b)
     "vllm-v0-long-context-eager": ("planner.engines.v0_capture", "VLLM_V0_LONG_CONTEXT_EAGER", True),
+    # vLLM 0.10-0.11.0's MXFP4 experts on Marlin on Hopper: Marlin's A100 FLOP fraction of the grouped GEMM (h-tpotcls)
+    "vllm-hopper-mxfp4-marlin": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", True),
+    # ... Marlin's fraction as a ceiling on the grouped GEMM's (its rate flattens from 64 rows per expert on)
+    "vllm-hopper-mxfp4-marlin:ceiling": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", "ceiling"),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }

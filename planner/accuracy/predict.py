@@ -58,7 +58,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     whole_number,
 )
 from planner.catalog import Catalog, default_catalog
-from planner.engines import v0_capture
+from planner.engines import kernel_curves, kernel_paths, v0_capture
 from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
@@ -365,6 +365,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     )
     # vLLM V0's prefill-only steps without chunked prefill (s127)
     profile = _v0_default_scheduler(profile, row)
+    # EXPERIMENT (h-tpotcls, off unless VLLM_HOPPER_MXFP4_MARLIN): vLLM 0.10-0.11.0's MXFP4 experts on Marlin on Hopper
+    profile = _hopper_mxfp4_marlin(profile, row)
     # SGLang's input budget from the row's own ``--max-prefill-tokens`` (s139)
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
     # SGLang's receive interval from the row's own ``--scheduler-recv-interval`` (s187)
@@ -487,6 +489,28 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
     if row.pytorch_backend and profile.name == "tensorrt-llm-0":
         return trtllm_0_pytorch_profile()  # the 0.x line's PyTorch backend: no decode graphs (s183)
     return profile
+
+
+def _hopper_mxfp4_marlin(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``profile`` with its routed experts' grouped GEMMs at Marlin's FLOP fraction (``kernel_curves.
+    MARLIN_FLOP_FRACTION``) where ``kernel_paths.VLLM_HOPPER_MXFP4_MARLIN`` is on and the row is a vLLM 0.10-0.11.0
+    run of MXFP4 experts on an SM 9.0 GPU (``kernel_paths.vllm_hopper_mxfp4_marlin``); else ``profile``. EXPERIMENT
+    (h-tpotcls): docs/hypotheses/vllm-hopper-mxfp4-marlin.md."""
+    if not kernel_paths.VLLM_HOPPER_MXFP4_MARLIN or row.weight_precision not in (None, "mxfp4"):
+        return profile
+    cat = default_catalog()
+    try:
+        gpu = cat.gpu(resolve_gpu_name(row.gpu, cat))
+        mdl = cat.model(resolve_model_name(row.model, cat))
+    except PlannerError:
+        return profile
+    if mdl.native_expert_precision != "mxfp4":
+        return profile
+    if not kernel_paths.vllm_hopper_mxfp4_marlin(row.engine, row.engine_version, gpu.architecture):
+        return profile
+    if kernel_paths.VLLM_HOPPER_MXFP4_MARLIN == "ceiling":  # Marlin's rate flattens at the fraction (64+ rows)
+        return replace(profile, moe_flop_ceiling=kernel_curves.MARLIN_FLOP_FRACTION)
+    return replace(profile, moe_flop_scale=kernel_curves.MARLIN_FLOP_FRACTION)
 
 
 def release_refusal(row: DecodeRow, cat: Catalog) -> str:
@@ -666,6 +690,8 @@ def predict_decode_rows(
             eng.moe_layer_overhead_s,  # a release's per-MoE-layer cost (``profiles.MOE_LAYER_COSTS``)
             eng.decode_moe_layer_overhead_s,  # ... on decode steps alone
             eng.dp_attention_kv_ranks,  # SGLang's attention-DP ranks' own KV pools (EXPERIMENT h-dsk042)
+            eng.moe_flop_scale,  # vLLM 0.10-0.11.0's MXFP4 experts on Marlin on Hopper (EXPERIMENT h-tpotcls)
+            eng.moe_flop_ceiling,
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

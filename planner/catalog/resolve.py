@@ -122,6 +122,8 @@ def gpu_numbers(
         "eager_layer_s": float(eng.eager_layer_s),
         "eager_moe_layer_s": float(eng.eager_moe_layer_s),
         "decode_moe_layer_overhead_s": float(eng.decode_moe_layer_overhead_s),
+        "moe_flop_scale": float(eng.moe_flop_scale),
+        "moe_flop_ceiling": float(eng.moe_flop_ceiling),
         "mxfp4_experts_refused": float(bool(profile_mxfp4_refusal(eng.name, g.architecture))),
         "expert_parallel_expert_bytes_per_param": profile_expert_parallel_bytes_per_param(eng.name, g.architecture),
         "max_num_batched_tokens": tokens,

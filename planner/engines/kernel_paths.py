@@ -76,6 +76,21 @@ class KernelPath:
 
 
 MXFP4_BYTES_PER_PARAM = 4.25 / 8
+#: EXPERIMENT switch (h-tpotcls, ``bench/switch_bootstrap.py vllm-hopper-mxfp4-marlin``; read at call time): True
+#: times a published row of vLLM 0.10.0-0.11.0 with MXFP4 routed experts on SM 9.0 with Marlin's FLOP rate
+#: (``vllm_hopper_mxfp4_marlin``); "ceiling" (``vllm-hopper-mxfp4-marlin:ceiling``): Marlin's fraction as a ceiling on
+#: the grouped GEMM's fraction (its rate flattens there from 64 rows per expert on), not a factor; False: triton_kernels'
+#: measured Hopper calls, as before.
+VLLM_HOPPER_MXFP4_MARLIN = False
+#: vLLM's first release with gpt-oss's MXFP4 experts (0.10.0, V1) and its first that depends on triton_kernels
+#: (vllm-project/vllm pull request 27370, "[Misc] Add triton_kernels dependency", merged 2025-10-22, after 0.11.0:
+#: "At the moment, users have to install `triton_kernels` manually to access this code-path").
+VLLM_MXFP4_FIRST = (0, 10)
+VLLM_TRITON_KERNELS_DEPENDENCY = (0, 11, 1)
+VLLM_HOPPER_MARLIN_SOURCE = (
+    "vLLM get_mxfp4_backend (vllm/model_executor/layers/quantization/mxfp4.py, 0.11.x): Marlin when "
+    "`not has_triton_kernels()`; vllm-project/vllm pull request 27370 (triton_kernels a dependency only after 0.11.0)"
+)
 _VLLM_SOURCE = "vLLM 0.11.0 wheel: quantization/mxfp4.py get_mxfp4_backend lines 59-102; platforms/cuda.py 356-366"
 _SGLANG_SOURCE = "SGLang 0.5.4.post2 wheel: server_args.py lines 915-973, layers/quantization/mxfp4.py lines 539-584"
 _TRTLLM_SOURCE = (
@@ -203,3 +218,17 @@ def profile_expert_parallel_bytes_per_param(profile: str, architecture: str) -> 
     if path is None or path.refusal or path.expert_bytes_per_param == MXFP4_BYTES_PER_PARAM:
         return 0.0
     return path.expert_bytes_per_param
+
+
+def vllm_hopper_mxfp4_marlin(engine: str, version: str | None, architecture: str) -> bool:
+    """Whether ``engine`` ``version`` on ``architecture`` ran MXFP4 routed experts on Marlin, installed the ordinary
+    way: vLLM 0.10.0-0.11.0 on SM 9.0, whose ``get_mxfp4_backend`` takes Marlin without the ``triton_kernels`` package
+    ("If FlashInfer is not available, try either Marlin or Triton": ``... or not has_triton_kernels() ...`` ->
+    "Using Marlin backend"), which vLLM made a dependency only after 0.11.0 (``VLLM_HOPPER_MARLIN_SOURCE``). Below
+    SM 9.0 every release takes Marlin anyway (``mxfp4_kernel_path``); only SM 9.0 differs from the Triton path the
+    planner's Hopper curves were measured on. EXPERIMENT (h-tpotcls): docs/hypotheses/vllm-hopper-mxfp4-marlin.md."""
+    parsed = parse_version(str(version or ""))
+    if parsed is None or engine.strip().lower() != "vllm" or ARCHITECTURE_SM.get(architecture) != 90:
+        return False
+    v = tuple(parsed.release[:3]) + (0,) * max(0, 3 - len(parsed.release))
+    return VLLM_MXFP4_FIRST <= v[:2] and v < VLLM_TRITON_KERNELS_DEPENDENCY

@@ -169,6 +169,14 @@ class EngineProfile:
     #: Set only on published rows' profiles by ``with_moe_layer_costs`` (an entry of ``MOE_LAYER_COSTS`` whose
     #: ``steps`` is "decode"); 0 on every shipped profile
     decode_moe_layer_overhead_s: float = 0.0
+    #: the routed experts' grouped GEMMs' FLOP rate over the GEMM curve's grouped rate; 1 on every shipped profile.
+    #: EXPERIMENT (h-tpotcls, off): set only on published rows' profiles by ``planner.accuracy.predict`` under
+    #: ``planner.engines.kernel_paths.VLLM_HOPPER_MXFP4_MARLIN`` (vLLM 0.10-0.11.0's MXFP4 experts on Marlin on
+    #: Hopper: ``kernel_curves.MARLIN_FLOP_FRACTION``)
+    moe_flop_scale: float = 1.0
+    #: a ceiling on that fraction (the kernel's rate flattening, as Marlin's from 64 rows per expert on); 0: none.
+    #: EXPERIMENT (h-tpotcls, off): set as ``moe_flop_scale`` is, under the switch's ":ceiling" reading
+    moe_flop_ceiling: float = 0.0
     #: a step that admits prompts prefills only, whole prompts, the decoding requests waiting it out (vLLM V0's
     #: ``Scheduler._schedule_default`` without chunked prefill: ``planner.serving.simulate.RunBehaviour.
     #: prefill_only_steps``). Set per published row by ``with_v0_default_scheduler`` (s127); False on every shipped

@@ -173,6 +173,11 @@ class EngineFacts:
     # the grouped GEMM's 8-bit FLOP rate over ``gemm_fp8_flop_efficiency``'s (TensorRT-LLM 0.x's per-tensor fp8
     # kernel, ``planner.engines.kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES``, s142); 1: the dense GEMMs' rate
     moe_fp8_flop_scale: ArrayLike = 1.0
+    # the grouped GEMM's FLOP rate over its curve's on any math (EXPERIMENT h-tpotcls: vLLM 0.10-0.11.0's MXFP4
+    # experts on Marlin on Hopper, ``planner.engines.kernel_paths.VLLM_HOPPER_MXFP4_MARLIN``); 1: the curve's
+    moe_flop_scale: ArrayLike = 1.0
+    # a ceiling on the grouped GEMM's fraction of its curve's rate (EXPERIMENT h-tpotcls ":ceiling"); 0: none
+    moe_flop_ceiling: ArrayLike = 0.0
     # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not
     # modelled apart (the attention curves alone time DSA's latents)
     sparse_mla_token_s: ArrayLike = 0.0

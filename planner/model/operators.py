@@ -270,6 +270,12 @@ def expert_layers_time_s(
     scale = limits.moe_fp8_flop_scale  # 8-bit math only (gemm_time_s's fp8 rule); 1 but for TensorRT-LLM 0.x (s142)
     if not (type(scale) in (float, int) and scale == 1.0):
         fraction = fraction * ops.where(eight_bit_math(gpu), scale, 1.0)
+    kernel = limits.moe_flop_scale  # any math; 1 but on published rows under an experiment (h-tpotcls)
+    if not (type(kernel) in (float, int) and kernel == 1.0):
+        fraction = fraction * kernel
+    ceiling = limits.moe_flop_ceiling  # a kernel whose rate flattens (h-tpotcls ":ceiling"); 0: none
+    if not (type(ceiling) in (float, int) and ceiling == 0.0):
+        fraction = ops.where(ceiling > 0, ops.minimum(fraction, ceiling), fraction)
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency * fraction, gpus)
 
 

@@ -31,7 +31,9 @@ from planner.workbook.spec import Name, Sheet
 #: command sets ``--scheduler-recv-interval`` or a memory share) and ``decode_moe_layer_overhead_s`` (h-moetab, set only
 #: on published rows' profiles by ``planner.engines.profiles.with_moe_layer_costs``; 0 on every shipped profile) and
 #: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows) and
-#: ``dp_attention_kv_ranks`` (h-dsk042, set only by ``with_dp_attention_kv_pool`` for SGLang rows under attention DP).
+#: ``dp_attention_kv_ranks`` (h-dsk042, set only by ``with_dp_attention_kv_pool`` for SGLang rows under attention DP) and
+#: ``moe_flop_scale`` / ``moe_flop_ceiling`` (h-tpotcls, set only under ``kernel_paths.VLLM_HOPPER_MXFP4_MARLIN`` for
+#: published rows).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "decode_graph_max_batch",
@@ -39,6 +41,8 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "eager_moe_layer_s",
         "decode_moe_layer_overhead_s",
         "decode_graph_gap_above",
+        "moe_flop_scale",
+        "moe_flop_ceiling",
         "prefill_only_steps",
         "max_prefill_tokens",
         "experts_whole",
