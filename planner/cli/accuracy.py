@@ -156,9 +156,9 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     median or p90, a mean under half its median or over twice its p99: columns swapped, a unit slipped) is listed
     under "Not scored" with the columns named, and left out of the errors and the verdict. Where your serving runs
     fail TTFT or TPOT slower than predicted, the FAIL ends with the latency_margin (planner export's [workload]) that
-    covers the runs of each deployment; where most of a deployment's runs are predicted at 1.5x or more what they measured, it
-    first says the plan is conservative for them and how to calibrate it (a fixed-concurrency run, planner
-    calibrate). A row's kind cell says how
+    covers the runs of each deployment; where most of a deployment's runs are predicted at 1.5x or more what they
+    measured, it first says the plan is conservative for them and how to calibrate it (a fixed-concurrency run,
+    planner calibrate). A row's kind cell says how
     its benchmark ran: {", ".join(KIND_COLUMN)} (blank: read from its batching cell). A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
     sonnet, random and generated-shared-prefix: the benchmark client's default lengths; sharegpt sent by vLLM's
@@ -234,8 +234,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     '"predicted" null, its "reason" and "not_scored" true), "summary" (errors and limits per quantity), "verdict" '
     '(PASS or FAIL, rows not scored left out), "margin_hints" (per deployment of your serving runs that fails TTFT or '
     'TPOT: kind "latency_margin", the margin that covers the runs slower than predicted, and kind "predicted_slower" '
-    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration" and "notes" (what standard error '
-    "said).",
+    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration" and "notes" (what '
+    "standard error said).",
 )
 @click.option(
     "--check",
