@@ -1408,3 +1408,39 @@ if __name__ == "__main__":  # python tests/test_doc_figures.py: rewrite docs/acc
         head + "<!-- ranges:table -->\n" + ranges_markdown() + "<!-- /ranges:table -->" + tail, encoding="utf-8"
     )
     print(f"wrote {doc}")
+
+
+class TestPrefixHitRatePosition:
+    """Trial 29 F11: README and docs/model.md called ``prefix_hit_rate`` "the last argument" of the Excel load
+    functions; put there it is ``#VALUE!`` (routing or engine refuses 0.3). The position each states is read back from
+    the functions' own signatures (``planner.excel.functions``), 1 for the first argument."""
+
+    #: The sentence's wording in each doc, the positions captured in this order.
+    FUNCTIONS = ("TTFT_P95", "REPLICAS", "FLEET_GPUS", "CAPACITY_RPS")
+    ORDINALS = (
+        r"the argument after `parallelism`:? \(?the (\d+)th of TTFT_P\* and TPOT_P\*, the (\d+)th of REPLICAS, "
+        r"the (\d+)th of FLEET_GPUS,? the (\d+)th of CAPACITY_RPS"
+    )
+
+    @staticmethod
+    def position(name: str, param: str) -> int:
+        import inspect
+
+        import planner.excel.functions as xf
+
+        return list(inspect.signature(getattr(xf, name)).parameters).index(param) + 1
+
+    @pytest.mark.parametrize("doc", ["README.md", "docs/model.md"])
+    def test_the_stated_position_is_the_signatures(self, doc):
+        expected = tuple(self.position(n, "prefix_hit_rate") for n in self.FUNCTIONS)
+        assert stated(doc, self.ORDINALS) == expected  # (12, 13, 12, 9) today
+        for n in ("TTFT_P50", "TTFT_P99", "TPOT_P50", "TPOT_P95", "TPOT_P99"):  # "TTFT_P* and TPOT_P*": one position
+            assert self.position(n, "prefix_hit_rate") == expected[0], n
+        for n in self.FUNCTIONS:  # "the argument after parallelism"
+            assert self.position(n, "prefix_hit_rate") == self.position(n, "parallelism") + 1, n
+
+    def test_no_doc_calls_it_the_last_argument(self):
+        for doc in ("README.md", "docs/model.md", "docs/excel.md"):
+            text = " ".join((ROOT / doc).read_text(encoding="utf-8").split())
+            assert "percentile functions' last argument" not in text, doc
+            assert "prefix_hit_rate`, the last argument" not in text, doc

@@ -762,6 +762,30 @@ DECODE_READ_COLUMNS = frozenset({
     "ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms",
     "ttft_p90_ms", "ttft_p95_ms", "tpot_p90_ms", "tpot_p95_ms", "itl_p90_ms", "itl_p95_ms",
 })  # fmt: skip
+#: The benchmark clients' figure keys (``vllm bench serve --save-result``, ``sglang.bench_serving --output-file``:
+#: milliseconds, tok/s) and the decode CSV column each is read as. One table for both readers: a result file's keys
+#: (``planner.accuracy.serving_results.FIGURE_KEYS`` is this table) and a decode CSV's columns named as the client
+#: names them (``mean_ttft_ms``, ``median_tpot_ms``, ``output_throughput``: trial 29 F8, a CSV typed from vLLM's
+#: output had its means dropped as unknown columns).
+CLIENT_FIGURE_KEYS = {
+    "median_ttft_ms": "ttft_median_ms",
+    "p99_ttft_ms": "ttft_p99_ms",
+    "median_tpot_ms": "tpot_median_ms",
+    "p99_tpot_ms": "tpot_p99_ms",
+    "median_itl_ms": "itl_median_ms",
+    "p99_itl_ms": "itl_p99_ms",
+    **{f"{p}_{m}_ms": f"{m}_{p}_ms" for m in ("ttft", "tpot", "itl") for p in ("p90", "p95")},  # --metric-percentiles
+    "mean_ttft_ms": "ttft_ms",
+    "mean_tpot_ms": "tpot_ms",
+    "output_throughput": "output_throughput_tok_s",
+}
+#: Other names a decode CSV's column may have, each read as the column it names: the clients' keys
+#: (``CLIENT_FIGURE_KEYS``) and the mean quantities as ``validate --json`` names them (``ttft_mean_ms``,
+#: ``tpot_mean_ms``: the mean TTFT and TPOT, ``ttft_ms`` and ``tpot_ms``). A file that names one figure twice
+#: (``mean_ttft_ms`` beside ``ttft_ms``) is refused (``canonical_columns``).
+DECODE_COLUMN_ALIASES = {**CLIENT_FIGURE_KEYS, "ttft_mean_ms": "ttft_ms", "tpot_mean_ms": "tpot_ms"}
+#: How messages say what ``DECODE_COLUMN_ALIASES`` accepts.
+DECODE_COLUMNS_NOTE = "vllm bench serve's key names, mean_ttft_ms ..., and ttft_mean_ms / tpot_mean_ms are read"
 #: Columns of the shipped decode files (``catalogs/reference/README.md``) that the reader leaves unread on purpose:
 #: the source's own words (``quote``), a GPU count the tensor-parallel and pipeline sizes restate (``num_gpus``) and
 #: figures not compared (total and request throughput). Not read, and not unknown.
@@ -801,11 +825,39 @@ def _read_decode_rows(paths: list[Path], path: str | Path | None) -> list[Decode
             "input_len|dataset",
             "output_len|dataset",
         )
+        raw = canonical_columns(p, raw)  # vllm bench serve's key names (mean_ttft_ms): the columns they name
         require_columns(p, raw, needed, f"a decode file has {DECODE_COLUMNS}")
         rows += decode_rows_of_cells(p, raw, check_size=False)
     if path:
         _check_simulated(path, rows)
     return rows
+
+
+def canonical_columns(path: Path, raw: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``raw`` with each column named by another name (``DECODE_COLUMN_ALIASES``: vLLM's ``mean_ttft_ms``,
+    ``median_tpot_ms``; ``ttft_mean_ms``) renamed to the column it names (``ttft_ms``, ``tpot_median_ms``), each row
+    keeping its ``line``. A header that names one figure twice (``mean_ttft_ms`` and ``ttft_ms``) is refused in one
+    line: which of the two is the run's?"""
+    header = list(raw[0]) if raw else []
+    renamed = {c: DECODE_COLUMN_ALIASES[c] for c in header if c in DECODE_COLUMN_ALIASES}
+    if not renamed:
+        return raw
+    named: dict[str, list[str]] = {}
+    for c in header:
+        named.setdefault(renamed.get(c, c), []).append(c)
+    twice = next((cs for cs in named.values() if len(cs) > 1), None)
+    if twice:
+        shown = " and ".join(repr(c) for c in twice)
+        target = renamed.get(twice[-1], twice[-1])
+        raise InvalidInputError(
+            f"{path}: columns {shown} both give {target} ({DECODE_COLUMNS_NOTE} as the columns they name); keep one"
+        )
+    out = []
+    for r in raw:
+        row = CsvRow({renamed.get(k, k): v for k, v in r.items()})
+        row.line = getattr(r, "line", None)
+        out.append(row)
+    return out
 
 
 def decode_rows_of_cells(path: Path, raw: list[dict[str, str]], check_size: bool = True) -> list[DecodeRow]:

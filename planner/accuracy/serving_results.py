@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.accuracy.published import (
+    CLIENT_FIGURE_KEYS,
     NOT_JSON,
     CsvRow,
     DecodeRow,
@@ -61,19 +62,9 @@ RESULT_FILES = (
 #: The keys every result must have: the run's size and lengths.
 NEEDED_KEYS = ("completed", "total_input_tokens", "total_output_tokens")
 
-#: The result's figure keys (milliseconds, tok/s) and the decode CSV column each is compared as.
-FIGURE_KEYS = {
-    "median_ttft_ms": "ttft_median_ms",
-    "p99_ttft_ms": "ttft_p99_ms",
-    "median_tpot_ms": "tpot_median_ms",
-    "p99_tpot_ms": "tpot_p99_ms",
-    "median_itl_ms": "itl_median_ms",
-    "p99_itl_ms": "itl_p99_ms",
-    **{f"{p}_{m}_ms": f"{m}_{p}_ms" for m in ("ttft", "tpot", "itl") for p in ("p90", "p95")},  # --metric-percentiles
-    "mean_ttft_ms": "ttft_ms",
-    "mean_tpot_ms": "tpot_ms",
-    "output_throughput": "output_throughput_tok_s",
-}
+#: The result's figure keys (milliseconds, tok/s) and the decode CSV column each is compared as: the one table of the
+#: clients' key names, which a decode CSV also reads as column names (``published.CLIENT_FIGURE_KEYS``, trial 29 F8).
+FIGURE_KEYS = CLIENT_FIGURE_KEYS
 
 #: Figure keys the clients write that are known and not compared: every other statistic of TTFT, TPOT, ITL and the
 #: end-to-end latency (``std_ttft_ms``, ``p75_itl_ms``; vLLM's ``e2el``, SGLang's ``e2e_latency``), the other

@@ -9,9 +9,11 @@ column), so that --check refuses the file instead of passing it without it.
 
 What is known, and so never named here:
 
-- a decode CSV's columns: ``published.DECODE_READ_COLUMNS`` (read), ``published.DECODE_KEPT_COLUMNS`` (the shipped
+- a decode CSV's columns: ``published.DECODE_READ_COLUMNS`` (read), ``published.DECODE_COLUMN_ALIASES`` (read as the
+  column each names: vLLM's ``mean_ttft_ms``, ``ttft_mean_ms``), ``published.DECODE_KEPT_COLUMNS`` (the shipped
   files' columns left unread on purpose: ``quote``, ``num_gpus`` ...) and ``published.OTHER_STATISTIC_COLUMN``
-  (ttft_p95_ms: a known statistic, not compared, named in validate's own note);
+  (ttft_p95_ms: a known statistic, not compared, named in validate's own note), and the clients' own names of such
+  figures (``mean_itl_ms``, ``request_throughput``: ``known_unread_figure``);
 - a start-up (``validate --memory``) CSV's columns: ``predict.STARTUP_READ_COLUMNS`` (read) and
   ``predict.STARTUP_KEPT_COLUMNS`` (the shipped files' columns left unread on purpose: ``notes``, ``quote``, the
   log's other figures ...); an unknown one is ``judged`` where it is a read column's misspelling or names a figure
@@ -32,7 +34,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.accuracy.predict import STARTUP_FIGURE_COLUMNS, STARTUP_KEPT_COLUMNS, STARTUP_READ_COLUMNS
-from planner.accuracy.published import DECODE_KEPT_COLUMNS, DECODE_READ_COLUMNS, OTHER_STATISTIC_COLUMN
+from planner.accuracy.published import (
+    DECODE_COLUMN_ALIASES,
+    DECODE_KEPT_COLUMNS,
+    DECODE_READ_COLUMNS,
+    OTHER_STATISTIC_COLUMN,
+)
 from planner.accuracy.serving_results import FIGURE_KEYS, KNOWN_STATISTIC_KEY, KNOWN_UNREAD_FIGURE_KEYS
 
 #: The words of a name that holds a latency or a throughput (matched whole, between underscores or other
@@ -109,12 +116,27 @@ def unknown_columns(header: Iterable[str]) -> list[Unread]:
     in file order; each ``judged`` when it looks like a figure or like a read column's misspelling. A blank column
     name (a trailing comma) is no column."""
     out = []
+    read = DECODE_READ_COLUMNS | set(DECODE_COLUMN_ALIASES)  # vLLM's mean_ttft_ms is read (trial 29 F8)
     for column in _named(header):
-        if column in DECODE_READ_COLUMNS or column in DECODE_KEPT_COLUMNS or OTHER_STATISTIC_COLUMN.fullmatch(column):
+        if column in read or column in DECODE_KEPT_COLUMNS or known_unread_figure(column):
             continue
-        near = closest(column, DECODE_READ_COLUMNS) or with_unit(column, DECODE_READ_COLUMNS)
+        near = closest(column, read) or with_unit(column, read)
         out.append(Unread(column, near, judged=bool(near) or looks_like_figure(column)))
     return out
+
+
+def known_unread_figure(column: str) -> bool:
+    """Whether a decode CSV's column is a known figure that is not compared: another statistic of a compared latency
+    as planner names it (``ttft_p75_ms``, ``itl_mean_ms``: ``OTHER_STATISTIC_COLUMN``) or as the clients name it
+    (``mean_itl_ms``, ``std_ttft_ms``: ``KNOWN_STATISTIC_KEY``), or another throughput a client writes
+    (``request_throughput``: ``KNOWN_UNREAD_FIGURE_KEYS``). ``planner validate`` names these in a note."""
+    if column in DECODE_COLUMN_ALIASES:
+        return False
+    return bool(
+        OTHER_STATISTIC_COLUMN.fullmatch(column)
+        or KNOWN_STATISTIC_KEY.fullmatch(column)
+        or column in KNOWN_UNREAD_FIGURE_KEYS
+    )
 
 
 def with_unit(name: str, read: Iterable[str]) -> str:

@@ -37,7 +37,7 @@ from planner.accuracy.predict import (
     why_not_predicted,
     with_names,
 )
-from planner.accuracy.published import KIND_COLUMN, OTHER_STATISTIC_COLUMN, assumed_client_notes, row_place
+from planner.accuracy.published import KIND_COLUMN, assumed_client_notes, row_place
 from planner.accuracy.releases import (
     PLAN_VLLM_RELEASE,
     assume_plan_release,
@@ -47,7 +47,14 @@ from planner.accuracy.releases import (
 )
 from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import BORROWED_RANGE, FIGURES, borrowed_range_note, has_percentiles
-from planner.accuracy.unread import Unread, refusal, unknown_columns, unknown_result_keys, unknown_startup_columns
+from planner.accuracy.unread import (
+    Unread,
+    known_unread_figure,
+    refusal,
+    unknown_columns,
+    unknown_result_keys,
+    unknown_startup_columns,
+)
 from planner.accuracy.validation import (
     LIMITS,
     MEMORY_TOLERANCE,
@@ -149,7 +156,9 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     median or p90, a mean under half its median or over twice its p99: columns swapped, a unit slipped) is listed
     under "Not scored" with the columns named, and left out of the errors and the verdict. Where your serving runs
     fail TTFT or TPOT slower than predicted, the FAIL ends with the latency_margin (planner export's [workload]) that
-    covers the runs of each deployment. A row's kind cell says how
+    covers the runs of each deployment; where most of a deployment's runs are predicted at 1.5x or more what they
+    measured, it first says the plan is conservative for them and how to calibrate it (a fixed-concurrency run,
+    planner calibrate). A row's kind cell says how
     its benchmark ran: {", ".join(KIND_COLUMN)} (blank: read from its batching cell). A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
     sonnet, random and generated-shared-prefix: the benchmark client's default lengths; sharegpt sent by vLLM's
@@ -224,8 +233,9 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     help='One JSON object: "rows" (each compared figure; a row that contradicts itself, a p99 below its median, has '
     '"predicted" null, its "reason" and "not_scored" true), "summary" (errors and limits per quantity), "verdict" '
     '(PASS or FAIL, rows not scored left out), "margin_hints" (per deployment of your serving runs that fails TTFT or '
-    'TPOT slower than predicted: the latency_margin that covers them), "calibration" and "notes" (what standard error '
-    "said).",
+    'TPOT: kind "latency_margin", the margin that covers the runs slower than predicted, and kind "predicted_slower" '
+    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration" and "notes" (what '
+    "standard error said).",
 )
 @click.option(
     "--check",
@@ -451,15 +461,18 @@ def _name_unread_measurements(path: Path, unread: list[Unread], what: str, fits:
 
 
 def _note_unread_percentiles(path: Path) -> None:
-    """One note line on standard error naming the percentile columns of ``path`` that are not compared
-    (ttft_p75_ms: the median, p90, p95 and p99 are), so that a run's p75 is not dropped without a word."""
+    """One note line on standard error naming the known figure columns of ``path`` that are not compared
+    (ttft_p75_ms, vLLM's mean_itl_ms and request_throughput: ``unread.known_unread_figure``), so that a run's p75 is
+    not dropped without a word."""
     with contextlib.suppress(PlannerError):
         rows = read_csv_rows(path)
-        unread = [c for c in (rows[0] if rows else {}) if OTHER_STATISTIC_COLUMN.fullmatch(c) and c not in FIGURES]
+        unread = [c for c in (rows[0] if rows else {}) if known_unread_figure(c) and c not in FIGURES]
         if unread:
             echo(
                 f"note: {path}: column{'s' if len(unread) > 1 else ''} {', '.join(unread)} not compared; validate "
-                f"compares {', '.join(FIGURES)}",
+                f"compares {', '.join(FIGURES)}, the means of TTFT and TPOT (ttft_ms or ttft_mean_ms, tpot_ms or "
+                "tpot_mean_ms) and output_throughput_tok_s (vllm bench serve's names of these, mean_ttft_ms ..., "
+                "are read too)",
                 err=True,
             )
 
