@@ -167,8 +167,13 @@ class TestF4ThePriceIsOnThePrintedPage:
         )
         assert "at $3.595 per GPU-hour" in results[f"D{r}"].value
 
-    def test_a_stale_fleet_says_its_formula_is_an_estimate(self, books):
-        assert _glance(books["context_8192"], "fleet_usd_month", "D").startswith("rented: ~ ")
+    def test_a_fleet_not_known_gives_its_formula_without_a_count(self, books):
+        """Where Inputs other than the peak changed the cost reads "not known: refresh", and its formula in words
+        carries no count either (trial 29 F13: "rented: ~ 152 GPUs x ..." beside it, the refreshed fleet 64; the
+        "~" estimate stays where the peak alone changed, tests/test_workbook_trial24.py)."""
+        assert (
+            _glance(books["context_8192"], "fleet_usd_month", "D") == "fleet GPUs x price per GPU-hour x 730 h a month"
+        )
 
     def test_plan_prints_the_price_to_its_last_digit(self):
         from planner.units import fmt_usd_per_gpu_hour

@@ -338,13 +338,15 @@ def price_at(c: Calc) -> str:
 def monthly_words(c: Calc) -> str:
     """Beside the fleet's monthly cost, its formula with the numbers: "rented: = 96 GPUs x $3.595 per GPU-hour x 730 h
     a month" (``planner.export.sizing.HOURS_PER_MONTH``), so the printed page reproduces the figure ("~ 196 GPUs ..."
-    while the fleet is a stale estimate)."""
+    while the fleet is a stale estimate: only the peak traffic changed); where Inputs other than the peak changed (the
+    cost reads ``STALE_FLEET``), the formula in words without a count (trial 29 F13: "~ 152 GPUs" beside "not known")."""
     from planner.export.sizing import HOURS_PER_MONTH
 
     gpus, price = headline(c, "fleet_gpus"), c.ref("price", "C", True, True)
-    stale = headline(c, "stale")
+    stale, unknown = headline(c, "stale"), headline(c, "stale_unknown")
+    words = f'"fleet GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month"'
     return (
-        f'=IF(OR(ISERROR({gpus}),ISERROR({price})),"fleet GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month",'
+        f"=IF(OR(ISERROR({gpus}),ISERROR({price}),AND({stale}=1,{unknown}=1)),{words},"  # no count where not known
         f'"rented: "&IF({stale}=1,"~ ","= ")&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
         f'{HOURS_PER_MONTH:g} h a month")'
     )
