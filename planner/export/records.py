@@ -17,7 +17,7 @@ from planner.export import sizing
 from planner.export.assumptions import Assumption
 from planner.export.memory_chain import MemoryChain
 from planner.export.ownership import Money
-from planner.export.quality import ModelSwitch, QualityNote
+from planner.export.quality import ModelSwitch, QualityNote, SixteenBitSwap
 from planner.export.scenario import Option, Scenario
 from planner.serving.fleet import Sizing
 
@@ -382,7 +382,7 @@ class GridRow:
 class Outlook:
     options: tuple[OptionOutlook, ...]  # the meeting options, in the review's order
     grid: tuple[GridRow, ...]  # meeting rows ranked by monthly cost, then the rest
-    quality: tuple[QualityNote | ModelSwitch, ...]
+    quality: tuple[QualityNote | SixteenBitSwap | ModelSwitch, ...]
 
     def of(self, name: str) -> OptionOutlook | None:
         return next((o for o in self.options if o.name == name), None)
