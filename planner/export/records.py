@@ -15,6 +15,7 @@ from planner.catalog.resolve import experts_words
 from planner.engines.profiles import EngineProfile
 from planner.export import sizing
 from planner.export.assumptions import Assumption
+from planner.export.batch_cap import EngineLimitFleet
 from planner.export.memory_chain import MemoryChain
 from planner.export.ownership import Money
 from planner.export.quality import ModelSwitch, QualityNote, SixteenBitSwap
@@ -220,6 +221,10 @@ class Result:
     #: the kept group's memory chain behind its batch (``planner.export.memory_chain``; trial 25 F2), where the
     #: option meets the targets; else None
     memory: MemoryChain | None = field(default=None, repr=False, compare=False)
+    #: where the batch cap (max_num_seqs at what memory holds at the high-percentile lengths) sets the fleet: the
+    #: fleet at the engine's own limit as ``planner plan`` sizes it, no margin (``planner.export.batch_cap``; trial
+    #: 29 F16); else None
+    engine_limit: EngineLimitFleet | None = field(default=None, repr=False, compare=False)
 
     @property
     def meets(self) -> bool:
