@@ -92,17 +92,15 @@ def engine_limit_fleet(
     its cap is the engine's limit, or no fewer replicas at the engine's limit meet the targets (the cap does not bind:
     no note). One more replica search per option whose cap is below the engine's limit, the one below that fleet
     only."""
-    from planner.export.evaluate import _serving_replica, fleet_on_goals, sized_at_engine_limit
+    from planner.export.evaluate import fleet_on_goals, kept_replica, sized_at_engine_limit
 
     if not result.meets or result.under_load is None or result.candidate is None:
         return None
     cap = result.candidate.slots
     group = int(result.replica.gpus)
-    replica = _serving_replica(
-        result.option, result.gpu, result.model, group, result.engine, catalog,
-        result.weight_precision, result.kv_precision,
-    )  # fmt: skip
-    limit = sequences_memory_holds(replica, 1)  # the engine's own limit: memory holds more one-token sequences
+    limit = sequences_memory_holds(
+        kept_replica(result, catalog), 1
+    )  # the engine's own limit: memory holds more one-token sequences
     if cap >= limit:
         return None
     w = workload.at_request_lengths()

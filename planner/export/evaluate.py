@@ -432,11 +432,7 @@ def fleet_on_goals(
         raise ValueError(f"{result.option.name}: not sized on simulated percentiles, so there is no replica search")
     workload = workload.at_request_lengths()
     rep = result.replica
-    replica = _serving_replica(
-        result.option, result.gpu, result.model, int(rep.gpus), result.engine, catalog,
-        result.weight_precision, result.kv_precision,
-    )  # fmt: skip
-    sim = _simulated(workload, replica, result.candidate.slots, result.peak_rate_per_s, goals)
+    sim = _simulated(workload, kept_replica(result, catalog), result.candidate.slots, result.peak_rate_per_s, goals)
     return sim, _fleet(
         result.option, workload, rep, result.money, 1.0, result.tpot_goal_s, sim, _planned(result, workload)
     )
@@ -453,12 +449,17 @@ def sized_at_engine_limit(result: Result, workload: Workload, catalog: Catalog, 
     if result.replica is None or result.under_load is None:
         raise ValueError(f"{result.option.name}: not sized on simulated percentiles, so there is no replica search")
     workload = workload.at_request_lengths()
-    replica = _serving_replica(
+    goals = (workload.ttft_target_s, workload.tpot_target_s)
+    return _simulated(workload, kept_replica(result, catalog), None, result.peak_rate_per_s, goals, max_replicas)
+
+
+def kept_replica(result: Result, catalog: Catalog) -> Replica:
+    """The serving simulation's replica of an option's kept group (``_serving_replica``), with the engine's own
+    max_num_seqs (the review's cap, ``Candidate.slots``, is set where it is simulated)."""
+    return _serving_replica(
         result.option, result.gpu, result.model, int(result.replica.gpus), result.engine, catalog,
         result.weight_precision, result.kv_precision,
     )  # fmt: skip
-    goals = (workload.ttft_target_s, workload.tpot_target_s)
-    return _simulated(workload, replica, None, result.peak_rate_per_s, goals, max_replicas)
 
 
 def _sim_rates(workload: Workload, sim: Sizing) -> tuple[float, float] | None:
