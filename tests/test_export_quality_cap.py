@@ -105,8 +105,8 @@ class TestSixteenBitIsNoQuantization:
         assert isinstance(note, SixteenBitSwap)
         assert note.text == (
             "Quality: Llama-3.3-70B with fp16 weights (published as bf16; today): both are 16-bit, so no "
-            "quantization and no saving; fp16 differs only in range (largest value 65,504, against bf16's about "
-            "3.4e38)."
+            "quantization and no saving; fp16 has the narrower range (largest value 65,504, against bf16's about "
+            "3.4e38) and the finer steps (10 mantissa bits against 7)."
         )
         assert "sign-off" not in note.text and "booked" not in note.text and "evaluate it first" not in note.text
         # the what-if workbook's lever caveat follows the same rule: nothing to sign off

@@ -90,7 +90,7 @@ def same_width(weights: str, native: str) -> bool:
 @dataclass(frozen=True)
 class SixteenBitSwap:
     """The neutral quality line for options running a model's published 16-bit weights in the other 16-bit format
-    (fp16 for bf16): no quantization and no saving, so no sign-off; the one difference is the format's range."""
+    (fp16 for bf16): no quantization and no saving, so no sign-off; the formats differ in range and steps only."""
 
     model: str
     weight_precision: str
@@ -101,8 +101,8 @@ class SixteenBitSwap:
     def text(self) -> str:
         return (
             f"Quality: {self.model} with {self.weight_precision} weights (published as {self.native_precision}; "
-            f"{', '.join(self.options)}): both are 16-bit, so no quantization and no saving; fp16 differs only in "
-            "range (largest value 65,504, against bf16's about 3.4e38)."
+            f"{', '.join(self.options)}): both are 16-bit, so no quantization and no saving; fp16 has the narrower "
+            "range (largest value 65,504, against bf16's about 3.4e38) and the finer steps (10 mantissa bits against 7)."
         )
 
 
