@@ -83,6 +83,7 @@ def _simulated(rec, high_percentile: float) -> str:
 def summary_lines(review) -> list[str]:
     """What the command prints: the recommendation and the ranked options, one line each."""
     from planner.export.assumptions import reused_host_warning
+    from planner.export.batch_cap import cap_note
     from planner.export.evaluate import kernel_curves_warning
     from planner.export.tables import fmt, prompt_time_note
 
@@ -116,7 +117,11 @@ def summary_lines(review) -> list[str]:
         if r.meets:
             lines.append(
                 f"  {i}. {r.option.name:<{width}}  {kind}  {counted(r.gpus, 'GPU', f'>{counts},'):<{counts + 5}}  {fmt(r.monthly_usd, 'usd'):>{money}}/month"
-                + (f"  ({note})" if (note := "; ".join(x for x in (r.layout_chosen, prompt_time_note(r)) if x)) else "")
+                + (
+                    f"  ({note})"
+                    if (note := "; ".join(x for x in (r.layout_chosen, prompt_time_note(r), cap_note(r)) if x))
+                    else ""
+                )
             )
         else:
             lines.append(

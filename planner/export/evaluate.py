@@ -245,13 +245,13 @@ ONE_TOKEN_NOTE = (
 def _simulated(
     workload: Workload,
     replica: Replica,
-    slots: int,
+    slots: int | None,
     peak_rate_per_s: float,
     goals: tuple[float, float],
     max_replicas: int = MAX_REPLICAS,
 ) -> Sizing:
     """The fewest replicas (of the kept group, each running at most ``slots`` sequences at once:
-    ``Candidate.slots``) whose simulated high-percentile TTFT and TPOT meet the
+    ``Candidate.slots``; None: the engine's own max_num_seqs, ``sized_at_engine_limit``) whose simulated high-percentile TTFT and TPOT meet the
     (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, the workload's requests
     (``_lengths``: ``Workload.simulated_lengths``: at the mean lengths, or with ``sizing_lengths = "spread"`` drawn
     around the means and high percentile), the workload's
@@ -432,14 +432,34 @@ def fleet_on_goals(
         raise ValueError(f"{result.option.name}: not sized on simulated percentiles, so there is no replica search")
     workload = workload.at_request_lengths()
     rep = result.replica
-    replica = _serving_replica(
-        result.option, result.gpu, result.model, int(rep.gpus), result.engine, catalog,
-        result.weight_precision, result.kv_precision,
-    )  # fmt: skip
-    sim = _simulated(workload, replica, result.candidate.slots, result.peak_rate_per_s, goals)
+    sim = _simulated(workload, kept_replica(result, catalog), result.candidate.slots, result.peak_rate_per_s, goals)
     return sim, _fleet(
         result.option, workload, rep, result.money, 1.0, result.tpot_goal_s, sim, _planned(result, workload)
     )
+
+
+def sized_at_engine_limit(result: Result, workload: Workload, catalog: Catalog, max_replicas: int) -> Sizing:
+    """The option's kept replica (its group, GPU, model, precisions and engine, unchanged) with the engine's own
+    max_num_seqs in place of the review's cap (``Replica.max_num_seqs`` None: vLLM's 1,024 on an H100), the KV cache
+    admitting by tokens beneath it (a full cache preempts), sized on simulated percentiles against the targets as
+    given, no margin, on the requests the review sized on (``_lengths``): what ``planner plan --rate --gpus <group>``
+    sizes for the same deployment, lengths and targets (``planner.serving.fleet.fewest_replicas`` of the plan's
+    replica, the same seeded draw). Searched below ``max_replicas`` only: raises ``PlannerError`` where none there
+    meets them. Only for an option sized on simulated percentiles (``result.under_load``)."""
+    if result.replica is None or result.under_load is None:
+        raise ValueError(f"{result.option.name}: not sized on simulated percentiles, so there is no replica search")
+    workload = workload.at_request_lengths()
+    goals = (workload.ttft_target_s, workload.tpot_target_s)
+    return _simulated(workload, kept_replica(result, catalog), None, result.peak_rate_per_s, goals, max_replicas)
+
+
+def kept_replica(result: Result, catalog: Catalog) -> Replica:
+    """The serving simulation's replica of an option's kept group (``_serving_replica``), with the engine's own
+    max_num_seqs (the review's cap, ``Candidate.slots``, is set where it is simulated)."""
+    return _serving_replica(
+        result.option, result.gpu, result.model, int(result.replica.gpus), result.engine, catalog,
+        result.weight_precision, result.kv_precision,
+    )  # fmt: skip
 
 
 def _sim_rates(workload: Workload, sim: Sizing) -> tuple[float, float] | None:

@@ -31,8 +31,9 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "Sequences in flight per replica, at most (max batch)",
         "The most requests one replica works on at once, each holding its share of memory: the engine's cap "
         "(max_num_seqs as the review sets it, what memory holds at the high-percentile lengths within the engine's "
-        "own limit; Assumptions' memory rows give the chain), not a count of the sequences that run (at the "
-        "traffic fewer run); not requests per second.",
+        "own limit, so no sequence is ever preempted; Assumptions' memory rows give the chain), not a count of the "
+        "sequences that run (at the traffic fewer run); not requests per second. Where it sets the fleet, the "
+        "option's note gives the fleet at the engine's default limit, as planner plan sizes it.",
     ),
     (
         "TPOT at peak",

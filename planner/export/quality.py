@@ -3,7 +3,10 @@
 ``catalogs/quality/quantized.toml`` holds, per catalog model and weight precision, a quantized checkpoint's
 score on a public benchmark against its original's (16-bit, or the published precision where lower), each from the checkpoint's model card with its date.
 A review whose options run weights below the model's published precision gets one line per (model, precision):
-the delta where one is published, "none published" where not, and who signs off either way.
+the delta where one is published, "none published" where not, and who signs off either way. fp16 weights of a model
+published as bf16 (or bf16 of one published as fp16) are no quantization: both store 16 bits a value, so there is
+no saving to book and nothing to sign off; such options get one neutral line saying so (``SixteenBitSwap``; trial 29
+F12: Llama-3.3-70B served in fp16 today was asked for sign-off "before this saving is booked").
 """
 
 from __future__ import annotations
@@ -65,6 +68,42 @@ def published_deltas() -> tuple[PublishedDelta, ...]:
     """The shipped deltas (read once)."""
     path = shipped_catalog_dir() / QUALITY_FILE
     return _QualityFile.model_validate(tomllib.loads(path.read_text(encoding="utf-8"))).quality
+
+
+#: The 16-bit float formats: one stored as the other is the same bytes, not a quantization (``same_width``).
+SIXTEEN_BIT = ("bf16", "fp16")
+
+
+def _sixteen_bit_words(label: str) -> str:
+    """``label`` (a weights label, "bf16 + mxfp4 experts") with each 16-bit float format named alike."""
+    return " ".join("16-bit" if w in SIXTEEN_BIT else w for w in label.split(" "))
+
+
+def same_width(weights: str, native: str) -> bool:
+    """Whether weights labelled ``weights`` store what the published ``native`` weights do, value for value: the same
+    label, or the two differing only between bf16 and fp16 (both 16-bit floats: no quantization, the same bytes).
+    "fp16" against "bf16": True; "fp16 + mxfp4 experts" against "bf16 + mxfp4 experts": True; "fp8" against
+    "bf16": False."""
+    return weights == native or _sixteen_bit_words(weights) == _sixteen_bit_words(native)
+
+
+@dataclass(frozen=True)
+class SixteenBitSwap:
+    """The neutral quality line for options running a model's published 16-bit weights in the other 16-bit format
+    (fp16 for bf16): no quantization and no saving, so no sign-off; the formats differ in range and steps only."""
+
+    model: str
+    weight_precision: str
+    native_precision: str
+    options: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return (
+            f"Quality: {self.model} with {self.weight_precision} weights (published as {self.native_precision}; "
+            f"{', '.join(self.options)}): both are 16-bit, so no quantization and no saving; fp16 has the narrower "
+            "range (largest value 65,504, against bf16's about 3.4e38) and the finer steps (10 mantissa bits against 7)."
+        )
 
 
 @dataclass(frozen=True)
@@ -149,9 +188,11 @@ def model_switch(models: list[str], sign_off: str) -> ModelSwitch | None:
 
 def quality_notes(
     runs: list[tuple[str, str, str, str]], sign_off: str, deltas: tuple[PublishedDelta, ...] | None = None
-) -> tuple[QualityNote, ...]:
+) -> tuple[QualityNote | SixteenBitSwap, ...]:
     """One note per (model, weight precision) among ``runs`` = (option name, model, weights, native weights) whose
-    weights differ from the model's published precision; in first-seen order."""
+    weights differ from the model's published precision, in first-seen order: a ``QualityNote`` (delta, sign-off)
+    where they are quantized, a ``SixteenBitSwap`` (no sign-off, no saving) where they differ only between bf16 and
+    fp16 (``same_width``)."""
     table = published_deltas() if deltas is None else deltas
     seen: dict[tuple[str, str], list] = {}
     for name, model, weights, native in runs:
@@ -159,7 +200,9 @@ def quality_notes(
             continue
         seen.setdefault((model, weights), [native, []])[1].append(name)
     return tuple(
-        QualityNote(
+        SixteenBitSwap(model, weights, native, tuple(names))
+        if same_width(weights, native)
+        else QualityNote(
             model,
             weights,
             native,
@@ -173,7 +216,8 @@ def quality_notes(
 
 def lever_quality_text(option: str, model: str, weights: str, native: str, sign_off: str = DEFAULT_SIGN_OFF) -> str:
     """The review's quality line for one option running ``model`` with ``weights`` (``QualityNote.text``), "" where
-    those are its published weights: the what-if workbook's Weights fp8 lever carries the same caveat as the review
-    (trial 19 F7: its cheapest fleet was fp8 weights with no word on quality)."""
+    those are its published weights or the same 16 bits in the other format (``same_width``: no quantization): the
+    what-if workbook's Weights fp8 lever carries the same caveat as the review (trial 19 F7: its cheapest fleet was
+    fp8 weights with no word on quality)."""
     notes = quality_notes([(option, model, weights, native)], sign_off)
-    return notes[0].text if notes else ""
+    return notes[0].text if notes and isinstance(notes[0], QualityNote) else ""

@@ -15,9 +15,10 @@ from planner.catalog.resolve import experts_words
 from planner.engines.profiles import EngineProfile
 from planner.export import sizing
 from planner.export.assumptions import Assumption
+from planner.export.batch_cap import EngineLimitFleet
 from planner.export.memory_chain import MemoryChain
 from planner.export.ownership import Money
-from planner.export.quality import ModelSwitch, QualityNote
+from planner.export.quality import ModelSwitch, QualityNote, SixteenBitSwap
 from planner.export.scenario import Option, Scenario
 from planner.serving.fleet import Sizing
 
@@ -220,6 +221,10 @@ class Result:
     #: the kept group's memory chain behind its batch (``planner.export.memory_chain``; trial 25 F2), where the
     #: option meets the targets; else None
     memory: MemoryChain | None = field(default=None, repr=False, compare=False)
+    #: where the batch cap (max_num_seqs at what memory holds at the high-percentile lengths) sets the fleet: the
+    #: fleet at the engine's own limit as ``planner plan`` sizes it, no margin (``planner.export.batch_cap``; trial
+    #: 29 F16); else None
+    engine_limit: EngineLimitFleet | None = field(default=None, repr=False, compare=False)
 
     @property
     def meets(self) -> bool:
@@ -382,7 +387,7 @@ class GridRow:
 class Outlook:
     options: tuple[OptionOutlook, ...]  # the meeting options, in the review's order
     grid: tuple[GridRow, ...]  # meeting rows ranked by monthly cost, then the rest
-    quality: tuple[QualityNote | ModelSwitch, ...]
+    quality: tuple[QualityNote | SixteenBitSwap | ModelSwitch, ...]
 
     def of(self, name: str) -> OptionOutlook | None:
         return next((o for o in self.options if o.name == name), None)

@@ -15,6 +15,7 @@ from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
 from planner.errors import PlannerError
 from planner.export.assumptions import assumptions, grid_prices, reused_host_warning
+from planner.export.batch_cap import engine_limit_fleet
 from planner.export.evaluate import (
     SWEEP,
     _kept_on_ties,
@@ -242,6 +243,8 @@ def build_review(
     bares: dict[str, Result | None] = {}  # each option sized with no margin, once: not_sized's and the outlook's
     for o in scenario.option:
         result, bares[o.name] = sized_in_layouts(o, scenario, catalog)
+        # the fleet at the engine's own max_num_seqs, where the review's batch cap sets it (trial 29 F16)
+        result = dc_replace(result, engine_limit=engine_limit_fleet(result, bares[o.name], scenario.workload, catalog))
         result = with_slow_end(result, scenario.workload, catalog, ranges)
         result = with_group_meeting_slow_end(result, scenario, catalog, ranges)  # trial 27 F3
         result = with_sized_again(result, scenario, catalog)

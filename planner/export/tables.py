@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
+from planner.export.batch_cap import cap_note
 from planner.export.evaluate import sized_levels
 from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
 from planner.export.outlook import stale_text
@@ -174,7 +175,7 @@ def prompt_time_note(r: Result) -> str:
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
-    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r)) if x)
+    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r), cap_note(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
