@@ -100,13 +100,13 @@ from planner.serving.load import (
     NoPublishedLengthError,
     TraceLoad,
     active_rate_per_s,
+    cut_to_context,
     dataset_load,
     dataset_statistics,
     fixed_length_tokens,
     fixed_lengths,
     length_fit,
     lognormal_ratio_bound,
-    past_context_note,
     resampled_lengths,
     sizing_requests,
     spread_fit_note,
@@ -1003,6 +1003,8 @@ def plan_command(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
                 length_q, sizing_requests(float(percentile)), p.model.max_context,
             )  # fmt: skip
+            drawn = lengths
+            lengths, cut = cut_to_context(drawn, p.context)  # a request cannot be longer than the engine's context
             spread_line = spread_words(lengths, prompt_tokens_high, output_tokens_high, length_q)
             tail = spread_fit_note(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
@@ -1012,9 +1014,8 @@ def plan_command(
             fits_json = length_fits_as_dict(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output, length_q,
             )  # fmt: skip
-            past = past_context_note(
-                lengths, p.context, "--context", f"an engine started with --max-model-len {p.context} would reject them"
-            )
+            highs = (prompt_tokens_high or run_prompt, output_tokens_high or run_output)
+            past = context_cut_note(drawn, lengths, cut, p.context, highs, length_q)
             spread_line += f"\n  note: {past}" if past else ""
         sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
@@ -1074,6 +1075,7 @@ def plan_command(
                 if spread_line
                 else None,
                 length_q=length_q,
+                context=p.context,
             )  # fmt: skip
             if sized and not sized.is_burst
             else ""
@@ -1293,6 +1295,39 @@ def spread_words(
         f"p{q:g} {np.percentile(drawn[:, 0], q):,.0f} / {np.percentile(drawn[:, 1], q):,.0f} tokens, "
         f"longest {int(drawn.sum(axis=1).max()):,} (prompt + output)"
     )
+
+
+def context_cut_note(
+    drawn: list[tuple[int, int]] | None,
+    cut: list[tuple[int, int]] | None,
+    count: int,
+    context: int,
+    highs: tuple[float, float],
+    q: float,
+) -> str:
+    """The note under the lengths line where drawn requests were longer than --context and are sized cut to it
+    (``planner.serving.load.cut_to_context``): how many, the drawn means after the cut, the longest drawn and the
+    --context that serves every one whole; and, where the stated high lengths themselves are longer than the
+    context, that the high request cannot be sent whole. "" where none was cut (the ordinary case, unchanged)."""
+    if not count:
+        return ""
+    before, means = np.asarray(drawn, dtype=float).mean(axis=0), np.asarray(cut, dtype=float).mean(axis=0)
+    longest = int(np.asarray(drawn, dtype=np.int64).sum(axis=1).max())
+    note = (
+        f"{count:,} of {len(drawn):,} drawn requests are longer than --context {context:,} (prompt + output; the "
+        f"longest {longest:,}) and are sized cut to it (prompt truncated, as an application capping its context "
+        f"does; an engine started with --max-model-len {context} rejects them whole): drawn means {before[0]:,.0f} / "
+        f"{before[1]:,.0f} before the cut, {means[0]:,.0f} / {means[1]:,.0f} after (the lengths above); to serve them whole give --context {longest:,} or more"
+    )
+    slot = float(highs[0] + highs[1])
+    if slot > context:
+        note += (
+            f"\n  note: the stated p{q:g} prompt + p{q:g} output ({slot:,.0f} tokens) is itself longer than --context "
+            f"{context:,}: the p{q:g} request is never served whole at this context; to size on it give --context "
+            f"{slot:,.0f} or more; a capped context's own tail: --prompt-tokens-high at most "
+            f"{max(context - highs[1], 1):,.0f}"
+        )
+    return note
 
 
 def _rate_line(
@@ -1587,7 +1622,7 @@ def high_request_tokens(lengths: list[tuple[int, int]], percentile: float) -> in
 
 def max_num_seqs_line(
     replica, s: Sizing, lengths: list, load_args: tuple, load_kwargs: dict, given: int | None,
-    high_tokens: int | None = None, length_q: float | None = None,
+    high_tokens: int | None = None, length_q: float | None = None, context: int | None = None,
 ) -> str:  # fmt: skip
     """One line naming the max_num_seqs the simulated replica ran with against ``planner export``'s rule (what memory
     holds at the high-percentile request, ``sequences_memory_holds``), and its effect: where that rule gives fewer
@@ -1595,11 +1630,14 @@ def max_num_seqs_line(
     at that limit): their percentile TTFT and TPOT, the review's figure at these lengths. ``high_tokens``: the high
     prompt + high output given (``--prompt-tokens-high``, ``--output-tokens-high``), the review's rule exactly, not
     the drawn requests' percentile. ``length_q``: the high lengths' percentile (``--length-percentile``; None: the
-    sizing's, ``s.percentile``), the review's high_percentile."""
+    sizing's, ``s.percentile``), the review's high_percentile. ``context``: --context, which no slot exceeds (trial
+    29 F1: a 30,900-token p95 request at --context 16,384 is cut to 16,384, as the drawn requests are)."""
     q = s.percentile
     lq = q if length_q is None else length_q
     high = high_request_tokens(lengths, lq) if high_tokens is None else int(high_tokens)
     at = f"the p{lq:g} request" if high_tokens is None else f"p{lq:g} prompt + p{lq:g} output"
+    if context is not None and high > context:  # no request is longer than the context the engine is started with
+        high, at = int(context), f"{at} ({high:,}) cut to --context"
     rule = sequences_memory_holds(replica, high)
     review = (
         f"planner export sets it to what memory holds at {at} ({high:,} tokens here: {rule:,}, a review's "
