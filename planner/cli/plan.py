@@ -1211,6 +1211,8 @@ def plan_command(
                 fluctuation_lines=fluctuation_lines,
                 draws_warning=draws,
                 requests=len(sent),
+                lengths=sent,
+                length_q=length_q,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1484,21 +1486,51 @@ def dataset_as_dict(t: DatasetLoad) -> dict:
     }
 
 
-def _at_once(setup, p: Plan) -> str:
+def _held(setup, lengths: list | None, q: float) -> tuple[str, int]:
+    """What one rank's KV cache holds at the sent requests' mean lengths and at their ``q``-th percentile lengths
+    (prompt and output each, as the lengths line states them): its tokens over each request's, whole blocks where
+    the engine reserves them; the words and the count at the high lengths. ("", 0) where every request is alike
+    (the cap is then taken at that one length) or the cache never binds. Trial 29 F6: 1,332,800 tokens hold 107
+    requests of 11,828 + 355 tokens and 43 of 29,497 + 896, where the run's cap (taken at the shortest drawn
+    request) read "at least 1,000"."""
+    kv, block = float(setup.scheduler.kv_tokens), max(int(setup.scheduler.block_tokens), 1)
+    if not lengths or not math.isfinite(kv) or len(set(lengths)) < 2:
+        return "", 0
+    drawn = np.asarray(lengths, dtype=float)
+    mean = [int(round(v)) for v in drawn.mean(axis=0)]
+    high = [int(round(v)) for v in np.percentile(drawn, q, axis=0)]
+    at_mean, at_high = (int(kv // (math.ceil(sum(x) / block) * block)) for x in (mean, high))
+    words = (
+        f"its KV cache's {kv:,.0f} tokens hold about {at_mean:,} requests at the mean lengths ({mean[0]:,} + "
+        f"{mean[1]:,} tokens) and {at_high:,} at the p{q:g} lengths ({high[0]:,} + {high[1]:,})"
+    )
+    return words, at_high
+
+
+def _at_once(setup, p: Plan, lengths: list | None = None, q: float = 95.0) -> str:
     """ "running at most 1,024 sequences at once (...)": the most a replica (each attention rank) decodes together in
     the simulated run, ``ServingSetup.cap``, the engine's limit or what the KV cache holds of the shortest requests
-    sent (every request, at fixed lengths; of a dataset or trace, longer requests hold fewer at once)."""
+    sent (every request, at fixed lengths; of a dataset or trace, longer requests hold fewer at once). Where the
+    requests sent (``lengths``) differ, what the cache holds at their mean and ``q``-th percentile lengths as well
+    (``_held``), and "able to run all ... at once" only where it holds them all at the high lengths."""
     who = f"each of its {setup.ranks} attention ranks" if setup.ranks > 1 else "each"
     engine = p.engine_release or p.engine.name  # the release asked for, not its profile's name (trial 28 F12)
+    held, at_high = _held(setup, lengths, q)
     if setup.cap >= setup.num_prompts:  # the run's own requests bound it, not the engine or the memory
+        if not held or at_high >= setup.num_prompts:
+            return (
+                f"{who} able to run all {counted(setup.num_prompts, 'request')} of the simulated run at once (the "
+                f"engine's max_num_seqs and the KV cache hold at least that many, as {engine} admits them)"
+            )
         return (
-            f"{who} able to run all {counted(setup.num_prompts, 'request')} of the simulated run at once (the "
-            f"engine's max_num_seqs and the KV cache hold at least that many, as {engine} admits them)"
+            f"{who} admitting the simulated run's {counted(setup.num_prompts, 'request')} as its KV cache has room "
+            f"(the engine's max_num_seqs is no lower; {held}, as {engine} admits them token by token: more of the "
+            "short ones)"
         )
     return (
         f"{who} running at most {counted(setup.cap, 'sequence')} at once (the engine's max_num_seqs or, where "
         f"fewer, what the KV cache holds at the shortest request's length, as {engine} admits them: the simulated "
-        "run's limit)"
+        "run's limit" + (f"; {held}" if held else "") + ")"
     )
 
 
@@ -1732,6 +1764,8 @@ def render_sizing(
     fluctuation_lines: tuple[str, ...] = (),
     draws_warning: str = "",
     requests: int = DEFAULT_REQUESTS,
+    lengths: list | None = None,
+    length_q: float | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1787,7 +1821,7 @@ def render_sizing(
             if s.is_burst
             else f"{s.rate_per_replica_s:.3g} requests/s each"
         )
-        + (f", {_at_once(setup, p)}" if setup is not None else ""),
+        + (f", {_at_once(setup, p, lengths, length_q or s.percentile)}" if setup is not None else ""),
         *([f"  warning: {draws_warning}"] if draws_warning else []),
         *(
             ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
