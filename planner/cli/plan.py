@@ -984,6 +984,7 @@ def plan_command(
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     check: FleetCheck | None = None
+    forward: tuple[str, dict] | None = None  # --replicas that misses: the rate it serves, the fleet sized instead
     margin: MarginCheck | None = None
     sent_output = output_tokens
     spread_line = ""
@@ -1051,6 +1052,8 @@ def plan_command(
             )  # fmt: skip
             sized = sizing_of(check)
             choice = None
+            if not check.meets:  # the way forward: the fleet plan sizes for the same traffic and targets on this group
+                forward = way_forward(check, p, replicas[p.gpus], load_args, load_kwargs)
         else:
             choice = fewest_gpus(replicas, *load_args, **load_kwargs)
             sized = choice.sizing
@@ -1125,6 +1128,7 @@ def plan_command(
         if check is not None:  # --replicas: the given fleet, sized on nothing
             out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
             out["under_load"] |= {"sized_on": "given (--replicas)", "fleet_check": fleet_check_as_dict(check)}
+            out["under_load"]["fleet_check"]["way_forward"] = forward[1] if forward else None
         if sized:
             out["under_load"]["groups_tried"] = groups_as_dict(choice) if choice is not None else []
             out["under_load"]["max_sequences_at_once"] = {"per_rank": run_setup.cap, "ranks": run_setup.ranks}
@@ -1227,6 +1231,7 @@ def plan_command(
                 )
                 text = f"\n\n{head}"
             text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
+            text += f"\n{forward[0]}" if forward else ""
         lines = held_out_range_lines(sized, ranges, _arrival(sized), deployment_range_words(p)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
@@ -1435,6 +1440,40 @@ def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
             + f" (headroom {_headroom_words(o)})"
         )
     return lines
+
+
+def way_forward(c: FleetCheck, p: Plan, replica, load_args: tuple, load_kwargs: dict) -> tuple[str, dict]:
+    """Where a given fleet (``--replicas``) misses: the rate it serves within the targets (its replicas x the most
+    each takes, ``FleetCheck.rate_within_targets_per_replica_s``; none where even ``LOAD_CURVE``'s first multiple
+    misses), and the fleet ``planner plan`` sizes without --replicas on the same group (``fewest_gpus``, the same
+    search), or why none meets the targets. The line and its --json object. Trial 29 F14: 2 x 8 H100 at 6
+    requests/s of RAG prompts missed with "none at 0.25x the rate" and no fleet named; the sizing gives 9 x 8."""
+    targets = math.isfinite(c.ttft_target_s) or math.isfinite(c.tpot_target_s)
+    within = "within the targets" if targets else "within its capacity"
+    unit = "the trace's rate" if c.replayed else "the rate"
+    if c.on_capacity or c.headroom > -1:
+        serves = c.replicas * c.rate_within_targets_per_replica_s
+        said = f"this fleet serves {serves:.3g} requests/s {within}"
+    else:
+        serves = 0.0
+        said = (
+            f"this fleet serves none {within}, even at {LOAD_CURVE[0]:g}x {unit} "
+            f"({LOAD_CURVE[0] * c.rate_per_s:.3g} requests/s; its capacity, "
+            f"{c.replicas * c.capacity_per_s:.3g} requests/s, is past them)"
+        )
+    doc: dict = {"rate_within_targets_per_s": serves, "sized_replicas": None, "sized_gpus": None, "refused": None}
+    try:
+        sized = fewest_gpus({p.gpus: replica}, *load_args, **load_kwargs).sizing
+    except PlannerError as exc:  # no number of replicas of this group meets them: its reason, as plan refuses
+        doc["refused"] = str(exc)
+        return f"  way forward: {said}; no fleet of {p.gpus:,}-GPU replicas meets them: {exc}", doc
+    doc |= {"sized_replicas": sized.replicas, "sized_gpus": sized.replicas * p.gpus}
+    rate = f"the trace's {c.rate_per_s:.3g}" if c.replayed else f"{c.rate_per_s:g}"
+    return (
+        f"  way forward: {said}; {rate} requests/s {within} needs {sized.replicas:,} x {p.gpus:,} x {p.gpu.name} = "
+        f"{counted(sized.replicas * p.gpus, 'GPU')} (drop --replicas: planner plan sizes it, the same search)",
+        doc,
+    )
 
 
 def fleet_check_as_dict(c: FleetCheck) -> dict:
