@@ -144,12 +144,16 @@ def _split(parallelism: str, gpus: int) -> tuple[int, int]:
     return stages, gpus // stages
 
 
+#: Why a recorded request longer than --context is refused where a drawn one is cut (``context_cut_note``)
+RECORDED_NOT_CUT = "recorded requests are the traffic as sent, refused whole; drawn lengths are cut to --context"
+
+
 def _check_longest(who: str, longest_tokens: int, context: int) -> None:
     """Refuse traffic (``who``: "--dataset sharegpt sends") whose longest request holds more than ``context`` tokens."""
     if longest_tokens > context:
         raise InvalidInputError(
             f"{who} requests of up to {longest_tokens:,} tokens (prompt + output), more than --context {context:,}; "
-            f"give --context {longest_tokens:,} or more"
+            f"give --context {longest_tokens:,} or more ({RECORDED_NOT_CUT})"
         )
 
 
@@ -608,7 +612,9 @@ class Percentile(click.ParamType):
         whole_because="--context is the tokens one sequence holds and sizes its KV cache: whole tokens; only "
         "--prompt-tokens and --output-tokens, means, may have a fraction"
     ),
-    help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
+    help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens); the "
+    "engine's --max-model-len: with --rate, requests drawn longer (--prompt-tokens-high) are cut to it, a trace's, "
+    "dataset's or lengths file's refused.",
 )
 @click.option(
     "--gpus",
@@ -716,15 +722,19 @@ class Percentile(click.ParamType):
     help="With --rate and --prompt-tokens: the prompt length at --length-percentile (default --percentile, p95; as "
     "a review's prompt_tokens_high at its high_percentile): each simulated request's prompt drawn from a lognormal "
     "truncated at the slot memory is sized for (the two high lengths' sum) whose mean and high length are these "
-    "(seeded), as planner export sizes; where no such fit holds them (a long tail in a short slot), refused, naming "
-    "the mean or high length that fits (a measured sample: --lengths FILE instead). Default: the mean, every prompt "
-    "alike.",
+    "(seeded), as planner export sizes; where that slot is within a few percent of a high length (no truncated fit "
+    "reaches it: T / h = 1.1 reaches 2.58 at p95), the untruncated lognormal, its draws not cut at the slot; where no "
+    "fit holds them (a long tail in a short slot), refused, naming the mean or high length that fits (a measured "
+    "sample: --lengths FILE instead). Every drawn request longer than --context is cut to it (its prompt cut to "
+    "the context less its output, as an application capping its context does; a note counts them): the engine "
+    "rejects a longer one. Default: the mean, every prompt alike.",
 )
 @click.option(
     "--output-tokens-high",
     type=TokenCount(),
     help="With --rate and --output-tokens: the output length at --length-percentile (default --percentile), drawn "
-    "as --prompt-tokens-high (refused where no truncated fit holds it).",
+    "as --prompt-tokens-high (refused where no truncated fit holds it; an output longer than --context alone cut to "
+    "it less one token).",
 )
 @click.option(
     "--dataset",
