@@ -1000,6 +1000,7 @@ def plan_command(
     spread_line = ""
     tail = ""  # where a length is past any lognormal (3.87 at p95): the truncated fit's warning
     fits_json: dict | None = None  # --json's under_load.length_fit: null where every request is at the means
+    cut = 0  # drawn requests longer than --context, cut to it (``cut_to_context``)
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None or not float(prompt_tokens + output_tokens).is_integer():
@@ -1168,6 +1169,7 @@ def plan_command(
             out["under_load"]["lengths_file"] = lengths_as_dict(sample, float(percentile)) if sample else None
             out["under_load"]["routing"] = routing
             out["under_load"]["length_fit"] = fits_json  # the fits drawn from; "truncated": the long-tail fit
+            out["under_load"]["requests_cut_to_context"] = cut  # drawn longer than --context, sized cut to it
             # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)
             out["under_load"]["sampling_spread"] = (
                 None

@@ -1553,8 +1553,8 @@ def cut_to_context(lengths: Any, context_tokens: int) -> tuple[list[tuple[int, i
 
 def past_context_note(lengths: Any, context_tokens: float, context_words: str, engine_words: str = "") -> str:
     """Where some of the simulated requests ``lengths`` ((prompt, output) tokens each) are longer, prompt + output,
-    than ``context_tokens`` (the context the plan's memory and max batch are computed at: ``planner plan``'s
-    --context; a review's slot, the high prompt + high output), the sentence that says how many: they are simulated
+    than ``context_tokens`` (a review's slot, the high prompt + high output; ``planner plan`` cuts its
+    drawn requests to its --context instead, ``cut_to_context``), the sentence that says how many: they are simulated
     as served (the KV cache's admission simulated), though an engine limited to that context would reject them
     (``engine_words``: how, where the surface names the engine's setting). ``context_words``: what the context is
     ("--context"). "" where none is longer. The drawn lengths are never cut to it: the traffic stated is what is
