@@ -1327,26 +1327,27 @@ def context_cut_note(
     """The note under the lengths line where drawn requests were longer than --context and are sized cut to it
     (``planner.serving.load.cut_to_context``): how many, the drawn means after the cut, the longest drawn and the
     --context that serves every one whole; and, where the stated high lengths themselves are longer than the
-    context, that the high request cannot be sent whole. "" where none was cut (the ordinary case, unchanged)."""
-    if not count:
-        return ""
-    before, means = np.asarray(drawn, dtype=float).mean(axis=0), np.asarray(cut, dtype=float).mean(axis=0)
-    longest = int(np.asarray(drawn, dtype=np.int64).sum(axis=1).max())
-    note = (
-        f"{count:,} of {len(drawn):,} drawn requests are longer than --context {context:,} (prompt + output; the "
-        f"longest {longest:,}) and are sized cut to it (prompt truncated, as an application capping its context "
-        f"does; an engine started with --max-model-len {context} rejects them whole): drawn means {before[0]:,.0f} / "
-        f"{before[1]:,.0f} before the cut, {means[0]:,.0f} / {means[1]:,.0f} after (the lengths above); to serve them whole give --context {longest:,} or more"
-    )
+    context, that the high request cannot be sent whole (a second note). "" where neither (the ordinary case)."""
+    notes = []
+    if count:
+        before, means = np.asarray(drawn, dtype=float).mean(axis=0), np.asarray(cut, dtype=float).mean(axis=0)
+        longest = int(np.asarray(drawn, dtype=np.int64).sum(axis=1).max())
+        notes.append(
+            f"{count:,} of {len(drawn):,} drawn requests are longer than --context {context:,} (prompt + output; the "
+            f"longest {longest:,}) and are sized cut to it (prompt truncated, as an application capping its context "
+            f"does; an engine started with --max-model-len {context} rejects them whole): drawn means "
+            f"{before[0]:,.0f} / {before[1]:,.0f} before the cut, {means[0]:,.0f} / {means[1]:,.0f} after (the "
+            f"lengths above); to serve them whole give --context {longest:,} or more"
+        )
     slot = float(highs[0] + highs[1])
     if slot > context:
-        note += (
-            f"\n  note: the stated p{q:g} prompt + p{q:g} output ({slot:,.0f} tokens) is itself longer than --context "
+        notes.append(
+            f"the stated p{q:g} prompt + p{q:g} output ({slot:,.0f} tokens) is itself longer than --context "
             f"{context:,}: the p{q:g} request is never served whole at this context; to size on it give --context "
             f"{slot:,.0f} or more; a capped context's own tail: --prompt-tokens-high at most "
             f"{max(context - highs[1], 1):,.0f}"
         )
-    return note
+    return "\n  note: ".join(notes)
 
 
 def _rate_line(
