@@ -141,4 +141,4 @@ class TestPlanCommand:
         assert line.endswith("--trace gives the arrivals and lengths; leave out --rate")
         long = _write(tmp_path, [0.0, 1.0], prompt=4000, output=200)
         line = one_line(run(*PLAN, "--trace", str(long)), 2)
-        assert line.endswith("more than --context 4,096; give --context 4,200 or more")
+        assert "more than --context 4,096; give --context 4,200 or more (recorded requests are" in line

@@ -64,7 +64,8 @@ def plan_lengths(path: Path, rate_per_s: float | None, context: int, given: dict
         raise InvalidInputError(
             f"{sample.name} line {sample.longest_line}: a request of {sample.longest_tokens:,} tokens (prompt + "
             f"output), more than --context {context:,}; give --context {sample.longest_tokens:,} or more, or leave "
-            "out the longer rows"
+            "out the longer rows (recorded requests are the traffic as sent, refused whole; drawn lengths are cut to "
+            "--context)"
         )
     return sample
 

@@ -100,13 +100,13 @@ from planner.serving.load import (
     NoPublishedLengthError,
     TraceLoad,
     active_rate_per_s,
+    cut_to_context,
     dataset_load,
     dataset_statistics,
     fixed_length_tokens,
     fixed_lengths,
     length_fit,
     lognormal_ratio_bound,
-    past_context_note,
     resampled_lengths,
     sizing_requests,
     spread_fit_note,
@@ -144,12 +144,16 @@ def _split(parallelism: str, gpus: int) -> tuple[int, int]:
     return stages, gpus // stages
 
 
+#: Why a recorded request longer than --context is refused where a drawn one is cut (``context_cut_note``)
+RECORDED_NOT_CUT = "recorded requests are the traffic as sent, refused whole; drawn lengths are cut to --context"
+
+
 def _check_longest(who: str, longest_tokens: int, context: int) -> None:
     """Refuse traffic (``who``: "--dataset sharegpt sends") whose longest request holds more than ``context`` tokens."""
     if longest_tokens > context:
         raise InvalidInputError(
             f"{who} requests of up to {longest_tokens:,} tokens (prompt + output), more than --context {context:,}; "
-            f"give --context {longest_tokens:,} or more"
+            f"give --context {longest_tokens:,} or more ({RECORDED_NOT_CUT})"
         )
 
 
@@ -608,7 +612,9 @@ class Percentile(click.ParamType):
         whole_because="--context is the tokens one sequence holds and sizes its KV cache: whole tokens; only "
         "--prompt-tokens and --output-tokens, means, may have a fraction"
     ),
-    help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
+    help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens); the "
+    "engine's --max-model-len: with --rate, requests drawn longer (--prompt-tokens-high) are cut to it, a trace's, "
+    "dataset's or lengths file's refused.",
 )
 @click.option(
     "--gpus",
@@ -716,15 +722,19 @@ class Percentile(click.ParamType):
     help="With --rate and --prompt-tokens: the prompt length at --length-percentile (default --percentile, p95; as "
     "a review's prompt_tokens_high at its high_percentile): each simulated request's prompt drawn from a lognormal "
     "truncated at the slot memory is sized for (the two high lengths' sum) whose mean and high length are these "
-    "(seeded), as planner export sizes; where no such fit holds them (a long tail in a short slot), refused, naming "
-    "the mean or high length that fits (a measured sample: --lengths FILE instead). Default: the mean, every prompt "
-    "alike.",
+    "(seeded), as planner export sizes; where that slot is within a few percent of a high length (no truncated fit "
+    "reaches it: T / h = 1.1 reaches 2.58 at p95), the untruncated lognormal, its draws not cut at the slot; where no "
+    "fit holds them (a long tail in a short slot), refused, naming the mean or high length that fits (a measured "
+    "sample: --lengths FILE instead). Every drawn request longer than --context is cut to it (its prompt cut to "
+    "the context less its output, as an application capping its context does; a note counts them): the engine "
+    "rejects a longer one. Default: the mean, every prompt alike.",
 )
 @click.option(
     "--output-tokens-high",
     type=TokenCount(),
     help="With --rate and --output-tokens: the output length at --length-percentile (default --percentile), drawn "
-    "as --prompt-tokens-high (refused where no truncated fit holds it).",
+    "as --prompt-tokens-high (refused where no truncated fit holds it; an output longer than --context alone cut to "
+    "it less one token).",
 )
 @click.option(
     "--dataset",
@@ -984,11 +994,13 @@ def plan_command(
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     check: FleetCheck | None = None
+    forward: tuple[str, dict] | None = None  # --replicas that misses: the rate it serves, the fleet sized instead
     margin: MarginCheck | None = None
     sent_output = output_tokens
     spread_line = ""
     tail = ""  # where a length is past any lognormal (3.87 at p95): the truncated fit's warning
     fits_json: dict | None = None  # --json's under_load.length_fit: null where every request is at the means
+    cut = 0  # drawn requests longer than --context, cut to it (``cut_to_context``)
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None or not float(prompt_tokens + output_tokens).is_integer():
@@ -1003,6 +1015,8 @@ def plan_command(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
                 length_q, sizing_requests(float(percentile)), p.model.max_context,
             )  # fmt: skip
+            drawn = lengths
+            lengths, cut = cut_to_context(drawn, p.context)  # a request cannot be longer than the engine's context
             spread_line = spread_words(lengths, prompt_tokens_high, output_tokens_high, length_q)
             tail = spread_fit_note(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
@@ -1012,9 +1026,8 @@ def plan_command(
             fits_json = length_fits_as_dict(
                 run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output, length_q,
             )  # fmt: skip
-            past = past_context_note(
-                lengths, p.context, "--context", f"an engine started with --max-model-len {p.context} would reject them"
-            )
+            highs = (prompt_tokens_high or run_prompt, output_tokens_high or run_output)
+            past = context_cut_note(drawn, lengths, cut, p.context, highs, length_q)
             spread_line += f"\n  note: {past}" if past else ""
         sent_output = output_tokens if lengths else run_output  # what each simulated request emits, on average
         if tpot_target is not None and one_output_token(output_tokens, lengths):
@@ -1050,6 +1063,8 @@ def plan_command(
             )  # fmt: skip
             sized = sizing_of(check)
             choice = None
+            if not check.meets:  # the way forward: the fleet plan sizes for the same traffic and targets on this group
+                forward = way_forward(check, p, replicas[p.gpus], load_args, load_kwargs)
         else:
             choice = fewest_gpus(replicas, *load_args, **load_kwargs)
             sized = choice.sizing
@@ -1074,6 +1089,7 @@ def plan_command(
                 if spread_line
                 else None,
                 length_q=length_q,
+                context=p.context,
             )  # fmt: skip
             if sized and not sized.is_burst
             else ""
@@ -1123,6 +1139,7 @@ def plan_command(
         if check is not None:  # --replicas: the given fleet, sized on nothing
             out.setdefault("under_load", {"replicas": check.replicas, "gpus": check.replicas * p.gpus})
             out["under_load"] |= {"sized_on": "given (--replicas)", "fleet_check": fleet_check_as_dict(check)}
+            out["under_load"]["fleet_check"]["way_forward"] = forward[1] if forward else None
         if sized:
             out["under_load"]["groups_tried"] = groups_as_dict(choice) if choice is not None else []
             out["under_load"]["max_sequences_at_once"] = {"per_rank": run_setup.cap, "ranks": run_setup.ranks}
@@ -1152,6 +1169,7 @@ def plan_command(
             out["under_load"]["lengths_file"] = lengths_as_dict(sample, float(percentile)) if sample else None
             out["under_load"]["routing"] = routing
             out["under_load"]["length_fit"] = fits_json  # the fits drawn from; "truncated": the long-tail fit
+            out["under_load"]["requests_cut_to_context"] = cut  # drawn longer than --context, sized cut to it
             # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)
             out["under_load"]["sampling_spread"] = (
                 None
@@ -1209,6 +1227,8 @@ def plan_command(
                 fluctuation_lines=fluctuation_lines,
                 draws_warning=draws,
                 requests=len(sent),
+                lengths=sent,
+                length_q=length_q,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -1223,6 +1243,7 @@ def plan_command(
                 )
                 text = f"\n\n{head}"
             text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
+            text += f"\n{forward[0]}" if forward else ""
         lines = held_out_range_lines(sized, ranges, _arrival(sized), deployment_range_words(p)) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
@@ -1293,6 +1314,40 @@ def spread_words(
         f"p{q:g} {np.percentile(drawn[:, 0], q):,.0f} / {np.percentile(drawn[:, 1], q):,.0f} tokens, "
         f"longest {int(drawn.sum(axis=1).max()):,} (prompt + output)"
     )
+
+
+def context_cut_note(
+    drawn: list[tuple[int, int]] | None,
+    cut: list[tuple[int, int]] | None,
+    count: int,
+    context: int,
+    highs: tuple[float, float],
+    q: float,
+) -> str:
+    """The note under the lengths line where drawn requests were longer than --context and are sized cut to it
+    (``planner.serving.load.cut_to_context``): how many, the drawn means after the cut, the longest drawn and the
+    --context that serves every one whole; and, where the stated high lengths themselves are longer than the
+    context, that the high request cannot be sent whole (a second note). "" where neither (the ordinary case)."""
+    notes = []
+    if count:
+        before, means = np.asarray(drawn, dtype=float).mean(axis=0), np.asarray(cut, dtype=float).mean(axis=0)
+        longest = int(np.asarray(drawn, dtype=np.int64).sum(axis=1).max())
+        notes.append(
+            f"{count:,} of {len(drawn):,} drawn requests are longer than --context {context:,} (prompt + output; the "
+            f"longest {longest:,}) and are sized cut to it (prompt truncated, as an application capping its context "
+            f"does; an engine started with --max-model-len {context} rejects them whole): drawn means "
+            f"{before[0]:,.0f} / {before[1]:,.0f} before the cut, {means[0]:,.0f} / {means[1]:,.0f} after (the "
+            f"lengths above); to serve them whole give --context {longest:,} or more"
+        )
+    slot = float(highs[0] + highs[1])
+    if slot > context:
+        notes.append(
+            f"the stated p{q:g} prompt + p{q:g} output ({slot:,.0f} tokens) is itself longer than --context "
+            f"{context:,}: the p{q:g} request is never served whole at this context; to size on it give --context "
+            f"{slot:,.0f} or more; a capped context's own tail: --prompt-tokens-high at most "
+            f"{max(context - highs[1], 1):,.0f}"
+        )
+    return "\n  note: ".join(notes)
 
 
 def _rate_line(
@@ -1400,6 +1455,40 @@ def fleet_check_lines(c: FleetCheck, p: Plan) -> list[str]:
     return lines
 
 
+def way_forward(c: FleetCheck, p: Plan, replica, load_args: tuple, load_kwargs: dict) -> tuple[str, dict]:
+    """Where a given fleet (``--replicas``) misses: the rate it serves within the targets (its replicas x the most
+    each takes, ``FleetCheck.rate_within_targets_per_replica_s``; none where even ``LOAD_CURVE``'s first multiple
+    misses), and the fleet ``planner plan`` sizes without --replicas on the same group (``fewest_gpus``, the same
+    search), or why none meets the targets. The line and its --json object. Trial 29 F14: 2 x 8 H100 at 6
+    requests/s of RAG prompts missed with "none at 0.25x the rate" and no fleet named; the sizing gives 9 x 8."""
+    targets = math.isfinite(c.ttft_target_s) or math.isfinite(c.tpot_target_s)
+    within = "within the targets" if targets else "within its capacity"
+    unit = "the trace's rate" if c.replayed else "the rate"
+    if c.on_capacity or c.headroom > -1:
+        serves = c.replicas * c.rate_within_targets_per_replica_s
+        said = f"this fleet serves {serves:.3g} requests/s {within}"
+    else:
+        serves = 0.0
+        said = (
+            f"this fleet serves none {within}, even at {LOAD_CURVE[0]:g}x {unit} "
+            f"({LOAD_CURVE[0] * c.rate_per_s:.3g} requests/s; its capacity, "
+            f"{c.replicas * c.capacity_per_s:.3g} requests/s, is past them)"
+        )
+    doc: dict = {"rate_within_targets_per_s": serves, "sized_replicas": None, "sized_gpus": None, "refused": None}
+    try:
+        sized = fewest_gpus({p.gpus: replica}, *load_args, **load_kwargs).sizing
+    except PlannerError as exc:  # no number of replicas of this group meets them: its reason, as plan refuses
+        doc["refused"] = str(exc)
+        return f"  way forward: {said}; no fleet of {p.gpus:,}-GPU replicas meets them: {exc}", doc
+    doc |= {"sized_replicas": sized.replicas, "sized_gpus": sized.replicas * p.gpus}
+    rate = f"the trace's {c.rate_per_s:.3g}" if c.replayed else f"{c.rate_per_s:g}"
+    return (
+        f"  way forward: {said}; {rate} requests/s {within} needs {sized.replicas:,} x {p.gpus:,} x {p.gpu.name} = "
+        f"{counted(sized.replicas * p.gpus, 'GPU')} (drop --replicas: planner plan sizes it, the same search)",
+        doc,
+    )
+
+
 def fleet_check_as_dict(c: FleetCheck) -> dict:
     """``--replicas``' verdict for --json: rates in requests/s, the headroom a share (null: over ``LOAD_CURVE``'s
     end), the one-replica-lost check nested (null for one replica)."""
@@ -1449,21 +1538,51 @@ def dataset_as_dict(t: DatasetLoad) -> dict:
     }
 
 
-def _at_once(setup, p: Plan) -> str:
+def _held(setup, lengths: list | None, q: float) -> tuple[str, int]:
+    """What one rank's KV cache holds at the sent requests' mean lengths and at their ``q``-th percentile lengths
+    (prompt and output each, as the lengths line states them): its tokens over each request's, whole blocks where
+    the engine reserves them; the words and the count at the high lengths. ("", 0) where every request is alike
+    (the cap is then taken at that one length) or the cache never binds. Trial 29 F6: 1,332,800 tokens hold 107
+    requests of 11,828 + 355 tokens and 43 of 29,497 + 896, where the run's cap (taken at the shortest drawn
+    request) read "at least 1,000"."""
+    kv, block = float(setup.scheduler.kv_tokens), max(int(setup.scheduler.block_tokens), 1)
+    if not lengths or not math.isfinite(kv) or len(set(lengths)) < 2:
+        return "", 0
+    drawn = np.asarray(lengths, dtype=float)
+    mean = [int(round(v)) for v in drawn.mean(axis=0)]
+    high = [int(round(v)) for v in np.percentile(drawn, q, axis=0)]
+    at_mean, at_high = (int(kv // (math.ceil(sum(x) / block) * block)) for x in (mean, high))
+    words = (
+        f"its KV cache's {kv:,.0f} tokens hold about {at_mean:,} requests at the mean lengths ({mean[0]:,} + "
+        f"{mean[1]:,} tokens) and {at_high:,} at the p{q:g} lengths ({high[0]:,} + {high[1]:,})"
+    )
+    return words, at_high
+
+
+def _at_once(setup, p: Plan, lengths: list | None = None, q: float = 95.0) -> str:
     """ "running at most 1,024 sequences at once (...)": the most a replica (each attention rank) decodes together in
     the simulated run, ``ServingSetup.cap``, the engine's limit or what the KV cache holds of the shortest requests
-    sent (every request, at fixed lengths; of a dataset or trace, longer requests hold fewer at once)."""
+    sent (every request, at fixed lengths; of a dataset or trace, longer requests hold fewer at once). Where the
+    requests sent (``lengths``) differ, what the cache holds at their mean and ``q``-th percentile lengths as well
+    (``_held``), and "able to run all ... at once" only where it holds them all at the high lengths."""
     who = f"each of its {setup.ranks} attention ranks" if setup.ranks > 1 else "each"
     engine = p.engine_release or p.engine.name  # the release asked for, not its profile's name (trial 28 F12)
+    held, at_high = _held(setup, lengths, q)
     if setup.cap >= setup.num_prompts:  # the run's own requests bound it, not the engine or the memory
+        if not held or at_high >= setup.num_prompts:
+            return (
+                f"{who} able to run all {counted(setup.num_prompts, 'request')} of the simulated run at once (the "
+                f"engine's max_num_seqs and the KV cache hold at least that many, as {engine} admits them)"
+            )
         return (
-            f"{who} able to run all {counted(setup.num_prompts, 'request')} of the simulated run at once (the "
-            f"engine's max_num_seqs and the KV cache hold at least that many, as {engine} admits them)"
+            f"{who} admitting the simulated run's {counted(setup.num_prompts, 'request')} as its KV cache has room "
+            f"(the engine's max_num_seqs is no lower; {held}, as {engine} admits them token by token: more of the "
+            "short ones)"
         )
     return (
         f"{who} running at most {counted(setup.cap, 'sequence')} at once (the engine's max_num_seqs or, where "
         f"fewer, what the KV cache holds at the shortest request's length, as {engine} admits them: the simulated "
-        "run's limit)"
+        "run's limit" + (f"; {held}" if held else "") + ")"
     )
 
 
@@ -1587,7 +1706,7 @@ def high_request_tokens(lengths: list[tuple[int, int]], percentile: float) -> in
 
 def max_num_seqs_line(
     replica, s: Sizing, lengths: list, load_args: tuple, load_kwargs: dict, given: int | None,
-    high_tokens: int | None = None, length_q: float | None = None,
+    high_tokens: int | None = None, length_q: float | None = None, context: int | None = None,
 ) -> str:  # fmt: skip
     """One line naming the max_num_seqs the simulated replica ran with against ``planner export``'s rule (what memory
     holds at the high-percentile request, ``sequences_memory_holds``), and its effect: where that rule gives fewer
@@ -1595,11 +1714,14 @@ def max_num_seqs_line(
     at that limit): their percentile TTFT and TPOT, the review's figure at these lengths. ``high_tokens``: the high
     prompt + high output given (``--prompt-tokens-high``, ``--output-tokens-high``), the review's rule exactly, not
     the drawn requests' percentile. ``length_q``: the high lengths' percentile (``--length-percentile``; None: the
-    sizing's, ``s.percentile``), the review's high_percentile."""
+    sizing's, ``s.percentile``), the review's high_percentile. ``context``: --context, which no slot exceeds (trial
+    29 F1: a 30,900-token p95 request at --context 16,384 is cut to 16,384, as the drawn requests are)."""
     q = s.percentile
     lq = q if length_q is None else length_q
     high = high_request_tokens(lengths, lq) if high_tokens is None else int(high_tokens)
     at = f"the p{lq:g} request" if high_tokens is None else f"p{lq:g} prompt + p{lq:g} output"
+    if context is not None and high > context:  # no request is longer than the context the engine is started with
+        high, at = int(context), f"{at} ({high:,}) cut to --context"
     rule = sequences_memory_holds(replica, high)
     review = (
         f"planner export sets it to what memory holds at {at} ({high:,} tokens here: {rule:,}, a review's "
@@ -1694,6 +1816,8 @@ def render_sizing(
     fluctuation_lines: tuple[str, ...] = (),
     draws_warning: str = "",
     requests: int = DEFAULT_REQUESTS,
+    lengths: list | None = None,
+    length_q: float | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
@@ -1749,7 +1873,7 @@ def render_sizing(
             if s.is_burst
             else f"{s.rate_per_replica_s:.3g} requests/s each"
         )
-        + (f", {_at_once(setup, p)}" if setup is not None else ""),
+        + (f", {_at_once(setup, p, lengths, length_q or s.percentile)}" if setup is not None else ""),
         *([f"  warning: {draws_warning}"] if draws_warning else []),
         *(
             ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
