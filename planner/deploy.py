@@ -44,7 +44,14 @@ from planner.engines.kernel_paths import (
     profile_mxfp4_refusal,
     refusal_message,
 )
-from planner.engines.profiles import ENGINE_ALIASES, EngineProfile, engine_profile, parse_version, pinned_release
+from planner.engines.profiles import (
+    ENGINE_ALIASES,
+    EngineProfile,
+    engine_label,
+    engine_profile,
+    parse_version,
+    pinned_release,
+)
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError, typed_name
 from planner.io import heap
@@ -338,13 +345,6 @@ def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None, engin
             f" that {engine_label(engine)} accepts; valid groups: {', '.join(map(str, valid))}"
         )
     return larger[0]
-
-
-def engine_label(engine: Any) -> str:
-    """How an error names the engine whose loading rules it states: vLLM (also for LMDeploy and the ideal engine,
-    which follow vLLM's rules here), SGLang or TensorRT-LLM."""
-    name = engine_profile(engine).name
-    return "SGLang" if name.startswith("sglang") else "TensorRT-LLM" if name.startswith("tensorrt") else "vLLM"
 
 
 def sglang_dp_default(engine: Any, util: Any, parallelism: str, gpus: float) -> bool:

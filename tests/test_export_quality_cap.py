@@ -18,12 +18,12 @@ import pytest
 from planner.catalog import default_catalog
 from planner.catalog.resolve import weights_words
 from planner.export import build_review
-from planner.export.batch_cap import cap_note, engine_limit_fleet
+from planner.export.evaluate import engine_limit_fleet
 from planner.export.markdown import render_markdown
 from planner.export.quality import QualityNote, SixteenBitSwap, lever_quality_text, quality_notes
 from planner.export.review import sized
 from planner.export.scenario import parse_scenario
-from planner.export.tables import options_table
+from planner.export.tables import cap_note, options_table
 from planner.report import plan, replica_of
 from planner.serving.fleet import fewest_replicas, sequences_memory_holds
 from planner.serving.load import sizing_requests, spread_lengths

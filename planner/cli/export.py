@@ -83,9 +83,8 @@ def _simulated(rec, high_percentile: float) -> str:
 def summary_lines(review) -> list[str]:
     """What the command prints: the recommendation and the ranked options, one line each."""
     from planner.export.assumptions import reused_host_warning
-    from planner.export.batch_cap import cap_note
     from planner.export.evaluate import kernel_curves_warning
-    from planner.export.tables import fmt, prompt_time_note
+    from planner.export.tables import cap_note, fmt, prompt_time_note
 
     rec = review.recommended
     lines = [

@@ -1656,6 +1656,13 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None
 
 
+def engine_label(engine: Any) -> str:
+    """How an error names the engine whose loading rules it states: vLLM (also for LMDeploy and the ideal engine,
+    which follow vLLM's rules here), SGLang or TensorRT-LLM."""
+    name = engine_profile(engine).name
+    return "SGLang" if name.startswith("sglang") else "TensorRT-LLM" if name.startswith("tensorrt") else "vLLM"
+
+
 def with_row_memory_utilization(profile: EngineProfile, share: float | None) -> EngineProfile:
     """``profile`` with ``row_memory_utilization`` where a published row's own command sets the engine's memory share
     (``planner.accuracy.published.server_memory_share``), else unchanged: the run's KV cache as its server sized it,

@@ -7,7 +7,7 @@ admits requests while its KV cache has room for their tokens and preempts when i
 sizes. For a KV-poor model the two differ: trial 29 F16, Qwen3-235B-A22B on 8 x H100 at 6 requests/s of 12,000 / p95
 30,000 prompt and 350 / p95 900 output tokens holds 8 sequences of 30,900 tokens, so the review sized 12 serving
 replicas before its margin where ``planner plan`` sized 9 (72 GPUs) at the engine's 1,024, and the review did not
-say why. ``engine_limit_fleet`` sizes the option's kept replica at the engine's limit as ``plan`` does
+say why. ``evaluate.engine_limit_fleet`` sizes the option's kept replica at the engine's limit as ``plan`` does
 (``evaluate.sized_at_engine_limit``: ``fewest_replicas``, the same requests, the targets as given), below the
 review's own fleet without the margin only, and ``EngineLimitFleet.text`` is the Options note where that fleet is
 smaller (the cap binds). Where it is not, or the cap is the engine's limit, there is no note.
@@ -18,14 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from planner.deploy import engine_label
-from planner.errors import PlannerError
-from planner.serving.fleet import sequences_memory_holds
 from planner.units import counted
 
 if TYPE_CHECKING:
-    from planner.catalog import Catalog
-    from planner.export.records import Result
     from planner.export.scenario import Workload
 
 
@@ -66,12 +61,6 @@ class EngineLimitFleet:
         )
 
 
-def cap_note(result: Result) -> str:
-    """The option's note where its batch cap sets its fleet (``EngineLimitFleet.text``), "" elsewhere: the Options
-    sheet's and the Markdown's Note, and the export command's line of the option."""
-    return result.engine_limit.text if result.engine_limit is not None else ""
-
-
 def cap_words(workload: Workload) -> str:
     """What the batch cap is what memory holds at (``Workload.batch_cap_context_tokens``): the high-percentile prompt +
     output, or the mean context in flight where that is the longer."""
@@ -80,52 +69,3 @@ def cap_words(workload: Workload) -> str:
         q = f"p{workload.high_percentile:g}"
         return f"{q} prompt + {q} output ({tokens:,} tokens)"
     return f"the mean context in flight ({tokens:,} tokens)"
-
-
-def engine_limit_fleet(
-    result: Result, bare: Result | None, workload: Workload, catalog: Catalog
-) -> EngineLimitFleet | None:
-    """``result``'s fleet at the engine's own max_num_seqs where its batch cap binds: its kept replica sized as
-    ``planner plan`` sizes it (``evaluate.sized_at_engine_limit``), searched below the option's own serving replicas
-    without the margin (``bare``, ``review.sized``'s; where its group differs from the kept one, the kept replica sized
-    again on the targets as given, ``fleet_on_goals``); None where the option is not sized on simulated percentiles,
-    its cap is the engine's limit, or no fewer replicas at the engine's limit meet the targets (the cap does not bind:
-    no note). One more replica search per option whose cap is below the engine's limit, the one below that fleet
-    only."""
-    from planner.export.evaluate import fleet_on_goals, kept_replica, sized_at_engine_limit
-
-    if not result.meets or result.under_load is None or result.candidate is None:
-        return None
-    cap = result.candidate.slots
-    group = int(result.replica.gpus)
-    limit = sequences_memory_holds(
-        kept_replica(result, catalog), 1
-    )  # the engine's own limit: memory holds more one-token sequences
-    if cap >= limit:
-        return None
-    w = workload.at_request_lengths()
-    if (
-        bare is not None
-        and bare.under_load is not None
-        and bare.replica is not None
-        and int(bare.replica.gpus) == group
-    ):
-        at_cap = bare.under_load.replicas
-    elif result.margin == 0:
-        at_cap = result.under_load.replicas
-    else:
-        try:
-            at_cap = fleet_on_goals(result, w, catalog, (w.ttft_target_s, w.tpot_target_s))[0].replicas
-        except PlannerError:
-            return None
-    if at_cap <= 1:
-        return None
-    try:
-        sim = sized_at_engine_limit(result, w, catalog, at_cap - 1)
-    except PlannerError:  # no fewer replicas meet the targets at the engine's limit: the cap does not bind
-        return None
-    if sim.replicas >= at_cap:
-        return None
-    return EngineLimitFleet(
-        result.option.name, cap, cap_words(w), engine_label(result.engine), limit, group, sim.replicas, at_cap
-    )

@@ -22,9 +22,10 @@ from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.kernel_curves import curves_note
-from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
+from planner.engines.profiles import IDEAL, EngineProfile, engine_label, engine_profile
 from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError, PlannerError
 from planner.export import held_out, sizing
+from planner.export.batch_cap import EngineLimitFleet, cap_words
 from planner.export.memory_chain import memory_chain
 from planner.export.ownership import Money, book_value_note, money_warnings, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
@@ -44,6 +45,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
     near_ttft_floor,
     one_output_token,
     replica_run,
+    sequences_memory_holds,
     sweep_within_capacity,
     within_targets,
 )
@@ -957,4 +959,51 @@ def _implausible_rate(option: Option, gpu) -> str:
         f"cloud_usd_per_gpu_hour {fmt_usd_per_gpu_hour(rate)} is {rate / top:.1f}x the highest catalog quote for "
         f"{gpu.name} ({fmt_usd_per_gpu_hour(top)}; {kind} median {fmt_usd_per_gpu_hour(median)}, {inst}-GPU instances): "
         f"per GPU, not per {inst}-GPU instance?"
+    )
+
+
+def engine_limit_fleet(
+    result: Result, bare: Result | None, workload: Workload, catalog: Catalog
+) -> EngineLimitFleet | None:
+    """``result``'s fleet at the engine's own max_num_seqs where its batch cap binds: its kept replica sized as
+    ``planner plan`` sizes it (``evaluate.sized_at_engine_limit``), searched below the option's own serving replicas
+    without the margin (``bare``, ``review.sized``'s; where its group differs from the kept one, the kept replica sized
+    again on the targets as given, ``fleet_on_goals``); None where the option is not sized on simulated percentiles,
+    its cap is the engine's limit, or no fewer replicas at the engine's limit meet the targets (the cap does not bind:
+    no note). One more replica search per option whose cap is below the engine's limit, the one below that fleet
+    only."""
+    if not result.meets or result.under_load is None or result.candidate is None:
+        return None
+    cap = result.candidate.slots
+    group = int(result.replica.gpus)
+    limit = sequences_memory_holds(
+        kept_replica(result, catalog), 1
+    )  # the engine's own limit: memory holds more one-token sequences
+    if cap >= limit:
+        return None
+    w = workload.at_request_lengths()
+    if (
+        bare is not None
+        and bare.under_load is not None
+        and bare.replica is not None
+        and int(bare.replica.gpus) == group
+    ):
+        at_cap = bare.under_load.replicas
+    elif result.margin == 0:
+        at_cap = result.under_load.replicas
+    else:
+        try:
+            at_cap = fleet_on_goals(result, w, catalog, (w.ttft_target_s, w.tpot_target_s))[0].replicas
+        except PlannerError:
+            return None
+    if at_cap <= 1:
+        return None
+    try:
+        sim = sized_at_engine_limit(result, w, catalog, at_cap - 1)
+    except PlannerError:  # no fewer replicas meet the targets at the engine's limit: the cap does not bind
+        return None
+    if sim.replicas >= at_cap:
+        return None
+    return EngineLimitFleet(
+        result.option.name, cap, cap_words(w), engine_label(result.engine), limit, group, sim.replicas, at_cap
     )

@@ -15,12 +15,12 @@ from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
 from planner.errors import PlannerError
 from planner.export.assumptions import assumptions, grid_prices, reused_host_warning
-from planner.export.batch_cap import engine_limit_fleet
 from planner.export.evaluate import (
     SWEEP,
     _kept_on_ties,
     chart_multipliers,
     charted_fleets,
+    engine_limit_fleet,
     evaluate,
     sized_again,
     sized_levels,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
-from planner.export.batch_cap import cap_note
 from planner.export.evaluate import sized_levels
 from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
 from planner.export.outlook import stale_text
@@ -651,3 +650,9 @@ def fmt(value, kind: str) -> str:
     if kind == "x":
         return f"{value:,.3g}"
     return str(value)
+
+
+def cap_note(result: Result) -> str:
+    """The option's note where its batch cap sets its fleet (``batch_cap.EngineLimitFleet.text``), "" elsewhere: the Options
+    sheet's and the Markdown's Note, and the export command's line of the option."""
+    return result.engine_limit.text if result.engine_limit is not None else ""
