@@ -21,6 +21,8 @@ from planner.workbook.layout import (
     LOAD_ENGINE_ROWS,
     LOAD_FIRST_INPUT_ROW,
     LOAD_INPUT_KEYS,
+    LOAD_LENGTH_COLS,
+    LOAD_LENGTH_ROWS,
     LOAD_LEVER_ROWS,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
@@ -900,13 +902,18 @@ def _load_cell(col: str, row: int) -> str:
     return f"{LOAD_SHEET}!${col}${row}"
 
 
+def _length_cells() -> list[str]:
+    """The Matches cells of the Load sheet's latency percentile and high lengths (``LOAD_LENGTH_ROWS``)."""
+    return [_load_cell(LOAD_LENGTH_COLS[-1], r) for r in LOAD_LENGTH_ROWS]
+
+
 def load_rest_same() -> str:
     """1 where every Input and engine parameter the Load sheet's figures depend on, but the ones a lever changes
     (model, context, precisions, GPU count) and the compare model, matches the one simulated (its Matches column reads
     "yes"), else 0."""
     varied = {"model", "context", "kv_precision", "weight_precision", "gpus", "compare_model"}
     rows = [LOAD_FIRST_INPUT_ROW + i for i, k in enumerate(LOAD_INPUT_KEYS) if k not in varied]
-    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)]
+    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)] + _length_cells()
     return "IF(AND(" + ",".join(f'{c}="yes"' for c in cells) + "),1,0)"
 
 
@@ -917,7 +924,7 @@ def load_only_peak_changed() -> str:
     requests/s, ~48 at 60). Any other change (context, precision, prompt, a target) changes the queue term itself:
     trial 24 F5 read ~148 GPUs on the default scenario's factor, 0.218, where the refreshed one (0.94) needs 34."""
     rows = [LOAD_FIRST_INPUT_ROW + i for i, k in enumerate(LOAD_INPUT_KEYS) if k != "peak_requests_per_s"]
-    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)]
+    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)] + _length_cells()
     return "IF(AND(" + ",".join(f'{c}="yes"' for c in cells) + "),1,0)"
 
 
