@@ -1216,7 +1216,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "",
             None,
             'IF({unknown}<>"",{unknown},'
-            'IF({sim_meets}=1,"yes (simulated p95)",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
+            'IF({sim_meets}=1,"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
             '&TEXT(ROUND({tpot_t}*1000,9),"0.0##")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT(ROUND({ttft_t}*1000,9),'
             'IF(ROUND({ttft_t}*1000,9)=INT(ROUND({ttft_t}*1000,9)),"#,##0","#,##0.0##"))'
@@ -1433,7 +1433,7 @@ def _dp_ep_formulas(load: bool) -> dict[str, str]:
         'refresh)")))',
         "meets": 'IF({unknown}<>"",0,{sim_meets})',
         "meets_text": f'IF({dense_model},"{DENSE_WORDS} (dense model)",IF({{unknown}}<>"",{{unknown}},IF({{sim_meets}}=1,'
-        '"yes (simulated p95)",IF(ISERROR({C:E}),{C:E},'
+        '"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")",IF(ISERROR({C:E}),{C:E},'
         f'IF(NOT({current}),"{stale}",IF({{dp_ep_error}}<>"","no: "&{{dp_ep_error}},'
         '"not known: not simulated (Load sheet)"))))))',
         "same_requests": "1",
