@@ -91,10 +91,16 @@ def percentile_note(f: LoadFigures) -> str:
     )
 
 
+def _requests(f: LoadFigures) -> int:
+    """How many requests each point sends: the drawn requests where the lengths are drawn, else 1,000."""
+    return next((len(v.lengths) for v in f.levers if v.lengths), 1000)
+
+
 def _note(f: LoadFigures) -> str:
     return (
         "These figures are computed by planner's queue simulation (planner.serving: the "
-        f"{f.engine} scheduler serving 1,000 {_arrivals(f)} per point, its step times from the capacity model), "
+        f"{f.engine} scheduler serving {_requests(f):,} {_arrivals(f)} per point, its step times from the capacity "
+        "model), "
         f"by planner {__version__} when it wrote this workbook, from the Inputs listed below. The cells hold numbers, "
         "not formulas: Excel and LibreOffice do not recalculate them. After changing Inputs, run "
         "`planner workbook refresh <this file>` (or generate the workbook again) to compute them again, with the "
