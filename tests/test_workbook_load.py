@@ -378,7 +378,7 @@ class TestComputedOncePerProcess:
 
         calls = []
 
-        def stub(key, header, inputs, *rest):
+        def stub(key, header, inputs, *rest, **options):
             calls.append(key)
             return lf.LeverLoad(key, header, {"context": inputs["context"]})
 

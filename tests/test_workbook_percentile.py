@@ -127,10 +127,9 @@ class TestLoadIsPlans:
     def test_the_sheet_says_which_lengths_were_simulated(self, written):
         ws = written[LOAD_SHEET]
         rows = _rows(ws)
-        assert ws[f"C{rows['Lengths simulated']}"].value == "drawn, 5,000 (p95 highs)"
+        assert ws[f"C{rows['Lengths simulated']}"].value == "drawn, p95 highs"
         p, o = (int(x.replace(",", "")) for x in ws[f"C{rows['Drawn p95 prompt / output']}"].value.split(" / "))
         assert 2_800 < p < 3_200 and 560 < o < 640  # the stated p95 highs, within sampling
-        assert ws[f"C{rows['Longest request drawn (prompt + output)']}"].value <= 3600  # truncated at the slot
         note = ws["A2"].value
         assert "Percentile: p99" in note and "truncated at the slot" in note and "planner plan --rate" in note
         assert "prompt_tokens_high)" not in note  # the s208 pointer to export is replaced
@@ -183,3 +182,25 @@ class TestRefusedAsPlan:
         else:
             assert one_line(wb, 2) == one_line(pl, 2)
         assert not out.exists() or not any(out.iterdir())
+
+
+class TestRefreshReadsTheCells:
+    @pytest.mark.parametrize(
+        ("key", "value", "words"),
+        [
+            ("latency_percentile", 97, "the simulation reports p50, p90, p95 and p99"),
+            ("prompt_tokens_high", 500, "Prompt tokens at the length percentile 500 is below the Inputs' Prompt"),
+        ],
+    )
+    def test_a_refused_cell_refreshes_nothing(self, written, key, value, words, tmp_path, monkeypatch):
+        """A copy whose Inputs cell holds what plan refuses: refresh names the cell in plan's words, exit 2, and
+        leaves the file as it was."""
+        without_libreoffice(monkeypatch)
+        path = tmp_path / "copy.xlsx"
+        written[INPUTS_SHEET][f"B{input_row(key)}"] = value
+        written.save(path)
+        written[INPUTS_SHEET][f"B{input_row(key)}"] = TAIL[key]  # the module's book as it was
+        before = path.read_bytes()
+        result = run("workbook", "refresh", str(path))
+        assert words in one_line(result, 2)
+        assert path.read_bytes() == before

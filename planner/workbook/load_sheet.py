@@ -67,27 +67,20 @@ def _arrivals(f: LoadFigures) -> str:
 def percentile_note(f: LoadFigures) -> str:
     """Which percentile the sheet sizes on and which lengths it simulated, as planner plan --rate does for the same
     Inputs (trial 28 F8: the percentile was not an input and every request at the mean lengths)."""
-    q = f"p{f.percentile:g}"
-    used = f.lengths_used or {}
-    ph, oh = used.get("prompt_tokens_high"), used.get("output_tokens_high")
     said = (
-        f"Percentile: {q} (the Inputs' Latency percentile of the targets; blank: {HIGH_PERCENTILE}, planner plan's "
-        "--percentile and planner export's default) throughout: the replicas needed, the tables and charts, the "
-        "Levers' fleet. "
+        f"Percentile: p{f.percentile:g}, the Inputs' latency percentile (blank: {HIGH_PERCENTILE}, as planner plan's "
+        "and planner export's default): the replicas needed, tables, charts and the Levers' fleet. "
     )
-    if ph is None and oh is None:
-        return said + (
-            "Lengths: every request at the Inputs' mean prompt and output tokens (no high length on Inputs: give "
-            "Prompt or Output tokens at the length percentile for a long tail)."
-        )
+    used = f.lengths_used or {}
+    highs = [(w, used.get(k)) for w, k in (("prompt", "prompt_tokens_high"), ("output", "output_tokens_high"))]
+    if all(h is None for _, h in highs):
+        return said + "Lengths: every request at the Inputs' mean prompt and output tokens (no high length on Inputs)."
     lq = f"p{f.length_percentile:g}"
-    highs = ", ".join(f"{w} {lq} {h:,.0f}" for w, h in (("prompt", ph), ("output", oh)) if h is not None)
+    given = ", ".join(f"{w} {h:,.0f}" for w, h in highs if h is not None)
     return said + (
-        f"Lengths: each request drawn around the Inputs' mean lengths at their {lq} high lengths ({highs} tokens) "
-        "from a lognormal truncated at the slot (high prompt + high output), seeded, as planner plan --rate "
-        "--prompt-tokens-high / --output-tokens-high draws them (as many requests: 5,000 at p99), so the replicas "
-        "needed are plan's fleet for the same Inputs on the same GPU group. Memory (Calc, Results) stays sized at "
-        "the context, as plan sizes it."
+        f"Lengths: drawn as planner plan --rate draws them, around the Inputs' means at their {lq} highs ({given}) "
+        "from a lognormal truncated at the slot (high prompt + high output), seeded; memory stays sized at the "
+        "context, as plan sizes it."
     )
 
 
@@ -267,10 +260,15 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
         ("GPUs per replica", "GPUs", lambda v: v.inputs.get("gpus"), INT),
         ("Prompt tokens per request (typed, or context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
-        ("Lengths simulated", "", lambda v: lengths_said(v, f), None),
-        ("Drawn mean prompt / output", "tokens", lambda v: _drawn(v, "mean"), None),
-        (f"Drawn p{f.length_percentile:g} prompt / output", "tokens", lambda v: _drawn(v, "high", f), None),
-        ("Longest request drawn (prompt + output)", "tokens", lambda v: _drawn(v, "longest"), INT),
+        *(  # where the lengths are drawn (high lengths on Inputs): how, and what the drawn requests hold
+            (
+                ("Lengths simulated", "", lambda v: lengths_said(v, f), None),
+                ("Drawn mean prompt / output", "tokens", lambda v: _drawn(v, "mean"), None),
+                (f"Drawn p{f.length_percentile:g} prompt / output", "tokens", lambda v: _drawn(v, "high", f), None),
+            )
+            if any(v.lengths for v in f.levers)
+            else ()
+        ),
         ("Max batch (memory)", "sequences", lambda v: v.max_batch, INT),
         (AT_ONCE_LABEL, "sequences", lambda v: v.at_once, INT),
         ("Replicas for the peak with no queue", "replicas", lambda v: v.replicas, INT),
@@ -318,19 +316,16 @@ def lengths_said(v, f: LoadFigures) -> str | None:
         return None
     if v.lengths is None:
         return "means"
-    return f"drawn, {len(v.lengths):,} (p{f.length_percentile:g} highs)"
+    return f"drawn, p{f.length_percentile:g} highs"
 
 
 def _drawn(v, what: str, f: LoadFigures | None = None):
-    """A drawn scenario's mean or high-percentile prompt / output ("1,498 / 301") or its longest request; None at the
-    means."""
+    """A drawn scenario's mean or high-percentile prompt / output ("1,498 / 301"); None at the means."""
     if not v.lengths:
         return None
     import numpy as np
 
     a = np.asarray(v.lengths, dtype=float)
-    if what == "longest":
-        return int(a.sum(axis=1).max())
     p, o = (a.mean(axis=0)) if what == "mean" else np.percentile(a, f.length_percentile, axis=0)
     return f"{p:,.0f} / {o:,.0f}"
 
