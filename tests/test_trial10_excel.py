@@ -141,8 +141,8 @@ class TestWorkbookBurstiness:
         from planner.workbook.load_sheet import _note
 
         note = _note(LoadFigures({"burstiness": 0.5}, "vllm", (), None, None))
-        assert "gamma of shape 0.5" in note and "Percentile: p95, the Inputs' latency percentile" in note
-        assert "planner export's default" in note and "every request at the Inputs' mean" in note
+        assert "gamma of shape 0.5" in note and "Percentile: p95 (Inputs; blank 95" in note
+        assert "planner plan and export" in note and "every request at the Inputs' means" in note
         assert "1,000 Poisson requests" in _note(LoadFigures({"burstiness": 1}, "vllm", (), None, None))
 
 

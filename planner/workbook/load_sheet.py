@@ -68,19 +68,18 @@ def percentile_note(f: LoadFigures) -> str:
     """Which percentile the sheet sizes on and which lengths it simulated, as planner plan --rate does for the same
     Inputs (trial 28 F8: the percentile was not an input and every request at the mean lengths)."""
     said = (
-        f"Percentile: p{f.percentile:g}, the Inputs' latency percentile (blank: {HIGH_PERCENTILE}, as planner plan's "
-        "and planner export's default): the replicas needed, tables, charts and the Levers' fleet. "
+        f"Percentile: p{f.percentile:g} (Inputs; blank {HIGH_PERCENTILE}, as planner plan and export): the replicas "
+        "needed, tables, charts, the Levers' fleet. "
     )
     used = f.lengths_used or {}
     highs = [(w, used.get(k)) for w, k in (("prompt", "prompt_tokens_high"), ("output", "output_tokens_high"))]
     if all(h is None for _, h in highs):
-        return said + "Lengths: every request at the Inputs' mean prompt and output tokens (no high length on Inputs)."
-    lq = f"p{f.length_percentile:g}"
+        return said + "Lengths: every request at the Inputs' means (no high length on Inputs)."
     given = ", ".join(f"{w} {h:,.0f}" for w, h in highs if h is not None)
     return said + (
-        f"Lengths: drawn as planner plan --rate draws them, around the Inputs' means at their {lq} highs ({given}) "
-        "from a lognormal truncated at the slot (high prompt + high output), seeded; memory stays sized at the "
-        "context, as plan sizes it."
+        f"Lengths: drawn as planner plan --rate draws them, the Inputs' means at p{f.length_percentile:g} highs "
+        f"({given}), lognormal truncated at the slot (high prompt + high output), seeded; memory sized at the "
+        "context, as plan."
     )
 
 
@@ -262,7 +261,6 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
         *(  # where the lengths are drawn (high lengths on Inputs): how, and what the drawn requests hold
             (
-                ("Lengths simulated", "", lambda v: lengths_said(v, f), None),
                 ("Drawn mean prompt / output", "tokens", lambda v: _drawn(v, "mean"), None),
                 (f"Drawn p{f.length_percentile:g} prompt / output", "tokens", lambda v: _drawn(v, "high", f), None),
             )
@@ -307,16 +305,6 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
                 s.set(f"{scenario_col(key)}{r}", text, style="note", text=True)
         r += 1
     return r + 1
-
-
-def lengths_said(v, f: LoadFigures) -> str | None:
-    """How a scenario's requests were made: "means" (every one at the Inputs' mean lengths) or "drawn, p95 highs"
-    (``LeverLoad.lengths``); None where nothing was simulated."""
-    if v.prompt_tokens is None:
-        return None
-    if v.lengths is None:
-        return "means"
-    return f"drawn, p{f.length_percentile:g} highs"
 
 
 def _drawn(v, what: str, f: LoadFigures | None = None):
