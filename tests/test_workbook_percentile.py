@@ -17,6 +17,7 @@ import json
 import openpyxl
 import pytest
 from cli_support import one_line, run, without_libreoffice
+from workbook_support import recalculate_inputs, require_libreoffice
 
 from planner.catalog import default_catalog
 from planner.engines.profiles import engine_profile
@@ -204,3 +205,30 @@ class TestRefreshReadsTheCells:
         result = run("workbook", "refresh", str(path))
         assert words in one_line(result, 2)
         assert path.read_bytes() == before
+
+
+class TestRecalculated:
+    def test_libreoffice_names_the_percentile_and_refuses_97_as_refresh_does(self, tmp_path):
+        """In LibreOffice: the targets' notes read "The slowest p99 ..." for 99 (p95 blank), and 97 or 0.95 typed in
+        the percentile cell fills the Error line with the reader's own words (as refresh and export refuse it)."""
+        require_libreoffice()
+        from planner.workbook.build import build_whatif
+        from planner.workbook.layout import why_error_row
+        from planner.workbook.reader import _convert
+
+        spec = build_whatif(None, ["H100"], ["llama3.1-8b"], load=False)
+        books = recalculate_inputs(
+            spec,
+            {"p99": {"latency_percentile": 99}, "blank": {}, "p97": {"latency_percentile": 97},
+             "frac": {"latency_percentile": 0.95}},
+            tmp_path,
+        )  # fmt: skip
+        tpot, ttft = (f"D{input_row(k)}" for k in ("tpot_target_ms", "ttft_target_ms"))
+        assert books["p99"][INPUTS_SHEET][tpot].value.startswith("The slowest p99 TPOT users accept")
+        assert books["p99"][INPUTS_SHEET][ttft].value.startswith("The slowest p99 first token")
+        assert books["blank"][INPUTS_SHEET][tpot].value.startswith("The slowest p95 TPOT users accept")
+        field = next(f for f in BUDGET_FIELDS if f.key == "latency_percentile")
+        for key, value in (("p97", 97), ("frac", 0.95)):
+            with pytest.raises(Exception) as refused:
+                _convert(field, value, f"{INPUTS_SHEET}!B{input_row('latency_percentile')}")
+            assert str(refused.value) in books[key][INPUTS_SHEET][f"D{why_error_row()}"].value

@@ -806,6 +806,21 @@ def budget_refusal() -> str:
             )
         elif f.kind == "share":
             checks.append((f"AND({number},OR({num}<0,{num}>=1))", f'{where}must be 0 or more and below 1; got "&{x}'))
+        elif f.kind == "percentile":  # reader._convert's words (planner.export.scenario.reported_percentile's)
+            accepted = "accepted: 50, 90, 95 or 99"
+            checks.append(
+                (
+                    f"AND({number},{num}>0,{num}<1)",
+                    f'{where}"&{x}&" reads as a fraction; write the percentile as "&{x}*100&" (p"&{x}*100&" and "&'
+                    f'{x}*100&"% read the same); {accepted}"',
+                )
+            )
+            checks.append(
+                (
+                    f"AND({number},{num}<>50,{num}<>90,{num}<>95,{num}<>99)",
+                    f'{where}"&{x}&": the simulation reports p50, p90, p95 and p99; give 50, 90, 95 or 99"',
+                )
+            )
         elif f.kind == "shape":  # reader._convert's words
             bad = f"OR({num}<=0,{num}>{MAX_BURSTINESS})"
             checks.append((f"AND({number},{bad})", f'{where}{SHAPE_REFUSAL}; got "&{x}'))
