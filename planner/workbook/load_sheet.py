@@ -148,7 +148,8 @@ def length_block(s: Sheet, f: LoadFigures) -> None:
         name = fields[key].name
         s.set(f"{label}{r}", LENGTH_LABELS[key], style="label")
         s.set(f"{used}{r}", (f.lengths_used or {}).get(key), fmt="#,##0", style="calc")
-        s.set(f"{now}{r}", f'=IF({name}="","",{name})', fmt="#,##0", style="calc")
+        # IFERROR: a workbook written before these Inputs (refreshed by this planner) has no such name: blank
+        s.set(f"{now}{r}", f'=IFERROR(IF({name}="","",{name}),"")', fmt="#,##0", style="calc")
         s.set(f"{same}{r}", f'=IF({same_input(f"{used}{r}", f"{now}{r}", "number")},"yes","changed")', style="calc")
 
 
