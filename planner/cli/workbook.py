@@ -189,7 +189,9 @@ def workbook_group(
 @catalog_option
 def refresh_command(file: Path, output: Path | None, gpu_names, model_names, force: bool, catalog_dirs) -> None:
     """Update the catalog sheets (GPUs, Models, Precisions) of a what-if workbook from the current catalog:
-    new GPUs, new prices; and compute its Load sheet again from your Inputs, the engine and prompt tokens among them
+    new GPUs, new prices; and compute its Load sheet again from your Inputs, the engine, prompt tokens, latency
+    percentile and high lengths among them (a percentile or high length planner plan refuses is refused, naming the
+    cell)
     (latency under load comes from planner's simulation, not from cell formulas). Your inputs, your edits on other sheets (Assumptions included)
     and sheets you added are kept. Refuses a file `planner workbook` did not make, and an Inputs name its formulas
     do not look up (an alias such as H100: it names the catalog name to type).
