@@ -232,3 +232,19 @@ class TestRecalculated:
             with pytest.raises(Exception) as refused:
                 _convert(field, value, f"{INPUTS_SHEET}!B{input_row('latency_percentile')}")
             assert str(refused.value) in books[key][INPUTS_SHEET][f"D{why_error_row()}"].value
+
+
+def test_planner_export_of_the_workbook_takes_the_percentile_and_high_lengths():
+    """The review of the file sizes the same traffic: latency_percentile, the high lengths at high_percentile (the
+    length percentile, blank: the latency one); none of them without the Inputs (as before)."""
+    from planner.export.workbook_scenario import workbook_scenario_data
+
+    w = workbook_scenario_data(TAIL, "wb")["workload"]
+    assert (w["latency_percentile"], w["high_percentile"]) == (99.0, 95.0)
+    assert (w["prompt_tokens_high"], w["output_tokens_high"], w["prompt_tokens_mean"]) == (3000, 600, 1000)
+    w = workbook_scenario_data({**TAIL, "length_percentile": None}, "wb")["workload"]
+    assert w["high_percentile"] == 99.0
+    plain = {k: v for k, v in TAIL.items() if k not in ("latency_percentile", "length_percentile",
+                                                        "prompt_tokens_high", "output_tokens_high")}  # fmt: skip
+    w = workbook_scenario_data(plain, "wb")["workload"]
+    assert "latency_percentile" not in w and "high_percentile" not in w and w["prompt_tokens_high"] == 1000
