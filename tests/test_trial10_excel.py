@@ -135,13 +135,14 @@ class TestWorkbookBurstiness:
         assert "burstiness" not in workbook_scenario_data({**BURSTY_INPUTS, "burstiness": None}, "wb")["workload"]
 
     def test_the_load_sheet_says_p95_and_how_requests_arrive(self):
-        """The percentile is not an input: the sheet's note says p95 and why; the arrivals are the Inputs' shape."""
+        """The sheet's note says the percentile (the Inputs' latency percentile, blank p95: trial 28 F8) and why; the
+        arrivals are the Inputs' shape."""
         from planner.workbook.load_figures import LoadFigures
         from planner.workbook.load_sheet import _note
 
         note = _note(LoadFigures({"burstiness": 0.5}, "vllm", (), None, None))
-        assert "gamma of shape 0.5" in note and "Percentile: p95 throughout" in note
-        assert "planner export's default high percentile" in note
+        assert "gamma of shape 0.5" in note and "Percentile: p95 (Inputs; blank 95" in note
+        assert "planner plan and export" in note and "every request at the Inputs' means" in note
         assert "1,000 Poisson requests" in _note(LoadFigures({"burstiness": 1}, "vllm", (), None, None))
 
 

@@ -110,7 +110,10 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         # a number (D9: the context)
         assert sheet.cells["D7"].value == '=IF(EXACT(UPPER(""&B7),UPPER(""&C7)),"yes","changed")'
         assert sheet.cells["D9"].value.startswith("=IF(AND(ISNUMBER(B9)=ISNUMBER(C9),")
-        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D23,"changed")=0,"current')
+        # and the latency percentile and high lengths' block beside it (F-I, trial 28 F8: tests/test_workbook_percentile)
+        assert sheet.cells[STATUS_CELL].value.startswith(
+            '=IF((COUNTIF(D7:D23,"changed")+COUNTIF(I7:I10,"changed"))=0,"current'
+        )
         assert sheet.cells["A23"].value == ENGINE_ROW_LABEL  # the engine parameters' row (test below)
 
     def test_lists_the_engine_parameters_it_was_simulated_with(self, spec):
@@ -375,7 +378,7 @@ class TestComputedOncePerProcess:
 
         calls = []
 
-        def stub(key, header, inputs, *rest):
+        def stub(key, header, inputs, *rest, **options):
             calls.append(key)
             return lf.LeverLoad(key, header, {"context": inputs["context"]})
 

@@ -23,7 +23,7 @@ from planner.report import plan, replica_of
 from planner.serving.fleet import fewest_gpus
 from planner.workbook.build import build_whatif, select_entries
 from planner.workbook.inputs import GLANCE, default_inputs, glance_row
-from planner.workbook.layout import BUDGET_FIELDS, INPUTS_SHEET, REVIEW_FLEET_LABEL, input_row
+from planner.workbook.layout import BUDGET_FIELDS, INPUTS_SHEET, REVIEW_FLEET_LABEL, input_row, meets_unit_formula
 from planner.workbook.load_figures import HIGH_PERCENTILE, load_figures
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
@@ -89,24 +89,27 @@ class TestF7PeakFleetIsPlans:
 
 
 class TestF8InputsSayWhatIsSimulated:
-    def test_the_targets_say_p95_at_the_mean_lengths_and_name_export_for_p99(self):
-        """TPOT and TTFT targets' notes: judged at the simulated p95 of requests all at the mean lengths; a p99 SLO
-        or long-tailed lengths: planner export, with the scenario keys named."""
+    def test_the_targets_name_the_percentile_input_and_the_lengths(self):
+        """TPOT and TTFT targets' notes: at the Inputs' latency percentile (p95 blank), the lengths simulated as
+        the Inputs give them (high lengths drawn as plan --rate); the percentile and high lengths are Inputs of their
+        own now (tests/test_workbook_percentile.py), no longer a pointer to planner export."""
         helps = {f.key: f.help for f in BUDGET_FIELDS}
         for key in ("tpot_target_ms", "ttft_target_ms"):
-            assert "p95" in helps[key] and "mean" in helps[key], key
-        spelled = " ".join(helps.values())
-        for words in ("planner export", "latency_percentile", "prompt_tokens_high", "output_tokens_high", "p99"):
-            assert words in spelled, words
+            assert "p95" in helps[key], key
+        assert "high lengths" in helps["tpot_target_ms"]
+        for key in ("latency_percentile", "prompt_tokens_high", "output_tokens_high", "length_percentile"):
+            assert key in helps, key
+        assert "plan --percentile" in helps["latency_percentile"]
 
     def test_the_lengths_are_said_to_be_the_mean(self):
         helps = {f.key: f.help for f in BUDGET_FIELDS}
         assert helps["output_tokens"].startswith("Mean")
         assert "mean" in helps["prompt_tokens"].lower()
 
-    def test_meets_the_targets_unit_says_mean_lengths(self):
+    def test_meets_the_targets_unit_names_the_percentile(self):
         unit = next(u for label, _, _, u in GLANCE if label == "Meets the latency targets")
-        assert "p95" in unit and "mean" in unit
+        assert "p95" in unit
+        assert "in_latency_percentile" in meets_unit_formula()
 
 
 class TestF7RefreshedAndRecalculated:

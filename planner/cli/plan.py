@@ -50,7 +50,6 @@ from planner.export.not_sized import MARGIN_NOT_SIZED
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
-    HIGH_PERCENTILES,
     MAX_REQUESTS_PER_S,
     choices_text,
     reported_percentile,
@@ -86,6 +85,12 @@ from planner.serving.fleet import (
     sequences_memory_holds,
     within_targets,
 )
+from planner.serving.length_options import (
+    check_high_lengths,
+    check_length_percentile,
+    length_percentile_of,
+    sized_lengths,
+)
 from planner.serving.load import (
     CAPACITY_WINDOW_S,
     CLIENT_COMMANDS,
@@ -110,7 +115,6 @@ from planner.serving.load import (
     resampled_lengths,
     sizing_requests,
     spread_fit_note,
-    spread_lengths,
     trace_load,
 )
 from planner.serving.load import run_setup as serving_run_setup
@@ -933,16 +937,12 @@ def plan_command(
             "lengths), or --dataset"
         )
     # the high lengths' percentile (a review's high_percentile), the targets' --percentile unless given (trial 28 F5)
-    length_q = float(percentile if length_percentile is None else length_percentile)
-    if length_percentile is not None and prompt_tokens_high is None and output_tokens_high is None:
-        raise InvalidInputError(
-            "--length-percentile is the percentile of --prompt-tokens-high and --output-tokens-high; give one of "
-            "them (with --rate and the mean lengths), or leave it out"
-        )
-    _check_high_lengths(
+    length_q = length_percentile_of(percentile, length_percentile)
+    check_length_percentile(length_percentile, prompt_tokens_high, output_tokens_high)
+    check_high_lengths(
         prompt_tokens_high, output_tokens_high, prompt_tokens, output_tokens, length_q,
         at_rate=rate_per_s is not None and traffic is None and trace is None,
-        by="--percentile" if length_percentile is None else "--length-percentile",
+        by="percentile" if length_percentile is None else "length_percentile",
     )  # fmt: skip
     if rate_per_s is None and max_num_seqs is not None:
         raise InvalidInputError("--max-num-seqs sets a replica's limit under load; give --rate (or --trace) with it")
@@ -1011,9 +1011,9 @@ def plan_command(
             lengths = resampled_lengths(sample.prompt_tokens, sample.output_tokens, sizing_requests(float(percentile)))
             spread_line = lengths_line(sample, lengths, length_q)
         if prompt_tokens_high is not None or output_tokens_high is not None:  # drawn as planner export draws them
-            lengths = spread_lengths(
-                run_prompt, prompt_tokens_high or run_prompt, run_output, output_tokens_high or run_output,
-                length_q, sizing_requests(float(percentile)), p.model.max_context,
+            lengths = sized_lengths(
+                run_prompt, run_output, prompt_tokens_high, output_tokens_high, length_q, percentile,
+                p.model.max_context,
             )  # fmt: skip
             drawn = lengths
             lengths, cut = cut_to_context(drawn, p.context)  # a request cannot be longer than the engine's context
@@ -1248,39 +1248,6 @@ def plan_command(
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
-
-
-def _check_high_lengths(
-    prompt_tokens_high: int | None,
-    output_tokens_high: int | None,
-    prompt_tokens: float | None,
-    output_tokens: float | None,
-    percentile: float,
-    at_rate: bool,
-    by: str = "--percentile",
-) -> None:
-    """``--prompt-tokens-high`` / ``--output-tokens-high``, each where given: only with --rate and its mean length
-    (``at_rate``: a rate with --prompt-tokens and --output-tokens, not a dataset's or a trace's lengths), at least
-    that mean, and at a high ``percentile`` (``HIGH_PERCENTILES``: the length at it, as a review's high_percentile;
-    ``by``: the option that set it, --length-percentile or --percentile); else ``InvalidInputError`` naming the option
-    and the way out."""
-    highs = {"--prompt-tokens-high": (prompt_tokens_high, prompt_tokens, "--prompt-tokens"),
-             "--output-tokens-high": (output_tokens_high, output_tokens, "--output-tokens")}  # fmt: skip
-    for name, (high, mean, of) in highs.items():
-        if high is None:
-            continue
-        if not at_rate:
-            raise InvalidInputError(f"{name} spreads the lengths under load; give --rate and {of} with it")
-        if high < mean:
-            raise InvalidInputError(
-                f"{name} {high:,} is below {of} {mean:,g}; the high-percentile length is at least the mean"
-            )
-        if float(percentile) not in HIGH_PERCENTILES:
-            raise InvalidInputError(
-                f"{name} is the length at {by}, which must then be a high one: "
-                f"{', '.join(f'{q:g}' for q in HIGH_PERCENTILES)} (a review's high_percentile)"
-                + ("; --length-percentile sets it apart from the targets' --percentile" if by == "--percentile" else "")
-            )
 
 
 def routing_words(routing: str) -> str:

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import calibration_option, catalog_option, load, output_option
+from planner.cli.options import TokenCount, calibration_option, catalog_option, load, output_option
+from planner.cli.plan import Percentile
 from planner.cli.terminal import echo
+from planner.export.scenario import choices_text
+from planner.serving.load import PERCENTILES
 from planner.units import counted
 
 #: Said when LibreOffice is missing and a workbook's formulas were written without their values.
@@ -76,35 +79,97 @@ def _selection(f):
     )(f)
 
 
+def _lengths(f):
+    """The Inputs' mean lengths, latency percentile and high lengths, as planner plan takes them (its option types,
+    and its checks: ``planner.serving.length_options``)."""
+    for option in reversed(
+        (
+            click.option(
+                "--prompt-tokens",
+                type=TokenCount(),
+                help="The Inputs' mean prompt tokens per request [default: blank, context - output tokens].",
+            ),
+            click.option(
+                "--output-tokens",
+                type=TokenCount(),
+                help="The Inputs' mean output tokens per request [default: 400].",
+            ),
+            click.option(
+                "--percentile",
+                "latency_percentile",
+                type=Percentile(),
+                help=f"The Inputs' latency percentile: the TTFT and TPOT targets hold at it, {choices_text(PERCENTILES)} "
+                "(plan --percentile); the Load sheet sizes the fleet on it [default: blank, 95].",
+            ),
+            click.option(
+                "--prompt-tokens-high",
+                type=TokenCount(),
+                help="The Inputs' prompt length at the length percentile (plan --prompt-tokens-high): the Load sheet "
+                "draws each prompt from a lognormal truncated at the slot (high prompt + high output), seeded, as "
+                "planner plan --rate does; refused where no such fit holds it [default: blank, every prompt at the "
+                "mean].",
+            ),
+            click.option(
+                "--output-tokens-high",
+                type=TokenCount(),
+                help="The Inputs' output length at the length percentile (plan --output-tokens-high), drawn as "
+                "--prompt-tokens-high [default: blank, every output at the mean].",
+            ),
+            click.option(
+                "--length-percentile",
+                type=Percentile(),
+                help="With --prompt-tokens-high or --output-tokens-high: the percentile they are at, 90, 95 or 99 "
+                "(plan --length-percentile) [default: blank, --percentile].",
+            ),
+        )
+    ):
+        f = option(f)
+    return f
+
+
 @click.group("workbook", invoke_without_command=True)
 @output_option("-o", "--output-dir", folder=True, default=Path("workbooks"), help="Folder to write into.")
 @_selection
+@_lengths
 @click.option("--force", is_flag=True, help="Overwrite existing workbooks.")
 @calibration_option
 @catalog_option
 @click.pass_context
-def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs) -> None:
+def workbook_group(
+    ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs, **lengths
+) -> None:
     """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns (the engine among them: vllm,
     sglang, tensorrt-llm, lmdeploy), results, the baseline and five levers side by side (more GPUs, prompt halved,
     a compare model, KV cache fp8, weights fp8), a lever that
     changes nothing saying so, for a MoE model a sixth (DP attention + EP, figures planner computed), charts, and
     the catalog as tables. Every other result is a native spreadsheet formula, so it
-    recalculates in Excel or LibreOffice without Python.
+    recalculates in Excel or LibreOffice without Python. The Load sheet's latency under load (and the fleet sized on
+    it) is planner's simulation, at the Inputs' latency percentile and with the Inputs' high lengths drawn as planner
+    plan --rate draws them (--percentile, --prompt-tokens-high, --output-tokens-high, --length-percentile: the
+    Inputs cells they fill, checked as plan checks them).
 
     Example:
 
     \b
         planner workbook -o workbooks --force
         planner workbook --gpus H100,A100-80GB --models llama2-70b,llama-65b -o my-books
+        planner workbook -o my-books --percentile 99 --prompt-tokens 1500 --output-tokens 300 \\
+            --prompt-tokens-high 3000 --output-tokens-high 600 --length-percentile 95
     """
     if ctx.invoked_subcommand is not None:
         return
+    from planner.serving.length_options import PLAN_NAMES
+    from planner.workbook.build import opening_inputs, select_entries
     from planner.workbook.update import generate
 
     gpus, models = (
         None if n and [x.lower() for x in n] == ["all"] else n for n in map(_names, (gpu_names, model_names))
     )
-    for w in generate(output_dir, load(catalog_dirs), gpus, models, force=force):
+    cat = load(catalog_dirs)
+    inputs = {k: v for k, v in lengths.items() if v is not None}
+    if inputs:  # refused as planner plan refuses its options, in its words, before anything is built or written
+        opening_inputs(cat, *select_entries(cat, gpus, models), "vllm", inputs, PLAN_NAMES)
+    for w in generate(output_dir, cat, gpus, models, force=force, inputs=inputs or None):
         echo(f"wrote {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')})")
         if not w.values_stored:
             echo(NO_VALUES)
@@ -124,7 +189,9 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 @catalog_option
 def refresh_command(file: Path, output: Path | None, gpu_names, model_names, force: bool, catalog_dirs) -> None:
     """Update the catalog sheets (GPUs, Models, Precisions) of a what-if workbook from the current catalog:
-    new GPUs, new prices; and compute its Load sheet again from your Inputs, the engine and prompt tokens among them
+    new GPUs, new prices; and compute its Load sheet again from your Inputs, the engine, prompt tokens, latency
+    percentile and high lengths among them (a percentile or high length planner plan refuses is refused, naming the
+    cell)
     (latency under load comes from planner's simulation, not from cell formulas). Your inputs, your edits on other sheets (Assumptions included)
     and sheets you added are kept. Refuses a file `planner workbook` did not make, and an Inputs name its formulas
     do not look up (an alias such as H100: it names the catalog name to type).

@@ -9,7 +9,10 @@ and the average traffic take the stated defaults, printed on the review's Assump
     prompt tokens P    -> every request P prompt tokens (mean = p95) in the place of C - O; with O blank, the p95
                           output C // 4, at most C - P (at least 1), its mean half of it
     engine E           -> the option's engine (blank: the workbook's first, as its formulas read it)
-    TPOT / TTFT target -> the same targets at p95 (blank: TPOT 100 ms, TTFT 2 s)
+    TPOT / TTFT target -> the same targets at the latency percentile L (blank: TPOT 100 ms, TTFT 2 s; L blank: 95)
+    latency percentile -> workload.latency_percentile
+    high lengths       -> workload.prompt_tokens_high / output_tokens_high (with the output tokens), at
+                          workload.high_percentile = the length percentile (blank: L, else 95)
     prompt share cached -> workload.prefix_hit_rate (blank: 0)
     burstiness b       -> workload.burstiness (blank: 1, Poisson)
     gpus N             -> exactly N GPUs per replica (blank: 1, 2, 4 or 8, the cheapest)
@@ -92,6 +95,15 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
             output_tokens_high=out_high,
             output_tokens_mean=max(1, out_high // 2),
         )
+    highs = {k: inputs.get(k) for k in ("prompt_tokens_high", "output_tokens_high")}
+    if output is not None:  # the Load sheet's long tail: the high lengths at their percentile (trial 28 F8)
+        workload.update({k: int(v) for k, v in highs.items() if v is not None})
+    q = inputs.get("latency_percentile")
+    if q is not None:
+        workload["latency_percentile"] = float(q)
+    if output is not None and any(v is not None for v in highs.values()):
+        lq = inputs.get("length_percentile")
+        workload["high_percentile"] = float(lq if lq is not None else q if q is not None else 95)
     if inputs.get("peak_requests_per_s") is not None:
         peak = float(inputs["peak_requests_per_s"])
         workload.update(peak_requests_per_s=peak, average_requests_per_s=peak * WORKBOOK_AVERAGE_SHARE)

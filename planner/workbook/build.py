@@ -23,7 +23,10 @@ from planner.workbook.charts import charts_sheet
 from planner.workbook.explain import explain_sheet
 from planner.workbook.inputs import default_inputs, inputs_sheet
 from planner.workbook.layout import (
+    BUDGET_FIELDS,
+    COMPARE_FIELD,
     FORMAT_VERSION,
+    INPUT_FIELDS,
     INPUTS_SHEET,
     MARKER_KIND,
     MARKER_NAME,
@@ -107,6 +110,32 @@ def build_catalog_sheets(
     return sheets, names
 
 
+def opening_inputs(
+    catalog: Catalog, gpus: list, models: list, engine: str, inputs: dict | None, names: dict[str, str] | None = None
+) -> dict:
+    """The Inputs a workbook opens on: ``default_inputs`` with ``inputs`` in their place (an unknown key refused), the
+    prompt and output checked against the context (``reader.prompt_refusal``) and the latency percentile and high
+    lengths as planner plan checks its options (``load_figures.tail_of``; ``names``: how its messages name them,
+    the keys by default, ``PLAN_NAMES`` for ``planner workbook``'s options, which are plan's)."""
+    from planner.workbook.load_figures import KEY_NAMES, tail_of
+    from planner.workbook.reader import prompt_refusal
+
+    opening = default_inputs(catalog, gpus, models, engine)
+    if not inputs:
+        return opening
+    known = {f.key for f in (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS)}
+    if unknown := sorted(set(inputs) - known):
+        raise InvalidInputError(f"no Inputs cell {', '.join(unknown)}; the Inputs are {', '.join(sorted(known))}")
+    opening.update(inputs)
+    names = names or KEY_NAMES
+    if opening.get("prompt_tokens") is not None and (
+        why := prompt_refusal(opening["prompt_tokens"], opening.get("output_tokens"), opening["context"])
+    ):
+        raise InvalidInputError(f"{names['prompt_tokens']} {why}")
+    tail_of(opening, names, catalog)
+    return opening
+
+
 def build_whatif(
     catalog: Catalog | None = None,
     gpus: list[str] | None = None,
@@ -115,18 +144,21 @@ def build_whatif(
     calibration=None,
     *,
     load: bool = True,
+    inputs: dict | None = None,
 ) -> WorkbookSpec:
     """The what-if workbook for ``gpus`` x ``models`` of the catalog (default: all), as a pure description.
 
     ``load``: with the Load sheet, whose serving simulations take a few seconds (about 10 s of CPU for the opening
-    inputs); False leaves it out."""
+    inputs); False leaves it out. ``inputs``: Inputs to open on in the place of the defaults (``default_inputs``'
+    keys and the ``BUDGET_FIELDS``', e.g. ``{"latency_percentile": 99, "prompt_tokens_high": 6000}``; None: blank),
+    an unknown key refused."""
     cat = catalog or default_catalog()
     eng = engine_profile(engine)
     engines = offered_engines(eng)
     cal = resolve_calibration(calibration)
     gpu_list, model_list = select_entries(cat, gpus, models)
     fp8 = cat.precision("fp8").name
-    opening = default_inputs(cat, gpu_list, model_list, eng.name)
+    opening = opening_inputs(cat, gpu_list, model_list, eng.name, inputs)
     figures = load_figures(opening, cat, eng, cal) if load else None
     c = calc_rows(
         lever_kv=fp8,

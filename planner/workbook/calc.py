@@ -21,6 +21,8 @@ from planner.workbook.layout import (
     LOAD_ENGINE_ROWS,
     LOAD_FIRST_INPUT_ROW,
     LOAD_INPUT_KEYS,
+    LOAD_LENGTH_COLS,
+    LOAD_LENGTH_ROWS,
     LOAD_LEVER_ROWS,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
@@ -804,6 +806,21 @@ def budget_refusal() -> str:
             )
         elif f.kind == "share":
             checks.append((f"AND({number},OR({num}<0,{num}>=1))", f'{where}must be 0 or more and below 1; got "&{x}'))
+        elif f.kind == "percentile":  # reader._convert's words (planner.export.scenario.reported_percentile's)
+            accepted = "accepted: 50, 90, 95 or 99"
+            checks.append(
+                (
+                    f"AND({number},{num}>0,{num}<1)",
+                    f'{where}"&{x}&" reads as a fraction; write the percentile as "&{x}*100&" (p"&{x}*100&" and "&'
+                    f'{x}*100&"% read the same); {accepted}"',
+                )
+            )
+            checks.append(
+                (
+                    f"AND({number},{num}<>50,{num}<>90,{num}<>95,{num}<>99)",
+                    f'{where}"&{x}&": the simulation reports p50, p90, p95 and p99; give 50, 90, 95 or 99"',
+                )
+            )
         elif f.kind == "shape":  # reader._convert's words
             bad = f"OR({num}<=0,{num}>{MAX_BURSTINESS})"
             checks.append((f"AND({number},{bad})", f'{where}{SHAPE_REFUSAL}; got "&{x}'))
@@ -900,13 +917,18 @@ def _load_cell(col: str, row: int) -> str:
     return f"{LOAD_SHEET}!${col}${row}"
 
 
+def _length_cells() -> list[str]:
+    """The Matches cells of the Load sheet's latency percentile and high lengths (``LOAD_LENGTH_ROWS``)."""
+    return [_load_cell(LOAD_LENGTH_COLS[-1], r) for r in LOAD_LENGTH_ROWS]
+
+
 def load_rest_same() -> str:
     """1 where every Input and engine parameter the Load sheet's figures depend on, but the ones a lever changes
     (model, context, precisions, GPU count) and the compare model, matches the one simulated (its Matches column reads
     "yes"), else 0."""
     varied = {"model", "context", "kv_precision", "weight_precision", "gpus", "compare_model"}
     rows = [LOAD_FIRST_INPUT_ROW + i for i, k in enumerate(LOAD_INPUT_KEYS) if k not in varied]
-    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)]
+    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)] + _length_cells()
     return "IF(AND(" + ",".join(f'{c}="yes"' for c in cells) + "),1,0)"
 
 
@@ -917,7 +939,7 @@ def load_only_peak_changed() -> str:
     requests/s, ~48 at 60). Any other change (context, precision, prompt, a target) changes the queue term itself:
     trial 24 F5 read ~148 GPUs on the default scenario's factor, 0.218, where the refreshed one (0.94) needs 34."""
     rows = [LOAD_FIRST_INPUT_ROW + i for i, k in enumerate(LOAD_INPUT_KEYS) if k != "peak_requests_per_s"]
-    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)]
+    cells = [_load_cell("D", r) for r in (*rows, *LOAD_ENGINE_ROWS)] + _length_cells()
     return "IF(AND(" + ",".join(f'{c}="yes"' for c in cells) + "),1,0)"
 
 
@@ -1209,7 +1231,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "",
             None,
             'IF({unknown}<>"",{unknown},'
-            'IF({sim_meets}=1,"yes (simulated p95)",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
+            'IF({sim_meets}=1,"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
             '&TEXT(ROUND({tpot_t}*1000,9),"0.0##")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT(ROUND({ttft_t}*1000,9),'
             'IF(ROUND({ttft_t}*1000,9)=INT(ROUND({ttft_t}*1000,9)),"#,##0","#,##0.0##"))'
@@ -1426,7 +1448,7 @@ def _dp_ep_formulas(load: bool) -> dict[str, str]:
         'refresh)")))',
         "meets": 'IF({unknown}<>"",0,{sim_meets})',
         "meets_text": f'IF({dense_model},"{DENSE_WORDS} (dense model)",IF({{unknown}}<>"",{{unknown}},IF({{sim_meets}}=1,'
-        '"yes (simulated p95)",IF(ISERROR({C:E}),{C:E},'
+        '"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")",IF(ISERROR({C:E}),{C:E},'
         f'IF(NOT({current}),"{stale}",IF({{dp_ep_error}}<>"","no: "&{{dp_ep_error}},'
         '"not known: not simulated (Load sheet)"))))))',
         "same_requests": "1",

@@ -210,8 +210,8 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "calibration file set them per GPU (GPUs sheet). Tensor parallelism only; beyond 8 GPUs it crosses nodes and "
             "is slower than modelled. MoE routing is assumed uniform. No queueing in the Results: TTFT is one prefill "
             "alone. The Levers fleet's queue term (Calc's rate factor) and the Load sheet are numbers planner's queue "
-            "simulation computed (p95 within the targets: planner export's default high percentile, so a review of the "
-            "workbook sizes the same fleet; not an input), not formulas: refresh them after changing Inputs (until "
+            "simulation computed (within the targets at the Inputs' latency percentile, blank p95, with the Inputs' "
+            "high lengths drawn as planner plan --rate draws them), not formulas: refresh them after changing Inputs (until "
             'then the Load sheet reads STALE, the fleet rows say so and, like "Meets the latency targets" and the cheapest '
             'fleet, read "not known", an estimate only where the peak alone changed). Their '
             "requests arrive as the Inputs' burstiness says (the gamma shape of the gaps; 1: Poisson).",

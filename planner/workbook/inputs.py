@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from planner.catalog import Catalog
+from planner.serving.load import PERCENTILES
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED
 from planner.workbook.calc import BATCH_REFUSED, NO_FLEET_ASKED, Calc, scenario_col
 from planner.workbook.formats import INT
@@ -22,9 +23,12 @@ from planner.workbook.layout import (
     MAX_BURSTINESS,
     NO_CATALOG_PRICE,
     REVIEW_KEYS,
+    TARGET_HELPS,
     WARNING_PREFIX,
     glance_row,
     input_row,
+    meets_unit_formula,
+    target_help_formula,
     why_error_row,
 )
 from planner.workbook.spec import Name, Sheet, Validation
@@ -83,7 +87,7 @@ NUMBER_CHECKS = {
 
 #: The number format of each kind of numeric input cell.
 INPUT_FORMATS = {
-    "count": INT, "fraction": "0.00", "share": "0.00", "shape": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
+    "count": INT, "percentile": "0", "fraction": "0.00", "share": "0.00", "shape": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
 }  # fmt: skip
 
 
@@ -186,7 +190,8 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         fmt = INPUT_FORMATS.get(f.kind)
         s.set(f"B{r}", defaults.get(f.key), fmt=fmt, style="input", text=f.kind == "text")
         s.set(f"C{r}", f.unit, style="unit")
-        s.set(f"D{r}", f.help, style="note")
+        # the targets' notes name the Inputs' latency percentile (a formula: "The slowest p99 TPOT users accept")
+        s.set(f"D{r}", target_help_formula(f.key) if f.key in TARGET_HELPS else f.help, style="note")
         names.append(Name(f.name, f"{INPUTS_SHEET}!$B${r}"))
         if f.key == "engine":  # only the engines the Assumptions sheet has a column for
             s.validations.append(
@@ -200,6 +205,16 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
             )
         elif f.key in sources:
             s.validations.append(_name_validation(f"B{r}", sources[f.key], f.unit, f.key))
+        elif f.kind == "percentile":  # the ones the simulation reports (planner plan's --percentile)
+            s.validations.append(
+                Validation(
+                    f"B{r}",
+                    "list",
+                    source=f'"{",".join(f"{q:g}" for q in PERCENTILES)}"',
+                    prompt=f"A percentile: {', '.join(f'{q:g}' for q in PERCENTILES)}. Blank: see column D.",
+                    error=f"Not a percentile the simulation reports: {', '.join(f'{q:g}' for q in PERCENTILES)}.",
+                )
+            )
         elif f.kind in NUMBER_CHECKS:
             kind, low, high, prompt, error = NUMBER_CHECKS[f.kind]
             s.validations.append(
@@ -229,7 +244,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
 
             unit = f'=IF({stale}=1,"{STALE_UNIT}","{unit}")'
         s.set(f"B{r + i}", formula, fmt=fmt, style="result_text" if text else "result")
-        s.set(f"C{r + i}", unit, style="unit")
+        s.set(f"C{r + i}", meets_unit_formula() if key == "meets_text" else unit, style="unit")
         if text:
             s.heights[r + i] = lines(MEETS_LINES)
     s.set(f"D{r + 1}", "Full results: Results sheet. The levers side by side: Levers sheet.", style="note")

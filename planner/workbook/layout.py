@@ -46,6 +46,11 @@ LOAD_INPUT_KEYS = (
 #: the engine parameters' summary (a simulated sheet), each with "yes" or "changed" in column D.
 LOAD_FIRST_INPUT_ROW = 7
 LOAD_ENGINE_ROWS = (LOAD_FIRST_INPUT_ROW + len(LOAD_INPUT_KEYS), LOAD_FIRST_INPUT_ROW + len(LOAD_INPUT_KEYS) + 1)
+#: The Load sheet's "Computed from" block of the latency percentile and the high lengths (``LENGTH_KEYS``): beside the
+#: first one, in columns F to I from ``LOAD_FIRST_INPUT_ROW`` (its header a row above), so that no row of the sheet that
+#: Calc reads moves (a workbook refreshed by this planner keeps its Calc sheet); Matches in column I.
+LOAD_LENGTH_COLS = ("F", "G", "H", "I")
+LOAD_LENGTH_ROWS = tuple(LOAD_FIRST_INPUT_ROW + i for i in range(4))
 #: The rows of the Load sheet's lever table that say which scenario each column simulated (a simulated sheet: a blank
 #: row, the table's subtitle and header after the engine rows), read by Calc's sim_lever row.
 LOAD_LEVER_ROWS = {
@@ -84,7 +89,7 @@ class InputField:
     name: str  # defined name of the cell
     label: str
     unit: str
-    kind: Literal["text", "count", "fraction", "share", "shape", "money", "rate", "ms"]
+    kind: Literal["text", "count", "fraction", "share", "shape", "money", "rate", "ms", "percentile"]
     required: bool
     help: str
     #: a "ms" input below this many milliseconds is refused as seconds typed as milliseconds (``SECONDS_SLIP``)
@@ -195,16 +200,30 @@ ENGINE_NAMES = "engine_names"
 ENGINE_INDEX = "eng_index"
 #: Inputs a workbook written before them does not have (no defined name): read as blank, the old behaviour (the
 #: prompt: context - output tokens; the engine: the Assumptions sheet's ``eng_name``).
-LATER_INPUTS = frozenset({"engine", "prompt_tokens"})
-
-#: What the latency targets' notes say a p99 SLO or a long-tailed length distribution needs (trial 28 F8): the workbook
-#: simulates every request at the Inputs' prompt and output tokens and judges the targets at p95 (``load_figures``'
-#: ``HIGH_PERCENTILE``); ``planner export`` of a scenario takes the percentile and the high lengths (its
-#: ``[workload]`` keys, ``planner.export.scenario.Workload``), as ``planner plan`` takes ``--percentile`` and
-#: ``--prompt-tokens-high`` / ``--output-tokens-high``.
-EXPORT_FOR_TAILS = (
-    "p99 SLO or long-tailed lengths: planner export (latency_percentile, prompt_tokens_high, output_tokens_high)."
+LATER_INPUTS = frozenset(
+    {"engine", "prompt_tokens", "latency_percentile", "prompt_tokens_high", "output_tokens_high", "length_percentile"}
 )
+
+#: The percentile the targets hold at where the Inputs' cell is blank: ``planner plan``'s ``--percentile`` default and
+#: ``planner export``'s (a scenario's high_percentile), so that a review of the workbook sizes the same fleet.
+DEFAULT_PERCENTILE = 95
+#: The Inputs' latency percentile as a formula's term (blank: ``DEFAULT_PERCENTILE``): the targets' notes and the
+#: "Meets the latency targets" words name it (trial 28 F8: they said p95 where the SLO was p99).
+PERCENTILE_TERM = f'IF(in_latency_percentile="",{DEFAULT_PERCENTILE},in_latency_percentile)'
+#: The TPOT and TTFT targets' notes, "{q}" the percentile: as text (``InputField.help``, p95) and, on the sheet, a
+#: formula reading the Inputs' latency percentile (``target_help_formula``).
+TARGET_HELPS = {
+    "tpot_target_ms": "The slowest p{q} TPOT users accept (50 ms = 20 tokens/s each), simulated at the Inputs' "
+    "lengths (high lengths: drawn as plan --rate draws them). Blank: no lever meets it (none is green).",
+    "ttft_target_ms": "The slowest p{q} first token at the peak, simulated as the TPOT. Blank: none meets.",
+}
+
+
+def target_help_formula(key: str) -> str:
+    """A target's note as a formula naming the Inputs' latency percentile ("The slowest p99 TPOT users accept")."""
+    before, after = TARGET_HELPS[key].split("{q}")
+    return f'="{before}"&{PERCENTILE_TERM}&"{after}"'
+
 
 #: The budget question's inputs, below the compare model (not part of ``read_inputs``: the capacity model does not
 #: take them). Defaults: examples/budget-review.toml's peak (40 requests/s of 400 output tokens) and targets.
@@ -225,7 +244,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Mean tokens each answer generates, as every simulated request does. Blank: no fleet.",
+        "Mean tokens each answer generates (every simulated request, unless a high length is given). Blank: no fleet.",
     ),
     InputField(
         "prompt_tokens",
@@ -234,7 +253,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Mean; every simulated request sends this many. At most context - output (blank: that).",
+        "Mean (every simulated request, unless a high length is given). At most context - output (blank: that).",
     ),
     InputField(
         "tpot_target_ms",
@@ -243,8 +262,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each), every simulated request at the mean lengths. "
-        "Blank: no lever meets it (none is green).",
+        TARGET_HELPS["tpot_target_ms"].format(q=DEFAULT_PERCENTILE),
         slip_below_ms=1.0,
     ),
     InputField(
@@ -254,7 +272,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        f"p95 first token at the peak, mean lengths. Blank: none meets. {EXPORT_FOR_TAILS}",
+        TARGET_HELPS["ttft_target_ms"].format(q=DEFAULT_PERCENTILE),
         slip_below_ms=10.0,
     ),
     InputField(
@@ -278,7 +296,51 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "Gamma shape of the peak's arrival gaps before the load balancer (plan --burstiness): 1 Poisson, below 1 "
         "burstier. The Load sheet's runs and fleet use it. Blank: 1.",
     ),
+    # trial 28 F8: the percentile and the high lengths, as planner plan --rate takes them (--percentile,
+    # --prompt-tokens-high, --output-tokens-high, --length-percentile) and planner export's scenario
+    InputField(
+        "latency_percentile",
+        "in_latency_percentile",
+        "Latency percentile of the targets",
+        "percentile",
+        "percentile",
+        False,
+        "The share of requests within the TTFT and TPOT targets: 50, 90, 95 or 99 (plan --percentile; a review's "
+        f"latency_percentile). The Load sheet sizes the fleet on it. Blank: {DEFAULT_PERCENTILE}.",
+    ),
+    InputField(
+        "prompt_tokens_high",
+        "in_prompt_tokens_high",
+        "Prompt tokens at the length percentile",
+        "tokens",
+        "count",
+        False,
+        "A long tail (plan --prompt-tokens-high): the Load sheet draws each prompt from a lognormal truncated at the "
+        "slot (high prompt + high output) with this mean and high length, as plan --rate. Blank: all at the mean.",
+    ),
+    InputField(
+        "output_tokens_high",
+        "in_output_tokens_high",
+        "Output tokens at the length percentile",
+        "tokens",
+        "count",
+        False,
+        "As the prompt's (plan --output-tokens-high). Blank: every answer at the mean.",
+    ),
+    InputField(
+        "length_percentile",
+        "in_length_percentile",
+        "Length percentile of the high lengths",
+        "percentile",
+        "percentile",
+        False,
+        "The percentile the two high lengths are at: 90, 95 or 99 (plan --length-percentile; a review's "
+        "high_percentile). Blank: the latency percentile.",
+    ),
 )
+#: The high lengths and their percentile (not part of the Calc sheet's formulas: memory is sized at the context, as
+#: planner plan sizes it; only the Load sheet's simulation draws them).
+LENGTH_KEYS = ("latency_percentile", "prompt_tokens_high", "output_tokens_high", "length_percentile")
 #: The highest burstiness a cell takes: a scenario's bound (``planner.export.scenario.Workload.burstiness``, le=100).
 MAX_BURSTINESS = 100
 #: How ``planner export`` (``reader``) and the Error line (``calc.budget_refusal``) word a burstiness out of range.
@@ -332,8 +394,14 @@ GLANCE = (
     # trial 26 F16: the fleet planner export of this file budgets (Calc's review rows, computed when the Load sheet is)
     (REVIEW_FLEET_LABEL, "review_gpus", INT, "GPUs"),
     ("Budget cost per month (planner export)", "review_usd_month", USD, "US$ a month"),
-    ("Meets the latency targets", "meets_text", None, "p95 at mean lengths under load (Load), else at max batch"),
+    # the unit: a formula naming the Inputs' percentile (``meets_unit_formula``); this text where none is read
+    ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
+
+
+def meets_unit_formula() -> str:
+    """The "Meets the latency targets" unit, naming the Inputs' latency percentile ("p99 under load ...")."""
+    return f'="p"&{PERCENTILE_TERM}&" under load (Load), else at max batch"'
 
 
 def glance_row() -> int:

@@ -16,7 +16,7 @@ from planner.workbook.calc import (
 )
 from planner.workbook.formats import GB, INT, MS, USD, cell_holds
 from planner.workbook.inputs import LOAD_FED, STALE_FLEET, STALE_UNIT, stale_estimate
-from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
+from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW, PERCENTILE_TERM
 from planner.workbook.load_figures import HIGH_PERCENTILE
 from planner.workbook.spec import Highlight, Probe, Sheet
 
@@ -51,7 +51,7 @@ def sized_by_formula(c: Calc, col: str, load: bool, dp_ep: bool = False) -> str:
     ``dp_ep``: the dp-ep lever's column, whose fleet exists only where planner simulated one (no no-queue formula for
     the layout)."""
     rate = c.ref("rate_used", col, absolute=True, sheet=True)
-    said = f'"simulated p{HIGH_PERCENTILE} under load"'
+    said = f'"simulated p"&{PERCENTILE_TERM}&" under load"'
     if load:
         stale = c.ref("stale", col, absolute=True, sheet=True)
         said += f'&IF({stale}=1," (STALE: refresh)","")'
@@ -201,7 +201,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         "Speed and cost at each scenario's max batch the engine serves (what memory holds, at most the engine's "
         "max_num_seqs on the GPU), on the baseline's GPU count (More GPUs: the next group vLLM accepts, usually "
         "twice it). "
-        f"The fleet: the fewest replicas whose p{HIGH_PERCENTILE} TTFT and TPOT, simulated by planner under the peak "
+        "The fleet: the fewest replicas whose TTFT and TPOT at the Inputs' latency percentile (blank: "
+        f"p{HIGH_PERCENTILE}), simulated by planner under the peak "
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
         "the simulation found (a stored number; blank, no queue, where nothing was simulated). "
         "Green: the cheapest fleet per month of the scenarios that serve the same requests and meet the TPOT and "
@@ -281,7 +282,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     r += 1
     s.set(
         f"A{r}",
-        f"Budget: the fleet for the peak traffic (Inputs), sized on simulated p{HIGH_PERCENTILE} (Load sheet)",
+        "Budget: the fleet for the peak traffic (Inputs), sized at the simulated latency percentile (Load sheet)",
         style="subtitle",
     )
     r += 1

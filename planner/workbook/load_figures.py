@@ -56,22 +56,34 @@ from planner.errors import PlannerError
 from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
-from planner.serving.load import LoadResult, Replica
+from planner.serving.length_options import (
+    check_high_lengths,
+    check_length_percentile,
+    length_percentile_of,
+    sized_lengths,
+)
+from planner.serving.load import LoadResult, Replica, run_setup
 from planner.workbook import calc
 from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.budget_fleet import BudgetFleet, budget_fleet
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.catalog_sheets import gqa_sibling
-from planner.workbook.layout import LOAD_INPUT_KEYS
+from planner.workbook.layout import (
+    BUDGET_FIELDS,
+    DEFAULT_PERCENTILE,
+    LENGTH_KEYS,
+    LOAD_INPUT_KEYS,
+)
 
 #: The data-parallel attention + expert parallel lever: its Calc key and header (``calc.DP_EP``), and its layout.
 (DP_EP, DP_EP_HEADER, _), DP_EP_LAYOUT = calc.DP_EP, "dp-ep"
 #: Traffic on the Load sheet, as multiples of the Inputs' peak requests/s (spread over each scenario's replicas): the
 #: review's latency-against-load multiples.
 LOAD_MULTIPLES = LOAD_CURVE
-#: The percentile the sheet reports beside the median, and sizes the "needed" replicas on: ``planner export``'s
-#: default (``Workload.high_percentile``), so that both size the same fleet for the same traffic and targets.
-HIGH_PERCENTILE = 95
+#: The percentile the sheet reports beside the median, and sizes the "needed" replicas on, where the Inputs' latency
+#: percentile is blank: ``planner export``'s default (``Workload.high_percentile``) and ``planner plan``'s
+#: ``--percentile``, so that all three size the same fleet for the same traffic and targets.
+HIGH_PERCENTILE = DEFAULT_PERCENTILE
 #: The Inputs a Load sheet is computed from (``default_inputs`` keys); other inputs (price, batch) do not change it.
 
 
@@ -97,6 +109,9 @@ class LeverLoad:
     at_once: int | None = None  # the most it decodes together: max_num_seqs or the KV cache at the prompt's length
     no_queue_rate_per_s: float | None = None  # requests/s one replica takes with no queue (``api.peak_fleet``)
     peak_requests_per_s: float | None = None
+    #: each simulated request's (prompt, output) tokens where high lengths are given (``sized_lengths``, as planner
+    #: plan --rate draws them); None: every request at the means
+    lengths: list[tuple[int, int]] | None = None
 
     @property
     def rate_factor(self) -> float:
@@ -131,6 +146,17 @@ class LoadFigures:
     #: the fleet ``planner export`` of the workbook budgets for the same Inputs (``budget_fleet.budget_fleet``: its
     #: latency margin and spare replicas); None where nothing was simulated
     budget: BudgetFleet | None = None
+    #: the percentile the targets are judged at and the replicas sized on (the Inputs' latency percentile, blank 95)
+    percentile: float = HIGH_PERCENTILE
+    #: the Inputs' latency percentile, high lengths and their percentile the figures were computed from
+    #: (``LENGTH_KEYS``; blank: None)
+    lengths_used: dict[str, Any] | None = None
+
+    @property
+    def length_percentile(self) -> float:
+        """The high lengths' percentile: the Inputs' length percentile, else the latency percentile."""
+        used = self.lengths_used or {}
+        return length_percentile_of(self.percentile, used.get("length_percentile"))
 
 
 def _number(value: Any) -> float | None:
@@ -193,6 +219,62 @@ def halved_prompt(context: int, prompt: int | None, inputs: dict[str, Any]) -> t
     return half_context, None if output is None else half_context - int(output)
 
 
+@dataclass(frozen=True)
+class Tail:
+    """The percentile the targets hold at (``percentile``) and the high lengths at ``length_percentile``, as
+    ``planner plan --rate`` takes them (``--percentile``, ``--prompt-tokens-high``, ``--output-tokens-high``,
+    ``--length-percentile``); the defaults: p95, every request at the means."""
+
+    percentile: float = HIGH_PERCENTILE
+    length_percentile: float = HIGH_PERCENTILE
+    prompt_tokens_high: int | None = None
+    output_tokens_high: int | None = None
+
+    def lengths(self, key: str, prompt: int, output: int, max_tokens: float) -> list[tuple[int, int]] | None:
+        """A scenario's requests (``sized_lengths``, plan's draw): around its prompt and the output tokens; the
+        Prompt-halved lever's high prompt halved with its mean (at least that mean)."""
+        high = self.prompt_tokens_high
+        if key == "context_half" and high is not None:
+            high = max(prompt, high // 2)
+        return sized_lengths(
+            prompt, output, high, self.output_tokens_high, self.length_percentile, self.percentile, max_tokens
+        )
+
+
+#: How a refusal of the Inputs' percentile or high lengths names them (their labels; ``check_high_lengths``).
+CELL_NAMES = {
+    **{f.key: f"the Inputs' {f.label}" for f in BUDGET_FIELDS},
+    "rate": "the Inputs' Peak traffic",
+    "percentile": "the Inputs' Latency percentile of the targets",
+}
+
+
+#: How ``build_whatif`` names them: the Inputs' keys, as its ``inputs`` and a scenario's [workload] take them.
+KEY_NAMES = {**{k: k for k in (*LENGTH_KEYS, "prompt_tokens", "output_tokens")}, "rate": "peak_requests_per_s"}
+KEY_NAMES["percentile"] = "latency_percentile"
+
+
+def tail_of(inputs: dict[str, Any], names: dict[str, str] = CELL_NAMES, catalog: Catalog | None = None) -> Tail:
+    """The Inputs' ``Tail`` (blank latency percentile: 95; blank length percentile: the latency one), checked as
+    ``planner plan`` checks its options (``check_length_percentile``, ``check_high_lengths``; ``names``: how the
+    message names each value, the Inputs' labels by default, ``PLAN_NAMES`` for plan's options), the highs against
+    the means the Load sheet simulates (``prompt_of``, the output tokens). With ``catalog``, the baseline's requests
+    drawn once (``sized_lengths``, as plan draws them: its ``LongTailError`` where no lognormal fit holds a high
+    length). Raises their InvalidInputError."""
+    q = float(inputs.get("latency_percentile") or HIGH_PERCENTILE)
+    lq = inputs.get("length_percentile")
+    highs = [None if inputs.get(k) is None else int(inputs[k]) for k in ("prompt_tokens_high", "output_tokens_high")]
+    check_length_percentile(lq, *highs, names=names)
+    output, prompt = _number(inputs.get("output_tokens")), prompt_of(inputs)
+    at_rate = output is not None and prompt is not None and _number(inputs.get("peak_requests_per_s")) is not None
+    by = "percentile" if lq is None else "length_percentile"
+    check_high_lengths(*highs, prompt, output, length_percentile_of(q, lq), at_rate=at_rate, by=by, names=names)
+    tail = Tail(q, length_percentile_of(q, lq), *highs)
+    if catalog is not None and at_rate and any(h is not None for h in highs):
+        tail.lengths("base", int(prompt), int(output), catalog.model(inputs["model"]).max_context)
+    return tail
+
+
 def _lever(
     key: str,
     header: str,
@@ -202,6 +284,7 @@ def _lever(
     calibration: Any,
     targets: tuple,
     parallelism: str = "tp",
+    tail: Tail | None = None,
 ) -> LeverLoad:
     """One scenario's fleet and runs; ``parallelism``: how its group splits the model (``DP_EP``'s "dp-ep": the
     baseline's inputs on data-parallel attention ranks, as ``planner export``'s fifth lever and ``planner plan
@@ -235,6 +318,11 @@ def _lever(
             key, header, s, error=f"a context of {int(s['context']):,} tokens leaves no prompt beside "
             f"{int(output):,} output tokens", max_batch=batch, replicas=replicas,
         )  # fmt: skip
+    tail = tail or Tail()
+    try:  # the requests plan --rate draws for the same means, high lengths and percentiles (None: at the means)
+        lengths = tail.lengths(key, prompt, int(output), catalog.model(s["model"]).max_context)
+    except PlannerError as exc:
+        return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
     eng = engine if mu is None else replace(engine, memory_utilization=float(mu), memory_fraction_rule="")
     # no max_num_seqs: the engine's own, its KV cache admitting requests by the tokens they hold, as planner plan's
     # replica (``report.replica_of``) runs (trial 28 F7: not what memory holds at the whole context)
@@ -244,7 +332,12 @@ def _lever(
         engine=eng, calibration=calibration, catalog=catalog, parallelism=parallelism,
     )  # fmt: skip
     try:
-        setup = replica.setup(prompt, int(output))  # the run's own (memoized): its limit and the most at once
+        # the run's own (memoized): its limit and the most at once, as plan's (``run_setup`` of the requests sent)
+        setup = (
+            replica.setup(prompt, int(output))
+            if lengths is None
+            else run_setup(replica, prompt, int(output), lengths)[1]
+        )
     except PlannerError as exc:
         return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
     limit = engine_sequence_limit(eng, catalog.gpu(s["gpu"]), parallelism, int(plan.gpus))  # plan's engine_batch_limit
@@ -253,8 +346,9 @@ def _lever(
     if targets[0] is not None and targets[1] is not None:
         try:
             needed = fewest_replicas(
-                replica, prompt, int(output), peak, percentile=HIGH_PERCENTILE,
+                replica, prompt, int(output), peak, percentile=tail.percentile,
                 ttft_target_s=targets[0], tpot_target_s=targets[1], prefix_hit_rate=hit, burstiness=shape,
+                lengths=lengths,
             ).replicas  # fmt: skip
             why = ""
         except PlannerError as exc:
@@ -262,13 +356,14 @@ def _lever(
     done = LeverLoad(
         key, header, s, None, batch, replicas, prompt, int(output), needed, why,
         batch_limit=limit, at_once=at_once, no_queue_rate_per_s=float(fleet.rate_per_replica_s), peak_requests_per_s=peak,
+        lengths=lengths,
     )  # fmt: skip
     rates = tuple(m * peak / done.curve_replicas for m in LOAD_MULTIPLES)
     try:
         runs = tuple(
             sweep_within_capacity(
                 replica, prompt, int(output), rates, prefix_hit_rate=hit, burstiness=shape,
-                replicas=done.curve_replicas,
+                replicas=done.curve_replicas, lengths=lengths,
             )
         )  # fmt: skip
     except PlannerError as exc:
@@ -302,7 +397,7 @@ def load_figures(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile
     memo = (load_key(inputs, catalog, engine, calibration), repr([inputs.get(k) for k in _LEVER_KEYS]))
     if memo in _MEMO:
         _MEMO.move_to_end(memo)
-        return replace(_MEMO[memo], inputs=used)
+        return replace(_MEMO[memo], inputs=used, lengths_used={k: inputs.get(k) for k in LENGTH_KEYS})
     figures = _computed(inputs, used, catalog, engine, calibration, memo[0])
     _MEMO[memo] = figures
     while len(_MEMO) > MEMO_SIZE:
@@ -315,10 +410,15 @@ def _computed(
 ) -> LoadFigures:
     ms = [_number(inputs.get(k)) for k in ("ttft_target_ms", "tpot_target_ms")]
     targets = tuple(None if v is None else v / 1e3 for v in ms)
+    lengths_used = {k: inputs.get(k) for k in LENGTH_KEYS}
     if (why := not_simulated_why(inputs)) is not None:
-        return not_computed(why, engine, used)
-    levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets) for k, h, _ in SCENARIOS)
-    dp = dp_ep_lever(inputs, catalog, engine, calibration, targets)
+        return replace(not_computed(why, engine, used), lengths_used=lengths_used)
+    try:
+        tail = tail_of(inputs)
+    except PlannerError as exc:
+        return replace(not_computed(str(exc), engine, used), lengths_used=lengths_used)
+    levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets, tail=tail) for k, h, _ in SCENARIOS)
+    dp = dp_ep_lever(inputs, catalog, engine, calibration, targets, tail)
     return LoadFigures(
         used,
         engine.name,
@@ -328,6 +428,8 @@ def _computed(
         engine_parameters=simulated_parameters(engine),
         dp_ep=dp,
         budget=budget_fleet(inputs, catalog),
+        percentile=tail.percentile,
+        lengths_used=lengths_used,
     )
 
 
@@ -350,7 +452,12 @@ class DpEpLever:
 
 
 def dp_ep_lever(
-    inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, calibration: Any, targets: tuple
+    inputs: dict[str, Any],
+    catalog: Catalog,
+    engine: EngineProfile,
+    calibration: Any,
+    targets: tuple,
+    tail: Tail | None = None,
 ) -> DpEpLever | None:
     """The dp-ep lever of a MoE baseline (``DpEpLever``); None for a dense one (no experts to spread) or a baseline
     planner cannot resolve. Its fleet: ``_lever`` with ``parallelism="dp-ep"`` (the same ``fewest_replicas`` of a
@@ -364,7 +471,7 @@ def dp_ep_lever(
         return None
     if not moe:
         return None
-    load = _lever(DP_EP, DP_EP_HEADER, inputs, catalog, engine, calibration, targets, DP_EP_LAYOUT)
+    load = _lever(DP_EP, DP_EP_HEADER, inputs, catalog, engine, calibration, targets, DP_EP_LAYOUT, tail)
     if load.error and load.max_batch is None:
         return DpEpLever(load, None, load.error)
     try:
@@ -421,6 +528,8 @@ def load_key(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, ca
         for entry in table:
             h.update(entry.model_dump_json().encode())
     h.update(json.dumps([text(inputs.get(k)) for k in LOAD_INPUT_KEYS]).encode())
+    if any(inputs.get(k) is not None for k in LENGTH_KEYS):  # a workbook with none: its key as before they existed
+        h.update(json.dumps([text(inputs.get(k)) for k in LENGTH_KEYS]).encode())
     return h.hexdigest()
 
 

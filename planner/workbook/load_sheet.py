@@ -17,8 +17,11 @@ from planner.workbook.layout import (
     COMPARE_FIELD,
     ENGINE_NAME,
     INPUT_FIELDS,
+    LENGTH_KEYS,
     LOAD_BLANK_PRECISION,
     LOAD_FIRST_INPUT_ROW,
+    LOAD_LENGTH_COLS,
+    LOAD_LENGTH_ROWS,
     LOAD_SHEET,
     LOAD_STATUS_ROW,
 )
@@ -32,13 +35,21 @@ STATUS_CELL = f"B{STATUS_ROW}"
 #: The row of the first "Computed from" input.
 FIRST_INPUT_ROW = LOAD_FIRST_INPUT_ROW
 TARGET_COL = "I"
-#: Charts: (title, key, metric, percentile, y axis, log y). TTFT's high percentile near capacity is 10-50x its p50.
-QUANTITIES = (
-    ("TTFT p50", "ttft", 50, "TTFT (ms, log)", True),
-    (f"TTFT p{HIGH_PERCENTILE}", "ttft", HIGH_PERCENTILE, "TTFT (ms, log)", True),
-    ("TPOT p50", "tpot", 50, "TPOT (ms)", False),
-    (f"TPOT p{HIGH_PERCENTILE}", "tpot", HIGH_PERCENTILE, "TPOT (ms)", False),
-)
+
+
+def quantities(q: float = HIGH_PERCENTILE) -> tuple:
+    """Charts and tables: (title, metric, percentile, y axis, log y), the median and the Inputs' latency percentile
+    ``q`` (p50 alone once where it is 50). TTFT's high percentile near capacity is 10-50x its p50."""
+    qs = (50,) if q == 50 else (50, q)
+    return tuple(
+        (f"{m.upper()} p{p:g}", m, p, axis, log)
+        for m, axis, log in (("ttft", "TTFT (ms, log)", True), ("tpot", "TPOT (ms)", False))
+        for p in qs
+    )
+
+
+#: The opening workbook's (p95).
+QUANTITIES = quantities()
 CHART_ROWS = 19  # rows a 9 cm chart covers, and a gap
 CHART_WIDTH_CM = 18.5  # two side by side across the tables' width
 MS_FMT = "#,##0"
@@ -53,27 +64,41 @@ def _arrivals(f: LoadFigures) -> str:
     return f"requests whose arrival gaps are gamma of shape {b:g} (the Inputs' burstiness, routed at random)"
 
 
-#: Why the sheet, the sizing and the Levers' fleet are p95, said on the sheet (the percentile is not an input), and that
-#: every request is at the mean lengths (trial 28 F8).
-P95_NOTE = (
-    f"Percentile: p{HIGH_PERCENTILE} throughout (the replicas needed, the tables and charts, the Levers' fleet and "
-    f'their "simulated p{HIGH_PERCENTILE}" text), not an input: it is planner export\'s default high percentile, '
-    "so that a review of this workbook sizes the same fleet. For p50, p90 or p99 use the Excel function REPLICAS(..., "
-    "percentile, ...) or planner plan --rate --percentile 99. Every request is at the Inputs' mean lengths (long "
-    "tails: planner export's prompt_tokens_high)."
-)
+def percentile_note(f: LoadFigures) -> str:
+    """Which percentile the sheet sizes on and which lengths it simulated, as planner plan --rate does for the same
+    Inputs (trial 28 F8: the percentile was not an input and every request at the mean lengths)."""
+    said = (
+        f"Percentile: p{f.percentile:g} (Inputs; blank {HIGH_PERCENTILE}, as planner plan and export): the replicas "
+        "needed, tables, charts, the Levers' fleet. "
+    )
+    used = f.lengths_used or {}
+    highs = [(w, used.get(k)) for w, k in (("prompt", "prompt_tokens_high"), ("output", "output_tokens_high"))]
+    if all(h is None for _, h in highs):
+        return said + "Lengths: every request at the Inputs' means (no high length on Inputs)."
+    given = ", ".join(f"{w} {h:,.0f}" for w, h in highs if h is not None)
+    return said + (
+        f"Lengths: drawn as planner plan --rate draws them, the Inputs' means at p{f.length_percentile:g} highs "
+        f"({given}), lognormal truncated at the slot (high prompt + high output), seeded; memory sized at the "
+        "context, as plan."
+    )
+
+
+def _requests(f: LoadFigures) -> int:
+    """How many requests each point sends: the drawn requests where the lengths are drawn, else 1,000."""
+    return next((len(v.lengths) for v in f.levers if v.lengths), 1000)
 
 
 def _note(f: LoadFigures) -> str:
     return (
         "These figures are computed by planner's queue simulation (planner.serving: the "
-        f"{f.engine} scheduler serving 1,000 {_arrivals(f)} per point, its step times from the capacity model), "
+        f"{f.engine} scheduler serving {_requests(f):,} {_arrivals(f)} per point, its step times from the capacity "
+        "model), "
         f"by planner {__version__} when it wrote this workbook, from the Inputs listed below. The cells hold numbers, "
         "not formulas: Excel and LibreOffice do not recalculate them. After changing Inputs, run "
         "`planner workbook refresh <this file>` (or generate the workbook again) to compute them again, with the "
         "engine parameters on the Assumptions sheet as they are then; Status says whether they still match the "
         "Inputs and the Assumptions (listed at the foot of this sheet). A blank figure: past the replica's capacity (its queue grows "
-        f"without bound). {P95_NOTE}"
+        f"without bound). {percentile_note(f)}"
     )
 
 
@@ -90,13 +115,42 @@ ENGINE_ROW_LABEL = "Engine parameters (Assumptions sheet)"
 
 def _status_formula(last_row: int, engine_row: int | None) -> str:
     """ "current" while no row of the Computed-from block reads "changed"; else which kind changed (an Input first)."""
-    changed = f'COUNTIF(D{FIRST_INPUT_ROW}:D{last_row},"changed")'
+    col = LOAD_LENGTH_COLS[-1]
+    changed = (
+        f'(COUNTIF(D{FIRST_INPUT_ROW}:D{last_row},"changed")'
+        f'+COUNTIF({col}{LOAD_LENGTH_ROWS[0]}:{col}{LOAD_LENGTH_ROWS[-1]},"changed"))'
+    )
     if engine_row is None:
         return f'=IF({changed}=0,"{CURRENT}","{STALE_INPUTS}")'
     return (
         f'=IF({changed}=0,"{CURRENT}",IF(D{engine_row}="changed",IF({changed}=1,"{STALE_ENGINE}",'
         f'"{STALE_INPUTS}"),"{STALE_INPUTS}"))'
     )
+
+
+#: The length block's short labels (16-wide columns): the Inputs' latency percentile, high lengths and their percentile.
+LENGTH_LABELS = {
+    "latency_percentile": "Percentile",
+    "prompt_tokens_high": "Prompt high",
+    "output_tokens_high": "Output high",
+    "length_percentile": "Length pct.",
+}
+
+
+def length_block(s: Sheet, f: LoadFigures) -> None:
+    """The Computed-from rows of the Inputs' latency percentile and high lengths, beside the others (``LOAD_LENGTH_COLS``
+    and ``LOAD_LENGTH_ROWS``: no row Calc reads moves), blank used as blank, each with its Matches cell."""
+    fields = {x.key: x for x in BUDGET_FIELDS}
+    label, used, now, same = LOAD_LENGTH_COLS
+    for col, h in zip(LOAD_LENGTH_COLS, ("Input", "Used", "Inputs now", "Matches"), strict=True):
+        s.set(f"{col}{FIRST_INPUT_ROW - 1}", h, style="header")
+    for r, key in zip(LOAD_LENGTH_ROWS, LENGTH_KEYS, strict=True):
+        name = fields[key].name
+        s.set(f"{label}{r}", LENGTH_LABELS[key], style="label")
+        s.set(f"{used}{r}", (f.lengths_used or {}).get(key), fmt="#,##0", style="calc")
+        # IFERROR: a workbook written before these Inputs (refreshed by this planner) has no such name: blank
+        s.set(f"{now}{r}", f'=IFERROR(IF({name}="","",{name}),"")', fmt="#,##0", style="calc")
+        s.set(f"{same}{r}", f'=IF({same_input(f"{used}{r}", f"{now}{r}", "number")},"yes","changed")', style="calc")
 
 
 def _inputs_block(s: Sheet, f: LoadFigures) -> int:
@@ -115,6 +169,7 @@ def _inputs_block(s: Sheet, f: LoadFigures) -> int:
         s.set(f"C{r}", f'=IF({name}="","",{name})', fmt=fmt, style="calc")
         s.set(f"D{r}", f'=IF({same_input(f"B{r}", f"C{r}", kind)},"yes","changed")', style="calc")
         r += 1
+    length_block(s, f)
     engine_row = None
     if f.engine_parameters:  # one row here; each parameter in a table at the foot of the sheet (``_engine_table``)
         engine_row = r
@@ -205,11 +260,19 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
         ("GPUs per replica", "GPUs", lambda v: v.inputs.get("gpus"), INT),
         ("Prompt tokens per request (typed, or context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
+        *(  # where the lengths are drawn (high lengths on Inputs): how, and what the drawn requests hold
+            (
+                ("Drawn mean prompt / output", "tokens", lambda v: _drawn(v, "mean"), None),
+                (f"Drawn p{f.length_percentile:g} prompt / output", "tokens", lambda v: _drawn(v, "high", f), None),
+            )
+            if any(v.lengths for v in f.levers)
+            else ()
+        ),
         ("Max batch (memory)", "sequences", lambda v: v.max_batch, INT),
         (AT_ONCE_LABEL, "sequences", lambda v: v.at_once, INT),
         ("Replicas for the peak with no queue", "replicas", lambda v: v.replicas, INT),
         (
-            f"Replicas needed: p{HIGH_PERCENTILE} within targets (Levers' fleet)",
+            f"Replicas needed: p{f.percentile:g} within targets (Levers' fleet)",
             "replicas",
             lambda v: v.needed_replicas,
             INT,
@@ -245,6 +308,17 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
     return r + 1
 
 
+def _drawn(v, what: str, f: LoadFigures | None = None):
+    """A drawn scenario's mean or high-percentile prompt / output ("1,498 / 301"); None at the means."""
+    if not v.lengths:
+        return None
+    import numpy as np
+
+    a = np.asarray(v.lengths, dtype=float)
+    p, o = (a.mean(axis=0)) if what == "mean" else np.percentile(a, f.length_percentile, axis=0)
+    return f"{p:,.0f} / {o:,.0f}"
+
+
 def _figure(run, metric: str, percentile: int) -> float | None:
     """A run's percentile of a metric in ms; None past capacity (no run)."""
     if run is None:
@@ -256,10 +330,10 @@ def _blocks(s: Sheet, f: LoadFigures, r: int) -> list[tuple[str, int, int, str, 
     """One table per quantity: traffic down, levers across, the target beside; returns each block's chart data."""
     peak = f.inputs.get("peak_requests_per_s")
     made = []
-    for title, metric, percentile, axis, log in QUANTITIES:
+    for title, metric, percentile, axis, log in quantities(f.percentile):
         target_s = f.ttft_target_s if metric == "ttft" else f.tpot_target_s
         what = "time to first token" if metric == "ttft" else "time per output token"
-        middle = "median" if percentile == 50 else f"{percentile}th percentile"
+        middle = "median" if percentile == 50 else f"{percentile:g}th percentile"
         s.set(f"A{r}", f"{title} (ms): {what}, {middle} over the requests", style="subtitle")
         r += 1
         s.set(f"A{r}", "Traffic (the whole fleet's)", style="header")

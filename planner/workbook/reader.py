@@ -264,6 +264,13 @@ def _convert(f: InputField, value: Any, where: str, bound: tuple[int, str] | Non
             raise WorkbookError(f"{where} ({f.label}) {exc}{why}") from None
     if not math.isfinite(value):
         raise WorkbookError(f"{where} ({f.label}) must be a finite {_needs(f)}; got {_shown(typed)}")
+    if f.kind == "percentile":  # as planner plan's --percentile reads one (50, 90, 95 or 99)
+        from planner.export.scenario import reported_percentile
+
+        try:
+            return reported_percentile(value)
+        except ValueError as exc:
+            raise WorkbookError(f"{where} ({f.label}) {exc}") from None
     if f.kind == "fraction" and not 0 < value <= 1:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {_shown(value)}")
     if f.kind == "share" and not 0 <= value < 1:
@@ -321,7 +328,23 @@ def _read(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]
     out = _read_fields(wb, path, fields, bounds or {})
     out["engine"] = _engine(wb, path, out.pop("engine", None))
     _check_prompt(wb, path, out)
+    if "peak_requests_per_s" in out:  # the budget inputs read: the high lengths as planner plan checks them
+        _check_lengths(wb, path, out)
     return out
+
+
+def _check_lengths(wb, path: str | os.PathLike, out: dict[str, Any]) -> None:
+    """A WorkbookError naming the cell where the Inputs' high lengths or their percentile are refused as planner
+    plan refuses its options (``planner.workbook.load_figures.tail_of``: a high length below its mean, a length
+    percentile of 50, a length percentile with no high length); the output's checked only where it is given."""
+    from planner.workbook.load_figures import tail_of
+
+    if not any(out.get(k) is not None for k in ("prompt_tokens_high", "output_tokens_high", "length_percentile")):
+        return
+    try:
+        tail_of(out)
+    except PlannerError as exc:
+        raise WorkbookError(f"{path}: {exc}") from None
 
 
 def _engine(wb, path: str | os.PathLike, typed: str | None) -> str:

@@ -70,13 +70,15 @@ def generate(
     gpus: list[str] | None = None,
     models: list[str] | None = None,
     force: bool = False,
+    inputs: dict | None = None,
 ) -> list[Written]:
     """Write the what-if workbook(s) into ``out_dir``, each formula with its value stored when LibreOffice is
-    installed; an existing file is an OutputExistsError unless ``force``."""
+    installed; an existing file is an OutputExistsError unless ``force``. ``inputs``: Inputs to open on in the place
+    of the defaults (``build_whatif``)."""
     from planner.io.libreoffice import find_soffice
 
     check_target(Path(out_dir) / WORKBOOK_FILE, force, make_parents=True)  # before the (slow) build
-    spec = build_whatif(catalog, gpus, models)
+    spec = build_whatif(catalog, gpus, models, inputs=inputs)
     path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force, store_values=True)
     stored = find_soffice() is not None
     return [Written(path, _rows(spec.sheet("GPUs")), _rows(spec.sheet("Models")), stored)]
