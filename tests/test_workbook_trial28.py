@@ -24,7 +24,8 @@ from planner.serving.fleet import fewest_gpus
 from planner.workbook.build import build_whatif, select_entries
 from planner.workbook.inputs import GLANCE, default_inputs, glance_row
 from planner.workbook.layout import BUDGET_FIELDS, INPUTS_SHEET, REVIEW_FLEET_LABEL, input_row, meets_unit_formula
-from planner.workbook.load_figures import HIGH_PERCENTILE, load_figures
+from planner.workbook.load_figures import load_figures
+from planner.workbook.tail import HIGH_PERCENTILE
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
 

@@ -325,7 +325,8 @@ def scenario_inputs(base: dict, key: str) -> dict:
     except PlannerError as exc:
         s["gpus"] = _err(exc)  # n-dependent results repeat the baseline's (or the next group's) error
     if key == "context_half":  # load_figures.halved_prompt: the prompt halved, its output kept
-        from planner.workbook.load_figures import halved_prompt, prompt_of
+        from planner.workbook.load_figures import halved_prompt
+        from planner.workbook.tail import prompt_of
 
         ctx = base["context"]
         whole = isinstance(ctx, (int, float)) and not isinstance(ctx, bool) and ctx >= 1 and float(ctx).is_integer()

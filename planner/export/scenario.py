@@ -57,7 +57,7 @@ from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.serving.fleet import ROUTINGS, routing_name
-from planner.serving.load import PERCENTILES
+from planner.serving.load import HIGH_PERCENTILES, PERCENTILES
 from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import (
     BARE_TPOT_MAX_S,
@@ -207,7 +207,6 @@ def read_price_kind(value: Any) -> Any:
 #: The percentiles a scenario's ``high_percentile`` may be: those the serving simulation reports and sizes on
 #: (``planner.serving.load.PERCENTILES``) above the median, since the spread of output lengths needs the high length
 #: above the mean one (``planner.export.sizing.output_length_spread``): 90, 95 and 99.
-HIGH_PERCENTILES = tuple(q for q in PERCENTILES if q > 50)
 
 
 def choices_text(numbers: tuple[float, ...]) -> str:

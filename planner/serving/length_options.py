@@ -10,8 +10,7 @@ Imports: ``planner.serving.load`` and the scenario's percentile rules (``planner
 from __future__ import annotations
 
 from planner.errors import InvalidInputError
-from planner.export.scenario import HIGH_PERCENTILES
-from planner.serving.load import sizing_requests, spread_lengths
+from planner.serving.load import HIGH_PERCENTILES, sizing_requests, spread_lengths
 
 #: How the refusals name each value: ``planner plan``'s options (the workbook's command takes the same ones).
 PLAN_NAMES = {

@@ -72,6 +72,8 @@ from planner.units import counted
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
+#: The percentiles a high length may be stated at (a review's high_percentile, plan's --length-percentile).
+HIGH_PERCENTILES = tuple(q for q in PERCENTILES if q > 50)
 
 
 def percentile_error(percentile: Any) -> InvalidInputError:

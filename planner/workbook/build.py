@@ -117,8 +117,8 @@ def opening_inputs(
     prompt and output checked against the context (``reader.prompt_refusal``) and the latency percentile and high
     lengths as planner plan checks its options (``load_figures.tail_of``; ``names``: how its messages name them,
     the keys by default, ``PLAN_NAMES`` for ``planner workbook``'s options, which are plan's)."""
-    from planner.workbook.load_figures import KEY_NAMES, tail_of
     from planner.workbook.reader import prompt_refusal
+    from planner.workbook.tail import KEY_NAMES, tail_of
 
     opening = default_inputs(catalog, gpus, models, engine)
     if not inputs:

@@ -17,8 +17,8 @@ from planner.workbook.calc import (
 from planner.workbook.formats import GB, INT, MS, USD, cell_holds
 from planner.workbook.inputs import LOAD_FED, STALE_FLEET, STALE_UNIT, stale_estimate
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW, PERCENTILE_TERM
-from planner.workbook.load_figures import HIGH_PERCENTILE
 from planner.workbook.spec import Highlight, Probe, Sheet
+from planner.workbook.tail import HIGH_PERCENTILE
 
 
 def last_col() -> str:
@@ -95,7 +95,8 @@ def context_halved_words(context: int, output_tokens: float | None, prompt_token
     prompts 213 -> 106 (output kept)" for trial 22 F13's 425 and 212 (halving the context had left no prompt:
     "prompts 213 -> none"). Without a prompt (no output tokens, or none left beside them), the whole sequence's tokens
     halved: "no: prompt + output 4,096 -> 2,048"."""
-    from planner.workbook.load_figures import halved_prompt, prompt_of
+    from planner.workbook.load_figures import halved_prompt
+    from planner.workbook.tail import prompt_of
 
     inputs = {"context": context, "output_tokens": output_tokens, "prompt_tokens": prompt_tokens}
     prompt = prompt_of(inputs)

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
@@ -57,10 +56,7 @@ from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
 from planner.serving.length_options import (
-    check_high_lengths,
-    check_length_percentile,
     length_percentile_of,
-    sized_lengths,
 )
 from planner.serving.load import LoadResult, Replica, run_setup
 from planner.workbook import calc
@@ -68,22 +64,14 @@ from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.budget_fleet import BudgetFleet, budget_fleet
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.catalog_sheets import gqa_sibling
-from planner.workbook.layout import (
-    BUDGET_FIELDS,
-    DEFAULT_PERCENTILE,
-    LENGTH_KEYS,
-    LOAD_INPUT_KEYS,
-)
+from planner.workbook.layout import LENGTH_KEYS, LOAD_INPUT_KEYS
+from planner.workbook.tail import HIGH_PERCENTILE, Tail, _number, prompt_of, tail_of
 
 #: The data-parallel attention + expert parallel lever: its Calc key and header (``calc.DP_EP``), and its layout.
 (DP_EP, DP_EP_HEADER, _), DP_EP_LAYOUT = calc.DP_EP, "dp-ep"
 #: Traffic on the Load sheet, as multiples of the Inputs' peak requests/s (spread over each scenario's replicas): the
 #: review's latency-against-load multiples.
 LOAD_MULTIPLES = LOAD_CURVE
-#: The percentile the sheet reports beside the median, and sizes the "needed" replicas on, where the Inputs' latency
-#: percentile is blank: ``planner export``'s default (``Workload.high_percentile``) and ``planner plan``'s
-#: ``--percentile``, so that all three size the same fleet for the same traffic and targets.
-HIGH_PERCENTILE = DEFAULT_PERCENTILE
 #: The Inputs a Load sheet is computed from (``default_inputs`` keys); other inputs (price, batch) do not change it.
 
 
@@ -159,13 +147,6 @@ class LoadFigures:
         return length_percentile_of(self.percentile, used.get("length_percentile"))
 
 
-def _number(value: Any) -> float | None:
-    """An optional numeric input: None when blank or not a positive number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
-        return None
-    return float(value)
-
-
 def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: EngineProfile) -> dict[str, Any]:
     """The inputs a Levers scenario evaluates, as the Calc sheet's lever formulas define them (``calc.calc_rows``):
     the baseline's GPU group ``n`` (``memory_plan``'s choice) for every lever but "More GPUs" (the next group vLLM
@@ -193,18 +174,6 @@ def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: Eng
     return s
 
 
-def prompt_of(inputs: dict[str, Any]) -> int | None:
-    """Each request's prompt (Calc's prompt row): the Inputs' prompt tokens, else context - output tokens (what the
-    context leaves beside the output, as the Load sheet and ``planner export`` always sent it); None without output
-    tokens or a prompt."""
-    typed, output = _number(inputs.get("prompt_tokens")), _number(inputs.get("output_tokens"))
-    if typed is not None:
-        return int(typed)
-    if output is None or not isinstance(inputs.get("context"), (int, float)):
-        return None
-    return int(inputs["context"]) - int(output)
-
-
 def halved_prompt(context: int, prompt: int | None, inputs: dict[str, Any]) -> tuple[int, int | None]:
     """Prompt halved's (context, prompt), as Calc's ``HALVED_CONTEXT`` and ``HALVED_PROMPT`` define them: half the
     prompt (whole tokens, at least 1), the output tokens kept, the context less what the prompt drops (a context of 425
@@ -217,62 +186,6 @@ def halved_prompt(context: int, prompt: int | None, inputs: dict[str, Any]) -> t
     half_context = max(1, context // 2)
     output = _number(inputs.get("output_tokens"))
     return half_context, None if output is None else half_context - int(output)
-
-
-@dataclass(frozen=True)
-class Tail:
-    """The percentile the targets hold at (``percentile``) and the high lengths at ``length_percentile``, as
-    ``planner plan --rate`` takes them (``--percentile``, ``--prompt-tokens-high``, ``--output-tokens-high``,
-    ``--length-percentile``); the defaults: p95, every request at the means."""
-
-    percentile: float = HIGH_PERCENTILE
-    length_percentile: float = HIGH_PERCENTILE
-    prompt_tokens_high: int | None = None
-    output_tokens_high: int | None = None
-
-    def lengths(self, key: str, prompt: int, output: int, max_tokens: float) -> list[tuple[int, int]] | None:
-        """A scenario's requests (``sized_lengths``, plan's draw): around its prompt and the output tokens; the
-        Prompt-halved lever's high prompt halved with its mean (at least that mean)."""
-        high = self.prompt_tokens_high
-        if key == "context_half" and high is not None:
-            high = max(prompt, high // 2)
-        return sized_lengths(
-            prompt, output, high, self.output_tokens_high, self.length_percentile, self.percentile, max_tokens
-        )
-
-
-#: How a refusal of the Inputs' percentile or high lengths names them (their labels; ``check_high_lengths``).
-CELL_NAMES = {
-    **{f.key: f"the Inputs' {f.label}" for f in BUDGET_FIELDS},
-    "rate": "the Inputs' Peak traffic",
-    "percentile": "the Inputs' Latency percentile of the targets",
-}
-
-
-#: How ``build_whatif`` names them: the Inputs' keys, as its ``inputs`` and a scenario's [workload] take them.
-KEY_NAMES = {**{k: k for k in (*LENGTH_KEYS, "prompt_tokens", "output_tokens")}, "rate": "peak_requests_per_s"}
-KEY_NAMES["percentile"] = "latency_percentile"
-
-
-def tail_of(inputs: dict[str, Any], names: dict[str, str] = CELL_NAMES, catalog: Catalog | None = None) -> Tail:
-    """The Inputs' ``Tail`` (blank latency percentile: 95; blank length percentile: the latency one), checked as
-    ``planner plan`` checks its options (``check_length_percentile``, ``check_high_lengths``; ``names``: how the
-    message names each value, the Inputs' labels by default, ``PLAN_NAMES`` for plan's options), the highs against
-    the means the Load sheet simulates (``prompt_of``, the output tokens). With ``catalog``, the baseline's requests
-    drawn once (``sized_lengths``, as plan draws them: its ``LongTailError`` where no lognormal fit holds a high
-    length). Raises their InvalidInputError."""
-    q = float(inputs.get("latency_percentile") or HIGH_PERCENTILE)
-    lq = inputs.get("length_percentile")
-    highs = [None if inputs.get(k) is None else int(inputs[k]) for k in ("prompt_tokens_high", "output_tokens_high")]
-    check_length_percentile(lq, *highs, names=names)
-    output, prompt = _number(inputs.get("output_tokens")), prompt_of(inputs)
-    at_rate = output is not None and prompt is not None and _number(inputs.get("peak_requests_per_s")) is not None
-    by = "percentile" if lq is None else "length_percentile"
-    check_high_lengths(*highs, prompt, output, length_percentile_of(q, lq), at_rate=at_rate, by=by, names=names)
-    tail = Tail(q, length_percentile_of(q, lq), *highs)
-    if catalog is not None and at_rate and any(h is not None for h in highs):
-        tail.lengths("base", int(prompt), int(output), catalog.model(inputs["model"]).max_context)
-    return tail
 
 
 def _lever(

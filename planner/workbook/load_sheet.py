@@ -25,8 +25,9 @@ from planner.workbook.layout import (
     LOAD_SHEET,
     LOAD_STATUS_ROW,
 )
-from planner.workbook.load_figures import HIGH_PERCENTILE, LOAD_MULTIPLES, LoadFigures
+from planner.workbook.load_figures import LOAD_MULTIPLES, LoadFigures
 from planner.workbook.spec import Chart, Highlight, Series, Sheet
+from planner.workbook.tail import HIGH_PERCENTILE
 
 #: The sheet's title; ``refresh`` recognises a Load sheet planner wrote by it.
 TITLE = "Load: latency against traffic per lever, computed by planner's queue simulation (not by Excel)"

@@ -335,9 +335,9 @@ def _read(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]
 
 def _check_lengths(wb, path: str | os.PathLike, out: dict[str, Any]) -> None:
     """A WorkbookError naming the cell where the Inputs' high lengths or their percentile are refused as planner
-    plan refuses its options (``planner.workbook.load_figures.tail_of``: a high length below its mean, a length
+    plan refuses its options (``planner.workbook.tail.tail_of``: a high length below its mean, a length
     percentile of 50, a length percentile with no high length); the output's checked only where it is given."""
-    from planner.workbook.load_figures import tail_of
+    from planner.workbook.tail import tail_of
 
     if not any(out.get(k) is not None for k in ("prompt_tokens_high", "output_tokens_high", "length_percentile")):
         return
