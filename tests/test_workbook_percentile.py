@@ -159,15 +159,8 @@ class TestRefusedAsPlan:
             ("--prompt-tokens", "1000", "--output-tokens", "200", "--prompt-tokens-high", "900"),
             ("--prompt-tokens", "1000", "--output-tokens", "200", "--prompt-tokens-high", "3000", "--percentile", "50"),
             ("--prompt-tokens", "1000", "--output-tokens", "200", "--length-percentile", "95"),
-            (
-                "--prompt-tokens",
-                "1500",
-                "--output-tokens",
-                "300",
-                "--prompt-tokens-high",
-                "6000",
-                "--output-tokens-high",
-                "1200",
+            tuple(
+                "--prompt-tokens 1500 --output-tokens 300 --prompt-tokens-high 6000 --output-tokens-high 1200".split()
             ),
         ],  # fmt: skip
         ids=["percentile-97", "high-below-mean", "high-at-p50", "length-percentile-alone", "no-lognormal-fit"],
