@@ -298,14 +298,20 @@ def REPLICAS(
     engine=None,
     burstiness=None,
     routing=None,
+    prompt_tokens_high=None,
+    output_tokens_high=None,
+    length_percentile=None,
 ):
     """The fewest replicas whose simulated percentile TTFT and TPOT meet the targets (seconds) at rate_per_s requests
     (their gaps gamma of shape burstiness, blank: 1, Poisson; dealt over the replicas as routing says, "random" or
     "round-robin", blank: random), as planner plan --rate --burstiness --routing sizes a fleet (on the engine, blank:
-    vLLM, as --engine); GPUs = replicas x gpus. Computed by planner's queue simulation (a few runs of 1,000 requests,
-    ~0.2-2 s a cell), not a cell formula."""
+    vLLM, as --engine); GPUs = replicas x gpus. With prompt_tokens_high / output_tokens_high (the lengths at
+    length_percentile, blank: percentile) each request's lengths are drawn around the means as plan --rate
+    --prompt-tokens-high --output-tokens-high draws them; blank: every request at the means. Computed by planner's
+    queue simulation (a few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, gpus)
     args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness, routing)
+    args += (prompt_tokens_high, output_tokens_high, length_percentile)
     return _s.evaluate(_s.SPECS["REPLICAS"], args)
 
 
@@ -326,14 +332,19 @@ def FLEET_GPUS(
     engine=None,
     burstiness=None,
     routing=None,
+    prompt_tokens_high=None,
+    output_tokens_high=None,
+    length_percentile=None,
 ):
     """The fewest GPUs in all whose fleet meets the percentile targets (seconds) at rate_per_s requests (gaps gamma of
     shape burstiness, blank: 1, Poisson; dealt as routing says, blank: random, as REPLICAS): each
     group of 1, 2, 4, 8 GPUs the engine (blank: vLLM) runs the model on, from the smallest holding a request, sized as
     REPLICAS sizes it, the fewest replicas x group kept, as planner plan --rate without --gpus; PLANNER_WHY names the
-    group. Computed by planner's queue simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
+    group. prompt_tokens_high, output_tokens_high, length_percentile: the lengths' spread, as REPLICAS takes it.
+    Computed by planner's queue simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
     args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness, routing)
+    args += (prompt_tokens_high, output_tokens_high, length_percentile)
     return _s.evaluate(_s.SPECS["FLEET_GPUS"], args)
 
 

@@ -958,6 +958,38 @@ FLEET_REPLICAS = Param(
     required=False,
 )
 
+#: The high-percentile lengths REPLICAS and FLEET_GPUS draw each request's lengths around the means with, as plan
+#: --prompt-tokens-high / --output-tokens-high / --length-percentile take them (``planner.serving.fleet.drawn_lengths``,
+#: the same ``spread_lengths`` call): last, after routing, so that every earlier call reads as it did (blank: every
+#: request at the means, the figure the functions gave before they took them; trial 29 F4).
+PROMPT_HIGH = Param(
+    "prompt_tokens_high",
+    "number",
+    "the prompt length at length_percentile (blank: percentile, p95), e.g. 30000 or 30k, as plan --prompt-tokens-high "
+    "takes it: each simulated request's prompt drawn from a lognormal truncated at the slot (the two high lengths' "
+    "sum) whose mean is prompt_tokens and whose high length is this, as planner plan --rate and planner export draw "
+    "them; at least prompt_tokens; blank: every prompt at the mean",
+    required=False,
+    tokens=True,
+)
+OUTPUT_HIGH = Param(
+    "output_tokens_high",
+    "number",
+    "the output length at length_percentile, e.g. 1200, as plan --output-tokens-high takes it, drawn as "
+    "prompt_tokens_high; at least output_tokens; blank: every output at the mean",
+    required=False,
+    tokens=True,
+)
+LENGTH_PERCENTILE = Param(
+    "length_percentile",
+    "number",
+    "the percentile prompt_tokens_high and output_tokens_high are at: 90, 95 or 99, as plan --length-percentile "
+    "takes it (a review's high_percentile); blank: percentile (the targets')",
+    required=False,
+)
+#: REPLICAS' and FLEET_GPUS' trailing arguments: the traffic's shape, then its lengths' spread.
+FLEET_TAIL = (PREFIX_HIT, ENGINE, BURSTINESS, ROUTING, PROMPT_HIGH, OUTPUT_HIGH, LENGTH_PERCENTILE)
+
 #: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
 LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
 LOAD_PARAMS += (PREFIX_HIT, ENGINE, SPEC_METHOD, BURSTINESS, FLEET_REPLICAS, ROUTING)
@@ -1059,7 +1091,7 @@ SPECS: dict[str, Spec] = {
             "REPLICAS",
             _fleet("replicas_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, GPUS, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS, ROUTING),
+            + (PARALLELISM, *FLEET_TAIL),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=replicas_notes,
@@ -1070,7 +1102,7 @@ SPECS: dict[str, Spec] = {
             "FLEET_GPUS",
             _fleet("fleet_gpus_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, WEIGHTS, KV)
-            + (PARALLELISM, PREFIX_HIT, ENGINE, BURSTINESS, ROUTING),
+            + (PARALLELISM, *FLEET_TAIL),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=fleet_gpus_notes,

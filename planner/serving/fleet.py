@@ -43,6 +43,8 @@ from planner.serving.load import (
     fleet_trace_run,
     latency_under_load,
     percentile_error,
+    sizing_requests,
+    spread_lengths,
 )
 from planner.serving.speculative import speculation_for
 from planner.units import (
@@ -52,6 +54,7 @@ from planner.units import (
     counted,
     ms_words,
     parse_seconds,
+    parse_token_count,
     rate_words,
 )
 
@@ -1245,6 +1248,9 @@ def replicas_needed(
     prefix_hit_rate: Any = None,
     burstiness: Any = None,
     routing: Any = None,
+    prompt_tokens_high: Any = None,
+    output_tokens_high: Any = None,
+    length_percentile: Any = None,
     sizings: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
@@ -1255,18 +1261,22 @@ def replicas_needed(
     REPLICAS). Without targets, the fewest replicas each below its capacity; one output
     token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
     targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
-    replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY)."""
+    replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY).
+    ``prompt_tokens_high`` / ``output_tokens_high`` (None or blank: the mean, every request alike) and
+    ``length_percentile`` (None or blank: ``percentile``): each request's lengths drawn as ``planner plan --rate
+    --prompt-tokens-high --output-tokens-high --length-percentile`` draws them (``drawn_lengths``)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
     def one(
         replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any, shape: Any,
-        dealt: Any,
+        dealt: Any, p_high: Any, o_high: Any, length_q: Any,
     ) -> float:  # fmt: skip
+        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile)
         sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
             replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
             tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit, burstiness=burstiness_shape(shape),
-            routing=routing_name(dealt),
+            routing=routing_name(dealt), lengths=lengths,
         )  # fmt: skip
         if sizings is not None:
             sizings.append(sized)
@@ -1274,8 +1284,8 @@ def replicas_needed(
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, replicas_needed)
-    each = (ttft_target_s, tpot_target_s, burstiness, routing)
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each)
+    each = (ttft_target_s, tpot_target_s, burstiness, routing, prompt_tokens_high, output_tokens_high)
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile,))
 
 
 def fleet_gpus_needed(
@@ -1291,6 +1301,9 @@ def fleet_gpus_needed(
     prefix_hit_rate: Any = None,
     burstiness: Any = None,
     routing: Any = None,
+    prompt_tokens_high: Any = None,
+    output_tokens_high: Any = None,
+    length_percentile: Any = None,
     choices: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
@@ -1301,30 +1314,32 @@ def fleet_gpus_needed(
     (``group_choice``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
     given ``gpus`` sizes that group alone (REPLICAS x gpus). ``choices``: a list each scenario's ``GroupChoice`` is
     appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY). Broadcasts as ``replicas_needed``; a
-    few simulations per group. Raises (NaN with ``errors="coerce"``) where no group meets them."""
+    few simulations per group. Raises (NaN with ``errors="coerce"``) where no group meets them. The high lengths and
+    their percentile: as ``replicas_needed`` (every group sized on the same drawn requests, as ``planner plan``)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
     def one(
         replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any, shape: Any,
-        dealt: Any,
+        dealt: Any, p_high: Any, o_high: Any, length_q: Any,
     ) -> float:  # fmt: skip
+        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile)
         choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
                               _target_s(tpot, "tpot_target_s"), share, burstiness_shape(shape),
-                              routing_name(dealt))  # fmt: skip
+                              routing_name(dealt), lengths)  # fmt: skip
         if choices is not None:
             choices.append(choice)
         return float(choice.sizing.replicas * choice.gpus_per_replica)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, fleet_gpus_needed)
-    each = (ttft_target_s, tpot_target_s, burstiness, routing)
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each)
+    each = (ttft_target_s, tpot_target_s, burstiness, routing, prompt_tokens_high, output_tokens_high)
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile,))
 
 
 def group_choice(
     replica: Replica, prompt: float, output: float, rate: float, percentile: float, ttft_s: float, tpot_s: float,
-    hit: float = 0.0, burstiness: float = 1.0, routing: str = "random",
+    hit: float = 0.0, burstiness: float = 1.0, routing: str = "random", lengths: list[tuple[int, int]] | None = None,
 ) -> GroupChoice:  # fmt: skip
     """``fewest_gpus`` for a replica whose group is not given (``replica.gpus`` None): its groups from the smallest
     that holds one request of ``prompt`` + ``output`` tokens (``groups_to_try``), both under the replica's engine's
@@ -1348,8 +1363,104 @@ def group_choice(
     replicas = {n: replace(replica, gpus=n) for n in groups}
     return fewest_gpus(
         replicas, prompt, output, rate, percentile=percentile, ttft_target_s=ttft_s, tpot_target_s=tpot_s,
-        prefix_hit_rate=hit, burstiness=burstiness, routing=routing,
+        prefix_hit_rate=hit, burstiness=burstiness, routing=routing, lengths=lengths,
     )  # fmt: skip
+
+
+#: The percentiles a high length may be at (``planner plan --length-percentile``, a review's high_percentile): those
+#: the simulation sizes on above the median (``planner.export.scenario.HIGH_PERCENTILES``, the same rule: 90, 95, 99).
+HIGH_LENGTH_PERCENTILES = tuple(q for q in PERCENTILES if q > 50)
+
+
+def _blank(value: Any) -> bool:
+    """Whether an optional argument is left out: None, NaN or blank text (an empty cell)."""
+    if isinstance(value, str):
+        return not value.strip()
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def high_length_tokens(value: Any, mean: float, name: str, of: str) -> int | None:
+    """A high-percentile length as a cell or caller gives it (``planner plan --prompt-tokens-high``): None or blank
+    None (every request at the mean), else whole tokens (text as ``--context`` reads it: "30k", "30,000") of at
+    least the mean ``of``, in planner plan's words ("... is below --prompt-tokens ...; the high-percentile length is
+    at least the mean", with the argument names); ``InvalidInputError`` (#VALUE!) for text that is no count or a
+    length below the mean, ``OutOfRangeError`` (#NUM!) for a number that is no whole count of tokens of 1 or more."""
+    if _blank(value):
+        return None
+    if isinstance(value, str):
+        try:
+            value = parse_token_count(value)
+        except ValueError as exc:
+            raise InvalidInputError(f"{name}: {exc}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise InvalidInputError(
+            f"{name} {value!r} is not a number of tokens, e.g. 30000 or 30k; leave it blank for none"
+        )
+    high = float(value)
+    if not (1 <= high <= MAX_CONTEXT_TOKENS and high == int(high)):
+        raise OutOfRangeError(
+            f"{name} {value!r} is not a whole number of tokens from 1 to {MAX_CONTEXT_TOKENS:,}, e.g. 30000"
+        )
+    if high < mean:
+        raise InvalidInputError(
+            f"{name} {high:,.0f} is below {of} {mean:,g}; the high-percentile length is at least the mean"
+        )
+    return int(high)
+
+
+def _length_percentile(value: Any) -> float:
+    """A length percentile as a cell gives it (90, 95 or 99; "p95" and "95%" read as ``plan --length-percentile``
+    reads them); ``InvalidInputError`` (#VALUE!) for text or a logical that is no percentile."""
+    if isinstance(value, str):
+        text = value.strip().lower().removeprefix("p").removesuffix("%").strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    elif not isinstance(value, bool):
+        return float(value)
+    raise InvalidInputError(
+        f"length_percentile {value!r} is not a percentile; use one of "
+        f"{', '.join(f'{q:g}' for q in HIGH_LENGTH_PERCENTILES)}, or leave it blank for the targets' percentile"
+    )
+
+
+def drawn_lengths(
+    replica: Replica, prompt: float, output: float, prompt_high: Any, output_high: Any, length_percentile: Any,
+    percentile: float,
+) -> list[tuple[int, int]] | None:  # fmt: skip
+    """Each simulated request's (prompt, output) tokens where a high length is given, drawn as ``planner plan --rate
+    --prompt-tokens-high --output-tokens-high --length-percentile`` draws them: ``planner.serving.load.spread_lengths``
+    around the means in whole tokens (``prompt``, ``output``; a high length not given is its mean) at
+    ``length_percentile`` (None or blank: the targets' ``percentile``, as ``--length-percentile`` defaults to
+    ``--percentile``), ``sizing_requests(percentile)`` requests, capped at the model's trained context (plan's
+    ``p.model.max_context``). None where neither high length is given: every request at the means, as before.
+    Refused as plan refuses (``high_length_tokens``): a high length below its mean; a length percentile without a
+    high length, or one that is not a high one (90, 95 or 99). ``LongTailError`` (#VALUE!) where no truncated
+    lognormal holds a mean and its high length."""
+    p_high = high_length_tokens(prompt_high, prompt, "prompt_tokens_high", "prompt_tokens")
+    o_high = high_length_tokens(output_high, output, "output_tokens_high", "output_tokens")
+    if p_high is None and o_high is None:
+        if not _blank(length_percentile):
+            raise InvalidInputError(
+                "length_percentile is the percentile of prompt_tokens_high and output_tokens_high; give one of them, "
+                "or leave it blank"
+            )
+        return None
+    by = "percentile" if _blank(length_percentile) else "length_percentile"
+    q = float(percentile) if by == "percentile" else _length_percentile(length_percentile)
+    if q not in HIGH_LENGTH_PERCENTILES:
+        raise OutOfRangeError(
+            f"{'prompt_tokens_high' if p_high is not None else 'output_tokens_high'} is the length at {by} "
+            f"({q:g}), which must then be a high one: {', '.join(f'{h:g}' for h in HIGH_LENGTH_PERCENTILES)} (a "
+            "review's high_percentile)"
+            + ("; length_percentile sets it apart from the targets' percentile" if by == "percentile" else "")
+        )
+    cat = replica.catalog or default_catalog()
+    model = replica.model if hasattr(replica.model, "max_context") else cat.model(replica.model)
+    return spread_lengths(
+        prompt, p_high or prompt, output, o_high or output, q, sizing_requests(float(percentile)), model.max_context
+    )
 
 
 def replica_capacity_per_s(
