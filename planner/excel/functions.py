@@ -257,10 +257,14 @@ def _under_load(name: str, doc: str):
         burstiness=None,
         replicas=None,
         routing=None,
+        prompt_tokens_high=None,
+        output_tokens_high=None,
+        length_percentile=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
         args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate, engine, speculative_method)
-        return _s.evaluate(_s.SPECS[name], args + (burstiness, replicas, routing))
+        args += (burstiness, replicas, routing, prompt_tokens_high, output_tokens_high, length_percentile)
+        return _s.evaluate(_s.SPECS[name], args)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"{doc}, milliseconds, one replica on the engine (blank: vLLM) taking rate_per_s requests, their gaps "
@@ -268,7 +272,9 @@ def _under_load(name: str, doc: str):
     f.__doc__ += "requests (not a cell formula). speculative_method: the draft (mtp, eagle3, ngram; blank: mtp where "
     f.__doc__ += "the checkpoint ships MTP layers, else eagle3). With replicas (REPLICAS' answer) burstiness is the "
     f.__doc__ += "whole traffic's, as REPLICAS takes it, dealt as routing says (blank: random); blank: one replica "
-    f.__doc__ += "takes the traffic as it comes."
+    f.__doc__ += "takes the traffic as it comes. prompt_tokens_high / output_tokens_high (the lengths at "
+    f.__doc__ += "length_percentile, blank: 95): each request's lengths drawn around the means as plan --rate "
+    f.__doc__ += "--prompt-tokens-high --output-tokens-high draws them; blank: every request at the means."
     return _udf(name)(f)
 
 

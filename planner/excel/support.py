@@ -987,12 +987,22 @@ LENGTH_PERCENTILE = Param(
     "takes it (a review's high_percentile); blank: percentile (the targets')",
     required=False,
 )
+#: The percentile functions' length percentile: theirs is the latency's percentile, not a sizing one, so blank is
+#: plan's default --percentile, 95 (``planner plan --rate --replicas 1 --prompt-tokens-high`` draws at it).
+LOAD_LENGTH_PERCENTILE = Param(
+    "length_percentile",
+    "number",
+    "the percentile prompt_tokens_high and output_tokens_high are at: 90, 95 or 99, as plan --length-percentile "
+    "takes it; blank: 95 (plan's default --percentile)",
+    required=False,
+)
 #: REPLICAS' and FLEET_GPUS' trailing arguments: the traffic's shape, then its lengths' spread.
 FLEET_TAIL = (PREFIX_HIT, ENGINE, BURSTINESS, ROUTING, PROMPT_HIGH, OUTPUT_HIGH, LENGTH_PERCENTILE)
 
 #: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
 LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
-LOAD_PARAMS += (PREFIX_HIT, ENGINE, SPEC_METHOD, BURSTINESS, FLEET_REPLICAS, ROUTING)
+LOAD_PARAMS += (PREFIX_HIT, ENGINE, SPEC_METHOD, BURSTINESS, FLEET_REPLICAS, ROUTING, PROMPT_HIGH, OUTPUT_HIGH)
+LOAD_PARAMS += (LOAD_LENGTH_PERCENTILE,)
 
 #: The decode-step functions' arguments (TPOT, THROUGHPUT, MFU, MBU, DECODE_INTENSITY), in order.
 DECODE_PARAMS = (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM, ENGINE)

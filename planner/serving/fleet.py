@@ -1171,6 +1171,9 @@ def load_percentile(
     burstiness: Any = None,
     replicas: Any = None,
     routing: Any = None,
+    prompt_tokens_high: Any = None,
+    output_tokens_high: Any = None,
+    length_percentile: Any = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` requests whose gaps are gamma of
@@ -1191,14 +1194,27 @@ def load_percentile(
     serving.speculative.default_method``). ``prefix_hit_rate``: the share of each prompt the prefix cache holds, 0 or more and below
     1 (None: 0; ``latency_under_load``). TPOT and ITL of one output token (``one_output_token``) are refused
     (``OutOfRangeError``, #NUM!): no token comes after the first. Options (the group and its split, precisions,
-    the engine, catalog, errors): ``planner.options.ReplicaOptions``."""
+    the engine, catalog, errors): ``planner.options.ReplicaOptions``. ``prompt_tokens_high`` / ``output_tokens_high``
+    (None or blank: every request at the means) and ``length_percentile`` (None or blank: 95, plan's default
+    ``--percentile``): each request's lengths drawn as ``planner plan --rate --replicas 1 --prompt-tokens-high
+    --output-tokens-high`` draws them (``drawn_lengths`` at plan's default --percentile 95: 1,000 requests)."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
     def one(
-        replica: Replica, rate: float, prompt: float, output: float, hit: float, shape: Any, k: Any, how: Any
+        replica: Replica,
+        rate: float,
+        prompt: float,
+        output: float,
+        hit: float,
+        shape: Any,
+        k: Any,
+        how: Any,
+        p_high: Any,
+        o_high: Any,
+        length_q: Any,
     ) -> float:
         if metric in ("tpot", "itl") and one_output_token(output):
             raise OutOfRangeError(f"{NO_TPOT_WITH_ONE_TOKEN}; give output_tokens of 2 or more")
@@ -1211,14 +1227,15 @@ def load_percentile(
         seen = burstiness_shape(shape)
         if k is not None and not (isinstance(k, str) and not k.strip()):
             seen = replica_burstiness(seen, _replica_count(k), routing_name(how))
-        r = replica_run(replica, prompt, output, rate, 1, burstiness=seen, prefix_hit_rate=hit)
+        # drawn as plan --rate --replicas 1 draws them at its default --percentile (95)
+        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, 95.0)
+        r = replica_run(replica, prompt, output, rate, 1, burstiness=seen, prefix_hit_rate=hit, lengths=lengths)
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)
     o = Options.read(ReplicaOptions, options, load_percentile)
-    return _each_replica(
-        one, *args, prefix_hit_rate, o, per_scenario=(burstiness, replicas, routing), method=speculative_method
-    )
+    each = (burstiness, replicas, routing, prompt_tokens_high, output_tokens_high, length_percentile)
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each, method=speculative_method)
 
 
 def _replica_count(value: Any) -> int:
