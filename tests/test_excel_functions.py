@@ -1268,12 +1268,22 @@ class TestEngineArgument:
         came after it, last in turn (tests/test_speculative_memory.py), the load functions' burstiness after that
         (tests/test_trial10_excel.py), and REPLICAS' and FLEET_GPUS' routing after burstiness
         (tests/test_routing_surfaces.py), the percentile functions' replicas and routing after burstiness
-        (tests/test_trial24_excel_fleet_burstiness.py)."""
+        (tests/test_trial24_excel_fleet_burstiness.py), and the lengths' spread after those
+        (tests/test_excel_high_lengths.py)."""
         for name in xf.__all__:
             params = list(inspect.signature(getattr(xf, name)).parameters)
             assert ("engine" in params) == (name in self.TAKES_ENGINE), name
             if name in self.TAKES_ENGINE:
-                later = [p for p in ("speculative_method", "burstiness", "replicas", "routing") if p in params]
+                later = (
+                    "speculative_method",
+                    "burstiness",
+                    "replicas",
+                    "routing",
+                    "prompt_tokens_high",
+                    "output_tokens_high",
+                    "length_percentile",
+                )
+                later = [p for p in later if p in params]
                 assert params[len(params) - 1 - len(later) :] == ["engine", *later], name
                 assert [p.name for p in xs.SPECS[name].params][len(params) - 1 - len(later)] == "engine", name
                 assert inspect.signature(getattr(xf, name)).parameters["engine"].default is None, name

@@ -127,11 +127,13 @@ class TestExcel:
     def test_routing_is_the_last_argument_of_the_functions_that_size_a_fleet(self):
         """After burstiness, so every earlier formula reads as it did; TTFT_P*/TPOT_P* simulate one replica, which
         takes the traffic as it comes unless it is given the fleet's replicas, and then reads routing after them
-        (trial 24 F6, tests/test_trial24_excel_fleet_burstiness.py)."""
+        (trial 24 F6, tests/test_trial24_excel_fleet_burstiness.py). Only the lengths' spread comes after it, appended
+        later (trial 29 F4, tests/test_excel_high_lengths.py)."""
+        high = ["prompt_tokens_high", "output_tokens_high", "length_percentile"]
         for f in (xf.REPLICAS, xf.FLEET_GPUS):
-            assert list(inspect.signature(f).parameters)[-2:] == ["burstiness", "routing"]
+            assert list(inspect.signature(f).parameters)[-5:] == ["burstiness", "routing", *high]
         for f in (xf.TTFT_P50, xf.TTFT_P95, xf.TTFT_P99, xf.TPOT_P50, xf.TPOT_P95, xf.TPOT_P99):
-            assert list(inspect.signature(f).parameters)[-3:] == ["burstiness", "replicas", "routing"]
+            assert list(inspect.signature(f).parameters)[-6:] == ["burstiness", "replicas", "routing", *high]
             assert "dealt as routing says" in f.__doc__
 
     @pytest.mark.parametrize("routing", ["random", "round-robin"])
