@@ -417,10 +417,43 @@ def max_batch_notes(values: dict[str, Any], held: float, gpus: float | None) -> 
     ]
 
 
+def spread_notes(values: dict[str, Any], default_percentile: float = 95.0) -> list[str]:
+    """Where a high length is given (``prompt_tokens_high`` / ``output_tokens_high``), that each request's lengths
+    were drawn, as ``planner plan --rate``'s "lengths:" line says it: the highs at their percentile (``length_percentile``,
+    else the targets' ``percentile``, else ``default_percentile``). Nothing where neither is given."""
+    given = [
+        (what, values[name])
+        for what, name in (("prompt", "prompt_tokens_high"), ("output", "output_tokens_high"))
+        if values.get(name, MISSING) is not MISSING
+    ]
+    if not given:
+        return []
+    q = next(
+        (values[n] for n in ("length_percentile", "percentile") if values.get(n, MISSING) is not MISSING),
+        default_percentile,
+    )
+    highs = ", ".join(f"{what} p{float(q):g} {float(h):,.0f}" for what, h in given)
+    return [
+        f"lengths drawn around the means ({highs} tokens; seeded), as planner plan --rate --prompt-tokens-high "
+        "--output-tokens-high draws them"
+    ]
+
+
+def load_notes(values: dict[str, Any]) -> list[str]:
+    """The percentile functions' notes: the lengths' spread (``spread_notes`` at plan's default --percentile, 95)."""
+    return spread_notes(values)
+
+
 def replicas_notes(values: dict[str, Any]) -> list[str]:
     """How REPLICAS found its number, as ``planner plan --rate`` says it beside its fleet: with neither target given,
     sized on capacity alone (the fewest replicas each below one replica's capacity, ``fewest_replicas``); with one
-    output token a request and no TPOT (none after the first), sized on TTFT alone."""
+    output token a request and no TPOT (none after the first), sized on TTFT alone; then the lengths' spread where
+    a high length is given (``spread_notes``)."""
+    return _sizing_notes(values) + spread_notes(values)
+
+
+def _sizing_notes(values: dict[str, Any]) -> list[str]:
+    """``replicas_notes`` before the lengths' spread."""
     ttft, tpot = (values.get(name, MISSING) is not MISSING for name in ("ttft_target_s", "tpot_target_s"))
     if not (ttft or tpot):
         return [
@@ -966,9 +999,9 @@ PROMPT_HIGH = Param(
     "prompt_tokens_high",
     "number",
     "the prompt length at length_percentile (blank: percentile, p95), e.g. 30000 or 30k, as plan --prompt-tokens-high "
-    "takes it: each simulated request's prompt drawn from a lognormal truncated at the slot (the two high lengths' "
-    "sum) whose mean is prompt_tokens and whose high length is this, as planner plan --rate and planner export draw "
-    "them; at least prompt_tokens; blank: every prompt at the mean",
+    "takes it: each simulated request's prompt drawn from the fit whose mean is prompt_tokens and whose high length "
+    "is this, as planner plan --rate and planner export draw them; at least prompt_tokens; blank: every prompt at "
+    "the mean",
     required=False,
     tokens=True,
 )
@@ -1092,6 +1125,7 @@ SPECS: dict[str, Spec] = {
                 LOAD_PARAMS,
                 scale=1e3,
                 sequence=("prompt_tokens", "output_tokens"),
+                notes=load_notes,
                 timed=True,
             )
             for metric in ("ttft", "tpot")
