@@ -1282,8 +1282,9 @@ class TestEngineArgument:
                     "prompt_tokens_high",
                     "output_tokens_high",
                     "length_percentile",
+                    "context",
                 )
-                later = [p for p in later if p in params]
+                later = [p for p in later if p in params[params.index("engine") :]]  # MAX_BATCH's context is first
                 assert params[len(params) - 1 - len(later) :] == ["engine", *later], name
                 assert [p.name for p in xs.SPECS[name].params][len(params) - 1 - len(later)] == "engine", name
                 assert inspect.signature(getattr(xf, name)).parameters["engine"].default is None, name

@@ -129,11 +129,11 @@ class TestExcel:
         takes the traffic as it comes unless it is given the fleet's replicas, and then reads routing after them
         (trial 24 F6, tests/test_trial24_excel_fleet_burstiness.py). Only the lengths' spread comes after it, appended
         later (trial 29 F4, tests/test_excel_high_lengths.py)."""
-        high = ["prompt_tokens_high", "output_tokens_high", "length_percentile"]
+        high = ["prompt_tokens_high", "output_tokens_high", "length_percentile", "context"]
         for f in (xf.REPLICAS, xf.FLEET_GPUS):
-            assert list(inspect.signature(f).parameters)[-5:] == ["burstiness", "routing", *high]
+            assert list(inspect.signature(f).parameters)[-6:] == ["burstiness", "routing", *high]
         for f in (xf.TTFT_P50, xf.TTFT_P95, xf.TTFT_P99, xf.TPOT_P50, xf.TPOT_P95, xf.TPOT_P99):
-            assert list(inspect.signature(f).parameters)[-6:] == ["burstiness", "replicas", "routing", *high]
+            assert list(inspect.signature(f).parameters)[-7:] == ["burstiness", "replicas", "routing", *high]
             assert "dealt as routing says" in f.__doc__
 
     @pytest.mark.parametrize("routing", ["random", "round-robin"])

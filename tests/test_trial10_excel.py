@@ -43,11 +43,11 @@ class TestLoadFunctionsTakeBurstiness:
         """After engine (and speculative_method), so every earlier formula reads as it did; REPLICAS and FLEET_GPUS
         take routing after it (tests/test_routing_surfaces.py), the percentile functions the fleet's replicas and
         routing (tests/test_trial24_excel_fleet_burstiness.py); CAPACITY_RPS takes none (a steady-state completion
-        rate does not depend on the arrivals' shape); then the lengths' spread, three arguments appended after them
+        rate does not depend on the arrivals' shape); then the lengths' spread, four arguments appended after them
         (trial 29 F4, tests/test_excel_high_lengths.py)."""
         for name in ("TTFT_P50", "TTFT_P95", "TTFT_P99", "TPOT_P50", "TPOT_P95", "TPOT_P99", "REPLICAS", "FLEET_GPUS"):
             params = list(inspect.signature(getattr(xf, name)).parameters)
-            assert params[-6 if name.startswith("T") else -5] == "burstiness", name
+            assert params[-7 if name.startswith("T") else -6] == "burstiness", name
         assert "burstiness" not in inspect.signature(xf.CAPACITY_RPS).parameters
 
     def test_blank_is_the_poisson_figure_to_the_last_digit(self):

@@ -260,10 +260,11 @@ def _under_load(name: str, doc: str):
         prompt_tokens_high=None,
         output_tokens_high=None,
         length_percentile=None,
+        context=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
         args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate, engine, speculative_method)
-        args += (burstiness, replicas, routing, prompt_tokens_high, output_tokens_high, length_percentile)
+        args += (burstiness, replicas, routing, prompt_tokens_high, output_tokens_high, length_percentile, context)
         return _s.evaluate(_s.SPECS[name], args)
 
     f.__name__ = f.__qualname__ = name
@@ -274,7 +275,8 @@ def _under_load(name: str, doc: str):
     f.__doc__ += "whole traffic's, as REPLICAS takes it, dealt as routing says (blank: random); blank: one replica "
     f.__doc__ += "takes the traffic as it comes. prompt_tokens_high / output_tokens_high (the lengths at "
     f.__doc__ += "length_percentile, blank: 95): each request's lengths drawn around the means as plan --rate "
-    f.__doc__ += "--prompt-tokens-high --output-tokens-high draws them; blank: every request at the means."
+    f.__doc__ += "--prompt-tokens-high --output-tokens-high draws them, cut to context as plan --context cuts them "
+    f.__doc__ += "(blank: the model's trained context); blank high lengths: every request at the means."
     return _udf(name)(f)
 
 
@@ -307,17 +309,19 @@ def REPLICAS(
     prompt_tokens_high=None,
     output_tokens_high=None,
     length_percentile=None,
+    context=None,
 ):
     """The fewest replicas whose simulated percentile TTFT and TPOT meet the targets (seconds) at rate_per_s requests
     (their gaps gamma of shape burstiness, blank: 1, Poisson; dealt over the replicas as routing says, "random" or
     "round-robin", blank: random), as planner plan --rate --burstiness --routing sizes a fleet (on the engine, blank:
     vLLM, as --engine); GPUs = replicas x gpus. With prompt_tokens_high / output_tokens_high (the lengths at
     length_percentile, blank: percentile) each request's lengths are drawn around the means as plan --rate
-    --prompt-tokens-high --output-tokens-high draws them; blank: every request at the means. Computed by planner's
+    --prompt-tokens-high --output-tokens-high draws them, cut to context as plan --context cuts them (blank: the
+    model's trained context); blank high lengths: every request at the means. Computed by planner's
     queue simulation (a few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, gpus)
     args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness, routing)
-    args += (prompt_tokens_high, output_tokens_high, length_percentile)
+    args += (prompt_tokens_high, output_tokens_high, length_percentile, context)
     return _s.evaluate(_s.SPECS["REPLICAS"], args)
 
 
@@ -341,16 +345,18 @@ def FLEET_GPUS(
     prompt_tokens_high=None,
     output_tokens_high=None,
     length_percentile=None,
+    context=None,
 ):
     """The fewest GPUs in all whose fleet meets the percentile targets (seconds) at rate_per_s requests (gaps gamma of
     shape burstiness, blank: 1, Poisson; dealt as routing says, blank: random, as REPLICAS): each
     group of 1, 2, 4, 8 GPUs the engine (blank: vLLM) runs the model on, from the smallest holding a request, sized as
     REPLICAS sizes it, the fewest replicas x group kept, as planner plan --rate without --gpus; PLANNER_WHY names the
-    group. prompt_tokens_high, output_tokens_high, length_percentile: the lengths' spread, as REPLICAS takes it.
+    group. prompt_tokens_high, output_tokens_high, length_percentile, context: the lengths' spread and the context
+    they are cut to, as REPLICAS takes them.
     Computed by planner's queue simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
     args += (weight_precision, kv_precision, parallelism, prefix_hit_rate, engine, burstiness, routing)
-    args += (prompt_tokens_high, output_tokens_high, length_percentile)
+    args += (prompt_tokens_high, output_tokens_high, length_percentile, context)
     return _s.evaluate(_s.SPECS["FLEET_GPUS"], args)
 
 

@@ -433,8 +433,10 @@ def spread_notes(values: dict[str, Any], default_percentile: float = 95.0) -> li
         default_percentile,
     )
     highs = ", ".join(f"{what} p{float(q):g} {float(h):,.0f}" for what, h in given)
+    limit = values.get("context", MISSING)
+    cut = "" if limit is MISSING else f", cut to context {float(limit):,.0f} as plan --context cuts them"
     return [
-        f"lengths drawn around the means ({highs} tokens; seeded), as planner plan --rate --prompt-tokens-high "
+        f"lengths drawn around the means ({highs} tokens; seeded){cut}, as planner plan --rate --prompt-tokens-high "
         "--output-tokens-high draws them"
     ]
 
@@ -1029,13 +1031,24 @@ LOAD_LENGTH_PERCENTILE = Param(
     "takes it; blank: 95 (plan's default --percentile)",
     required=False,
 )
+#: The context the drawn requests are cut to, as plan --context cuts them (``planner.serving.load.cut_to_context``):
+#: last, after the high lengths; blank: the model's trained context (no cut below it).
+MAX_CONTEXT = Param(
+    "context",
+    "number",
+    "the tokens one sequence may hold, prompt + output, as plan --context takes it (the engine's --max-model-len), "
+    "e.g. 32768 or 32k: drawn requests longer are cut to it, their prompt truncated, as plan --rate cuts them; "
+    "blank: the model's trained context",
+    required=False,
+    tokens=True,
+)
 #: REPLICAS' and FLEET_GPUS' trailing arguments: the traffic's shape, then its lengths' spread.
-FLEET_TAIL = (PREFIX_HIT, ENGINE, BURSTINESS, ROUTING, PROMPT_HIGH, OUTPUT_HIGH, LENGTH_PERCENTILE)
+FLEET_TAIL = (PREFIX_HIT, ENGINE, BURSTINESS, ROUTING, PROMPT_HIGH, OUTPUT_HIGH, LENGTH_PERCENTILE, MAX_CONTEXT)
 
 #: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
 LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
 LOAD_PARAMS += (PREFIX_HIT, ENGINE, SPEC_METHOD, BURSTINESS, FLEET_REPLICAS, ROUTING, PROMPT_HIGH, OUTPUT_HIGH)
-LOAD_PARAMS += (LOAD_LENGTH_PERCENTILE,)
+LOAD_PARAMS += (LOAD_LENGTH_PERCENTILE, MAX_CONTEXT)
 
 #: The decode-step functions' arguments (TPOT, THROUGHPUT, MFU, MBU, DECODE_INTENSITY), in order.
 DECODE_PARAMS = (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM, ENGINE)

@@ -39,12 +39,11 @@ from planner.serving.load import (
     RequestLongerThanCacheError,
     active_rate_per_s,
     busiest_rate_per_s,
+    cut_to_context,
     fixed_length_tokens,
     fleet_trace_run,
     latency_under_load,
     percentile_error,
-    sizing_requests,
-    spread_lengths,
 )
 from planner.serving.speculative import speculation_for
 from planner.units import (
@@ -1174,6 +1173,7 @@ def load_percentile(
     prompt_tokens_high: Any = None,
     output_tokens_high: Any = None,
     length_percentile: Any = None,
+    context: Any = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` requests whose gaps are gamma of
@@ -1197,7 +1197,8 @@ def load_percentile(
     the engine, catalog, errors): ``planner.options.ReplicaOptions``. ``prompt_tokens_high`` / ``output_tokens_high``
     (None or blank: every request at the means) and ``length_percentile`` (None or blank: 95, plan's default
     ``--percentile``): each request's lengths drawn as ``planner plan --rate --replicas 1 --prompt-tokens-high
-    --output-tokens-high`` draws them (``drawn_lengths`` at plan's default --percentile 95: 1,000 requests)."""
+    --output-tokens-high`` draws them (``drawn_lengths`` at plan's default --percentile 95: 1,000 requests), cut to
+    ``context`` (plan's --context; None or blank: the model's trained context, no cut below it)."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -1215,6 +1216,7 @@ def load_percentile(
         p_high: Any,
         o_high: Any,
         length_q: Any,
+        limit: Any,
     ) -> float:
         if metric in ("tpot", "itl") and one_output_token(output):
             raise OutOfRangeError(f"{NO_TPOT_WITH_ONE_TOKEN}; give output_tokens of 2 or more")
@@ -1228,13 +1230,13 @@ def load_percentile(
         if k is not None and not (isinstance(k, str) and not k.strip()):
             seen = replica_burstiness(seen, _replica_count(k), routing_name(how))
         # drawn as plan --rate --replicas 1 draws them at its default --percentile (95)
-        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, 95.0)
+        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, 95.0, limit)
         r = replica_run(replica, prompt, output, rate, 1, burstiness=seen, prefix_hit_rate=hit, lengths=lengths)
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)
     o = Options.read(ReplicaOptions, options, load_percentile)
-    each = (burstiness, replicas, routing, prompt_tokens_high, output_tokens_high, length_percentile)
+    each = (burstiness, replicas, routing, prompt_tokens_high, output_tokens_high, length_percentile, context)
     return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each, method=speculative_method)
 
 
@@ -1268,6 +1270,7 @@ def replicas_needed(
     prompt_tokens_high: Any = None,
     output_tokens_high: Any = None,
     length_percentile: Any = None,
+    context: Any = None,
     sizings: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
@@ -1281,15 +1284,16 @@ def replicas_needed(
     replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY).
     ``prompt_tokens_high`` / ``output_tokens_high`` (None or blank: the mean, every request alike) and
     ``length_percentile`` (None or blank: ``percentile``): each request's lengths drawn as ``planner plan --rate
-    --prompt-tokens-high --output-tokens-high --length-percentile`` draws them (``drawn_lengths``)."""
+    --prompt-tokens-high --output-tokens-high --length-percentile`` draws them, cut to ``context`` as ``--context``
+    cuts them (None or blank: the model's trained context, no cut below it; ``drawn_lengths``)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
     def one(
         replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any, shape: Any,
-        dealt: Any, p_high: Any, o_high: Any, length_q: Any,
+        dealt: Any, p_high: Any, o_high: Any, length_q: Any, limit: Any,
     ) -> float:  # fmt: skip
-        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile)
+        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile, limit)
         sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
             replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
             tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit, burstiness=burstiness_shape(shape),
@@ -1302,7 +1306,7 @@ def replicas_needed(
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, replicas_needed)
     each = (ttft_target_s, tpot_target_s, burstiness, routing, prompt_tokens_high, output_tokens_high)
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile,))
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile, context))
 
 
 def fleet_gpus_needed(
@@ -1321,6 +1325,7 @@ def fleet_gpus_needed(
     prompt_tokens_high: Any = None,
     output_tokens_high: Any = None,
     length_percentile: Any = None,
+    context: Any = None,
     choices: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
@@ -1338,9 +1343,9 @@ def fleet_gpus_needed(
 
     def one(
         replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any, shape: Any,
-        dealt: Any, p_high: Any, o_high: Any, length_q: Any,
+        dealt: Any, p_high: Any, o_high: Any, length_q: Any, limit: Any,
     ) -> float:  # fmt: skip
-        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile)
+        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile, limit)
         choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
                               _target_s(tpot, "tpot_target_s"), share, burstiness_shape(shape),
                               routing_name(dealt), lengths)  # fmt: skip
@@ -1351,7 +1356,7 @@ def fleet_gpus_needed(
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
     o = Options.read(ReplicaOptions, options, fleet_gpus_needed)
     each = (ttft_target_s, tpot_target_s, burstiness, routing, prompt_tokens_high, output_tokens_high)
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile,))
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile, context))
 
 
 def group_choice(
@@ -1384,9 +1389,17 @@ def group_choice(
     )  # fmt: skip
 
 
-#: The percentiles a high length may be at (``planner plan --length-percentile``, a review's high_percentile): those
-#: the simulation sizes on above the median (``planner.export.scenario.HIGH_PERCENTILES``, the same rule: 90, 95, 99).
-HIGH_LENGTH_PERCENTILES = tuple(q for q in PERCENTILES if q > 50)
+#: How the shared refusals (``planner.serving.length_options``) name the values where a cell or the Python API gave
+#: them: the arguments' own names (``planner plan`` names its options, ``PLAN_NAMES``).
+ARGUMENT_NAMES = {
+    "prompt_tokens_high": "prompt_tokens_high",
+    "output_tokens_high": "output_tokens_high",
+    "prompt_tokens": "prompt_tokens",
+    "output_tokens": "output_tokens",
+    "percentile": "percentile",
+    "length_percentile": "length_percentile",
+    "rate": "rate_per_s",
+}
 
 
 def _blank(value: Any) -> bool:
@@ -1396,12 +1409,11 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def high_length_tokens(value: Any, mean: float, name: str, of: str) -> int | None:
-    """A high-percentile length as a cell or caller gives it (``planner plan --prompt-tokens-high``): None or blank
-    None (every request at the mean), else whole tokens (text as ``--context`` reads it: "30k", "30,000") of at
-    least the mean ``of``, in planner plan's words ("... is below --prompt-tokens ...; the high-percentile length is
-    at least the mean", with the argument names); ``InvalidInputError`` (#VALUE!) for text that is no count or a
-    length below the mean, ``OutOfRangeError`` (#NUM!) for a number that is no whole count of tokens of 1 or more."""
+def _whole_tokens_given(value: Any, name: str, least: int = 1) -> int | None:
+    """A whole count of tokens as a cell or caller gives it (``planner plan --prompt-tokens-high`` / ``--context``):
+    None or blank None, else whole tokens of at least ``least`` (text as ``--context`` reads it: "30k", "30,000");
+    ``InvalidInputError`` (#VALUE!) for text that is no count, ``OutOfRangeError`` (#NUM!) for a number that is no
+    whole count in range."""
     if _blank(value):
         return None
     if isinstance(value, str):
@@ -1413,21 +1425,19 @@ def high_length_tokens(value: Any, mean: float, name: str, of: str) -> int | Non
         raise InvalidInputError(
             f"{name} {value!r} is not a number of tokens, e.g. 30000 or 30k; leave it blank for none"
         )
-    high = float(value)
-    if not (1 <= high <= MAX_CONTEXT_TOKENS and high == int(high)):
+    tokens = float(value)
+    if not (least <= tokens <= MAX_CONTEXT_TOKENS and tokens == int(tokens)):
         raise OutOfRangeError(
-            f"{name} {value!r} is not a whole number of tokens from 1 to {MAX_CONTEXT_TOKENS:,}, e.g. 30000"
+            f"{name} {value!r} is not a whole number of tokens from {least} to {MAX_CONTEXT_TOKENS:,}, e.g. 30000"
         )
-    if high < mean:
-        raise InvalidInputError(
-            f"{name} {high:,.0f} is below {of} {mean:,g}; the high-percentile length is at least the mean"
-        )
-    return int(high)
+    return int(tokens)
 
 
-def _length_percentile(value: Any) -> float:
+def _length_percentile(value: Any) -> float | None:
     """A length percentile as a cell gives it (90, 95 or 99; "p95" and "95%" read as ``plan --length-percentile``
-    reads them); ``InvalidInputError`` (#VALUE!) for text or a logical that is no percentile."""
+    reads them); None or blank None; ``InvalidInputError`` (#VALUE!) for text or a logical that is no number."""
+    if _blank(value):
+        return None
     if isinstance(value, str):
         text = value.strip().lower().removeprefix("p").removesuffix("%").strip()
         try:
@@ -1436,48 +1446,47 @@ def _length_percentile(value: Any) -> float:
             pass
     elif not isinstance(value, bool):
         return float(value)
-    raise InvalidInputError(
-        f"length_percentile {value!r} is not a percentile; use one of "
-        f"{', '.join(f'{q:g}' for q in HIGH_LENGTH_PERCENTILES)}, or leave it blank for the targets' percentile"
-    )
+    raise InvalidInputError(f"length_percentile {value!r} is not a percentile; use 90, 95 or 99, or leave it blank")
 
 
 def drawn_lengths(
     replica: Replica, prompt: float, output: float, prompt_high: Any, output_high: Any, length_percentile: Any,
-    percentile: float,
+    percentile: float, context: Any = None,
 ) -> list[tuple[int, int]] | None:  # fmt: skip
-    """Each simulated request's (prompt, output) tokens where a high length is given, drawn as ``planner plan --rate
-    --prompt-tokens-high --output-tokens-high --length-percentile`` draws them: ``planner.serving.load.spread_lengths``
-    around the means in whole tokens (``prompt``, ``output``; a high length not given is its mean) at
-    ``length_percentile`` (None or blank: the targets' ``percentile``, as ``--length-percentile`` defaults to
-    ``--percentile``), ``sizing_requests(percentile)`` requests, capped at the model's trained context (plan's
-    ``p.model.max_context``). None where neither high length is given: every request at the means, as before.
-    Refused as plan refuses (``high_length_tokens``): a high length below its mean; a length percentile without a
-    high length, or one that is not a high one (90, 95 or 99). ``LongTailError`` (#VALUE!) where no truncated
-    lognormal holds a mean and its high length."""
-    p_high = high_length_tokens(prompt_high, prompt, "prompt_tokens_high", "prompt_tokens")
-    o_high = high_length_tokens(output_high, output, "output_tokens_high", "output_tokens")
-    if p_high is None and o_high is None:
-        if not _blank(length_percentile):
-            raise InvalidInputError(
-                "length_percentile is the percentile of prompt_tokens_high and output_tokens_high; give one of them, "
-                "or leave it blank"
-            )
-        return None
-    by = "percentile" if _blank(length_percentile) else "length_percentile"
-    q = float(percentile) if by == "percentile" else _length_percentile(length_percentile)
-    if q not in HIGH_LENGTH_PERCENTILES:
-        raise OutOfRangeError(
-            f"{'prompt_tokens_high' if p_high is not None else 'output_tokens_high'} is the length at {by} "
-            f"({q:g}), which must then be a high one: {', '.join(f'{h:g}' for h in HIGH_LENGTH_PERCENTILES)} (a "
-            "review's high_percentile)"
-            + ("; length_percentile sets it apart from the targets' percentile" if by == "percentile" else "")
+    """Each simulated request's (prompt, output) tokens where a high length is given, checked and drawn by the code
+    ``planner plan --rate --prompt-tokens-high --output-tokens-high --length-percentile --context`` runs
+    (``planner.serving.length_options``: ``check_length_percentile``, ``check_high_lengths`` with the arguments'
+    names, ``sized_lengths`` around the means in whole tokens, ``prompt``, ``output``, capped at the model's trained
+    context as plan caps them; then ``planner.serving.load.cut_to_context`` at ``context``, plan's --context, where
+    given: blank, the model's trained context, no cut below it). ``length_percentile`` blank is the targets'
+    ``percentile``, as ``--length-percentile`` defaults to ``--percentile``. None where neither high length is
+    given: every request at the means, as before (a ``context`` then only refuses means longer than it, as plan
+    does). Refused as plan refuses: a high length below its mean, a length percentile without a high length, or one
+    that is not 90, 95 or 99 (``InvalidInputError``: #VALUE!)."""
+    from planner.serving.length_options import (
+        check_high_lengths,
+        check_length_percentile,
+        length_percentile_of,
+        sized_lengths,
+    )
+
+    p_high = _whole_tokens_given(prompt_high, "prompt_tokens_high")
+    o_high = _whole_tokens_given(output_high, "output_tokens_high")
+    length_q = _length_percentile(length_percentile)
+    limit = _whole_tokens_given(context, "context", least=2)
+    check_length_percentile(length_q, p_high, o_high, names=ARGUMENT_NAMES)
+    q = length_percentile_of(percentile, length_q)
+    by = "percentile" if length_q is None else "length_percentile"
+    check_high_lengths(p_high, o_high, prompt, output, q, at_rate=True, by=by, names=ARGUMENT_NAMES)
+    if limit is not None and prompt + output > limit:
+        raise InvalidInputError(
+            f"prompt_tokens {prompt:,g} + output_tokens {output:,g} are more than context {limit:,} (the tokens one "
+            f"sequence may hold, prompt + output); give context {math.ceil(prompt + output):,} or more"
         )
     cat = replica.catalog or default_catalog()
     model = replica.model if hasattr(replica.model, "max_context") else cat.model(replica.model)
-    return spread_lengths(
-        prompt, p_high or prompt, output, o_high or output, q, sizing_requests(float(percentile)), model.max_context
-    )
+    lengths = sized_lengths(int(prompt), int(output), p_high, o_high, q, percentile, model.max_context)
+    return cut_to_context(lengths, limit)[0] if lengths and limit is not None else lengths
 
 
 def replica_capacity_per_s(
