@@ -142,15 +142,21 @@ class TestFleetGpusAsPlan:
         assert "9 replicas of 8 x H100 SXM 80GB, the fewest GPUs of the groups tried (4 -> 228; 8 -> 72)" in why
 
     def test_docs_excel_md_states_the_cells_figures(self):
-        """docs/excel.md's "Long-tailed lengths": 64 on the means, 72 with the p95 lengths (the figures above)."""
+        """docs/excel.md's "Long-tailed lengths": 64 on the means, 72 with the p95 lengths cut to a 32K context, as
+        plan --context 32768 sizes it (9 x 8; its --json groups_tried 4 -> 19 x 4 = 76, 8 -> 72, computed here)."""
         doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "excel.md").read_text(encoding="utf-8").split())
         f = r'`=FLEET_GPUS\("H100","llama3\.3-70b",6,12000,350,3,0\.05,95,"fp16","fp16"'
         means = re.search(f + r"\)` is (\d+) on the means", doc)
-        highs = re.search(f + r",,,,,,30000,900\)` is (\d+), 9 replicas of 8 x H100", doc)
+        highs = re.search(f + r",,,,,,30000,900,,32768\)` is (\d+), 9 replicas of 8 x H100", doc)
         assert means and highs, "docs/excel.md's long-tailed example is missing"
         head = ("H100", "llama3.3-70b", 6, 12000, 350, 3, 0.05, 95, "fp16", "fp16")
         assert int(means.group(1)) == xf.FLEET_GPUS(*head) == 64
-        assert int(highs.group(1)) == xf.FLEET_GPUS(*head, *BLANK_FIVE, 30000, 900) == 72
+        assert int(highs.group(1)) == xf.FLEET_GPUS(*head, *BLANK_FIVE, 30000, 900, None, 32768) == 72
+        why = xf.PLANNER_WHY("FLEET_GPUS", *head, *BLANK_FIVE, 30000, 900, None, 32768)
+        assert "the fewest GPUs of the groups tried (4 -> 76; 8 -> 72)" in why
+        plan = run("plan", *PLAN[:10], "--rate", "6", *MEANS, *HIGHS, "--json")
+        tried = {g["gpus_per_replica"]: g["gpus"] for g in json.loads(plan.stdout)["under_load"]["groups_tried"]}
+        assert tried == {4: 76, 8: 72}
 
 
 class TestPercentilesAsPlan:
