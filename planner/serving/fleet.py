@@ -27,6 +27,12 @@ from planner.errors import InvalidInputError, NoFleetMeetsError, OutOfRangeError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
 from planner.serving.approx import approximate_setup_load
+from planner.serving.length_options import (
+    check_high_lengths,
+    check_length_percentile,
+    length_percentile_of,
+    sized_lengths,
+)
 from planner.serving.load import (
     ARRIVAL_SEED,
     CAPACITY_WINDOW_S,
@@ -1463,13 +1469,6 @@ def drawn_lengths(
     given: every request at the means, as before (a ``context`` then only refuses means longer than it, as plan
     does). Refused as plan refuses: a high length below its mean, a length percentile without a high length, or one
     that is not 90, 95 or 99 (``InvalidInputError``: #VALUE!)."""
-    from planner.serving.length_options import (
-        check_high_lengths,
-        check_length_percentile,
-        length_percentile_of,
-        sized_lengths,
-    )
-
     p_high = _whole_tokens_given(prompt_high, "prompt_tokens_high")
     o_high = _whole_tokens_given(output_high, "output_tokens_high")
     length_q = _length_percentile(length_percentile)
