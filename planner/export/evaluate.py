@@ -38,6 +38,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
     LOAD_CURVE,
     MAX_REPLICAS,
     NO_TPOT_WITH_ONE_TOKEN,
+    SPREAD_SEEDS,
     Sizing,
     fewest_replicas,
     headroom_over,
@@ -49,7 +50,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
     sweep_within_capacity,
     within_targets,
 )
-from planner.serving.load import Replica, RequestLongerThanCacheError, fixed_length_tokens
+from planner.serving.load import ARRIVAL_SEED, Replica, RequestLongerThanCacheError, fixed_length_tokens
 from planner.serving.speculative import decode_at_s, served_model, speculation_for
 from planner.units import RENT_IMPLAUSIBLE_FACTOR, fmt_usd_per_gpu_hour
 
@@ -251,6 +252,7 @@ def _simulated(
     peak_rate_per_s: float,
     goals: tuple[float, float],
     max_replicas: int = MAX_REPLICAS,
+    arrival_seed: int = ARRIVAL_SEED,
 ) -> Sizing:
     """The fewest replicas (of the kept group, each running at most ``slots`` sequences at once:
     ``Candidate.slots``; None: the engine's own max_num_seqs, ``sized_at_engine_limit``) whose simulated high-percentile TTFT and TPOT meet the
@@ -262,7 +264,8 @@ def _simulated(
     (``Workload.sizing_percentile``: its latency_percentile, else its high percentile). Where every request emits one output
     token there is no TPOT (``one_output_token``): the fleet is sized on TTFT alone, as ``plan`` sizes it without a
     TPOT target (the option's warnings say so: ``ONE_TOKEN_NOTE``). ``max_replicas``: where the search stops
-    (``NoFleetMeetsError`` past it)."""
+    (``NoFleetMeetsError`` past it). ``arrival_seed``: the draw of the arrivals (``ARRIVAL_SEED``: the one every
+    surface shows; ``replicas_over_draws`` the others), the requests' lengths the same in every draw."""
     percentile = workload.sizing_percentile
     if one_output_token(workload.output_tokens_mean):
         goals = (goals[0], math.inf)
@@ -279,6 +282,7 @@ def _simulated(
         routing=workload.routing,
         max_replicas=max_replicas,
         lengths=_lengths(workload, replica),
+        arrival_seed=arrival_seed,
     )
 
 
@@ -461,6 +465,50 @@ def kept_replica(result: Result, catalog: Catalog) -> Replica:
     return _serving_replica(
         result.option, result.gpu, result.model, int(result.replica.gpus), result.engine, catalog,
         result.weight_precision, result.kv_precision,
+    )  # fmt: skip
+
+
+def replicas_over_draws(result: Result, workload: Workload, catalog: Catalog) -> tuple[int, ...]:
+    """The serving replicas the option's kept replica (its group and batch) needs in each arrival draw of its traffic
+    (``planner.serving.fleet.SPREAD_SEEDS``, the first the sized one; the draws ``planner plan``'s sampling spread
+    compares), each by the review's one replica search (``_simulated``, its ``arrival_seed`` set) at the rate and
+    goals the option was sized on, on the same requests (``_lengths``: seeded, one draw of lengths for every
+    arrival draw): how far another sample of the same traffic moves the replica count. Two options' fleets are
+    set side by side on common random numbers: the same lengths and arrival draws, so only the deployment differs.
+    () where the option was not sized on simulated percentiles at a rate (a burst, Little's law) or a draw meets
+    no fleet the search allows."""
+    sim = result.under_load
+    if result.replica is None or sim is None or sim.is_burst or not result.meets:
+        return ()
+    workload = workload.at_request_lengths()
+    replica = kept_replica(result, catalog)
+    goals, rate = (sim.ttft_target_s, sim.tpot_target_s), sim.replicas * sim.rate_per_replica_s
+    try:
+        return tuple(
+            sim.replicas
+            if seed == ARRIVAL_SEED
+            else _simulated(workload, replica, result.candidate.slots, rate, goals, arrival_seed=seed).replicas
+            for seed in SPREAD_SEEDS
+        )
+    except PlannerError:
+        return ()
+
+
+def run_at_replicas(result: Result, workload: Workload, catalog: Catalog, replicas: int):
+    """The option's kept replica (its group and batch) simulated as one of ``replicas`` at the rate and on the
+    requests it was sized on (``replica_run``, dealt by the workload's routing, the sized arrival draw): what it
+    reads on another replica count (a lever's on the baseline's). Only for an option sized on simulated
+    percentiles at a rate."""
+    sim = result.under_load
+    if result.replica is None or sim is None or sim.is_burst:
+        raise ValueError(f"{result.option.name}: not sized on simulated percentiles at a rate")
+    workload = workload.at_request_lengths()
+    replica = kept_replica(result, catalog)
+    return replica_run(
+        dc_replace(replica, max_num_seqs=result.candidate.slots), workload.prompt_tokens_mean,
+        workload.output_tokens_mean, sim.replicas * sim.rate_per_replica_s, int(replicas),
+        burstiness=workload.burstiness, prefix_hit_rate=workload.prefix_hit_rate, routing=workload.routing,
+        lengths=_lengths(workload, replica),
     )  # fmt: skip
 
 

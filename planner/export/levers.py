@@ -1,5 +1,8 @@
-"""The levers against a baseline: more GPUs per replica, a shorter context, a GQA model, KV quantization, and for a
-MoE model data-parallel attention with the experts spread (the layout 2026 engines run such models in)."""
+"""The levers against a baseline: more GPUs per replica, a shorter context, a GQA model, KV quantization, a prefix
+cache, and for a MoE model data-parallel attention with the experts spread (the layout 2026 engines run such models
+in). Each lever is sized on the baseline's own requests and arrival draws (common random numbers: the lengths and
+arrivals are seeded alike), so only the change differs; a difference the draws of the same traffic do not agree on is
+not booked (``_within_draws``)."""
 
 from __future__ import annotations
 
@@ -9,11 +12,11 @@ from dataclasses import replace as dc_replace
 from planner.api import next_tp_size, scale_up_gpus
 from planner.catalog import Catalog
 from planner.errors import PlannerError
-from planner.export.evaluate import evaluate
+from planner.export.evaluate import evaluate, replicas_over_draws, run_at_replicas
 from planner.export.not_sized import not_sized
 from planner.export.reason import usd as _usd
 from planner.export.records import Lever, Result
-from planner.export.scenario import Finance, Scenario
+from planner.export.scenario import Finance, Scenario, Workload
 from planner.serving.load import LongTailError
 from planner.units import counted
 
@@ -164,15 +167,7 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
             res, refused = evaluate(o, short, catalog, x, model=base.model, finance=scenario.finance), ""
     except LongTailError as exc:  # the shorter slot holds no fit of the lengths (trial 27 F12): this lever's note
         res, refused = None, f"not evaluated: the slot shrinks to {short.sizing_context_tokens:,} tokens, and the {exc}"
-    out.append(
-        _lever(
-            "Shorter context",
-            f"prompts capped at {cap:,} tokens (was {w.prompt_tokens_high:,} at p{w.high_percentile:g})",
-            base,
-            res,
-            refused,
-        )
-    )
+    out.append(_lever("Shorter context", shorter_context_change(w, short), base, res, refused))
 
     m = base.model
     if lv.gqa_model:
@@ -248,12 +243,28 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
             o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model, finance=scenario.finance
         )
         out.append(_lever("KV-cache quantization", f"KV cache {kv_now} -> {kv_new}", base, res))
+    cached = _prefix_workload(w, lv.prefix_hit_rate)
+    out.append(_prefix_lever(scenario, base, catalog, cached))
     other = _other_layout(base)
     if other is not None:
         out.append(other)
     elif base.model.moe is not None and (o.parallelism or "tp") != "dp-ep":
         out.append(_data_parallel_attention(o, w, catalog, x, base, scenario.finance))
-    return tuple(_judged(lever, base, scenario, catalog, short) for lever in out)
+    workloads = {"Shorter context": short, PREFIX_LEVER: cached}
+    judged = (_judged(lever, base, scenario, catalog, workloads.get(lever.name, w)) for lever in out)
+    return tuple(_within_draws(lever, base, scenario, catalog, workloads.get(lever.name, w)) for lever in judged)
+
+
+def shorter_context_change(w: Workload, short: Workload) -> str:
+    """The "Shorter context" lever's words: exactly the lengths it sizes (trial 29 F7: "prompts capped at 15,000
+    tokens" read as a cap, while the mean stayed at 12,000 and only the tail narrowed). The lever sets the high
+    percentile's prompt to the cap and keeps the mean (lowered to the cap only where it was above it): the
+    draws around them (``Workload.simulated_lengths``) are a narrower tail at the same average prompt, so the
+    saving is what trimming the longest retrievals buys, not a cut of every prompt's length."""
+    q = f"p{w.high_percentile:g}"
+    m0, m1 = w.prompt_tokens_mean, short.prompt_tokens_mean
+    mean = f"mean kept at {m1:,.0f}" if m1 == m0 else f"mean {m0:,.0f} -> {m1:,.0f}"
+    return f"{q} prompt {w.prompt_tokens_high:,} -> {short.prompt_tokens_high:,} tokens, {mean}"
 
 
 def _other_layout(base: Result) -> Lever | None:
@@ -280,14 +291,13 @@ def _other_layout(base: Result) -> Lever | None:
     return dc_replace(lever, note=f"{lever.note}; {chosen}" if lever.note else chosen)
 
 
-def _judged(lever: Lever, base: Result, scenario: Scenario, catalog: Catalog, short) -> Lever:
+def _judged(lever: Lever, base: Result, scenario: Scenario, catalog: Catalog, w: Workload) -> Lever:
     """The lever as the review judges an option: a fleet its margin sets, 10 times or more the fleet as predicted, is
     not sized (``not_sized``; trial 22, F1: the data-parallel attention lever at 2,880 GPUs, -$10,461,367). A layout
     the review already sized and judged for the baseline (``Result.layouts``) is not judged again."""
     res = lever.result
     if res is None or not res.meets or any(s.result is res for s in base.layouts):
         return lever
-    w = short if lever.name == "Shorter context" else scenario.workload
     judged = not_sized(res, scenario.model_copy(update={"workload": w}), catalog)
     return lever if judged is res else _lever(lever.name, lever.change, base, judged)
 
@@ -302,3 +312,144 @@ def _data_parallel_attention(o, w, catalog: Catalog, x: float, base: Result, fin
     except PlannerError as exc:  # the engine or release runs no such layout for this model: the lever's note
         return Lever(name, change, None, math.nan, f"not evaluated: {exc}")
     return _lever(name, change, base, res)
+
+
+PREFIX_LEVER = "Prefix cache"
+
+
+def prefix_memory_note(share: float) -> str:
+    """What a prefix cache's share ``share`` does and does not buy in the model (docs/model.md: each prompt computes
+    (1 - h) of its tokens and holds all of them): said wherever a workload or lever sets one (trial 29 F9)."""
+    return (
+        f"prefix cache hit {share:.0%}: prefill computes {1 - share:.0%} of each prompt; the memory shared prefix "
+        "blocks save is not modelled (each sequence holds its whole prompt's KV cache), so the fleet is conservative "
+        "on memory (batch room)"
+    )
+
+
+def _prefix_workload(w: Workload, share: float | None) -> Workload | None:
+    """The workload with ``[levers] prefix_hit_rate`` in place of its own; None where the lever is not set."""
+    return None if share is None else w.model_copy(update={"prefix_hit_rate": float(share)})
+
+
+def _prefix_lever(scenario: Scenario, base: Result, catalog: Catalog, cached: Workload | None) -> Lever:
+    """The baseline with a prefix cache holding ``[levers] prefix_hit_rate`` of each prompt: sized by the same code
+    as the workload's own ``prefix_hit_rate`` (``evaluate`` of the workload with it set), so the lever's fleet is the
+    review of that scenario's. Not evaluated where the lever is not set (no share is assumed), is not above the
+    workload's own share, or the workload is sized by Little's law (which charges every prompt its whole prefill)."""
+    w, o = scenario.workload, base.option
+    if cached is None:
+        own = f" (the workload's own: {w.prefix_hit_rate:.0%})" if w.prefix_hit_rate > 0 else ""
+        return Lever(
+            PREFIX_LEVER,
+            "prefix cache: levers.prefix_hit_rate not set",
+            None,
+            math.nan,
+            "not evaluated: set [levers] prefix_hit_rate to the share of each prompt your prefix cache holds (a "
+            "system prompt or retrieved preamble every request shares, over the mean prompt: 0.3 for 3,600 of 12,000 "
+            f"tokens){own}",
+        )
+    share = cached.prefix_hit_rate
+    change = f"prefix cache hit {w.prefix_hit_rate:.0%} -> {share:.0%} of each prompt"
+    if share <= w.prefix_hit_rate:
+        return Lever(
+            PREFIX_LEVER,
+            change,
+            None,
+            math.nan,
+            f"not evaluated: levers.prefix_hit_rate ({share:g}) is not above the workload's {w.prefix_hit_rate:g}",
+        )
+    if w.sizing != "simulated":
+        return Lever(
+            PREFIX_LEVER,
+            change,
+            None,
+            math.nan,
+            'not evaluated: a prefix cache needs sizing = "simulated" (Little\'s law charges every prompt its whole '
+            "prefill)",
+        )
+    res = evaluate(o, cached, catalog, scenario.traffic_change, model=base.model, finance=scenario.finance)
+    lever = _lever(PREFIX_LEVER, change, base, res)
+    said = prefix_memory_note(share)
+    return dc_replace(lever, note=f"{lever.note}; {said}" if lever.note else said)
+
+
+def _within_draws(lever: Lever, base: Result, scenario: Scenario, catalog: Catalog, w: Workload) -> Lever:
+    """The lever with its fleet's difference from the baseline's set against the draws of the same traffic (trial
+    29 F3: KV fp8 read +8 GPUs, -$20,995 a month, on a fleet whose p95 TTFT sits on a flat stretch at the target,
+    where 4 of 5 arrival draws disagree on the replica count). Both are sized on the same requests and the same
+    arrival draws (common random numbers), and each again in every draw of ``replicas_over_draws``; where fewer than
+    half the draws agree with the sized draw on the difference's direction, the difference is the sampling's, not
+    the lever's: the Effect says "same fleet within the sizing's draw-to-draw spread" with the replica ranges, and
+    no saving or cost is booked (NaN). Where a lever is dearer and the draws agree, the Effect names the binding
+    target at the baseline's replica count and why (``_dearer_because``). Levers not sized on simulated percentiles
+    at a rate, or whose GPU count is the baseline's, are as they were."""
+    res = lever.result
+    if res is None or not res.meets or not math.isfinite(lever.saving_usd_per_month) or res.gpus == base.gpus:
+        return lever
+    if base.under_load is None or res.under_load is None:
+        return lever
+    b_draws = replicas_over_draws(base, scenario.workload, catalog)
+    l_draws = replicas_over_draws(res, w, catalog)
+    if not b_draws or len(b_draws) != len(l_draws):
+        return lever
+    gb, gl = int(base.replica.gpus), int(res.replica.gpus)
+    diffs = [lr * gl - br * gb for br, lr in zip(b_draws, l_draws, strict=True)]
+    d0 = diffs[0]
+    if d0 == 0:  # the same serving GPUs in the sized draw: spares or whole nodes set the difference, as before
+        return lever
+    agree = sum((d > 0) == (d0 > 0) and d != 0 for d in diffs)
+    n = len(diffs)
+    if 2 * agree > n:
+        return lever if d0 < 0 else dc_replace(lever, note=f"{lever.note}; {_dearer_because(base, res, w, catalog)}")
+    unit, b_span, l_span = (
+        ("replicas", b_draws, l_draws) if gb == gl else ("GPUs", [b * gb for b in b_draws], [x * gl for x in l_draws])
+    )
+    more = "more" if d0 > 0 else "fewer"
+    words = "cost" if d0 > 0 else "saving"
+    spread = (
+        f"same fleet within the sizing's draw-to-draw spread: {min(l_span):,}-{max(l_span):,} serving {unit} over {n} "
+        f"arrival draws of this traffic (baseline {min(b_span):,}-{max(b_span):,}; the same requests and draws); "
+        f"{agree} of the {n} draws need{'s' if agree == 1 else ''} {more} than the baseline's, so the sized "
+        f"draw's {l_span[0]:,} against {b_span[0]:,} is no {words}: none booked"
+    )
+    return Lever(lever.name, lever.change, res, math.nan, f"{spread}; {lever.note}" if lever.note else spread)
+
+
+def _dearer_because(base: Result, res: Result, w: Workload, catalog: Catalog) -> str:
+    """Why a lever needs more serving replicas than the baseline (the draws agreeing): the target it misses on the
+    baseline's replica count (``run_at_replicas``, the sized draw), its figure against the goal and the baseline's,
+    and, where the lever runs more sequences at once there, that they lengthen the prompt queue (TTFT) or each
+    decode step (TPOT)."""
+    b = base.under_load
+    k = int(b.replicas)
+    if int(res.replica.gpus) != int(base.replica.gpus):
+        return f"binding: the targets at {res.under_load.replicas} replicas of {int(res.replica.gpus)} GPUs"
+    run = run_at_replicas(res, w, catalog, k)
+    q = b.percentile
+    ttft, tpot = float(run.ttft_s.at(q)), float(run.tpot_s.at(q))
+    goal_ttft, goal_tpot = float(res.under_load.ttft_target_s), float(res.under_load.tpot_target_s)
+    bt, bp = float(b.result.ttft_s.at(q)), float(b.result.tpot_s.at(q))
+    ttft_miss = ttft > goal_ttft
+    name, got, goal, had, fmt = (
+        ("TTFT", ttft, goal_ttft, bt, "{:.2f} s")
+        if ttft_miss or not tpot > goal_tpot
+        else ("TPOT", tpot * 1e3, goal_tpot * 1e3, bp * 1e3, "{:.1f} ms")
+    )
+    said = (
+        f"binding p{q:g} {name}: at the baseline's {counted(k, 'replica')} it reads {fmt.format(got)} against the "
+        f"{fmt.format(goal)} goal (baseline {fmt.format(had)})"
+    )
+    running, was = run.peak_running, b.result.peak_running
+    fits, fit_was = int(res.candidate.slots), int(base.candidate.slots)
+    if fits < fit_was and running >= fits:
+        said += f": only {counted(fits, 'sequence')} fit a replica (baseline {fit_was:,}), " + (
+            "so prompts wait for a slot" if name == "TTFT" else "so requests queue for a slot"
+        )
+    elif running > was:
+        said += f": up to {running:,} sequences run at once per replica (baseline {was:,}), " + (
+            "so more prompts wait and the prompt queue lengthens"
+            if name == "TTFT"
+            else "so each decode step carries more and takes longer"
+        )
+    return said

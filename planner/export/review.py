@@ -25,7 +25,7 @@ from planner.export.evaluate import (
     sized_again,
     sized_levels,
 )
-from planner.export.levers import levers
+from planner.export.levers import levers, prefix_memory_note
 from planner.export.mix import size_mixes, unmet_warnings
 from planner.export.not_sized import MARGIN_NOT_SIZED, NOT_SIZED, not_sized
 from planner.export.outlook import bare_fleet, build_outlook, without_margin
@@ -281,6 +281,8 @@ def build_review(
         progress("levers")
     tail = scenario.workload.spread_fit_note  # the lengths' fit, said once for every option (trial 27 F12)
     warnings = ((f"Workload: {tail}",) if tail else ()) + tuple(dict.fromkeys(w for r in results for w in r.warnings))
+    if (share := scenario.workload.prefix_hit_rate) > 0:  # what the share does not buy, said once (trial 29 F9)
+        warnings += (f"Workload: {prefix_memory_note(share)}",)
     if host := reused_host_warning(results):  # the Assumptions' "host figures" rows, where the committee reads (F7)
         warnings += (host,)
     outlook = build_outlook(scenario, tuple(ranked), catalog, bares)

@@ -904,6 +904,15 @@ class Levers(BaseModel):
         default=None, min_length=1, description="a GQA model to compare (default: the baseline model with/without GQA)"
     )
     kv_precision: str = Field(default="fp8", description="KV-cache quantization: the precision to try")
+    prefix_hit_rate: float | None = Field(
+        default=None,
+        gt=0,
+        lt=1,
+        strict=False,
+        description="prefix cache: the share of each prompt it holds, as [workload] prefix_hit_rate (0.3: a shared "
+        "3,600-token system prompt of 12,000); sized by the same simulation (default: not evaluated, the row says "
+        "how to set it)",
+    )
 
 
 PriceKindName = Annotated[Literal["purchase", "reserved", "on-demand", "spot"], BeforeValidator(read_price_kind)]

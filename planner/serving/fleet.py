@@ -542,6 +542,7 @@ def fewest_replicas(
     prefix_hit_rate: float = 0.0,
     arrivals_s: Any = None,
     routing: str = "random",
+    arrival_seed: int = ARRIVAL_SEED,
 ) -> Sizing:
     """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
     per second (``replica_run``: the traffic's gamma gaps of ``burstiness`` dealt by ``routing``, at random by
@@ -557,7 +558,8 @@ def fewest_replicas(
     (``replica_shares``; every replica's share simulated, the percentiles pooled). The capacity check runs at the
     mean lengths and, for a trace, at its mean rate with outlier gaps shortened to the median
     (``planner.serving.load.active_rate_per_s``), as the rate mode judges its rate: a busier minute past the capacity
-    builds a queue that drains, which the replay simulates (trial 24 F2).
+    builds a queue that drains, which the replay simulates (trial 24 F2). ``arrival_seed``: which draw of the
+    arrivals (``replica_run``; ``SPREAD_SEEDS`` are the draws ``sampling_spread`` compares), the lengths unchanged.
 
     Without targets (both inf) the fleet is sized on capacity alone: the fewest replicas k each taking less than its
     simulated capacity, rate / k < ``capacity_per_s`` (the Excel CAPACITY_RPS: k = floor(rate / capacity) + 1) and
@@ -588,7 +590,7 @@ def fewest_replicas(
     def run_at(k: int) -> LoadResult:
         return replica_run(
             replica, prompt_tokens, output_tokens, rate, k, burstiness=burstiness, lengths=lengths,
-            prefix_hit_rate=prefix_hit_rate, arrivals_s=arrivals_s, routing=routing,
+            prefix_hit_rate=prefix_hit_rate, arrivals_s=arrivals_s, routing=routing, arrival_seed=arrival_seed,
         )  # fmt: skip
 
     targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
@@ -639,6 +641,7 @@ def fewest_replicas(
                 replica, prompt_tokens, output_tokens, rate, percentile=percentile, ttft_target_s=ttft_target_s,
                 tpot_target_s=tpot_target_s, burstiness=burstiness, max_replicas=max_replicas,
                 lengths=lengths[:DEFAULT_REQUESTS], prefix_hit_rate=prefix_hit_rate, routing=routing,
+                arrival_seed=arrival_seed,
             ).replicas  # fmt: skip
             guessed = True
         except NoFleetMeetsError:  # the short draw's refusal is not the long one's: searched as without a guess
