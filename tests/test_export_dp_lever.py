@@ -37,11 +37,13 @@ def test_a_tensor_parallel_moe_baseline_gets_the_dp_ep_lever_sized_as_the_dp_ep_
 
 
 def test_a_dense_baseline_keeps_four_levers():
+    """Four levers and the prefix cache's (not evaluated where [levers] prefix_hit_rate is not set; trial 29 F9)."""
     review = build_review(load_scenario(ROOT / "examples/budget-review.toml"), default_catalog(), date=DATE)
     assert review.baseline.model.moe is None
     assert [lv.name for lv in review.levers] == [
-        "More GPUs per replica", "Shorter context", "GQA model", "KV-cache quantization"
+        "More GPUs per replica", "Shorter context", "GQA model", "KV-cache quantization", "Prefix cache"
     ]  # fmt: skip
+    assert review.levers[-1].result is None
 
 
 def test_a_dp_ep_baseline_has_no_such_lever(tmp_path):

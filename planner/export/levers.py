@@ -337,7 +337,7 @@ def _prefix_lever(scenario: Scenario, base: Result, catalog: Catalog, cached: Wo
     as the workload's own ``prefix_hit_rate`` (``evaluate`` of the workload with it set), so the lever's fleet is the
     review of that scenario's. Not evaluated where the lever is not set (no share is assumed), is not above the
     workload's own share, or the workload is sized by Little's law (which charges every prompt its whole prefill)."""
-    w, o = scenario.workload, base.option
+    w = scenario.workload
     if cached is None:
         own = f" (the workload's own: {w.prefix_hit_rate:.0%})" if w.prefix_hit_rate > 0 else ""
         return Lever(
@@ -368,7 +368,7 @@ def _prefix_lever(scenario: Scenario, base: Result, catalog: Catalog, cached: Wo
             'not evaluated: a prefix cache needs sizing = "simulated" (Little\'s law charges every prompt its whole '
             "prefill)",
         )
-    res = evaluate(o, cached, catalog, scenario.traffic_change, model=base.model, finance=scenario.finance)
+    res = evaluate(base.option, cached, catalog, scenario.traffic_change, model=base.model, finance=scenario.finance)
     lever = _lever(PREFIX_LEVER, change, base, res)
     said = prefix_memory_note(share)
     return dc_replace(lever, note=f"{lever.note}; {said}" if lever.note else said)
@@ -396,12 +396,22 @@ def _within_draws(lever: Lever, base: Result, scenario: Scenario, catalog: Catal
     gb, gl = int(base.replica.gpus), int(res.replica.gpus)
     diffs = [lr * gl - br * gb for br, lr in zip(b_draws, l_draws, strict=True)]
     d0 = diffs[0]
-    if d0 == 0:  # the same serving GPUs in the sized draw: spares or whole nodes set the difference, as before
-        return lever
+    if d0 == 0:  # the same serving GPUs in the sized draw: the spares and whole nodes or instances differ
+        serving, node = int(res.under_load.replicas) * gl, int(res.money.node_size)
+        units = (
+            f" and whole {node}-GPU {'nodes' if res.money.pricing == 'purchase' else 'instances'}" if node > 1 else ""
+        )
+        said = (
+            f"the same {serving:,} serving GPUs as the baseline; the fleets differ by their spare replicas "
+            f"({res.option.spare_replicas} of {gl} GPUs, baseline {base.option.spare_replicas} of {gb}){units}: "
+            f"{int(res.gpus):,} GPUs against {int(base.gpus):,}"
+        )
+        return dc_replace(lever, note=f"{lever.note}; {said}" if lever.note else said)
     agree = sum((d > 0) == (d0 > 0) and d != 0 for d in diffs)
     n = len(diffs)
     if 2 * agree > n:
-        return lever if d0 < 0 else dc_replace(lever, note=f"{lever.note}; {_dearer_because(base, res, w, catalog)}")
+        why = "" if d0 < 0 else _dearer_because(base, res, w, catalog)
+        return dc_replace(lever, note=f"{lever.note}; {why}") if why else lever
     unit, b_span, l_span = (
         ("replicas", b_draws, l_draws) if gb == gl else ("GPUs", [b * gb for b in b_draws], [x * gl for x in l_draws])
     )
@@ -417,27 +427,35 @@ def _within_draws(lever: Lever, base: Result, scenario: Scenario, catalog: Catal
 
 
 def _dearer_because(base: Result, res: Result, w: Workload, catalog: Catalog) -> str:
-    """Why a lever needs more serving replicas than the baseline (the draws agreeing): the target it misses on the
-    baseline's replica count (``run_at_replicas``, the sized draw), its figure against the goal and the baseline's,
-    and, where the lever runs more sequences at once there, that they lengthen the prompt queue (TTFT) or each
-    decode step (TPOT)."""
+    """Why a lever needs more serving GPUs than the baseline (the draws agreeing): the target it misses on the
+    baseline's serving GPUs (its replicas, or for another group the most of the lever's replicas they hold:
+    ``run_at_replicas``, the sized draw), its figure against the goal and the baseline's, and where the lever fits
+    fewer sequences in a replica, or runs more at once, that they make prompts wait or each decode step longer."""
     b = base.under_load
-    k = int(b.replicas)
-    if int(res.replica.gpus) != int(base.replica.gpus):
-        return f"binding: the targets at {res.under_load.replicas} replicas of {int(res.replica.gpus)} GPUs"
+    gb, gl = int(base.replica.gpus), int(res.replica.gpus)
+    k = int(b.replicas) * gb // gl
+    if k < 1:
+        return ""
+    where = (
+        f"the baseline's {counted(k, 'replica')}"
+        if gl == gb
+        else f"{counted(k, 'replica')} of {gl} GPUs (the baseline's {int(b.replicas) * gb:,} serving GPUs)"
+    )
     run = run_at_replicas(res, w, catalog, k)
     q = b.percentile
     ttft, tpot = float(run.ttft_s.at(q)), float(run.tpot_s.at(q))
     goal_ttft, goal_tpot = float(res.under_load.ttft_target_s), float(res.under_load.tpot_target_s)
     bt, bp = float(b.result.ttft_s.at(q)), float(b.result.tpot_s.at(q))
     ttft_miss = ttft > goal_ttft
+    if not ttft_miss and not tpot > goal_tpot:  # met there after all (a replica count the search stepped over)
+        return ""
     name, got, goal, had, fmt = (
         ("TTFT", ttft, goal_ttft, bt, "{:.2f} s")
         if ttft_miss or not tpot > goal_tpot
         else ("TPOT", tpot * 1e3, goal_tpot * 1e3, bp * 1e3, "{:.1f} ms")
     )
     said = (
-        f"binding p{q:g} {name}: at the baseline's {counted(k, 'replica')} it reads {fmt.format(got)} against the "
+        f"binding p{q:g} {name}: on {where} it reads {fmt.format(got)} against the "
         f"{fmt.format(goal)} goal (baseline {fmt.format(had)})"
     )
     running, was = run.peak_running, b.result.peak_running
