@@ -387,8 +387,8 @@ def _within_draws(lever: Lever, base: Result, scenario: Scenario, catalog: Catal
     res = lever.result
     if res is None or not res.meets or not math.isfinite(lever.saving_usd_per_month) or res.gpus == base.gpus:
         return lever
-    if base.under_load is None or res.under_load is None:
-        return lever
+    if base.under_load is None or res.under_load is None or any(s.result is res for s in base.layouts):
+        return lever  # a layout the review sized for the baseline and chose between on the shown draw: as chosen
     b_draws = replicas_over_draws(base, scenario.workload, catalog)
     l_draws = replicas_over_draws(res, w, catalog)
     if not b_draws or len(b_draws) != len(l_draws):
