@@ -339,16 +339,15 @@ def _prefix_lever(scenario: Scenario, base: Result, catalog: Catalog, cached: Wo
     workload's own share, or the workload is sized by Little's law (which charges every prompt its whole prefill)."""
     w = scenario.workload
     if cached is None:
-        own = f" (the workload's own: {w.prefix_hit_rate:.0%})" if w.prefix_hit_rate > 0 else ""
-        return Lever(
-            PREFIX_LEVER,
-            "prefix cache: levers.prefix_hit_rate not set",
-            None,
-            math.nan,
-            "not evaluated: set [levers] prefix_hit_rate to the share of each prompt your prefix cache holds (a "
+        said = (
+            f"not evaluated: the workload's prefix_hit_rate {w.prefix_hit_rate:g} is in every option's fleet already; "
+            "set [levers] prefix_hit_rate above it to size a larger share"
+            if w.prefix_hit_rate > 0
+            else "not evaluated: set [levers] prefix_hit_rate to the share of each prompt your prefix cache holds (a "
             "system prompt or retrieved preamble every request shares, over the mean prompt: 0.3 for 3,600 of 12,000 "
-            f"tokens){own}",
+            "tokens)"
         )
+        return Lever(PREFIX_LEVER, "prefix cache: levers.prefix_hit_rate not set", None, math.nan, said)
     share = cached.prefix_hit_rate
     change = f"prefix cache hit {w.prefix_hit_rate:.0%} -> {share:.0%} of each prompt"
     if share <= w.prefix_hit_rate:
@@ -423,7 +422,9 @@ def _within_draws(lever: Lever, base: Result, scenario: Scenario, catalog: Catal
         f"{agree} of the {n} draws need{'s' if agree == 1 else ''} {more} than the baseline's, so the sized "
         f"draw's {l_span[0]:,} against {b_span[0]:,} is no {words}: none booked"
     )
-    return Lever(lever.name, lever.change, res, math.nan, f"{spread}; {lever.note}" if lever.note else spread)
+    why = _dearer_because(base, res, w, catalog) if d0 > 0 else ""  # what the shown draw's extra replica met
+    said = f"{spread}; {why}" if why else spread
+    return Lever(lever.name, lever.change, res, math.nan, f"{said}; {lever.note}" if lever.note else said)
 
 
 def _dearer_because(base: Result, res: Result, w: Workload, catalog: Catalog) -> str:
@@ -450,7 +451,7 @@ def _dearer_because(base: Result, res: Result, w: Workload, catalog: Catalog) ->
     if not ttft_miss and not tpot > goal_tpot:  # met there after all (a replica count the search stepped over)
         return ""
     name, got, goal, had, fmt = (
-        ("TTFT", ttft, goal_ttft, bt, "{:.2f} s")
+        ("TTFT", ttft, goal_ttft, bt, "{:.3f} s" if ttft < 10 else "{:,.1f} s")
         if ttft_miss or not tpot > goal_tpot
         else ("TPOT", tpot * 1e3, goal_tpot * 1e3, bp * 1e3, "{:.1f} ms")
     )
