@@ -7,6 +7,7 @@ not booked (``_within_draws``)."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace as dc_replace
 
 from planner.api import next_tp_size, scale_up_gpus
@@ -424,7 +425,9 @@ def _within_draws(lever: Lever, base: Result, scenario: Scenario, catalog: Catal
     )
     why = _dearer_because(base, res, w, catalog) if d0 > 0 else ""  # what the shown draw's extra replica met
     said = f"{spread}; {why}" if why else spread
-    return Lever(lever.name, lever.change, res, math.nan, f"{said}; {lever.note}" if lever.note else said)
+    # the GQA lever's "GQA already saves $X" books the difference the draws do not agree on: left out
+    rest = re.sub(r"^(GQA already saves|here full multi-head attention would cost) [^;]*(; )?", "", lever.note)
+    return Lever(lever.name, lever.change, res, math.nan, f"{said}; {rest}" if rest else said)
 
 
 def _dearer_because(base: Result, res: Result, w: Workload, catalog: Catalog) -> str:
