@@ -153,8 +153,10 @@ def stale_estimate(figure: str, stale: str, unknown: str, money: bool) -> str:
     """A fleet cell's formula: the figure (a reference) while its fleet is current; while Calc's ``stale`` cell is 1,
     ``STALE_FLEET`` where its ``unknown`` cell (Calc's stale_unknown: Inputs other than the peak changed) is 1, else
     the figure as words, "~48 est." or "~$514,373 est." (text, whole numbers: the old queue term at the new peak), so
-    that only a refreshed workbook shows a number in the cell; an error shows as itself."""
+    that only a refreshed workbook shows a number in the cell; an error shows as itself, and words (Calc's
+    ``FLOOR_SHORT``: no fleet, kept nearly idle) as themselves."""
     words = f'"~{"$" if money else ""}"&TEXT({figure},"#,##0")&"{ESTIMATE_SUFFIX}"'
+    words = f"IF(ISTEXT({figure}),{figure},{words})"
     return f'=IF(ISERROR({figure}),{figure},IF({stale}=1,IF({unknown}=1,"{STALE_FLEET}",{words}),{figure}))'
 
 
