@@ -84,7 +84,13 @@ def test_the_more_gpus_lever_does_not_meet_and_has_no_fleet(levers):
     ws, row = levers
     assert ws[f"{MORE}{row['GPUs in the group']}"].value == 16
     assert ws[f"{MORE}{row['Meets the latency targets']}"].value == FLOOR_WORDS
-    for label in ("Requests/s one replica takes", "Replicas for the peak", "Fleet GPUs", "Fleet cost per month"):
+    for label in (
+        "Queue term: rate factor (planner's simulation)",
+        "Requests/s one replica takes",
+        "Replicas for the peak",
+        "Fleet GPUs",
+        "Fleet cost per month",
+    ):
         assert ws[f"{MORE}{row[label]}"].value == FLOOR_SHORT, label
     assert ws[f"{MORE}{row['Fleet sized by']}"].value == "no fleet: near-idle floor (Load sheet)"
 
@@ -117,3 +123,13 @@ def test_the_lever_is_named_more_gpus_per_replica(levers):
     assert ws[f"{MORE}4"].value == (
         "tensor-parallel group 8 -> 16 GPUs per replica (more replicas of 8: the Baseline's own fleet)"
     )
+
+
+def test_docs_state_the_rule_and_the_name():
+    """docs/workbooks.md (Levers) gives the lever's name, the floor's words and the trial's figures above."""
+    from pathlib import Path
+
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "workbooks.md").read_text(encoding="utf-8").split())
+    assert f'"{FLOOR_WORDS}"' in doc
+    assert "| Levers | Baseline, More GPUs per replica (a larger tensor-parallel group per replica" in doc
+    assert "357 replicas at 0.017 requests/s each, 5,712 GPUs, $14,990,287 a month" in doc

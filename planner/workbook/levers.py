@@ -6,6 +6,7 @@ from __future__ import annotations
 from planner.workbook.calc import (
     COLUMNS,
     DP_EP,
+    FLOOR_SHORT,
     SCENARIOS,
     STALE_MEETS,
     UNKNOWN_SHORT,
@@ -318,6 +319,9 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
                 formula = sized_by_formula(c, col, load, sk == DP_EP[0])
             elif sk == DP_EP[0] and key == "rate_used":
                 formula = _shown(c.ref(key, col, absolute=True, sheet=True))  # its void words: or_void below
+            elif key == "rate_used" and load:  # a fleet kept nearly idle (Calc's floor row) has no queue term: not 0
+                floor = c.ref("floor", col, absolute=True, sheet=True)
+                formula = f'=IF({floor}<>"","{FLOOR_SHORT}",{c.ref(key, col, absolute=True, sheet=True)})'
             else:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
             if load and key in LOAD_FED:  # stale (Calc): an estimate in words, never a number to sum

@@ -19,7 +19,10 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
                     the simulated percentiles, not a closed form's TPOT-best batch, decide how many the traffic keeps
                     in flight
     needed          the fewest replicas whose simulated p95 TTFT and TPOT meet the Inputs' targets at the peak
-                    (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet)
+                    (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet); none where those
+                    replicas are kept nearly idle (``serving.fleet.near_ttft_floor``: their median TTFT over 75% of
+                    the target, the rule plan warns with and export counts as not met): the scenario then does not
+                    meet the targets (``LeverLoad.floor``, Calc's floor row; trial 29 F2)
     rate factor     peak / (needed x the no-queue rate): the queue term the Levers sheet's fleet formula multiplies the
                     no-queue rate by (Calc's "rate_factor" row, ``api.peak_fleet``'s ``rate_factor``), so that its
                     replicas are the needed ones; 1 when none are
