@@ -8,7 +8,7 @@ The trial's Inputs: Llama-3.3-70B fp16 at 32,768 tokens on 8 x H100, compare mod
 s"), 98% of the target: the fleet meeting p95 TTFT is kept nearly idle, the case ``planner plan --rate`` warns of and
 ``planner export`` counts as not met (``planner.serving.fleet.near_ttft_floor``, over ``TTFT_FLOOR_SHARE`` = 75% of
 the target at the median). The workbook now applies that rule (``load_figures.LeverLoad.floor``): the lever reads
-"does not meet: one prompt alone takes 2,948 ms of the 3,000 ms TTFT target (near-idle floor)" and its fleet rows
+"does not meet: one prompt alone takes 2,948 ms of the 3,000 ms TTFT target" and its fleet rows
 "does not meet", no number; the Baseline (8 replicas of 8, 64 GPUs, $167,958.40 a month in the trial) keeps its fleet.
 The lever is named "More GPUs per replica", as the export names it: "More GPUs" read as "buy more GPUs", which is
 more replicas of the Baseline's group, the Baseline's own fleet.
@@ -38,7 +38,7 @@ TRIAL = dict(
 )  # fmt: skip
 MORE, BASE = scenario_col("more_gpus"), scenario_col("base")
 #: The lever's words, as the trial's numbers give them: the median TTFT of 2,948 ms on a nearly idle replica of 16.
-FLOOR_WORDS = "does not meet: one prompt alone takes 2,948 ms of the 3,000 ms TTFT target (near-idle floor)"
+FLOOR_WORDS = "does not meet: one prompt alone takes 2,948 ms of the 3,000 ms TTFT target"
 
 
 def plans_sizing(gpus: int):
@@ -133,3 +133,29 @@ def test_docs_state_the_rule_and_the_name():
     assert f'"{FLOOR_WORDS}"' in doc
     assert "| Levers | Baseline, More GPUs per replica (a larger tensor-parallel group per replica" in doc
     assert "357 replicas at 0.017 requests/s each, 5,712 GPUs, $14,990,287 a month" in doc
+
+
+def test_refresh_writes_the_floor_of_a_typed_workbook(tmp_path):
+    """The trial's way: the trial's Inputs typed into a generated workbook, then ``planner workbook refresh``: Calc's
+    floor row holds the lever's words (``update._write_rate_factors``), the Baseline's none."""
+    from click.testing import CliRunner
+
+    from planner.cli import main
+    from planner.workbook.calc import FLOOR_LABEL
+    from planner.workbook.layout import CALC_SHEET, INPUTS_SHEET, input_row
+
+    made = CliRunner().invoke(
+        main, ["workbook", "-o", str(tmp_path), "--gpus", "H100", "--models", "Llama-3.3-70B,Qwen3-235B-A22B"]
+    )
+    assert made.exit_code == 0, made.output
+    wb = openpyxl.load_workbook(tmp_path / "capacity-what-if.xlsx")
+    for key, value in TRIAL.items():
+        wb[INPUTS_SHEET][f"B{input_row(key)}"].value = value
+    wb.save(tmp_path / "mine.xlsx")
+    done = CliRunner().invoke(
+        main, ["workbook", "refresh", str(tmp_path / "mine.xlsx"), "-o", str(tmp_path / "r.xlsx")]
+    )
+    assert done.exit_code == 0, done.output
+    calc = openpyxl.load_workbook(tmp_path / "r.xlsx", data_only=True)[CALC_SHEET]
+    row = next(c.row for c in calc["A"] if c.value == FLOOR_LABEL)
+    assert (calc[f"{BASE}{row}"].value, calc[f"{MORE}{row}"].value) == (None, FLOOR_WORDS)
