@@ -159,3 +159,21 @@ def test_refresh_writes_the_floor_of_a_typed_workbook(tmp_path):
     calc = openpyxl.load_workbook(tmp_path / "r.xlsx", data_only=True)[CALC_SHEET]
     row = next(c.row for c in calc["A"] if c.value == FLOOR_LABEL)
     assert (calc[f"{BASE}{row}"].value, calc[f"{MORE}{row}"].value) == (None, FLOOR_WORDS)
+
+
+def test_a_baseline_kept_nearly_idle_has_no_headline_fleet(tmp_path):
+    """The same rule on the Baseline: at a 720 ms TTFT target a 12,000-token prompt on 8 GPUs (a median of 645 ms
+    under the sized load) leaves the Inputs' peak fleet and its cost without a number, as ``planner export`` of the
+    same Inputs budgets none ("best TTFT 0.61 s (+25% margin: 0.76 s) > target 0.72 s")."""
+    from planner.workbook.inputs import glance_row
+    from planner.workbook.layout import GLANCE
+
+    tight = {**TRIAL, "ttft_target_ms": 720}
+    (w,) = generate(tmp_path, None, ["H100"], ["Llama-3.3-70B", "Qwen3-235B-A22B"], inputs=tight)
+    inputs = openpyxl.load_workbook(w.path, data_only=True)["Inputs"]
+
+    def glance(key: str, col: str = "B"):
+        return inputs[f"{col}{glance_row() + [g[1] for g in GLANCE].index(key) + 1}"].value
+
+    assert glance("fleet_gpus") == glance("fleet_usd_month") == FLOOR_SHORT
+    assert glance("fleet_usd_month", "D") == "fleet GPUs x price per GPU-hour x 730 h a month"

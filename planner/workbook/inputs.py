@@ -356,14 +356,16 @@ def monthly_words(c: Calc) -> str:
     """Beside the fleet's monthly cost, its formula with the numbers: "rented: = 96 GPUs x $3.595 per GPU-hour x 730 h
     a month" (``planner.export.sizing.HOURS_PER_MONTH``), so the printed page reproduces the figure ("~ 196 GPUs ..."
     while the fleet is a stale estimate: only the peak traffic changed); where Inputs other than the peak changed (the
-    cost reads ``STALE_FLEET``), the formula in words without a count (trial 29 F13: "~ 152 GPUs" beside "not known")."""
+    cost reads ``STALE_FLEET``) or where the fleet is kept nearly idle (no fleet: Calc's floor row), the formula in
+    words without a count (trial 29 F13: "~ 152 GPUs" beside "not known")."""
     from planner.export.sizing import HOURS_PER_MONTH
 
     gpus, price = headline(c, "fleet_gpus"), c.ref("price", "C", True, True)
     stale, unknown = headline(c, "stale"), headline(c, "stale_unknown")
     words = f'"fleet GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month"'
     return (
-        f"=IF(OR(ISERROR({gpus}),ISERROR({price}),AND({stale}=1,{unknown}=1)),{words},"  # no count where not known
+        # no count where not known, nor where there is no fleet (Calc's floor: "does not meet", trial 29 F2)
+        f"=IF(OR(ISERROR({gpus}),ISTEXT({gpus}),ISERROR({price}),AND({stale}=1,{unknown}=1)),{words},"
         f'"rented: "&IF({stale}=1,"~ ","= ")&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
         f'{HOURS_PER_MONTH:g} h a month")'
     )
