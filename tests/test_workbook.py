@@ -117,7 +117,14 @@ class TestDescription:
 
     def test_levers_cover_the_four_levers_against_the_baseline(self, spec):
         headers = [c.value for ref, c in spec.sheet("Levers").cells.items() if ref.endswith("3") and len(ref) == 2]
-        for lever in ("Baseline", "More GPUs", "Prompt halved", "Compare model", "KV cache fp8", "Weights fp8"):
+        for lever in (
+            "Baseline",
+            "More GPUs per replica",
+            "Prompt halved",
+            "Compare model",
+            "KV cache fp8",
+            "Weights fp8",
+        ):
             assert lever in headers
 
     def test_gqa_sibling_of_llama_65b_is_llama_2_70b(self):

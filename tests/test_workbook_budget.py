@@ -118,7 +118,7 @@ class TestNeverGreen:
         same = _levers_row(book, SAME_REQUESTS_LABEL)
         assert same == {
             "Baseline": "yes",
-            "More GPUs": "yes",
+            "More GPUs per replica": "yes",
             "Prompt halved": "no: prompts 3,696 -> 1,848 (output kept)",  # 4,096 less 400, and its half
             "Compare model": "no: another model",
             "KV cache fp8": "yes",
@@ -262,12 +262,13 @@ class TestWhatTheFleetsAreSizedOn:
         s = INPUTS["blank-gpu-count"]
         n = api.memory_plan(s["gpu"], s["model"], s["context"], kv_precision="fp8", weight_precision="fp8").gpus
         assert (n, api.next_tp_size(s["model"], int(n))) == (1, 2)
-        assert _levers_row(blank, CHEAPEST_ROW_LABEL)["More GPUs"] == (
-            "Groups sized: 1 GPU a replica (the smallest that fits: GPU count blank), More GPUs 2; planner plan --rate "
+        assert _levers_row(blank, CHEAPEST_ROW_LABEL)["More GPUs per replica"] == (
+            "Groups sized: 1 GPU a replica (the smallest that fits: GPU count blank), More GPUs per replica 2; planner "
+            "plan --rate "
             "searches 1, 2, 4 and 8 GPUs and may need fewer: type a GPU count to size another"
         )
-        groups = _levers_row(given, CHEAPEST_ROW_LABEL)["More GPUs"]
-        assert groups == "Groups sized: 4 GPUs a replica (Inputs), More GPUs 8"
+        groups = _levers_row(given, CHEAPEST_ROW_LABEL)["More GPUs per replica"]
+        assert groups == "Groups sized: 4 GPUs a replica (Inputs), More GPUs per replica 8"
         fleet = f"D{glance_row() + [g[1] for g in GLANCE].index('fleet_gpus') + 1}"
         assert blank["Inputs"][fleet].value.startswith(
             "replicas x 1 GPU, the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 "

@@ -110,7 +110,9 @@ class TestTrialF7:
         what = {header: ws[f"{scenario_col(key)}4"].value for key, header, _ in SCENARIOS}
         assert what["Weights fp8"] == "no change: DeepSeek-V3 ships fp8 weights"
         assert what["Compare model"].startswith("no change: the compare model is DeepSeek-V3 itself")
-        assert not any(what[h].startswith("no change") for h in ("More GPUs", "Prompt halved", "KV cache fp8"))
+        assert not any(
+            what[h].startswith("no change") for h in ("More GPUs per replica", "Prompt halved", "KV cache fp8")
+        )
 
     def test_the_no_change_row_is_planners_answer(self, trial):
         """Calc's no_change row, as LibreOffice computes it, equals ``lever_changes_nothing`` (the model, context,

@@ -34,7 +34,14 @@ from planner.workbook.layout import (
     WORKBOOK_ENGINES,
 )
 from planner.workbook.levers import levers_sheet
-from planner.workbook.load_figures import LOAD_KEY_PROPERTY, dp_ep_cells, load_figures, rate_factors, review_cells
+from planner.workbook.load_figures import (
+    LOAD_KEY_PROPERTY,
+    dp_ep_cells,
+    floors,
+    load_figures,
+    rate_factors,
+    review_cells,
+)
 from planner.workbook.load_sheet import load_sheet
 from planner.workbook.ranges_sheet import ranges_sheet
 from planner.workbook.results import results_sheet
@@ -164,6 +171,7 @@ def build_whatif(
         lever_kv=fp8,
         lever_weights=fp8,
         rate_factors=rate_factors(figures),
+        floors=floors(figures),
         load=figures is not None,
         dp_ep=dp_ep_cells(figures),
         review=review_cells(figures),

@@ -32,7 +32,12 @@ from planner.workbook.spec import Probe, Sheet
 #: Calc columns: (key, header, what changes against the baseline).
 SCENARIOS = (
     ("base", "Baseline", "your inputs"),
-    ("more_gpus", "More GPUs", "the next GPU group above the baseline's that vLLM accepts (1, 2, 4, 8, ...)"),
+    (
+        "more_gpus",
+        "More GPUs per replica",
+        "a larger tensor-parallel group per replica: the next one above the baseline's that vLLM accepts (1, 2, 4, 8, "
+        "...); more replicas of the baseline's group is the Baseline's own fleet",
+    ),
     ("context_half", "Prompt halved", "half the prompt, output kept: a shorter context per sequence"),
     ("compare", "Compare model", "the model chosen on Inputs (blank: the same-size GQA model)"),
     ("kv_fp8", "KV cache fp8", "KV cache in fp8 (1 byte per value)"),
@@ -202,12 +207,15 @@ def calc_rows(
     lever_kv: str,
     lever_weights: str,
     rate_factors: dict[str, float | None] | None = None,
+    floors: dict[str, str | None] | None = None,
     load: bool = False,
     dp_ep: dict[str, float | str | None] | None = None,
     review: tuple[int | None, str] | None = None,
 ) -> Calc:
     """Every Calc row. ``rate_factors``: per scenario key, the queue term planner's simulation found for the fleet
-    (``load_figures.LeverLoad.rate_factor``); absent or None: blank, 1, no queue (``budget_rows``). ``load``: the
+    (``load_figures.LeverLoad.rate_factor``); absent or None: blank, 1, no queue (``budget_rows``). ``floors``: per
+    scenario key, why its simulated fleet is no budget, kept nearly idle (``load_figures.LeverLoad.floor``: "does
+    not meet: one prompt alone takes ..."); absent or None: blank, none. ``load``: the
     workbook has a Load sheet, whose Status says whether the simulation still holds. ``dp_ep``: the dp-ep column's
     numbers planner computed, by row key (``load_figures.dp_ep_cells``; absent: blank). ``review``: the fleet
     ``planner export`` of the workbook budgets, its GPUs (None: none) and words (``budget_fleet.BudgetFleet``; absent:
@@ -742,7 +750,7 @@ def calc_rows(
             "beyond it memory and time are extrapolated",
         ),
     )
-    budget_rows(c, rate_factors or {}, load)
+    budget_rows(c, rate_factors or {}, load, floors or {})
     review_rows(c, review)
     return c
 
@@ -978,6 +986,11 @@ def simulated_as(rate_factor_row: int) -> str:
 
 #: Calc's label of the stored queue term; ``update.refresh_load`` finds the row by it.
 RATE_FACTOR_LABEL = "Rate factor from planner's queue simulation (Load sheet; 1: none)"
+#: Calc's label of the stored near-idle refusal (``load_figures.LeverLoad.floor``); ``update.refresh_load`` finds it.
+FLOOR_LABEL = "Simulated fleet kept nearly idle: why it is no budget (Load sheet; blank: none)"
+#: What a scenario's fleet rows (requests/s per replica, replicas, GPUs, cost) read where its Calc floor row is
+#: not blank: no figure to budget or sum (its "Meets the latency targets" row says why).
+FLOOR_SHORT = "does not meet"
 
 
 #: Calc's label of the budget fleet's GPUs, by which ``refresh`` finds the row it writes (``update._write_review``).
@@ -1031,7 +1044,7 @@ def review_rows(c: Calc, review: tuple[int | None, str] | None) -> None:
     )
 
 
-def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> None:
+def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool, floors: dict | None = None) -> None:
     """The budget question per scenario, each at its own max batch: does it meet the latency targets, and what
     fleet serves the peak traffic at what monthly cost.
 
@@ -1040,6 +1053,12 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
         rate factor     the queue term: a number planner's queue simulation computed (``rate_factors``, the Load
                         sheet's figures: the simulated fleet's requests/s per replica / the no-queue rate below),
                         stored, not a formula; blank (1, no queue) where nothing was simulated or no fleet met
+        floor           why the simulated fleet is no budget (``floors``, stored words, blank where it is one): the
+                        fewest replicas meeting the targets are kept nearly idle, the TTFT target close to one
+                        prompt's own time (``planner.serving.fleet.near_ttft_floor``, the rule planner plan warns
+                        with and planner export counts as not met); the scenario then does not meet the targets and
+                        has no fleet: its fleet rows read ``FLOOR_SHORT`` (trial 29 F2: 5,712 GPUs, $15.0M a month
+                        read "yes" for More GPUs per replica)
         unknown         why nothing is judged ("" where it is): an input refused (the Inputs' Error line), a budget
                         input refused, or the Load sheet stale (``verdict_unknown``)
         meets           0 where unknown; 1 where the simulated fleet meets both targets at p95 (the Load sheet
@@ -1153,6 +1172,16 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "planner.workbook.load_figures (LeverLoad.rate_factor): a number computed by planner's queue "
             "simulation, not a formula; blank: not simulated (1, no queue)",
         ),
+        Row(
+            "floor",
+            FLOOR_LABEL,
+            "",
+            None,
+            {key: _stored_text(words) if (words := (floors or {}).get(key)) else None for key, _, _ in SCENARIOS},
+            "planner.workbook.load_figures (LeverLoad.floor, serving.fleet.near_ttft_floor): words planner computed; "
+            "blank: none",
+            wrap=4,
+        ),
     )
     current = f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current"'
     factors = f"${first}${c.row_of['rate_factor']}:${last}${c.row_of['rate_factor']}"
@@ -1221,7 +1250,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Meets both targets (1 yes, 0 no)",
             "",
             INT,
-            'IF({unknown}<>"",0,IF({sim_meets}=1,1,{tpot_ok}*{ttft_ok}))',
+            'IF({unknown}<>"",0,IF({floor}<>"",0,IF({sim_meets}=1,1,{tpot_ok}*{ttft_ok})))',
             "never with an input refused or the Load sheet stale; the simulation's answer while current, else (no "
             "Load sheet) both checks at max batch with no queue",
         ),
@@ -1230,12 +1259,12 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Meets the latency targets",
             "",
             None,
-            'IF({unknown}<>"",{unknown},'
+            'IF({unknown}<>"",{unknown},IF({floor}<>"",{floor},'
             'IF({sim_meets}=1,"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
             '&TEXT(ROUND({tpot_t}*1000,9),"0.0##")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT(ROUND({ttft_t}*1000,9),'
             'IF(ROUND({ttft_t}*1000,9)=INT(ROUND({ttft_t}*1000,9)),"#,##0","#,##0.0##"))'
-            '&" ms","not known (blank target or error)"),""))))',
+            '&" ms","not known (blank target or error)"),"")))))',
             wrap=3,  # "no: TPOT 61.1 ms > 50.0 ms, TTFT 1,234 ms > 500 ms" in a 17-wide column
         ),
         Row(
@@ -1245,7 +1274,8 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "#,##0.00",
             'IF(ISERROR({m_tput}),{m_tput},IF(ISERROR({p_ttft}),{p_ttft},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
             'IF({out_tok}>=1,IF(AND({price_in}<>"",ISERROR({price})),{price},'
-            "IF(ISNUMBER({rate_used}),{rate_used},1)/({out_tok}/{m_tput}+{p_ttft})),OUT_OF_RANGE),"
+            f'IF({{floor}}<>"","{FLOOR_SHORT}",'
+            "IF(ISNUMBER({rate_used}),{rate_used},1)/({out_tok}/{m_tput}+{p_ttft}))),OUT_OF_RANGE),"
             "BAD_INPUT))))",
             "rate factor / (output tokens / throughput at max batch + the prompt's prefill): each request's share of "
             "the decode steps plus its own prefill, which holds the replica alone, times the queue term; a price given "
@@ -1257,8 +1287,8 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Replicas for the peak",
             "replicas",
             INT,
-            'IF(ISERROR({rate_repl}),{rate_repl},IF({rps}="",NO_DATA,IF({rps}>0,'
-            "MAX(1,ROUNDUP({rps}/{rate_repl}-POWER(10,-9),0)),OUT_OF_RANGE)))",
+            'IF(ISERROR({rate_repl}),{rate_repl},IF(ISTEXT({rate_repl}),{rate_repl},IF({rps}="",NO_DATA,IF({rps}>0,'
+            "MAX(1,ROUNDUP({rps}/{rate_repl}-POWER(10,-9),0)),OUT_OF_RANGE))))",
             "sizing.replicas_for_rate (no spare)",
             quantity="peak_fleet.replicas@batch=max",
         ),
@@ -1267,8 +1297,8 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Fleet GPUs",
             "GPUs",
             INT,
-            "{replicas}*{n}",
-            "replicas x GPUs in the group",
+            "IF(ISTEXT({replicas}),{replicas},{replicas}*{n})",
+            "replicas x GPUs in the group (words where there is no fleet: the floor row's)",
             quantity="peak_fleet.gpus@batch=max",
         ),
         Row(
@@ -1276,7 +1306,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Fleet cost per month",
             "US$",
             USD,
-            f"{{fleet_gpus}}*{{price}}*{HOURS_PER_MONTH:g}",
+            f"IF(ISTEXT({{fleet_gpus}}),{{fleet_gpus}},{{fleet_gpus}}*{{price}}*{HOURS_PER_MONTH:g})",
             f"GPUs x price x {HOURS_PER_MONTH:g} h (sizing.cloud_usd_per_gpu_month)",
             quantity="peak_fleet.monthly_usd@batch=max",
         ),
@@ -1426,6 +1456,12 @@ def _what(key: str, what: str) -> str:
     if key == "base":
         return f'"{what}"'
     why = NO_CHANGE_WHY.get(key, '"the same inputs as the baseline"')
+    if key == "more_gpus":  # a larger group per replica, not more replicas (trial 29 F2: read as "buy more GPUs")
+        groups = (
+            'IFERROR("tensor-parallel group "&{C:n}&" -> "&{n}&" GPUs per replica (more replicas of "&{C:n}&": the '
+            f'Baseline\'s own fleet)","{what}")'
+        )
+        return f'IF({{no_change}}=1,"no change: "&{why},{groups})'
     if key == "weights_fp8":
         return f'IF({{no_change}}=1,IF({EXPERTS_SMALLER},{EXPERTS_SMALLER_WHY},"no change: "&{why}),"{what}")'
     return f'IF({{no_change}}=1,"no change: "&{why},"{what}")'

@@ -181,7 +181,8 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         ),
         (
             "Levers",
-            "More GPUs (the next group vLLM accepts: its heads must divide evenly) adds KV budget; halving the "
+            "More GPUs per replica (the next tensor-parallel group vLLM accepts: its heads must divide evenly) adds KV "
+            "budget; halving the "
             "prompt shortens the context and so the KV per sequence; a GQA model stores KV heads / attention heads of "
             "the cache; fp8 KV halves it (vLLM caches fp16/bf16 or fp8, not int4); fp8 weights free memory for KV and "
             "read half the bytes per step. Cost per million output tokens at max batch compares them. Prompt halved "

@@ -153,8 +153,10 @@ def stale_estimate(figure: str, stale: str, unknown: str, money: bool) -> str:
     """A fleet cell's formula: the figure (a reference) while its fleet is current; while Calc's ``stale`` cell is 1,
     ``STALE_FLEET`` where its ``unknown`` cell (Calc's stale_unknown: Inputs other than the peak changed) is 1, else
     the figure as words, "~48 est." or "~$514,373 est." (text, whole numbers: the old queue term at the new peak), so
-    that only a refreshed workbook shows a number in the cell; an error shows as itself."""
+    that only a refreshed workbook shows a number in the cell; an error shows as itself, and words (Calc's
+    ``FLOOR_SHORT``: no fleet, kept nearly idle) as themselves."""
     words = f'"~{"$" if money else ""}"&TEXT({figure},"#,##0")&"{ESTIMATE_SUFFIX}"'
+    words = f"IF(ISTEXT({figure}),{figure},{words})"
     return f'=IF(ISERROR({figure}),{figure},IF({stale}=1,IF({unknown}=1,"{STALE_FLEET}",{words}),{figure}))'
 
 
@@ -354,14 +356,16 @@ def monthly_words(c: Calc) -> str:
     """Beside the fleet's monthly cost, its formula with the numbers: "rented: = 96 GPUs x $3.595 per GPU-hour x 730 h
     a month" (``planner.export.sizing.HOURS_PER_MONTH``), so the printed page reproduces the figure ("~ 196 GPUs ..."
     while the fleet is a stale estimate: only the peak traffic changed); where Inputs other than the peak changed (the
-    cost reads ``STALE_FLEET``), the formula in words without a count (trial 29 F13: "~ 152 GPUs" beside "not known")."""
+    cost reads ``STALE_FLEET``) or where the fleet is kept nearly idle (no fleet: Calc's floor row), the formula in
+    words without a count (trial 29 F13: "~ 152 GPUs" beside "not known")."""
     from planner.export.sizing import HOURS_PER_MONTH
 
     gpus, price = headline(c, "fleet_gpus"), c.ref("price", "C", True, True)
     stale, unknown = headline(c, "stale"), headline(c, "stale_unknown")
     words = f'"fleet GPUs x price per GPU-hour x {HOURS_PER_MONTH:g} h a month"'
     return (
-        f"=IF(OR(ISERROR({gpus}),ISERROR({price}),AND({stale}=1,{unknown}=1)),{words},"  # no count where not known
+        # no count where not known, nor where there is no fleet (Calc's floor: "does not meet", trial 29 F2)
+        f"=IF(OR(ISERROR({gpus}),ISTEXT({gpus}),ISERROR({price}),AND({stale}=1,{unknown}=1)),{words},"
         f'"rented: "&IF({stale}=1,"~ ","= ")&TEXT({gpus},"#,##0")&" GPUs x "&{price_text(c)}&" per GPU-hour x '
         f'{HOURS_PER_MONTH:g} h a month")'
     )

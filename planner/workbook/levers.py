@@ -6,6 +6,7 @@ from __future__ import annotations
 from planner.workbook.calc import (
     COLUMNS,
     DP_EP,
+    FLOOR_SHORT,
     SCENARIOS,
     STALE_MEETS,
     UNKNOWN_SHORT,
@@ -60,6 +61,9 @@ def sized_by_formula(c: Calc, col: str, load: bool, dp_ep: bool = False) -> str:
             heads = f"{LEVERS_SHEET}!$C$3:${scenario_col(SCENARIOS[-1][0])}$3"
             said += f'&IF(AND(ISNUMBER({lever}),{lever}>1)," (the "&INDEX({heads},{lever})&" lever\'s run)","")'
     otherwise = '"not sized: planner simulated no fleet"' if dp_ep else '"no queue (not simulated: Load sheet)"'
+    if load and not dp_ep:  # a fleet kept nearly idle (Calc's floor row): none to budget, not a no-queue one
+        floor = c.ref("floor", col, absolute=True, sheet=True)
+        otherwise = f'IF({floor}<>"","no fleet: near-idle floor (Load sheet)",{otherwise})'
     return f"=IF(ISNUMBER({rate}),{said},{otherwise})"
 
 
@@ -129,7 +133,7 @@ def groups_note(c: Calc) -> str:
     base, more = (c.ref("n", scenario_col(k), absolute=True, sheet=True) for k in ("base", "more_gpus"))
     return (
         f'=IF(ISERROR({base}),"","Groups sized: "&{base}&IF({base}=1," GPU"," GPUs")&" a replica"&IF(in_gpus=""," (the '
-        f'smallest that fits: GPU count blank)"," (Inputs)")&", More GPUs "&IF(ISERROR({more}),"none larger",{more})&IF(in_gpus='
+        f'smallest that fits: GPU count blank)"," (Inputs)")&", More GPUs per replica "&IF(ISERROR({more}),"none larger",{more})&IF(in_gpus='
         '"","; planner plan --rate searches 1, 2, 4 and 8 GPUs and may need fewer: type a GPU count to size '
         'another",""))'
     )
@@ -200,8 +204,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     s.note(
         "A2",
         "Speed and cost at each scenario's max batch the engine serves (what memory holds, at most the engine's "
-        "max_num_seqs on the GPU), on the baseline's GPU count (More GPUs: the next group vLLM accepts, usually "
-        "twice it). "
+        "max_num_seqs on the GPU), on the baseline's GPU count (More GPUs per replica: the next tensor-parallel "
+        "group vLLM accepts, usually twice it; more replicas of the baseline's group is the Baseline's own fleet). "
         "The fleet: the fewest replicas whose TTFT and TPOT at the Inputs' latency percentile (blank: "
         f"p{HIGH_PERCENTILE}), simulated by planner under the peak "
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
@@ -315,6 +319,9 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
                 formula = sized_by_formula(c, col, load, sk == DP_EP[0])
             elif sk == DP_EP[0] and key == "rate_used":
                 formula = _shown(c.ref(key, col, absolute=True, sheet=True))  # its void words: or_void below
+            elif key == "rate_used" and load:  # a fleet kept nearly idle (Calc's floor row) has no queue term: not 0
+                floor = c.ref("floor", col, absolute=True, sheet=True)
+                formula = f'=IF({floor}<>"","{FLOOR_SHORT}",{c.ref(key, col, absolute=True, sheet=True)})'
             else:
                 formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
             if load and key in LOAD_FED:  # stale (Calc): an estimate in words, never a number to sum

@@ -19,7 +19,10 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
                     the simulated percentiles, not a closed form's TPOT-best batch, decide how many the traffic keeps
                     in flight
     needed          the fewest replicas whose simulated p95 TTFT and TPOT meet the Inputs' targets at the peak
-                    (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet)
+                    (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet); none where those
+                    replicas are kept nearly idle (``serving.fleet.near_ttft_floor``: their median TTFT over 75% of
+                    the target, the rule plan warns with and export counts as not met): the scenario then does not
+                    meet the targets (``LeverLoad.floor``, Calc's floor row; trial 29 F2)
     rate factor     peak / (needed x the no-queue rate): the queue term the Levers sheet's fleet formula multiplies the
                     no-queue rate by (Calc's "rate_factor" row, ``api.peak_fleet``'s ``rate_factor``), so that its
                     replicas are the needed ones; 1 when none are
@@ -54,11 +57,12 @@ from planner.engines.profiles import EngineProfile
 from planner.errors import PlannerError
 from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import scheduler_of
-from planner.serving.fleet import fewest_replicas, sweep_within_capacity
+from planner.serving.fleet import Sizing, fewest_replicas, near_ttft_floor, sweep_within_capacity
 from planner.serving.length_options import (
     length_percentile_of,
 )
 from planner.serving.load import LoadResult, Replica, run_setup
+from planner.units import ms_words
 from planner.workbook import calc
 from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.budget_fleet import BudgetFleet, budget_fleet
@@ -100,6 +104,9 @@ class LeverLoad:
     #: each simulated request's (prompt, output) tokens where high lengths are given (``sized_lengths``, as planner
     #: plan --rate draws them); None: every request at the means
     lengths: list[tuple[int, int]] | None = None
+    #: why the fewest replicas meeting the targets are no fleet to budget: they are kept nearly idle, the TTFT target
+    #: close to one prompt's own time (``floor_words``); "" where they are
+    floor: str = ""
 
     @property
     def rate_factor(self) -> float:
@@ -255,21 +262,24 @@ def _lever(
         return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
     limit = engine_sequence_limit(eng, catalog.gpu(s["gpu"]), parallelism, int(plan.gpus))  # plan's engine_batch_limit
     at_once = int(setup.cap)
-    needed, why = None, "no TTFT or TPOT target on Inputs"
+    needed, why, floor = None, "no TTFT or TPOT target on Inputs", ""
     if targets[0] is not None and targets[1] is not None:
         try:
-            needed = fewest_replicas(
+            sized = fewest_replicas(
                 replica, prompt, int(output), peak, percentile=tail.percentile,
                 ttft_target_s=targets[0], tpot_target_s=targets[1], prefix_hit_rate=hit, burstiness=shape,
                 lengths=lengths,
-            ).replicas  # fmt: skip
-            why = ""
+            )  # fmt: skip
+            needed, why = sized.replicas, ""
+            if sentence := near_ttft_floor(sized):  # met only by replicas kept nearly idle: no fleet to budget
+                needed, floor = None, floor_words(sized)
+                why = f"{floor}: {sentence}"
         except PlannerError as exc:
             why = str(exc)
     done = LeverLoad(
         key, header, s, None, batch, replicas, prompt, int(output), needed, why,
         batch_limit=limit, at_once=at_once, no_queue_rate_per_s=float(fleet.rate_per_replica_s), peak_requests_per_s=peak,
-        lengths=lengths,
+        lengths=lengths, floor=floor,
     )  # fmt: skip
     rates = tuple(m * peak / done.curve_replicas for m in LOAD_MULTIPLES)
     try:
@@ -282,6 +292,18 @@ def _lever(
     except PlannerError as exc:
         return replace(done, error=str(exc))
     return replace(done, rates_per_s=rates, runs=runs)
+
+
+def floor_words(sized: Sizing) -> str:
+    """What a scenario's "Meets the latency targets" reads where its fewest replicas meeting the targets are kept
+    nearly idle (``planner.serving.fleet.near_ttft_floor``: their median TTFT over ``TTFT_FLOOR_SHARE`` of the
+    target), the rule ``planner plan --rate`` warns with and ``planner export`` counts as not met
+    (``planner.export.slow_end``): "does not meet: one prompt alone takes 2,948 ms of the 3,000 ms TTFT target"
+    (five lines of its Levers cell; the "Fleet sized by" row below says "no fleet: near-idle floor"). Trial 29 F2: Llama-3.3-70B fp16 on 16 x H100 (More GPUs per replica), 12,000-token prompts
+    at 6 requests/s, TTFT target 3 s: 357 replicas at 0.017 requests/s each, 5,712 GPUs, $14,990,287 a month read
+    "yes", where the export's same lever does not meet the targets."""
+    p50 = float(sized.result.ttft_s.p50)  # the median near_ttft_floor judges: a request on a nearly idle replica
+    return f"does not meet: one prompt alone takes {ms_words(p50)} of the {ms_words(sized.ttft_target_s)} TTFT target"
 
 
 #: Figures already computed in this process, newest last: writing or refreshing the same inputs again (a library
@@ -460,6 +482,14 @@ def rate_factors(figures: LoadFigures | None) -> dict[str, float | None]:
     if figures is None:
         return {}
     return {v.key: v.rate_factor if v.needed_replicas is not None else None for v in figures.levers}
+
+
+def floors(figures: LoadFigures | None) -> dict[str, str | None]:
+    """Each Levers scenario's near-idle refusal for Calc's floor row (``LeverLoad.floor``; None, a blank cell, where
+    its fleet is budgeted or none was sized); empty without figures (no Load sheet: every cell blank)."""
+    if figures is None:
+        return {}
+    return {v.key: v.floor or None for v in figures.levers}
 
 
 def not_simulated_why(inputs: dict[str, Any]) -> str | None:

@@ -370,6 +370,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     from planner.workbook.load_figures import (
         LOAD_KEY_PROPERTY,
         dp_ep_cells,
+        floors,
         load_figures,
         load_key,
         rate_factors,
@@ -391,7 +392,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     else:
         index = wb.sheetnames.index(LEVERS_SHEET) + 1 if LEVERS_SHEET in wb.sheetnames else len(wb.sheetnames)
     write_sheet(wb.create_sheet(LOAD_SHEET, index), load_sheet(figures))
-    _write_rate_factors(wb, rate_factors(figures))
+    _write_rate_factors(wb, rate_factors(figures), floors(figures))
     _write_dp_ep(wb, dp_ep_cells(figures))
     _write_review(wb, review_cells(figures))
     if figures.key:
@@ -401,19 +402,21 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     return True
 
 
-def _write_rate_factors(wb, factors: dict[str, float | None]) -> None:
-    """Calc's rate_factor row set to ``factors`` (blank for a scenario without one), where the Calc sheet has that row
-    (found by its label: a workbook written before the row existed is left as it is)."""
-    from planner.workbook.calc import RATE_FACTOR_LABEL, SCENARIOS, scenario_col
+def _write_rate_factors(wb, factors: dict[str, float | None], floor: dict[str, str | None] | None = None) -> None:
+    """Calc's rate_factor row set to ``factors`` (blank for a scenario without one), and its floor row to ``floor``
+    (``load_figures.floors``: why a simulated fleet kept nearly idle is no budget; blank: none), where the Calc sheet
+    has each row (found by its label: a workbook written before the row existed is left as it is)."""
+    from planner.workbook.calc import FLOOR_LABEL, RATE_FACTOR_LABEL, SCENARIOS, scenario_col
 
     if CALC_SHEET not in wb.sheetnames:
         return
     ws = wb[CALC_SHEET]
-    row = next((c.row for c in ws["A"] if c.value == RATE_FACTOR_LABEL), None)
-    if row is None:
-        return
-    for key, _, _ in SCENARIOS:
-        ws[f"{scenario_col(key)}{row}"].value = factors.get(key)
+    for label, values in ((RATE_FACTOR_LABEL, factors), (FLOOR_LABEL, floor or {})):
+        row = next((c.row for c in ws["A"] if c.value == label), None)
+        if row is None:
+            continue
+        for key, _, _ in SCENARIOS:
+            ws[f"{scenario_col(key)}{row}"].value = values.get(key)
 
 
 def _write_review(wb, review: tuple[int | None, str] | None) -> None:
