@@ -140,7 +140,7 @@ class TestTheBatchCapSaysWhereItSetsTheFleet:
         assert int(r.replica.gpus) == 8 and r.batch_per_replica == 8
         e = r.engine_limit
         assert e is not None and (e.cap, e.limit, e.engine) == (8, 1024, "vLLM")
-        assert e.cap_words == "p95 prompt + p95 output (30,900 tokens)"
+        assert e.cap_words == "p95 prompt + p95 output, 30,900 tokens"
 
     def test_the_default_limit_fleet_is_plans(self, qwen_review, cat):
         """plan's own calls give the figure the note states: 9 x 8 = 72 GPUs (the trial's lever-qwen.txt: "9 x 8 x
@@ -153,19 +153,15 @@ class TestTheBatchCapSaysWhereItSetsTheFleet:
         assert r.gpus == 120  # the review's own fleet is unchanged: 14 serving + 1 spare at the +25% margin
 
     def test_the_note_beside_the_option(self, qwen_review):
-        text = (
-            "max batch 8: what memory holds at p95 prompt + p95 output (30,900 tokens), so no sequence is ever "
-            "preempted; at vLLM's default max_num_seqs 1,024, the KV cache admitting by tokens, 9 x 8 = 72 GPUs "
-            "(planner plan --gpus 8), against 12 x 8 = 96 at max batch 8, both before the margin and spares"
-        )
+        text = "max batch 8, no preemption; at vLLM's default 1,024: 72 GPUs before the margin, not 96 (planner plan)"
         (r,) = qwen_review.results
         assert cap_note(r) == text
         table = options_table(qwen_review)
-        note = table.rows[0][[c.key for c in table.columns].index("note")]
-        assert text in note
+        assert table.rows[0][[c.key for c in table.columns].index("batch_cap")] == text
+        assert text not in table.rows[0][[c.key for c in table.columns].index("note")]  # Options' Note prints short
         md = render_markdown(qwen_review)  # the Markdown's Options table: the same note in its row
         row = next(line for line in md.splitlines() if line.startswith("| 1 | Qwen3-235B-A22B, H100 rented |"))
-        assert "9 x 8 = 72 GPUs (planner plan --gpus 8), against 12 x 8 = 96 at max batch 8" in row
+        assert "72 GPUs before the margin, not 96 (planner plan)" in row
 
     def test_a_cap_that_does_not_bind_gets_no_note(self, cat):
         """Llama-3.3-70B fp16 holds 43 sequences of 30,900 tokens on 8 x H100 (the trial: "30,900 tokens here: 43")

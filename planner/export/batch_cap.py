@@ -48,16 +48,12 @@ class EngineLimitFleet:
 
     @property
     def text(self) -> str:
-        """The Options note: "max batch 8: what memory holds at p95 prompt + p95 output (30,900 tokens), so no
-        sequence is ever preempted; at vLLM's default max_num_seqs 1,024, the KV cache admitting by tokens, 9 x 8 =
-        72 GPUs (planner plan --gpus 8), against 12 x 8 = 96 at max batch 8, both before the margin and spares"."""
-        g = self.gpus_per_replica
+        """The Options note, short enough for its printed column (trial 14 F15's two pages): "max batch 8, no
+        preemption; at vLLM's default 1,024: 72 GPUs before the margin, not 96 (planner plan)"; what the cap holds
+        (``cap_words``) is on Assumptions' memory rows and in the Glossary."""
         return (
-            f"max batch {self.cap:,}: what memory holds at {self.cap_words}, so no sequence is ever preempted; at "
-            f"{self.engine}'s default max_num_seqs {self.limit:,}, the KV cache admitting by tokens, "
-            f"{self.replicas:,} x {g} = {counted(self.gpus, 'GPU', ',.0f')} (planner plan --gpus {g}), against "
-            f"{self.cap_replicas:,} x {g} = {self.cap_gpus:,} at max batch {self.cap:,}, both before the margin and "
-            "spares"
+            f"max batch {self.cap:,}, no preemption; at {self.engine}'s default {self.limit:,}: "
+            f"{counted(self.gpus, 'GPU', ',.0f')} before the margin, not {self.cap_gpus:,} (planner plan)"
         )
 
 
@@ -67,5 +63,5 @@ def cap_words(workload: Workload) -> str:
     tokens = workload.batch_cap_context_tokens
     if tokens == workload.sizing_context_tokens:
         q = f"p{workload.high_percentile:g}"
-        return f"{q} prompt + {q} output ({tokens:,} tokens)"
-    return f"the mean context in flight ({tokens:,} tokens)"
+        return f"{q} prompt + {q} output, {tokens:,} tokens"
+    return f"the mean context in flight, {tokens:,} tokens"

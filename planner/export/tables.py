@@ -45,6 +45,9 @@ def _n(x) -> float:
 #: engine's ``max_num_seqs`` as the review sets it; each holds its KV cache), not requests per second, and a cap, not
 #: a count of the sequences that run (trial 25 F2: at the traffic fewer run; Assumptions' memory rows give the chain).
 BATCH_LABEL = "Sequences in flight per replica, at most (max batch)"
+#: Where an option's max batch sets its fleet, that fleet against the engine's default limit's (``cap_note``): a
+#: column of its own, on Details and in the Markdown, so Options' Note prints on one page (trial 14 F15).
+BATCH_CAP_LABEL = "Max batch against the engine's default"
 
 
 def tpot_long_label(workload: Workload) -> str:
@@ -99,12 +102,13 @@ def options_table(review: Review) -> Table:
         Column(f"Monthly at +{pct}", "usd", "monthly_usd_high"),
         *slow_end_columns(review),
         Column("Note", "text", "note"),
+        Column(BATCH_CAP_LABEL, "text", "batch_cap"),
     )
     shown = len(slow_end_columns(review))
     rows = []
     for i, r in enumerate(review.results, start=1):
         row = _option_row(i, r, review)
-        rows.append((*row[:-1], *slow_end_values(r)[:shown], row[-1]))  # before the note, as the columns
+        rows.append((*row[:-1], *slow_end_values(r)[:shown], row[-1], cap_note(r)))  # before the note, as the columns
     return Table(cols, tuple(rows))
 
 
@@ -174,7 +178,7 @@ def prompt_time_note(r: Result) -> str:
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
-    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r), cap_note(r)) if x)
+    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
@@ -628,6 +632,7 @@ DETAIL_KEYS = (
     "monthly_usd_low",
     "gpus_high",
     "monthly_usd_high",
+    "batch_cap",
 )
 
 

@@ -712,7 +712,7 @@ def _options(book: _Book) -> None:
     ws.freeze_panes = "B2"
 
     ws = book.sheet("Details", snapshot("Details of each option (same order as Options)"))
-    widths = {"option": 24, "gpu": 16, "model": 16, "precisions": 11, "pricing": 26}
+    widths = {"option": 24, "gpu": 16, "model": 16, "precisions": 11, "pricing": 26, "batch_cap": 40}
     _write_table(ws, select(full, DETAIL_KEYS), 1, widths)
     ws.freeze_panes = "B2"
 
