@@ -22,6 +22,7 @@ import math
 
 import pytest
 from cli_support import one_line, run
+from trial29_workload import RAG_WORKLOAD
 
 from planner.catalog import default_catalog
 from planner.export.evaluate import evaluate, replicas_over_draws
@@ -165,22 +166,9 @@ def test_a_prefix_share_out_of_range_is_refused(tmp_path):
     assert said.endswith("got 1.2 (line 19)")
 
 
-RAG = """title = "RAG assistant"
-[workload]
-peak_requests_per_s = 6
-average_requests_per_s = 3
-prompt_tokens_mean = 12000
-prompt_tokens_high = 30000
-output_tokens_mean = 350
-output_tokens_high = 900
-high_percentile = 95
-ttft_target_s = 3
-tpot_target_s = 0.05
-
-[defaults]
-model = "Llama-3.3-70B"
-spare_replicas = 1
-
+RAG = (
+    RAG_WORKLOAD
+    + """
 [[option]]
 name = "Llama 3.3 70B, H100 rented (today)"
 gpu = "H100"
@@ -188,6 +176,7 @@ pricing = "cloud"
 weight_precision = "fp16"
 kv_precision = "fp16"
 """
+)
 
 
 def test_the_trials_kv_fp8_lever_is_the_draws_not_a_cost(tmp_path):

@@ -14,6 +14,7 @@ import re
 import tomllib
 
 import pytest
+from trial29_workload import RAG_WORKLOAD
 
 from planner.catalog import default_catalog
 from planner.catalog.resolve import weights_words
@@ -33,25 +34,7 @@ pytestmark = pytest.mark.xdist_group("export_quality_cap")
 
 #: The trial's workload (/tmp/trial29/mine/rag.toml): 6 requests/s of 12,000 / p95 30,000 prompt and 350 / p95 900
 #: output tokens, p95 TTFT 3 s and TPOT 50 ms.
-WORKLOAD = """
-title = "RAG assistant"
-traffic_change = 0.2
-
-[workload]
-peak_requests_per_s = 6
-average_requests_per_s = 3
-prompt_tokens_mean = 12000
-prompt_tokens_high = 30000
-output_tokens_mean = 350
-output_tokens_high = 900
-high_percentile = 95
-ttft_target_s = 3
-tpot_target_s = 0.05
-
-[defaults]
-model = "Llama-3.3-70B"
-spare_replicas = 1
-"""
+WORKLOAD = RAG_WORKLOAD
 QWEN = """
 [[option]]
 name = "Qwen3-235B-A22B, H100 rented"
