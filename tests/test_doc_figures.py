@@ -560,9 +560,9 @@ class TestExportDoc:
         assert stated(self.DOC, r"the high demand case: planned peak x this \((\d+)\)") == (
             default(scenario.Finance, "stress_multiplier"),
         )
-        assert stated(self.DOC, r"hypothetical\), `kv_precision` \(default (\w+)\)") == (
-            default(scenario.Levers, "kv_precision"),
-        )
+        assert stated(
+            self.DOC, r"\| `kv_precision` \| KV-cache quantization \| the KV cache's precision \((\w+)\) \|"
+        ) == (default(scenario.Levers, "kv_precision"),)
 
     def test_groups_hours_nodes_and_percentile_bounds(self):
         """'Qwen2-7B with 28 heads: 1, 2, 4, never 8'; '$/GPU-hour x 730 h a month (8,760 h / 12)'; 'node size n (8

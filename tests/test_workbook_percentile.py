@@ -91,7 +91,7 @@ class TestInputs:
             assert ws[f"B{r}"].value == value, key
             assert written.defined_names[f"in_{key}"].attr_text == f"{INPUTS_SHEET}!$B${r}"
         assert "Latency percentile" in labels["latency_percentile"]
-        assert "length percentile" in labels["prompt_tokens_high"].lower()
+        assert labels["prompt_tokens_high"] == "High prompt tokens"  # one line in column A, so the Inputs print at 6 pt
 
     def test_the_targets_notes_name_the_inputs_percentile(self, written):
         """A formula over the percentile cell: "The slowest p99 TPOT users accept" (p95 when blank)."""
@@ -183,7 +183,7 @@ class TestRefreshReadsTheCells:
         ("key", "value", "words"),
         [
             ("latency_percentile", 97, "the simulation reports p50, p90, p95 and p99"),
-            ("prompt_tokens_high", 500, "Prompt tokens at the length percentile 500 is below the Inputs' Prompt"),
+            ("prompt_tokens_high", 500, "High prompt tokens 500 is below the Inputs' Prompt"),
         ],
     )
     def test_a_refused_cell_refreshes_nothing(self, written, key, value, words, tmp_path, monkeypatch):

@@ -139,8 +139,8 @@ def workbook_group(
     ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs, **lengths
 ) -> None:
     """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns (the engine among them: vllm,
-    sglang, tensorrt-llm, lmdeploy), results, the baseline and five levers side by side (more GPUs, prompt halved,
-    a compare model, KV cache fp8, weights fp8), a lever that
+    sglang, tensorrt-llm, lmdeploy), results, the baseline and five levers side by side (more GPUs per replica,
+    prompt halved, a compare model, KV cache fp8, weights fp8), a lever that
     changes nothing saying so, for a MoE model a sixth (DP attention + EP, figures planner computed), charts, and
     the catalog as tables. Every other result is a native spreadsheet formula, so it
     recalculates in Excel or LibreOffice without Python. The Load sheet's latency under load (and the fleet sized on

@@ -43,8 +43,8 @@ MD_OPTION_KEYS = (
     "slow_end_monthly_usd",
     "slow_end_more_usd_per_month",
     "slow_end_note",
-    "note",
     "batch_cap",
+    "note",
 )
 MD_TCO_KEYS = (
     "option",

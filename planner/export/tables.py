@@ -101,14 +101,14 @@ def options_table(review: Review) -> Table:
         Column(f"GPUs at +{pct} traffic", "int", "gpus_high"),
         Column(f"Monthly at +{pct}", "usd", "monthly_usd_high"),
         *slow_end_columns(review),
-        Column("Note", "text", "note"),
         Column(BATCH_CAP_LABEL, "text", "batch_cap"),
+        Column("Note", "text", "note"),
     )
     shown = len(slow_end_columns(review))
     rows = []
     for i, r in enumerate(review.results, start=1):
         row = _option_row(i, r, review)
-        rows.append((*row[:-1], *slow_end_values(r)[:shown], row[-1], cap_note(r)))  # before the note, as the columns
+        rows.append((*row[:-1], *slow_end_values(r)[:shown], cap_note(r), row[-1]))  # before the note, as the columns
     return Table(cols, tuple(rows))
 
 

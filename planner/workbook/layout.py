@@ -139,7 +139,7 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "GPUs",
         "count",
         False,
-        "Blank: the smallest of 1, 2, 4, 8, 16, 32, 64 that vLLM accepts and that holds the weights and one sequence.",
+        "Blank: the smallest group (1, 2, 4 ... 64) vLLM accepts holding weights + a sequence.",
     ),
     InputField(
         "engine",
@@ -235,7 +235,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "requests/s",
         "rate",
         False,
-        "Requests arriving per second at the busiest time; sizes the fleet on Levers. Blank: no fleet.",
+        "Requests per second at the busiest time; sizes the fleet on Levers. Blank: no fleet.",
     ),
     InputField(
         "output_tokens",
@@ -244,7 +244,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Mean tokens each answer generates (every simulated request, unless a high length is given). Blank: no fleet.",
+        "Mean answer tokens (each request unless a high length is given). Blank: no fleet.",
     ),
     InputField(
         "prompt_tokens",
@@ -253,7 +253,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "tokens",
         "count",
         False,
-        "Mean (every simulated request, unless a high length is given). At most context - output (blank: that).",
+        "Mean, at most context - output (all alike unless a high length is given). Blank: that.",
     ),
     InputField(
         "tpot_target_ms",
@@ -282,9 +282,8 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "share",
         "share",
         False,
-        "The share of each prompt the prefix cache holds, not computed again: a system prompt every request shares, "
-        "over the prompt (0.25 for 200 of 800 tokens). Used by the Load sheet's simulation (and so the fleet Levers "
-        "sizes on it), not by a single prompt's TTFT. Blank: 0.",
+        "Share of each prompt a prefix cache holds (0.25: a 200-token system prompt of 800): the Load sheet's "
+        "simulation and fleet, not one prompt's TTFT. Blank: 0.",
     ),
     InputField(
         "burstiness",
@@ -301,27 +300,25 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
     InputField(
         "latency_percentile",
         "in_latency_percentile",
-        "Latency percentile of the targets",
+        "Latency percentile",
         "percentile",
         "percentile",
         False,
-        "The share of requests within the TTFT and TPOT targets: 50, 90, 95 or 99 (plan --percentile; a review's "
-        f"latency_percentile). The Load sheet sizes the fleet on it. Blank: {DEFAULT_PERCENTILE}.",
+        f"Targets' percentile: 50, 90, 95 or 99 (plan --percentile); sizes the fleet. Blank: {DEFAULT_PERCENTILE}.",
     ),
     InputField(
         "prompt_tokens_high",
         "in_prompt_tokens_high",
-        "Prompt tokens at the length percentile",
+        "High prompt tokens",
         "tokens",
         "count",
         False,
-        "A long tail (plan --prompt-tokens-high): the Load sheet draws each prompt from a lognormal truncated at the "
-        "slot (high prompt + high output) with this mean and high length, as plan --rate. Blank: all at the mean.",
+        "A long tail (plan --prompt-tokens-high), drawn as plan --rate does. Blank: the mean.",
     ),
     InputField(
         "output_tokens_high",
         "in_output_tokens_high",
-        "Output tokens at the length percentile",
+        "High output tokens",
         "tokens",
         "count",
         False,
@@ -330,12 +327,11 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
     InputField(
         "length_percentile",
         "in_length_percentile",
-        "Length percentile of the high lengths",
+        "Length percentile",
         "percentile",
         "percentile",
         False,
-        "The percentile the two high lengths are at: 90, 95 or 99 (plan --length-percentile; a review's "
-        "high_percentile). Blank: the latency percentile.",
+        "90, 95 or 99 (plan --length-percentile). Blank: the targets' percentile.",
     ),
 )
 #: The high lengths and their percentile (not part of the Calc sheet's formulas: memory is sized at the context, as

@@ -205,9 +205,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         "A2",
         "Speed and cost at each scenario's max batch the engine serves (what memory holds, at most the engine's "
         "max_num_seqs on the GPU), on the baseline's GPU count (More GPUs per replica: the next tensor-parallel "
-        "group vLLM accepts, usually twice it; more replicas of the baseline's group is the Baseline's own fleet). "
-        "The fleet: the fewest replicas whose TTFT and TPOT at the Inputs' latency percentile (blank: "
-        f"p{HIGH_PERCENTILE}), simulated by planner under the peak "
+        "group vLLM accepts, usually twice it). The fleet: the fewest replicas whose TTFT and TPOT at the Inputs' "
+        f"latency percentile (blank: p{HIGH_PERCENTILE}), simulated by planner under the peak "
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
         "the simulation found (a stored number; blank, no queue, where nothing was simulated). "
         "Green: the cheapest fleet per month of the scenarios that serve the same requests and meet the TPOT and "
@@ -222,7 +221,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     s.set("B3", "Unit", style="header")
     for key, header, _ in COLUMNS:
         col = scenario_col(key)
-        s.widths[col] = 19  # seven columns: 40 + 12 + 7 x 19 = 185 characters, printed one page wide at 6 pt or more
+        s.widths[col] = 18  # seven columns: 40 + 12 + 7 x 18 = 178 characters, printed one page wide at 6 pt or more
         s.set(f"{col}3", header, style="header")
     probes: list[Probe] = []
     r = 4

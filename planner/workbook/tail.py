@@ -69,7 +69,7 @@ class Tail:
 CELL_NAMES = {
     **{f.key: f"the Inputs' {f.label}" for f in BUDGET_FIELDS},
     "rate": "the Inputs' Peak traffic",
-    "percentile": "the Inputs' Latency percentile of the targets",
+    "percentile": "the Inputs' Latency percentile",
 }
 
 
