@@ -22,7 +22,7 @@ import math
 
 import pytest
 from cli_support import one_line, run
-from trial29_workload import RAG_WORKLOAD
+from trial29_workload import LLAMA_TODAY, RAG_WORKLOAD
 
 from planner.catalog import default_catalog
 from planner.export.evaluate import evaluate, replicas_over_draws
@@ -166,17 +166,7 @@ def test_a_prefix_share_out_of_range_is_refused(tmp_path):
     assert said.endswith("got 1.2 (line 19)")
 
 
-RAG = (
-    RAG_WORKLOAD
-    + """
-[[option]]
-name = "Llama 3.3 70B, H100 rented (today)"
-gpu = "H100"
-pricing = "cloud"
-weight_precision = "fp16"
-kv_precision = "fp16"
-"""
-)
+RAG = RAG_WORKLOAD + LLAMA_TODAY
 
 
 def test_the_trials_kv_fp8_lever_is_the_draws_not_a_cost(tmp_path):

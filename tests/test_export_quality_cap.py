@@ -14,7 +14,7 @@ import re
 import tomllib
 
 import pytest
-from trial29_workload import RAG_WORKLOAD
+from trial29_workload import LLAMA_TODAY, RAG_WORKLOAD
 
 from planner.catalog import default_catalog
 from planner.catalog.resolve import weights_words
@@ -42,14 +42,7 @@ gpu = "H100"
 pricing = "cloud"
 model = "Qwen3-235B-A22B"
 """
-LLAMA_FP16 = """
-[[option]]
-name = "Llama 3.3 70B, H100 rented (today)"
-gpu = "H100"
-pricing = "cloud"
-weight_precision = "fp16"
-kv_precision = "fp16"
-"""
+LLAMA_FP16 = LLAMA_TODAY
 
 
 @pytest.fixture(scope="module")

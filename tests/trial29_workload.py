@@ -20,3 +20,13 @@ tpot_target_s = 0.05
 model = "Llama-3.3-70B"
 spare_replicas = 1
 """
+
+#: The trial's deployment today: Llama-3.3-70B in fp16 (weights and KV cache) on rented H100s.
+LLAMA_TODAY = """
+[[option]]
+name = "Llama 3.3 70B, H100 rented (today)"
+gpu = "H100"
+pricing = "cloud"
+weight_precision = "fp16"
+kv_precision = "fp16"
+"""
