@@ -14,6 +14,7 @@ fleet needs the fewest GPUs (``planner plan --rate`` without ``--gpus``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
@@ -1295,27 +1296,21 @@ def replicas_needed(
     ``length_percentile`` (None or blank: ``percentile``): each request's lengths drawn as ``planner plan --rate
     --prompt-tokens-high --output-tokens-high --length-percentile`` draws them, cut to ``context`` as ``--context``
     cuts them (None or blank: the model's trained context, no cut below it; ``drawn_lengths``)."""
-    if percentile not in PERCENTILES:
-        raise percentile_error(percentile)
 
-    def one(
-        replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any, shape: Any,
-        dealt: Any, p_high: Any, o_high: Any, length_q: Any, limit: Any,
-    ) -> float:  # fmt: skip
-        lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile, limit)
-        sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
-            replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
-            tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit, burstiness=burstiness_shape(shape),
-            routing=routing_name(dealt), lengths=lengths,
+    def size(
+        replica: Replica, prompt: float, output: float, rate: float, percentile: float, ttft_s: float, tpot_s: float,
+        hit: float, shape: float, routing: str, lengths: list[tuple[int, int]],
+    ) -> Sizing:  # fmt: skip
+        return fewest_replicas(  # refuses an infinite rate (all at once) itself
+            replica, prompt, output, rate, percentile=percentile, ttft_target_s=ttft_s, tpot_target_s=tpot_s,
+            prefix_hit_rate=hit, burstiness=shape, routing=routing, lengths=lengths,
         )  # fmt: skip
-        if sizings is not None:
-            sizings.append(sized)
-        return float(sized.replicas)
 
-    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
-    o = Options.read(ReplicaOptions, options, replicas_needed)
-    each = (ttft_target_s, tpot_target_s, burstiness, routing, prompt_tokens_high, output_tokens_high)
-    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile, context))
+    return _each_fleet_sizing(
+        size, lambda sized: float(sized.replicas), sizings, replicas_needed, options, gpu, model, rate_per_s,
+        prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, prefix_hit_rate, burstiness, routing,
+        prompt_tokens_high, output_tokens_high, length_percentile, context,
+    )  # fmt: skip
 
 
 def fleet_gpus_needed(
@@ -1347,23 +1342,46 @@ def fleet_gpus_needed(
     appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY). Broadcasts as ``replicas_needed``; a
     few simulations per group. Raises (NaN with ``errors="coerce"``) where no group meets them. The high lengths and
     their percentile: as ``replicas_needed`` (every group sized on the same drawn requests, as ``planner plan``)."""
+    return _each_fleet_sizing(
+        group_choice, lambda choice: float(choice.sizing.replicas * choice.gpus_per_replica), choices,
+        fleet_gpus_needed, options, gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s,
+        percentile, prefix_hit_rate, burstiness, routing, prompt_tokens_high, output_tokens_high, length_percentile,
+        context,
+    )  # fmt: skip
+
+
+def _each_fleet_sizing(
+    size: Callable[..., Any], figure: Callable[[Any], float], seen: list | None, function: Callable[..., Any],
+    options: dict[str, Any], gpu: Any, model: Any, rate_per_s: Any, prompt_tokens: Any, output_tokens: Any,
+    ttft_target_s: Any, tpot_target_s: Any, percentile: float, prefix_hit_rate: Any, burstiness: Any, routing: Any,
+    prompt_tokens_high: Any, output_tokens_high: Any, length_percentile: Any, context: Any,
+) -> Any:  # fmt: skip
+    """What ``replicas_needed`` (REPLICAS) and ``fleet_gpus_needed`` (FLEET_GPUS) share: each broadcast scenario
+    (``_each_replica``) read as ``planner plan --rate`` reads it, each request's lengths drawn at ``percentile``
+    (``drawn_lengths``), the targets in seconds (``_target_s``), the burstiness a gamma shape (``burstiness_shape``),
+    the routing a name (``routing_name``), then sized by ``size(replica, prompt, output, rate, percentile, ttft_s,
+    tpot_s, hit, burstiness, routing, lengths)`` (``group_choice``'s arguments, in its order). Each scenario's sizing
+    is appended to ``seen`` (None: kept nowhere) and answers ``figure(sizing)``. ``function``: the public function
+    whose ``options`` these are (``Options.read`` names it in a refusal); a percentile outside ``PERCENTILES`` is
+    refused first."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
     def one(
-        replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any, shape: Any,
+        replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any, shape: Any,
         dealt: Any, p_high: Any, o_high: Any, length_q: Any, limit: Any,
     ) -> float:  # fmt: skip
         lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, percentile, limit)
-        choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
-                              _target_s(tpot, "tpot_target_s"), share, burstiness_shape(shape),
-                              routing_name(dealt), lengths)  # fmt: skip
-        if choices is not None:
-            choices.append(choice)
-        return float(choice.sizing.replicas * choice.gpus_per_replica)
+        sized = size(
+            replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
+            _target_s(tpot, "tpot_target_s"), hit, burstiness_shape(shape), routing_name(dealt), lengths,
+        )  # fmt: skip
+        if seen is not None:
+            seen.append(sized)
+        return figure(sized)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
-    o = Options.read(ReplicaOptions, options, fleet_gpus_needed)
+    o = Options.read(ReplicaOptions, options, function)
     each = (ttft_target_s, tpot_target_s, burstiness, routing, prompt_tokens_high, output_tokens_high)
     return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=each + (length_percentile, context))
 
