@@ -159,14 +159,27 @@ def MIN_GPUS(
     )
 
 
-@_udf("TPOT")
-def TPOT(
-    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
-):
+def _decode_step(name: str, doc: str):
+    """A function of the decode-step family (TPOT, THROUGHPUT, MFU, MBU, DECODE_INTENSITY): the same arguments, its
+    own Spec (``planner.excel.support.SPECS``) and help text ``doc``."""
+
+    def f(
+        gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None,
+        engine=None,
+    ):  # fmt: skip
+        args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
+        return _s.evaluate(_s.SPECS[name], args)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return _udf(name)(f)
+
+
+TPOT = _decode_step(
+    "TPOT",
     """Time per output token, milliseconds: one decode step of the batch at context tokens on the engine (blank:
-    vLLM)."""
-    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
-    return _s.evaluate(_s.SPECS["TPOT"], args)
+    vLLM).""",
+)
 
 
 @_udf("TTFT")
@@ -176,13 +189,10 @@ def TTFT(gpu, model, prompt_tokens, gpus=None, weight_precision=None, kv_precisi
     return _s.evaluate(_s.SPECS["TTFT"], args)
 
 
-@_udf("THROUGHPUT")
-def THROUGHPUT(
-    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
-):
-    """Output tokens per second of the whole GPU group: batch / TPOT (on the same engine)."""
-    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
-    return _s.evaluate(_s.SPECS["THROUGHPUT"], args)
+THROUGHPUT = _decode_step(
+    "THROUGHPUT",
+    "Output tokens per second of the whole GPU group: batch / TPOT (on the same engine).",
+)
 
 
 @_udf("COST_PER_MTOK")
@@ -204,33 +214,24 @@ def COST_PER_MTOK(
     return _s.evaluate(_s.SPECS["COST_PER_MTOK"], args)
 
 
-@_udf("MFU")
-def MFU(
-    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
-):
-    """Model FLOPs utilization of a decode step on the engine, a fraction (0.003 = 0.3%)."""
-    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
-    return _s.evaluate(_s.SPECS["MFU"], args)
+MFU = _decode_step(
+    "MFU",
+    "Model FLOPs utilization of a decode step on the engine, a fraction (0.003 = 0.3%).",
+)
 
 
-@_udf("MBU")
-def MBU(
-    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
-):
+MBU = _decode_step(
+    "MBU",
     """Memory bandwidth utilization of a decode step on the engine, a fraction (bytes moved / (step time x GPUs x
-    bandwidth))."""
-    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
-    return _s.evaluate(_s.SPECS["MBU"], args)
+    bandwidth)).""",
+)
 
 
-@_udf("DECODE_INTENSITY")
-def DECODE_INTENSITY(
-    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None, engine=None
-):
+DECODE_INTENSITY = _decode_step(
+    "DECODE_INTENSITY",
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE. The engine
-    (blank: vLLM) decides which groups hold the batch and run the model."""
-    args = (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism, engine)
-    return _s.evaluate(_s.SPECS["DECODE_INTENSITY"], args)
+    (blank: vLLM) decides which groups hold the batch and run the model.""",
+)
 
 
 # -- under load: computed by planner's serving simulation, not a cell formula --------------------------------
