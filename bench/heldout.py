@@ -258,7 +258,7 @@ def memory_checks() -> list[dict]:
                 if math.isnan(pub):
                     continue
                 predicted = getattr(pred, field) if pred else math.nan
-                check = {"q": f"{q} [{tier}]", "planner": _err(predicted, pub), "record": r.record_id}
+                check = {"q": f"{q} [{tier}]", "planner": _err(predicted, pub), "record": r.record_id, "published": pub}
                 out.append({**check, **groups_of_row, **({"why": why} if why else {})})
     return out
 
@@ -560,7 +560,8 @@ def worst_rows(checks: list[dict], quantity: str, count: int, aic_rows: bool = F
     """The ``count`` figures of ``quantity`` furthest from their published value (signed error, published value,
     the row's groups and lengths), worst first: the rows behind a group's median. With ``aic_rows``, only the rows
     aiconfigurator also predicts (the subset the side-by-side columns are computed on), aiconfigurator's error beside
-    the planner's."""
+    the planner's. A start-up memory figure (``memory_checks``: no benchmark row) is listed by its record id, its
+    published value and its groups."""
     qc = sorted(
         (
             c
@@ -574,6 +575,12 @@ def worst_rows(checks: list[dict], quantity: str, count: int, aic_rows: bool = F
     subset = " on aiconfigurator's rows" if aic_rows else ""
     lines = [f"\n== {quantity}: the {min(count, len(qc))} worst of {len(qc)} figures{subset} (planner / published - 1)"]
     for c in qc[:count]:
+        if "row" not in c:  # a start-up memory figure: no benchmark row behind it
+            lines.append(
+                f"{c['record']:<15}{c['planner']:>+8.0%}{'':<11} published {c['published']:>10,.1f}  {c['GPU']} "
+                f"{c['TP']} {c['engine']} {c['size']} {c['MoE']} start-up"
+            )
+            continue
         r = c["row"]
         pub = {"TPOT": r.tpot_s * 1e3, "TTFT": r.ttft_s * 1e3}.get(quantity, r.throughput_tokens_per_s)
         aic = f" aic {c['aic']:+.0%}" if not math.isnan(c.get("aic", math.nan)) else ""
@@ -584,6 +591,18 @@ def worst_rows(checks: list[dict], quantity: str, count: int, aic_rows: bool = F
             f"{r.statistic or 'statistic not stated'}"
         )
     return lines
+
+
+def worst_refusal(checks: list[dict], option: str, quantity: str, count: str) -> str | None:
+    """Why ``option QUANTITY N`` (``--worst`` / ``--worst-aic``) cannot be listed, one line, or None where it can: a
+    quantity this run has no figures of (the ones it has named, in the report's order), or N not a whole number of
+    1 or more."""
+    names = [q for q, _ in _sections(checks)]
+    if quantity not in names:
+        return f"{option}: no quantity {quantity!r} in this run; use one of: {', '.join(repr(q) for q in names)}"
+    if not (count.isdigit() and int(count) >= 1):
+        return f"{option}: N {count!r} is not a whole number of 1 or more, e.g. 10"
+    return None
 
 
 #: The block of docs/accuracy.md that ``--write-docs`` rewrites and tests/test_heldout.py checks.
@@ -795,6 +814,9 @@ def main() -> None:
         print(f"wrote {write_serving_residuals(held)}")
         return
     checks = time_checks(held) + (memory_checks() if not args.rows else [])
+    for option, given in (("--worst", args.worst), ("--worst-aic", args.worst_aic)):
+        if given and (refusal := worst_refusal(checks, option, *given)):
+            sys.exit(f"heldout.py: {refusal}")
     notes = [attach(checks, "aic", args.run_aic), attach(checks, "la", args.run_la)]
     groups = sorted({r.source_group for r in held})
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")

@@ -192,3 +192,32 @@ def test_the_shipped_range_coverage_is_todays(checks, tmp_path):
     written = bench_module("range_coverage").write_coverage(checks, tmp_path / "coverage.csv")
     shipped = shipped_catalog_dir() / "reference" / "range_coverage.csv"
     assert written.read_text(encoding="utf-8") == shipped.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def startup_checks():
+    """heldout.memory_checks: the start-up memory figures (no benchmark row behind them), ~3 s."""
+    return heldout.memory_checks()
+
+
+def test_worst_lists_start_up_memory_figures(startup_checks):
+    """--worst "vLLM KV GiB / GPU [held out]" N raised KeyError 'row': a start-up figure has none. Its one held-out
+    figure is GH21348-001, published 8.11 GiB (catalogs/reference/startup_memory_public.csv, vLLM issue 21348's
+    "Available KV cache memory: 8.11 GiB"), listed by its record id, signed error and published value."""
+    lines = heldout.worst_rows(startup_checks, "vLLM KV GiB / GPU [held out]", 3)
+    assert "the 1 worst of 1 figures" in lines[0] and len(lines) == 2
+    mine = next(c for c in startup_checks if c["q"] == "vLLM KV GiB / GPU [held out]")
+    assert lines[1].startswith("GH21348-001") and f"{mine['planner']:+.0%}" in lines[1]
+    assert "published        8.1  H100 SXM 80GB TP4" in lines[1] and lines[1].endswith("start-up")
+
+
+def test_worst_refuses_an_unknown_quantity_naming_the_known_ones(startup_checks):
+    """--worst with a quantity the run has no figures of: one line naming the quantities it has, in the report's
+    order (``_sections``); N must be a whole number of 1 or more."""
+    refusal = heldout.worst_refusal(startup_checks, "--worst", "KV GiB", "3")
+    assert refusal.startswith("--worst: no quantity 'KV GiB' in this run; use one of: 'vLLM KV GiB / GPU [held out]'")
+    assert "'vLLM max concurrency [in-sample]'" in refusal and "\n" not in refusal
+    assert heldout.worst_refusal(startup_checks, "--worst-aic", "vLLM KV tokens [held out]", "0") == (
+        "--worst-aic: N '0' is not a whole number of 1 or more, e.g. 10"
+    )
+    assert heldout.worst_refusal(startup_checks, "--worst", "vLLM KV tokens [held out]", "2") is None
