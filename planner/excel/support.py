@@ -420,7 +420,8 @@ def max_batch_notes(values: dict[str, Any], held: float, gpus: float | None) -> 
 def spread_notes(values: dict[str, Any], default_percentile: float = 95.0) -> list[str]:
     """Where a high length is given (``prompt_tokens_high`` / ``output_tokens_high``), that each request's lengths
     were drawn, as ``planner plan --rate``'s "lengths:" line says it: the highs at their percentile (``length_percentile``,
-    else the targets' ``percentile``, else ``default_percentile``). Nothing where neither is given."""
+    else the targets' ``percentile``, else ``default_percentile``; the core's rule, ``length_percentile_of``). Nothing
+    where neither is given."""
     given = [
         (what, values[name])
         for what, name in (("prompt", "prompt_tokens_high"), ("output", "output_tokens_high"))
@@ -428,9 +429,11 @@ def spread_notes(values: dict[str, Any], default_percentile: float = 95.0) -> li
     ]
     if not given:
         return []
-    q = next(
-        (values[n] for n in ("length_percentile", "percentile") if values.get(n, MISSING) is not MISSING),
-        default_percentile,
+    from planner.serving.length_options import length_percentile_of
+
+    percentile, length_q = (values.get(n, MISSING) for n in ("percentile", "length_percentile"))
+    q = length_percentile_of(
+        default_percentile if percentile is MISSING else percentile, None if length_q is MISSING else length_q
     )
     highs = ", ".join(f"{what} p{float(q):g} {float(h):,.0f}" for what, h in given)
     limit = values.get("context", MISSING)

@@ -1613,11 +1613,7 @@ def _each_replica(
 
 def _named(value: Any) -> bool:
     """Whether an argument is given: not None, NaN or blank text (an empty cell), anywhere in an array."""
-    values = np.ravel(np.asarray(value, dtype=object))
-    return any(
-        not (v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()))
-        for v in values
-    )
+    return not all(_blank(v) for v in np.ravel(np.asarray(value, dtype=object)))
 
 
 def burstiness_shape(value: Any) -> float:
