@@ -374,6 +374,21 @@ def one_output_token(output_tokens: float, lengths: list[tuple[int, int]] | None
     return fixed_length_tokens(output_tokens) <= 1
 
 
+def _one_token_without_tpot_target(
+    output_tokens: float, lengths: list[tuple[int, int]] | None, tpot_target_s: float
+) -> bool:
+    """Whether every request has one output token (``one_output_token``: no TPOT, none after the first), as
+    ``fewest_replicas`` and ``fewest_replicas_for_burst`` size on it; a TPOT target there has nothing to hold and is
+    refused (``OutOfRangeError``)."""
+    no_tpot = one_output_token(output_tokens, lengths)
+    if no_tpot and math.isfinite(tpot_target_s):
+        raise OutOfRangeError(
+            f"a TPOT target has nothing to hold: {NO_TPOT_WITH_ONE_TOKEN}; leave the TPOT target out to size the "
+            "fleet on TTFT alone, or give output_tokens of 2 or more"
+        )
+    return no_tpot
+
+
 def replica_counts_to_guess(max_replicas: int) -> np.ndarray:
     """Every count 1 .. ``GUESS_EVERY_UP_TO``, then counts ``GUESS_STEP`` apart up to ``max_replicas`` (included):
     where the closed-form approximation is evaluated for a first guess, a few thousand points whatever the limit."""
@@ -580,12 +595,7 @@ def fewest_replicas(
     rate = float(rate_per_s)
     if not 0 < rate < math.inf:
         raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
-    no_tpot = one_output_token(output_tokens, lengths)
-    if no_tpot and math.isfinite(tpot_target_s):
-        raise OutOfRangeError(
-            f"a TPOT target has nothing to hold: {NO_TPOT_WITH_ONE_TOKEN}; leave the TPOT target out to size the "
-            "fleet on TTFT alone, or give output_tokens of 2 or more"
-        )
+    no_tpot = _one_token_without_tpot_target(output_tokens, lengths, tpot_target_s)
     runs: dict[int, LoadResult] = {}
 
     def run_at(k: int) -> LoadResult:
@@ -791,12 +801,7 @@ def fewest_replicas_for_burst(
         raise InvalidInputError(
             "a burst (every request at the same time) has no rate to size on capacity; give a TTFT or TPOT target"
         )
-    no_tpot = one_output_token(output_tokens, lengths)
-    if no_tpot and math.isfinite(tpot_target_s):
-        raise OutOfRangeError(
-            f"a TPOT target has nothing to hold: {NO_TPOT_WITH_ONE_TOKEN}; leave the TPOT target out to size the "
-            "fleet on TTFT alone, or give output_tokens of 2 or more"
-        )
+    no_tpot = _one_token_without_tpot_target(output_tokens, lengths, tpot_target_s)
     arrivals = np.asarray(arrivals_s, dtype=float)
     n = min(len(arrivals), len(lengths))
     most = max(1, min(int(max_replicas), n))  # past one request a replica, more replicas serve nothing more
