@@ -726,6 +726,7 @@ def predict_decode_rows(
             eng.dp_attention_kv_ranks,  # SGLang's attention-DP ranks' own KV pools (EXPERIMENT h-dsk042)
             eng.moe_flop_scale,  # vLLM 0.10-0.11.0's MXFP4 experts on Marlin on Hopper (EXPERIMENT h-tpotcls)
             eng.moe_flop_ceiling,
+            eng.decode_flop_efficiency, eng.prefill_flop_efficiency,  # the H100's FLOP share (EXPERIMENT h-h100tpot)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)
