@@ -97,6 +97,10 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
+- ``h100-compute:all``: every H100 SXM row's prefill and decode FLOP factors at 756 / 989 (the H100 PCIe's over the
+  SXM's dense bf16 peak, NVIDIA's datasheet) of the profile's: the reading that the model's H100 compute is too fast
+  (``planner.accuracy.predict.H100_COMPUTE_SCALE``; docs/hypotheses/h100-tpot-split.md, h-h100tpot);
+  ``h100-compute:gpustack`` (diagnostic, never to ship): gpustack's H100 rows only, that source's machine.
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
   WEIGHT_ONLY_GEMM_GPUS``).
@@ -154,6 +158,7 @@ SWITCHES = (
     "vllm-v0-long-context-eager",
     "sglang-dp-attention-kv",
     "vllm-hopper-mxfp4-marlin",
+    "h100-compute:all",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -183,6 +188,7 @@ ABLATIONS = (
     "sglang-early-hopper-moe:both",  # h-h200dsk's form, decode and prompt steps alike (h-moetab's ablation)
     "vllm-v0-long-context-eager:spread",  # the switch with the requests spread over their progress (h-mi300b)
     "vllm-hopper-mxfp4-marlin:ceiling",  # Marlin's fraction as a ceiling, not a factor (h-tpotcls, after the first run)
+    "h100-compute:gpustack",  # diagnostic (h-h100tpot): gpustack's H100 rows only, never to ship
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -286,6 +292,10 @@ MODULE_FLAGS = {
     "vllm-hopper-mxfp4-marlin:ceiling": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", "ceiling"),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
+    # every H100 SXM row's FLOP factors at the H100 PCIe's share of the SXM's dense peak, 756 / 989 (h-h100tpot)
+    "h100-compute:all": ("planner.accuracy.predict", "H100_COMPUTE_SCALE", "all"),
+    # ... gpustack's H100 rows only: a diagnostic of that source's machine (h-h100tpot), never to ship
+    "h100-compute:gpustack": ("planner.accuracy.predict", "H100_COMPUTE_SCALE", "gpustack"),
 }
 
 

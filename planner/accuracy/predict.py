@@ -294,6 +294,15 @@ SGLANG_DATED_MAIN = False
 #: R ranks (each rank's own pool and slots: 0.4.3.post2 ``managers/data_parallel_controller.py`` l.160-187,
 #: ``managers/tp_worker.py`` l.99-109, ``model_executor/model_runner.py`` l.548-606), its steps as tensor parallel.
 SGLANG_DP_ATTENTION_KV_POOL = False
+
+#: EXPERIMENT switch (issue 21, h-h100tpot; docs/hypotheses/h100-tpot-split.md), read at call time; off (None) on main.
+#: "all": every H100 row's prefill and decode FLOP factors at ``H100_PCIE_OVER_SXM_FLOP`` of the profile's (the
+#: reading that the model's H100 compute is too fast); "gpustack": gpustack's H100 rows only (a diagnostic of that
+#: source's machine, never to ship). Bandwidth, interconnect and host terms unchanged.
+H100_COMPUTE_SCALE: str | None = None
+#: the H100 PCIe's over the H100 SXM's dense bf16 tensor peak (NVIDIA H100 Tensor Core GPU datasheet: 1,513 / 1,979
+#: TFLOP/s with sparsity, 756 / 989 dense)
+H100_PCIE_OVER_SXM_FLOP = 1513 / 1979
 #: SGLang's releases of the 0.4 line by their PyPI upload date (https://pypi.org/pypi/sglang/json,
 #: ``releases[version][0].upload_time``, read 2026-12-07), in order: a dated build of main between two of them ran the
 #: earlier one's code; a date before the first or after the last is not resolved (the row keeps today's reading).
@@ -387,8 +396,33 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     # a release's extra time per MoE layer per step (``profiles.MOE_LAYER_COSTS``: a pre-AITER ROCm release's Triton
     # fused-MoE call, h-band, on; SGLang 0.4.1-0.4.3's MoE layers on NVIDIA, h-h200dsk, off)
     profile = _moe_layer_costs(profile, row)
+    # EXPERIMENT (h-h100tpot, off unless H100_COMPUTE_SCALE): the H100's FLOP rate at the PCIe part's share
+    profile = _h100_compute_scale(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
+
+
+def _h100_compute_scale(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``profile`` with its prefill and decode FLOP factors times ``H100_PCIE_OVER_SXM_FLOP`` where
+    ``H100_COMPUTE_SCALE`` is on and the row's GPU resolves to an H100 SXM ("gpustack": and its source group is
+    gpustack's); else ``profile``. EXPERIMENT (h-h100tpot): docs/hypotheses/h100-tpot-split.md."""
+    if H100_COMPUTE_SCALE is None:
+        return profile
+    if H100_COMPUTE_SCALE == "gpustack" and not row.source_group.startswith("gpustack"):
+        return profile
+    cat = default_catalog()
+    try:
+        gpu = cat.gpu(resolve_gpu_name(row.gpu, cat))
+    except PlannerError:
+        return profile
+    if not gpu.name.startswith("H100 SXM"):
+        return profile
+    f = H100_PCIE_OVER_SXM_FLOP
+    return replace(
+        profile,
+        decode_flop_efficiency=profile.decode_flop_efficiency * f,
+        prefill_flop_efficiency=profile.prefill_flop_efficiency * f,
+    )
 
 
 def _moe_layer_costs(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
@@ -692,6 +726,7 @@ def predict_decode_rows(
             eng.dp_attention_kv_ranks,  # SGLang's attention-DP ranks' own KV pools (EXPERIMENT h-dsk042)
             eng.moe_flop_scale,  # vLLM 0.10-0.11.0's MXFP4 experts on Marlin on Hopper (EXPERIMENT h-tpotcls)
             eng.moe_flop_ceiling,
+            eng.decode_flop_efficiency, eng.prefill_flop_efficiency,  # the H100's FLOP share (EXPERIMENT h-h100tpot)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)
