@@ -642,10 +642,9 @@ def simulate(
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
-            if (
-                table.prefill_host_s > dt and prefill > table.prefill_host_above_tokens
-            ):  # launched kernel by kernel: no shorter than the host's launch, of which
-                # an overlapping loop launches the part the step before it takes while that step runs
+            # launched kernel by kernel: no shorter than the host's launch, of which an overlapping loop launches the
+            # part the step before it takes while that step runs
+            if table.prefill_host_s > dt and prefill > table.prefill_host_above_tokens:
                 dt = max(dt, table.prefill_host_s - (last_dt if async_scheduling else 0.0))
             stall += dt + held if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
@@ -687,10 +686,9 @@ def simulate(
             stall = 0.0
         else:
             dt = table.step_s(b, ctx, prefill)
-            if (
-                prefill > table.prefill_host_above_tokens and table.prefill_host_s > dt
-            ):  # a mixed step launched kernel by kernel (h-load, TensorRT-LLM's
-                # PyTorch backend with ``TRTLLM_EAGER_CONTEXT``): no shorter than its launch, less the step before's
+            # a mixed step launched kernel by kernel (h-load, TensorRT-LLM's PyTorch backend with
+            # ``TRTLLM_EAGER_CONTEXT``): no shorter than its launch, less the step before's
+            if prefill > table.prefill_host_above_tokens and table.prefill_host_s > dt:
                 dt = max(dt, table.prefill_host_s - (last_dt if async_scheduling else 0.0))
             if b:
                 itls.append((dt + stall + held, b))
