@@ -1205,20 +1205,21 @@ SGLANG_PIECEWISE_MLA_MAX_TOKENS = 2048
 
 
 def sglang_piecewise_host_s(
-    profile: EngineProfile, vendor: str, num_layers: int, moe_layers: int, mla: bool, chunk_tokens: float
+    profile: EngineProfile, vendor: str, num_layers: int, moe_layers: int, mla: bool
 ) -> tuple[float, float]:
     """EXPERIMENT (h-ttftp50): where ``sglang_prefill_host_s`` reads an SGLang release as graphed (0.5.10+ on NVIDIA),
     the eager launch time its prompt steps still pay and the prompt tokens above which they pay it: (host, 0) where the
     row's own command turned the piecewise graph off (``EngineProfile.sglang_piecewise_off``), (host,
-    ``SGLANG_PIECEWISE_MLA_MAX_TOKENS``) for an MLA model, (host, ``chunk_tokens``) otherwise (no step exceeds its
-    chunk); (0, 0) where the release is read as eager already or is not SGLang on NVIDIA."""
+    ``SGLANG_PIECEWISE_MLA_MAX_TOKENS``) for an MLA model; (0, 0) for any other model (its cap is the chunked-prefill
+    size, which no extend batch exceeds: ``PrefillAdder``'s ``rem_chunk_tokens``), and where the release is read as
+    eager already or is not SGLang on NVIDIA."""
     rule = profile.memory_fraction_rule
     if not rule.startswith("sglang") or vendor != "NVIDIA" or rule in SGLANG_EAGER_PREFILL_RULES:
         return 0.0, 0.0
     host = SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
     if profile.sglang_piecewise_off:
         return host, 0.0
-    return host, float(SGLANG_PIECEWISE_MLA_MAX_TOKENS if mla else chunk_tokens)
+    return (host, float(SGLANG_PIECEWISE_MLA_MAX_TOKENS)) if mla else (0.0, 0.0)
 
 
 def with_row_sglang_piecewise_off(profile: EngineProfile, flag: str | None) -> EngineProfile:

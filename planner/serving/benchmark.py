@@ -222,7 +222,7 @@ MLA_PREFILL_MODULE = False
 
 #: EXPERIMENT (h-ttftp50, off; docs/hypotheses/sglang-piecewise-coverage.md): SGLang 0.5.10+ on NVIDIA replays its
 #: piecewise prefill graph only where the server's flags leave it on and the step has at most
-#: ``planner.engines.profiles.SGLANG_PIECEWISE_MLA_MAX_TOKENS`` tokens (MLA; else the chunk), and launches the others
+#: ``planner.engines.profiles.SGLANG_PIECEWISE_MLA_MAX_TOKENS`` tokens (an MLA model's), and launches the others
 #: eagerly (``sglang_piecewise_host_s``). False: every prompt step of those releases graphed.
 SGLANG_PIECEWISE_COVERAGE = False
 
@@ -651,7 +651,7 @@ def serving_setups(
                 table = replace(table, prefill_host_s=host) if host > 0 else table
                 if host == 0 and SGLANG_PIECEWISE_COVERAGE:  # EXPERIMENT (h-ttftp50): steps the graph does not cover
                     host, above = sglang_piecewise_host_s(
-                        eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers, mod.mla is not None, budgets[i]
+                        eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers, mod.mla is not None
                     )
                     if host > 0:
                         table = replace(table, prefill_host_s=host, prefill_host_above_tokens=above)
