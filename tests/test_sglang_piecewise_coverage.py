@@ -21,6 +21,7 @@ from planner.engines.profiles import (
     SGLANG_HOST_MOE_LAYER_S,
     engine_profile,
     sglang_piecewise_host_s,
+    sglang_piecewise_refused,
     with_row_sglang_piecewise_off,
 )
 from planner.serving import benchmark
@@ -91,3 +92,19 @@ def test_a_covered_step_keeps_its_device_time_and_a_larger_one_pays_the_launch()
     assert _first_ttft(2048.0, 2048) == pytest.approx(0.010)
     assert _first_ttft(2048.0, 2049) == pytest.approx(0.030)
     assert _first_ttft(0.0, 100) == pytest.approx(0.030)
+
+
+def test_architectures_the_graph_refuses():
+    """model_config.py l.1558-1566 and the multimodal list: Qwen3-Next, DeepSeek-V3.2 (DSA), Llama 4 refused;
+    DeepSeek-R1, Qwen3-235B and Llama-3.3-70B keep the graph; a refused model is eager at any size."""
+    cat = default_catalog()
+    refused = {m: sglang_piecewise_refused(cat.model(m)) for m in (
+        "Qwen/Qwen3-Next-80B-A3B-Instruct", "deepseek-ai/DeepSeek-V3.2-Exp", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        "deepseek-ai/DeepSeek-R1-0528", "Qwen/Qwen3-235B-A22B-Instruct-2507", "meta-llama/Llama-3.3-70B-Instruct",
+    )}  # fmt: skip
+    assert [m for m, r in refused.items() if r] == [
+        "Qwen/Qwen3-Next-80B-A3B-Instruct", "deepseek-ai/DeepSeek-V3.2-Exp", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+    ]  # fmt: skip
+    assert sglang_piecewise_host_s(engine_profile("sglang==0.5.12"), "NVIDIA", 48, 48, False, True) == pytest.approx(
+        (48 * SGLANG_HOST_MOE_LAYER_S, 0.0)
+    )

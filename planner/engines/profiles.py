@@ -1204,12 +1204,33 @@ SGLANG_EAGER_PREFILL_RULES = ("sglang-0.4.0", "sglang-0.4", "sglang-0.5.1", "sgl
 SGLANG_PIECEWISE_MLA_MAX_TOKENS = 2048
 
 
+#: Model families SGLang 0.5.12 refuses the piecewise prefill graph for, by their published architecture:
+#: ``piecewise_cuda_graph_disabled_model_archs`` (``srt/configs/model_config.py`` l.1558-1566: Qwen3NextForCausalLM) and
+#: the multimodal architectures (``multimodal_model_archs`` l.1495-1566: Llama4ForConditionalGeneration,
+#: Qwen3_5(Moe)ForConditionalGeneration), read by ``ServerArgs._handle_piecewise_cuda_graph`` (l.1309-1310, l.1336-1337).
+#: DeepSeek Sparse Attention models (DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM) are read from the model's
+#: ``sparse_attention``; Kimi-K2.5 (KimiK25ForConditionalGeneration) by its id (EXPERIMENT h-ttftp50).
+SGLANG_PIECEWISE_REFUSED_FAMILIES = frozenset({"Qwen3-Next", "Llama 4", "Qwen3.5"})
+SGLANG_PIECEWISE_REFUSED_MODELS = frozenset({"moonshotai/Kimi-K2.5"})
+
+
+def sglang_piecewise_refused(model) -> bool:
+    """Whether SGLang 0.5.12 turns the piecewise prefill graph off for ``model``'s architecture
+    (``SGLANG_PIECEWISE_REFUSED_FAMILIES``, ``SGLANG_PIECEWISE_REFUSED_MODELS``, a sparse-attention model)."""
+    return (
+        model.sparse_attention is not None
+        or model.family in SGLANG_PIECEWISE_REFUSED_FAMILIES
+        or model.hf_id in SGLANG_PIECEWISE_REFUSED_MODELS
+    )
+
+
 def sglang_piecewise_host_s(
-    profile: EngineProfile, vendor: str, num_layers: int, moe_layers: int, mla: bool
+    profile: EngineProfile, vendor: str, num_layers: int, moe_layers: int, mla: bool, refused: bool = False
 ) -> tuple[float, float]:
     """EXPERIMENT (h-ttftp50): where ``sglang_prefill_host_s`` reads an SGLang release as graphed (0.5.10+ on NVIDIA),
     the eager launch time its prompt steps still pay and the prompt tokens above which they pay it: (host, 0) where the
-    row's own command turned the piecewise graph off (``EngineProfile.sglang_piecewise_off``), (host,
+    row's own command turned the piecewise graph off (``EngineProfile.sglang_piecewise_off``) or the release refuses it
+    for the model's architecture (``refused``: ``sglang_piecewise_refused``), (host,
     ``SGLANG_PIECEWISE_MLA_MAX_TOKENS``) for an MLA model; (0, 0) for any other model (its cap is the chunked-prefill
     size, which no extend batch exceeds: ``PrefillAdder``'s ``rem_chunk_tokens``), and where the release is read as
     eager already or is not SGLang on NVIDIA."""
@@ -1217,7 +1238,7 @@ def sglang_piecewise_host_s(
     if not rule.startswith("sglang") or vendor != "NVIDIA" or rule in SGLANG_EAGER_PREFILL_RULES:
         return 0.0, 0.0
     host = SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
-    if profile.sglang_piecewise_off:
+    if profile.sglang_piecewise_off or refused:
         return host, 0.0
     return (host, float(SGLANG_PIECEWISE_MLA_MAX_TOKENS)) if mla else (0.0, 0.0)
 

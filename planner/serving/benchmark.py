@@ -55,6 +55,7 @@ from planner.engines.profiles import (
     engine_profile,
     profiled_at_token_budget,
     sglang_piecewise_host_s,
+    sglang_piecewise_refused,
     sglang_prefill_host_s,
 )
 from planner.engines.sglang import MiB, sglang_chunked_prefill_size, sglang_max_running_requests
@@ -651,7 +652,12 @@ def serving_setups(
                 table = replace(table, prefill_host_s=host) if host > 0 else table
                 if host == 0 and SGLANG_PIECEWISE_COVERAGE:  # EXPERIMENT (h-ttftp50): steps the graph does not cover
                     host, above = sglang_piecewise_host_s(
-                        eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers, mod.mla is not None
+                        eng,
+                        cat.gpu(g[i]).vendor,
+                        mod.num_layers,
+                        mod.moe_layers,
+                        mod.mla is not None,
+                        sglang_piecewise_refused(mod),
                     )
                     if host > 0:
                         table = replace(table, prefill_host_s=host, prefill_host_above_tokens=above)
