@@ -57,6 +57,10 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   graphs, so they take at least the host's launch, SGLang's published per-layer time borrowed
   (``planner.serving.benchmark.TRTLLM_EAGER_CONTEXT``, ``planner.serving.benchmark.eager_context_host_s``;
   docs/hypotheses/trtllm-eager-context.md, h-load).
+- ``sglang-piecewise-coverage``: SGLang 0.5.10+ on NVIDIA launches a prompt step eagerly (the shipped launch floor)
+  where the row's own command turns the piecewise prefill graph off (``--enable-symm-mem``, ``--enable-dp-attention``,
+  ...) or the step has more than 2,048 tokens of an MLA model (``planner.serving.benchmark.SGLANG_PIECEWISE_COVERAGE``;
+  docs/hypotheses/sglang-piecewise-coverage.md, h-ttftp50).
 - ``mla-prefill-module-bound``: an upper bound, never to ship: each prompt step of an MLA model without DSA on H100 /
   H200 / B200 takes the layers of the measured MLA context module on top of the planner's step
   (``planner.serving.benchmark.MLA_PREFILL_MODULE_BOUND``; docs/hypotheses/mla-prefill-mechanisms.md, h-mla).
@@ -159,6 +163,7 @@ SWITCHES = (
     "sglang-dp-attention-kv",
     "vllm-hopper-mxfp4-marlin",
     "h100-compute:all",
+    "sglang-piecewise-coverage",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -290,6 +295,8 @@ MODULE_FLAGS = {
     "vllm-hopper-mxfp4-marlin": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", True),
     # ... Marlin's fraction as a ceiling on the grouped GEMM's (its rate flattens from 64 rows per expert on)
     "vllm-hopper-mxfp4-marlin:ceiling": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", "ceiling"),
+    # SGLang 0.5.10+'s piecewise prefill graph off by the row's flags (symmetric memory, ...) or above 2,048 MLA tokens
+    "sglang-piecewise-coverage": ("planner.serving.benchmark", "SGLANG_PIECEWISE_COVERAGE", True),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
     # every H100 SXM row's FLOP factors at the H100 PCIe's share of the SXM's dense peak, 756 / 989 (h-h100tpot)

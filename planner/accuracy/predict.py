@@ -82,6 +82,7 @@ from planner.engines.profiles import (
     with_row_max_prefill_tokens,
     with_row_memory_utilization,
     with_row_scheduler_recv_interval,
+    with_row_sglang_piecewise_off,
     with_sglang_eager_decode,
     with_stream_interval,
     with_trtllm_bench_build,
@@ -380,6 +381,9 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
     # SGLang's receive interval from the row's own ``--scheduler-recv-interval`` (s187)
     profile = with_row_scheduler_recv_interval(profile, row.scheduler_recv_interval)
+    # EXPERIMENT (h-ttftp50, off unless benchmark.SGLANG_PIECEWISE_COVERAGE): the row's command turns SGLang's
+    # piecewise prefill graph off
+    profile = with_row_sglang_piecewise_off(profile, row.sglang_piecewise_off)
     # TensorRT-LLM's attention-DP balancing gate from the row's own options (h-trt)
     profile = with_row_attention_dp_gate(profile, row.attention_dp_gate, row.gpus if row.parallelism == "dp-ep" else 1)
     # the memory share from the row's own command (s187)
@@ -718,6 +722,7 @@ def predict_decode_rows(
             eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
             eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
             eng.scheduler_recv_interval,  # SGLang's receive interval from the row's command (s187)
+            eng.sglang_piecewise_off,  # SGLang's piecewise prefill graph off by the row's command (EXPERIMENT h-ttftp50)
             eng.attention_dp_gate_iters,  # TensorRT-LLM's attention-DP balancing gate from the row's options (h-trt)
             eng.attention_dp_gate_quorum,
             eng.row_memory_utilization,  # the memory share from the row's command (s187)

@@ -684,6 +684,9 @@ class DecodeRow:
     #: tokens of whole requests one prefill batch takes (``planner.serving.simulate.SGLANG_MAX_PREFILL_TOKENS``)
     max_prefill_tokens: int | None = None
     scheduler_recv_interval: int | None = None  # SGLang's --scheduler-recv-interval, where the row's command sets it
+    #: the flag of the row's SGLang command that turns the piecewise prefill graph off (``sglang_piecewise_off_flag``,
+    #: EXPERIMENT h-ttftp50); None where none is set
+    sglang_piecewise_off: str | None = None
     #: TensorRT-LLM's attention-DP balancing gate (``attention_dp_gate_of``): ``timeout_iters`` where the row's
     #: options turn on ``enable_attention_dp`` and ``attention_dp_config.enable_balance``; None: no gate
     attention_dp_gate: int | None = None
@@ -1149,6 +1152,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
+        sglang_piecewise_off=sglang_piecewise_off_flag(r),
         attention_dp_gate=attention_dp_gate_of(r),
         stream_interval=stream_interval_of(r),
         server_memory_share=server_memory_share(r),
@@ -1390,6 +1394,25 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
         if hit:
             return int(hit.group(1))
     return None
+
+
+#: The SGLang server flags after which ``ServerArgs._handle_piecewise_cuda_graph`` turns the piecewise prefill graph off
+#: (sglang 0.5.12 ``srt/server_args.py`` l.1301-1368: DP attention l.1312, torch compile l.1315, pipeline parallelism
+#: l.1318, an all-to-all MoE backend l.1330, symmetric memory l.1357-1359; the flag itself l.737), as a command quotes
+#: them, not where a note says a run went without one ("no --enable-dp-attention") (EXPERIMENT h-ttftp50).
+SGLANG_PIECEWISE_OFF_FLAGS = re.compile(
+    r"(?<!no )(?<!without )--(enable-symm-mem|enable-dp-attention|enable-torch-compile|disable-piecewise-cuda-graph)"
+    r"(?![\w-])|--(moe-a2a-backend)[ =](?!none\b)\w+|--(pp-size|pipeline-parallel-size)[ =]0*[2-9]"
+)
+
+
+def sglang_piecewise_off_flag(r: dict[str, str]) -> str | None:
+    """The first flag of the row's quoted server command (``command_cells``) that turns SGLang's piecewise prefill graph
+    off (``SGLANG_PIECEWISE_OFF_FLAGS``), without its dashes; None where the row is not SGLang or sets none."""
+    if str(r.get("engine", "")).strip().lower() != "sglang":
+        return None
+    hit = SGLANG_PIECEWISE_OFF_FLAGS.search(command_cells(r))
+    return next(g for g in hit.groups() if g) if hit else None
 
 
 def stream_interval_of(r: dict[str, str]) -> int | None:

@@ -198,6 +198,10 @@ class EngineProfile:
     #: scheduler loop, SGLang's default. Set per published row by ``with_row_scheduler_recv_interval`` (s187); 1 on
     #: every shipped profile
     scheduler_recv_interval: int = 1
+    #: EXPERIMENT (h-ttftp50, ``planner.serving.benchmark.SGLANG_PIECEWISE_COVERAGE``): a published row's own SGLang
+    #: command sets a flag that turns the piecewise prefill graph off (``sglang_piecewise_off_flag``); set by
+    #: ``with_row_sglang_piecewise_off``; False on every shipped profile
+    sglang_piecewise_off: bool = False
     #: TensorRT-LLM's attention-DP balancing where a published row's own options turn it on
     #: (``attention_dp_config: {enable_balance: true, timeout_iters: T}`` with ``enable_attention_dp: true``): new
     #: prompts enter every T steps (``planner.serving.simulate.RunBehaviour.context_gate``); 0: no gate, the
@@ -1191,6 +1195,59 @@ SGLANG_HOST_MOE_LAYER_S = (4 * 6.22e-3 - SGLANG_HOST_LAYER_S) / 26
 #: devices (``_handle_piecewise_cuda_graph``: ``is_hip()``), so an extend step of up to ``piecewise_cuda_graph_max_tokens``
 #: replays a graph there.
 SGLANG_EAGER_PREFILL_RULES = ("sglang-0.4.0", "sglang-0.4", "sglang-0.5.1", "sglang-0.5.3", "sglang-0.5.5")
+
+
+#: SGLang 0.5.12's piecewise prefill graph covers a step of at most this many tokens for an MLA backend
+#: (``ServerArgs.piecewise_cuda_graph_max_tokens``'s default, ``srt/server_args.py`` l.1514-1521, sglang PR 15927; other
+#: backends: the chunked-prefill size); ``PiecewiseCudaGraphRunner.can_run`` (``num_tokens <= self.max_num_tokens``,
+#: ``srt/model_executor/piecewise_cuda_graph_runner.py`` l.483) sends a larger step to the eager ``forward_extend``.
+SGLANG_PIECEWISE_MLA_MAX_TOKENS = 2048
+
+
+#: Model families SGLang 0.5.12 refuses the piecewise prefill graph for, by their published architecture:
+#: ``piecewise_cuda_graph_disabled_model_archs`` (``srt/configs/model_config.py`` l.1558-1566: Qwen3NextForCausalLM) and
+#: the multimodal architectures (``multimodal_model_archs`` l.1495-1566: Llama4ForConditionalGeneration,
+#: Qwen3_5(Moe)ForConditionalGeneration), read by ``ServerArgs._handle_piecewise_cuda_graph`` (l.1309-1310, l.1336-1337).
+#: DeepSeek Sparse Attention models (DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM) are read from the model's
+#: ``sparse_attention``; Kimi-K2.5 (KimiK25ForConditionalGeneration) by its id (EXPERIMENT h-ttftp50).
+SGLANG_PIECEWISE_REFUSED_FAMILIES = frozenset({"Qwen3-Next", "Llama 4", "Qwen3.5"})
+SGLANG_PIECEWISE_REFUSED_MODELS = frozenset({"moonshotai/Kimi-K2.5"})
+
+
+def sglang_piecewise_refused(model) -> bool:
+    """Whether SGLang 0.5.12 turns the piecewise prefill graph off for ``model``'s architecture
+    (``SGLANG_PIECEWISE_REFUSED_FAMILIES``, ``SGLANG_PIECEWISE_REFUSED_MODELS``, a sparse-attention model)."""
+    return (
+        model.sparse_attention is not None
+        or model.family in SGLANG_PIECEWISE_REFUSED_FAMILIES
+        or model.hf_id in SGLANG_PIECEWISE_REFUSED_MODELS
+    )
+
+
+def sglang_piecewise_host_s(
+    profile: EngineProfile, vendor: str, num_layers: int, moe_layers: int, mla: bool, refused: bool = False
+) -> tuple[float, float]:
+    """EXPERIMENT (h-ttftp50): where ``sglang_prefill_host_s`` reads an SGLang release as graphed (0.5.10+ on NVIDIA),
+    the eager launch time its prompt steps still pay and the prompt tokens above which they pay it: (host, 0) where the
+    row's own command turned the piecewise graph off (``EngineProfile.sglang_piecewise_off``) or the release refuses it
+    for the model's architecture (``refused``: ``sglang_piecewise_refused``), (host,
+    ``SGLANG_PIECEWISE_MLA_MAX_TOKENS``) for an MLA model; (0, 0) for any other model (its cap is the chunked-prefill
+    size, which no extend batch exceeds: ``PrefillAdder``'s ``rem_chunk_tokens``), and where the release is read as
+    eager already or is not SGLang on NVIDIA."""
+    rule = profile.memory_fraction_rule
+    if not rule.startswith("sglang") or vendor != "NVIDIA" or rule in SGLANG_EAGER_PREFILL_RULES:
+        return 0.0, 0.0
+    host = SGLANG_HOST_LAYER_S * (num_layers - moe_layers) + SGLANG_HOST_MOE_LAYER_S * moe_layers
+    if profile.sglang_piecewise_off or refused:
+        return host, 0.0
+    return (host, float(SGLANG_PIECEWISE_MLA_MAX_TOKENS)) if mla else (0.0, 0.0)
+
+
+def with_row_sglang_piecewise_off(profile: EngineProfile, flag: str | None) -> EngineProfile:
+    """EXPERIMENT (h-ttftp50): ``profile`` with ``sglang_piecewise_off`` where a published row's own SGLang command
+    sets ``flag``, one that ``ServerArgs._handle_piecewise_cuda_graph`` turns the piecewise graph off for; else
+    unchanged."""
+    return _copy_with(profile, sglang_piecewise_off=True) if flag else profile
 
 
 def sglang_prefill_host_s(profile: EngineProfile, vendor: str, num_layers: int, moe_layers: int) -> float:

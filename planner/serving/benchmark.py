@@ -54,6 +54,8 @@ from planner.engines.profiles import (
     engine_family,
     engine_profile,
     profiled_at_token_budget,
+    sglang_piecewise_host_s,
+    sglang_piecewise_refused,
     sglang_prefill_host_s,
 )
 from planner.engines.sglang import MiB, sglang_chunked_prefill_size, sglang_max_running_requests
@@ -218,6 +220,12 @@ def mla_prefill_module_s(gpu: Any, model: Any, gpus: float, kv_precision: Any, t
 #: DSA on a GPU whose MLA context module was measured takes layers x that module (k prompts read as k) in place of the
 #: planner's own prefill attention and MLA-projection share (``mla_prefill_module_delta_s``). False: as timed.
 MLA_PREFILL_MODULE = False
+
+#: EXPERIMENT (h-ttftp50, off; docs/hypotheses/sglang-piecewise-coverage.md): SGLang 0.5.10+ on NVIDIA replays its
+#: piecewise prefill graph only where the server's flags leave it on and the step has at most
+#: ``planner.engines.profiles.SGLANG_PIECEWISE_MLA_MAX_TOKENS`` tokens (an MLA model's), and launches the others
+#: eagerly (``sglang_piecewise_host_s``). False: every prompt step of those releases graphed.
+SGLANG_PIECEWISE_COVERAGE = False
 
 
 def mla_projection_params_per_layer(model: Any) -> float:
@@ -642,6 +650,17 @@ def serving_setups(
 
                     host += (SGLANG_MLA_HOST_MOE_LAYER_S - SGLANG_HOST_MOE_LAYER_S) * mod.moe_layers
                 table = replace(table, prefill_host_s=host) if host > 0 else table
+                if host == 0 and SGLANG_PIECEWISE_COVERAGE:  # EXPERIMENT (h-ttftp50): steps the graph does not cover
+                    host, above = sglang_piecewise_host_s(
+                        eng,
+                        cat.gpu(g[i]).vendor,
+                        mod.num_layers,
+                        mod.moe_layers,
+                        mod.mla is not None,
+                        sglang_piecewise_refused(mod),
+                    )
+                    if host > 0:
+                        table = replace(table, prefill_host_s=host, prefill_host_above_tokens=above)
             elif table is not None and kinds[i] == "tensorrt-llm":  # EXPERIMENT (h-load): its context steps eager
                 mod = cat.model(m[i])
                 host = eager_context_host_s(eng, mod.num_layers, mod.moe_layers)

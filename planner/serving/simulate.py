@@ -61,6 +61,9 @@ class StepTable:
     #: ``planner.serving.benchmark.eager_context_host_s``) takes at least this long, less what the step before it
     #: hides under an overlapping scheduler (``simulate``); 0: none.
     prefill_host_s: float = 0.0
+    #: ``prefill_host_s`` applies only to a step of more prompt tokens than this (SGLang's piecewise prefill graph covers
+    #: the smaller ones: ``planner.serving.benchmark.SGLANG_PIECEWISE_COVERAGE``, EXPERIMENT h-ttftp50); 0: every step
+    prefill_host_above_tokens: float = 0.0
     #: ``prefill_alone_s`` answers by prompt tokens: a run's steps prefill the same few chunk sizes again and again
     #: (the same ``numpy.interp`` on the same numbers, asked once). Not compared, hashed or given.
     _prefill_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -639,8 +642,9 @@ def simulate(
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
-            if table.prefill_host_s > dt:  # launched kernel by kernel: no shorter than the host's launch, of which
-                # an overlapping loop launches the part the step before it takes while that step runs
+            # launched kernel by kernel: no shorter than the host's launch, of which an overlapping loop launches the
+            # part the step before it takes while that step runs
+            if table.prefill_host_s > dt and prefill > table.prefill_host_above_tokens:
                 dt = max(dt, table.prefill_host_s - (last_dt if async_scheduling else 0.0))
             stall += dt + held if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
@@ -682,8 +686,9 @@ def simulate(
             stall = 0.0
         else:
             dt = table.step_s(b, ctx, prefill)
-            if prefill and table.prefill_host_s > dt:  # a mixed step launched kernel by kernel (h-load, TensorRT-LLM's
-                # PyTorch backend with ``TRTLLM_EAGER_CONTEXT``): no shorter than its launch, less the step before's
+            # a mixed step launched kernel by kernel (h-load, TensorRT-LLM's PyTorch backend with
+            # ``TRTLLM_EAGER_CONTEXT``): no shorter than its launch, less the step before's
+            if prefill > table.prefill_host_above_tokens and table.prefill_host_s > dt:
                 dt = max(dt, table.prefill_host_s - (last_dt if async_scheduling else 0.0))
             if b:
                 itls.append((dt + stall + held, b))

@@ -409,4 +409,5 @@ def speculative_table(table: StepTable, spec: SpeculativeDecoding, draft_ratio: 
         prefill_s=tuple(p * (1.0 + ratio) for p in table.prefill_s),
         shared_s=table.shared_s,
         prefill_host_s=table.prefill_host_s,
+        prefill_host_above_tokens=table.prefill_host_above_tokens,
     )
