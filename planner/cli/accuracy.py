@@ -8,7 +8,7 @@ import datetime
 import json
 import math
 import shlex
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -66,12 +66,22 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import ENGINE_HELP, Whole, catalog_option, engine_name, load, not_an_input, output_option
+from planner.cli.options import (
+    ENGINE_HELP,
+    Whole,
+    catalog_option,
+    engine_name,
+    layout_name,
+    load,
+    not_an_input,
+    output_option,
+)
 from planner.cli.terminal import echo, keeping_stderr
-from planner.engines.profiles import engine_profile
+from planner.engines.profiles import engine_family, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
 from planner.io.limits import MAX_MEASUREMENTS_BYTES, read_text_bounded
+from planner.options import option_doc
 from planner.serving.load import DATASETS
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -219,6 +229,27 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     help="GPUs in the server's tensor-parallel group, for a --decode result file (JSON: it does not say).",
 )
 @click.option("--model", "model_name", help="Model of a --decode result file [default: its model_id].")
+@click.option(
+    "--parallelism",
+    type=click.STRING,
+    callback=layout_name,
+    help=f"Layout of the runs of a --decode result file, as planner plan takes it: {option_doc('parallelism')} "
+    "[default: its --metadata data_parallel_size, expert_parallel_size, pipeline_parallel_size and notes, read as the "
+    "CSV's columns; else tp]; --gpus is then the whole group (vllm serve -tp 1 -dp 8 --enable-expert-parallel: "
+    "--gpus 8 --parallelism dp-ep).",
+)
+@click.option(
+    "--weight-precision",
+    "-w",
+    help=f"Weight precision of a --decode result file's runs, as planner plan takes it: "
+    f"{option_doc('weight_precision')} [before the default: its --metadata weight_dtype].",
+)
+@click.option(
+    "--kv-precision",
+    "-k",
+    help=f"KV-cache precision of a --decode result file's runs, as planner plan takes it: "
+    f"{option_doc('kv_precision')} [before the default: its --metadata kv_cache_dtype].",
+)
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
 @click.option(
     "--engine",
@@ -246,11 +277,24 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 )
 @catalog_option
 def validate_command(
-    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
+    memory_file,
+    decode_file,
+    gpu,
+    gpus,
+    model_name,
+    parallelism,
+    weight_precision,
+    kv_precision,
+    calibration,
+    engine,
+    as_json,
+    check,
+    catalog_dirs,
 ):
+    layout = RunLayout(parallelism, weight_precision, kv_precision)
     with keeping_stderr() as notes:  # every note and warning printed on the way, for --json's "notes"
         tables, calibration_in_effect, hints = _validated_tables(
-            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs, layout
         )
     if as_json:
         out = to_json([t for t, _ in tables], held=[counts for _, counts in tables])
@@ -278,8 +322,49 @@ def validate_command(
         raise SystemExit(1)
 
 
+@dataclass(frozen=True)
+class RunLayout:
+    """validate's --parallelism, --weight-precision and --kv-precision for a result file's runs (None: not given)."""
+
+    parallelism: str | None = None
+    weight_precision: str | None = None
+    kv_precision: str | None = None
+
+    def given(self) -> list[str]:
+        """The options given, as flags."""
+        flags = ("--parallelism", "--weight-precision", "--kv-precision")
+        return [
+            f for f, v in zip(flags, (self.parallelism, self.weight_precision, self.kv_precision), strict=True) if v
+        ]
+
+    def checked(self, cat) -> RunLayout:
+        """The precisions as the catalog names them (plan's lookup: an unknown name is one line with the nearest)."""
+        names = {}
+        for field, flag in (("weight_precision", "--weight-precision"), ("kv_precision", "--kv-precision")):
+            value = getattr(self, field)
+            if value is not None:
+                try:
+                    names[field] = cat.precision(value.strip()).name
+                except PlannerError as exc:
+                    raise InvalidInputError(f"{flag} {value!r}: {exc}") from None
+        return replace(self, **names)
+
+    def applied(self, row: DecodeRow) -> DecodeRow:
+        """``row`` with the options given in place of what its file said (the options win)."""
+        changes: dict = {}
+        if self.parallelism is not None:
+            changes["parallelism"] = self.parallelism
+            if self.parallelism in ("tp", "tp-ep"):  # TEP: tensor-parallel attention, experts spread whole
+                changes["expert_parallel"] = self.parallelism == "tp-ep"
+        if self.weight_precision is not None:
+            changes["weight_precision"] = self.weight_precision
+        if self.kv_precision is not None:
+            changes["kv_precision"] = self.kv_precision
+        return replace(row, **changes) if changes else row
+
+
 def _validated_tables(
-    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs, layout=RunLayout()
 ) -> tuple[list[tuple[Table, bool]], str | None, list]:
     """``validate``'s tables, each with whether its limits count (PASS / FAIL; else informative), the calibration
     file in effect (None: none) and, where the table of your serving runs fails, each deployment's
@@ -289,11 +374,14 @@ def _validated_tables(
     engine = engine_profile(engine) if engine is not None else None
     result_file = decode_file is not None and looks_like_result_file(decode_file)
     given = [flag for flag, value in (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name)) if value]
+    given += layout.given()
     if given and not result_file:
         raise InvalidInputError(
             f"{' and '.join(given)} name{'s' if len(given) == 1 else ''} what a --decode result file (JSON) does not "
-            "say; a CSV names them in its gpu, model and tensor_parallel_size columns"
+            "say; a CSV names them in its gpu, model, tensor_parallel_size (data_parallel_size, "
+            "pipeline_parallel_size), weight_dtype and kv_cache_dtype columns"
         )
+    layout = layout.checked(cat)
     tables = []  # (table, counts for --check)
     hints = []  # the latency_margin that covers your failing serving runs, per deployment
     if decode_file is None or memory_file is not None:
@@ -315,7 +403,7 @@ def _validated_tables(
             tables.append((validate_memory(rows, engine=engine, catalog=cat, every_row=True), True))
     if memory_file is None or decode_file is not None:
         if result_file:  # a benchmark client's own result: each run read as its decode CSV row would be
-            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check)
+            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check, layout)
         else:
             if decode_file is not None:
                 _name_unread_columns(decode_file, check)
@@ -389,18 +477,43 @@ def _shipped(path: Path) -> bool:
         return False
 
 
-def _read_result_file(path: Path, cat, gpu, gpus, model, engine, check: bool = False) -> list[DecodeRow]:
+def _read_result_file(
+    path: Path, cat, gpu, gpus, model, engine, check: bool = False, layout: RunLayout = RunLayout()
+) -> list[DecodeRow]:
     """The runs of a benchmark client's result file (``planner.accuracy.serving_results``), with its notes on
     standard error: a key that looks like a figure and is not read (``planner.accuracy.unread``: a warning; with
-    ``check``, the file refused), a backend that names an API (unless --engine says the engine), percentiles not
-    compared."""
-    from planner.accuracy.serving_results import read_result_rows, read_results, unread_percentiles
+    ``check``, the file refused), ``--metadata`` keys not read (a warning, as for a CSV's columns), a backend that
+    names an API (unless --engine says the engine), percentiles not compared; then the deployment each run is
+    predicted as (GPU, model, engine, layout, precisions: the options given win over the file's metadata)."""
+    from planner.accuracy.serving_results import (
+        LAYOUT_METADATA,
+        METADATA_COLUMNS,
+        read_result_rows,
+        read_results,
+        unread_metadata,
+        unread_percentiles,
+    )
 
     results = read_results(path)
     _name_unread(unknown_result_keys(results), "key", path, check)
-    rows, notes = read_result_rows(path, cat, gpu=gpu, gpus=gpus, model=model, results=results)
+    ignored = unread_metadata(results)
+    if ignored:  # trial 31 F10: data_parallel_size and notes were dropped without a word
+        echo(
+            f"warning: {path}: --metadata key{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} not read; "
+            f"validate reads {', '.join(METADATA_COLUMNS)} (each as the CSV column of that name)",
+            err=True,
+        )
+    rows, notes = read_result_rows(
+        path, cat, gpu=gpu, gpus=gpus, model=model, results=results, layout_given=layout.parallelism is not None
+    )
+    set_aside = [k for k in LAYOUT_METADATA if layout.parallelism and any(r.get(k) not in (None, "") for r in results)]
+    if set_aside:
+        echo(f"note: {path}: --metadata {', '.join(set_aside)} set aside: --parallelism given", err=True)
+    rows = [layout.applied(r) for r in rows]
     for note in notes if engine is None else []:
         echo(f"note: {note}", err=True)
+    for line in dict.fromkeys(_deployment_line(r, cat, layout, engine) for r in rows):
+        echo(f"note: {path}: {line}", err=True)
     unread = unread_percentiles(results)
     if unread:
         echo(
@@ -409,6 +522,27 @@ def _read_result_file(path: Path, cat, gpu, gpus, model, engine, check: bool = F
             err=True,
         )
     return rows
+
+
+def _deployment_line(row: DecodeRow, cat, layout: RunLayout, engine) -> str:
+    """ "predicted as H200 SXM 141GB, DeepSeek-R1, vLLM, DEP8, fp8 weights, fp8 KV (layout: --parallelism; KV:
+    --kv-precision)": what a result file's run is validated as, and where each fact came from."""
+    from planner.accuracy.same_deployment import Deployment, deployment_of, row_layout
+
+    dep = deployment_of(row, cat)
+    if dep is None:  # a name that does not resolve: the row's own reason says so
+        return f"{row.record_id}: predicted as {row.gpu}, {row.model}, {row_layout(row)}"
+    if engine is not None:
+        dep = Deployment(dep.gpu, dep.model, engine_family(engine.name), dep.layout, dep.weights, dep.kv)
+    sources = [
+        f"{what}: {flag if value else default}"
+        for what, flag, value, default in (
+            ("layout", "--parallelism", layout.parallelism, "--gpus and the file's metadata, else tp"),
+            ("weights", "--weight-precision", layout.weight_precision, "weight_dtype, else the checkpoint's"),
+            ("KV", "--kv-precision", layout.kv_precision, "kv_cache_dtype, else the model's default"),
+        )
+    ]
+    return f"predicted as {dep.words()} ({'; '.join(sources)})"
 
 
 def _name_unread(unread: list[Unread], what: str, path: Path, check: bool) -> None:
