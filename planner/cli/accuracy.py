@@ -958,8 +958,13 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         )
         echo(
             f"{g}: {len(grows)} row{'s' if len(grows) != 1 else ''}; median |error| {fit.median_abs_error(False):.1%} -> "
-            f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
+            f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%} "
+            f"over the {len(fit.labels)} figure{'s' if len(fit.labels) != 1 else ''} fitted ({', '.join(fitted_quantities(fit))})"
         )
+        for line in quantity_lines(fit):  # trial 31 F3: which quantity the error is of
+            echo(f"  {line}")
+        if not_fitted := unfitted_figures(grows):
+            echo(f"  not fitted: {not_fitted}")
         recorded = (
             f"range {low:+.0%} / {high:+.0%} (each row predicted by a fit of the others, {CROSS_VALIDATION_FOLDS} "
             f"folds; in sample {fit_low:+.0%} / {fit_high:+.0%})"
@@ -969,6 +974,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; {recorded}")
         faster = float(np.median(fit.residuals_after)) < -PINNED_MISS  # measured under predicted, after the fit
         pinned = at_bounds(fit.factors) if faster else []
+        for line in [] if pinned else top_bound_lines(fit, grows, eng, cat):  # trial 31 F3: 1.0 written silently
+            echo(f"warning: {g}: {line}", err=True)
         if pinned:  # the rows ask for more than the factors give: they stop at their bounds and the fit cannot follow
             echo(
                 f"warning: {g}: {', '.join(pinned)} reached {'their bounds' if len(pinned) > 1 else 'its bound'} "
@@ -995,3 +1002,112 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
     )
     echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
+    echo(f"note: {reach_note(output, entries)}", err=True)
+
+
+#: How ``calibrate`` names the quantities of ``fit.FitResult.labels`` ("IX-c8 TPOT" ...), in this order.
+FITTED_WORDS = {"TPOT": "TPOT", "throughput": "output throughput", "TTFT": "TTFT (static batches' prefill)"}
+
+
+def fitted_quantities(fit) -> list[str]:
+    """The quantities of the figures ``fit`` scored, in ``FITTED_WORDS``' order."""
+    kinds = {label.rsplit(" ", 1)[-1] for label in fit.labels}
+    return [word for kind, word in FITTED_WORDS.items() if kind in kinds]
+
+
+def quantity_lines(fit) -> list[str]:
+    """One line per quantity fitted: its figures and their median and worst |error| before -> after the fit, as
+    validate computes them (predicted / measured - 1)."""
+    before, after = np.abs(fit.errors(False)), np.abs(fit.errors())
+    kinds = np.array([label.rsplit(" ", 1)[-1] for label in fit.labels])
+    lines = []
+    for kind, word in FITTED_WORDS.items():
+        sel = kinds == kind
+        if sel.any():
+            b, a = before[sel], after[sel]
+            lines.append(
+                f"{word} ({int(sel.sum())} figure{'s' if sel.sum() != 1 else ''}): median |error| "
+                f"{np.median(b):.1%} -> {np.median(a):.1%}, worst {b.max():.1%} -> {a.max():.1%}"
+            )
+    return lines
+
+
+def unfitted_figures(rows: list[DecodeRow]) -> str:
+    """The figures the rows hold that the fit does not score ("" where none), and why: a serving run's TTFT (its
+    queueing and the prefills of others, not one prefill's time: ``fit.ttft_is_prefill``) and the percentiles of runs
+    under load, which validate compares by simulating each run."""
+    from planner.accuracy.fit import MIN_PREFILL_TOKENS, ttft_is_prefill
+
+    ttft = sum(
+        1 for r in rows if not math.isnan(r.ttft_s) and r.ttft_s > 0 and not ttft_is_prefill(r, MIN_PREFILL_TOKENS)
+    )
+    parts = []
+    if ttft:
+        parts.append(
+            f"TTFT of {ttft} row{'s' if ttft != 1 else ''} (a server's or a batch's first token holds its queue and "
+            "the other prompts' prefills, not one prefill's time)"
+        )
+    names = [
+        QUANTITIES.get(q, q)
+        for q, (field, _, _) in FIGURES.items()
+        if any(not math.isnan(getattr(r, field)) for r in rows)
+    ]
+    if names:
+        parts.append(f"{', '.join(names)} (percentiles under load: validate simulates each run)")
+    if not parts:
+        return ""
+    return "; ".join(parts) + ": the factors may move them either way; planner validate --decode compares them"
+
+
+def top_bound_lines(fit, rows: list[DecodeRow], engine, cat) -> list[str]:
+    """A line for each fitted efficiency at the fit's top (``fit.EFFICIENCY_BOUNDS``: 1, the GPU's kernels at the rate
+    planner measured them, ``profiles.KERNEL_FACTORS``), saying whether the rows asked for more: the rows' error with
+    the factor 5% above the bound, lower than at it, means the runs are faster than the model can express there."""
+    from planner.accuracy.fit import EFFICIENCY_BOUNDS, residuals
+
+    top = EFFICIENCY_BOUNDS[1]
+    base = engine_profile(engine)
+    at = float(np.sum(np.log1p(fit.residuals_after) ** 2))
+    lines = []
+    for name, value in fit.factors.items():
+        if not name.endswith("_efficiency") or value < top * 0.999:
+            continue
+        try:
+            beyond = residuals(rows, base.with_(**{**fit.factors, name: top * 1.05}), cat)
+            wants_more = float(np.sum(np.log1p(beyond) ** 2)) < at
+        except (PlannerError, ValueError):
+            wants_more = False
+        what = f"{name} = {value:.3g} sits at the fit's upper bound ({top:g}: the GPU's kernels at the rate planner measured them)"
+        if wants_more:
+            lines.append(
+                f"{what}: the runs are faster than the model can express there, and the fit stopped short of them; "
+                "check the rows' GPU count, layout, precision and units before trusting the other factors"
+            )
+        else:
+            lines.append(
+                f"{what}: these rows fit no better 5% above it, so it is planner's own rate kept, not a rate these "
+                "runs measured beyond it"
+            )
+    return lines
+
+
+def reach_note(output: Path, entries: list[GpuCalibration]) -> str:
+    """Which plans the file written changes (trial 31 F3: its entries are keyed by GPU, and by engine only with
+    --engine; never by model): its factors re-time every plan, validate and export on the GPU (and engine); the
+    rows' GPU counts and model sizes only widen the time range of a plan outside them (``calibration.uncovered``)."""
+    parts = []
+    for e in entries:
+        scope = f"with engine {e.engine}" if e.engine else "with every engine"
+        covered = []
+        if e.gpu_counts:
+            covered.append(f"{', '.join(map(str, e.gpu_counts))}-GPU groups")
+        if e.params_b_range:
+            lo, hi = e.params_b_range
+            covered.append(f"models of {lo:.4g}" + ("" if lo == hi else f"-{hi:.4g}") + "B parameters")
+        parts.append(f"{e.gpu} {scope}, every model{' (its rows: ' + ', '.join(covered) + ')' if covered else ''}")
+    engine_hint = "" if all(e.engine for e in entries) else " (--engine NAME writes an entry for one engine only)"
+    return (
+        f"{output} re-times every plan, validate and export on {'; '.join(parts)}{engine_hint}: the entry is "
+        "keyed by GPU and engine, not by model; outside its rows' groups and model sizes the time range widens to the "
+        "held-out one, the factors still apply"
+    )
