@@ -86,20 +86,23 @@ METADATA_COLUMNS = ("gpu", "tensor_parallel_size", "engine_version", "weight_dty
                     "data_parallel_size", "expert_parallel_size", "pipeline_parallel_size", "notes")  # fmt: skip
 #: ``--metadata`` keys of the layout, which validate's --parallelism replaces (the CLI wins over the file).
 LAYOUT_METADATA = ("data_parallel_size", "expert_parallel_size", "pipeline_parallel_size")
-#: The keys the clients write themselves beside their figures (``FIGURE_KEYS``, ``KNOWN_STATISTIC_KEY``,
-#: ``KNOWN_UNREAD_FIGURE_KEYS``): vLLM's ``main_async`` (date, endpoint_type, backend, label, model_id, tokenizer_id,
-#: num_prompts, request_rate, burstiness, max_concurrency, ramp_up_*) and ``benchmark`` (duration, completed, failed,
-#: ... max_concurrent_requests, the ``--save-detailed`` lists), SGLang's ``benchmark`` (dataset_name, random_*,
-#: sharegpt_output_len, server_info ...). Any other key of a result is a ``--metadata`` pair: read where it is in
-#: ``METADATA_COLUMNS``, else named as not read (``unread_metadata``).
+#: The keys ``vllm bench serve`` writes itself beside its figures (``FIGURE_KEYS``, ``KNOWN_STATISTIC_KEY``,
+#: ``KNOWN_UNREAD_FIGURE_KEYS``): ``main_async``'s (date, endpoint_type, backend, label, model_id, tokenizer_id,
+#: num_prompts, request_rate, burstiness, max_concurrency, ramp_up_*) and ``benchmark``'s (duration, completed,
+#: failed, ... rtfx, the ``--save-detailed`` lists; ``probe_*``, ``spec_decode_*`` and ``diffusion_*`` where those
+#: ran), vllm/benchmarks/serve.py at 009e6d4a; ``request_goodput:`` as benchmark_serving.py 0.8 spelt it. Any other
+#: key of a vLLM result is a ``--metadata`` pair (``main_async`` writes them between num_prompts and request_rate):
+#: read where it is in ``METADATA_COLUMNS``, else named as not read (``unread_metadata``). SGLang's client takes no
+#: metadata.
 CLIENT_KEYS = frozenset({
     "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
-    "burstiness", "max_concurrency", "ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "duration",
-    "completed", "failed", "total_input_tokens", "total_output_tokens", "request_goodput", "max_concurrent_requests",
-    "rtfx", "input_lens", "output_lens", "start_times", "generated_texts", "errors", "dataset_name",
-    "random_input_len", "random_output_len", "random_range_ratio", "sharegpt_output_len", "server_info", "concurrency",
-    "total_output_tokens_retokenized", "accept_length", "tag", "num_warmups", "goodput", "spec_decode",
+    "burstiness", "max_concurrency", "duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
+    "request_goodput", "request_goodput:", "max_concurrent_requests", "rtfx", "input_lens", "output_lens", "latencies",
+    "start_times", "queue_times", "generated_texts", "errors", "rps_change_events", "total_input_sequences",
+    "input_sequence_throughput",
 })  # fmt: skip
+#: Starts of the keys vllm bench serve writes for optional measurements (see ``CLIENT_KEYS``).
+CLIENT_KEY_STARTS = ("ramp_up_", "probe_", "spec_decode_", "diffusion_")
 
 #: A percentile key that is not compared (p75_ttft_ms, p99.9_itl_ms: the median, p90, p95 and p99 are).
 _OTHER_PERCENTILE = re.compile(r"p\d+(?:\.\d+)?_(ttft|tpot|itl)_ms")
@@ -176,16 +179,17 @@ def _number(result: dict[str, Any], key: str, path: Path, i: int) -> float:
 
 
 def unread_metadata(results: list[dict[str, Any]]) -> list[str]:
-    """The keys of the results that are neither the clients' own (``CLIENT_KEYS``, the figures and the statistics
+    """The keys of the vLLM client's results that are neither its own (``CLIENT_KEYS``, the figures and the statistics
     known and not compared) nor a ``--metadata`` key read (``METADATA_COLUMNS``), in file order: ``--metadata`` pairs
     that change nothing here."""
     from planner.accuracy.unread import looks_like_figure
 
-    keys = dict.fromkeys(str(k) for r in results if isinstance(r, dict) for k in r)
+    keys = dict.fromkeys(str(k) for r in results if isinstance(r, dict) and client_of(r) == "vllm" for k in r)
     return [
         k
         for k in keys
         if k not in CLIENT_KEYS
+        and not k.startswith(CLIENT_KEY_STARTS)
         and k not in METADATA_COLUMNS
         and k not in FIGURE_KEYS
         and k not in KNOWN_UNREAD_FIGURE_KEYS

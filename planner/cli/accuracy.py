@@ -496,6 +496,9 @@ def _read_result_file(
 
     results = read_results(path)
     _name_unread(unknown_result_keys(results), "key", path, check)
+    rows, notes = read_result_rows(
+        path, cat, gpu=gpu, gpus=gpus, model=model, results=results, layout_given=layout.parallelism is not None
+    )
     ignored = unread_metadata(results)
     if ignored:  # trial 31 F10: data_parallel_size and notes were dropped without a word
         echo(
@@ -503,9 +506,6 @@ def _read_result_file(
             f"validate reads {', '.join(METADATA_COLUMNS)} (each as the CSV column of that name)",
             err=True,
         )
-    rows, notes = read_result_rows(
-        path, cat, gpu=gpu, gpus=gpus, model=model, results=results, layout_given=layout.parallelism is not None
-    )
     set_aside = [k for k in LAYOUT_METADATA if layout.parallelism and any(r.get(k) not in (None, "") for r in results)]
     if set_aside:
         echo(f"note: {path}: --metadata {', '.join(set_aside)} set aside: --parallelism given", err=True)
