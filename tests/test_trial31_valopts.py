@@ -130,8 +130,10 @@ def test_calibrate_says_where_a_factor_sits_at_its_bound_and_what_the_file_chang
     assert "bandwidth_efficiency = 1.0" in text and "decode_flop_efficiency = 1.0" in text
     for name in ("bandwidth_efficiency", "decode_flop_efficiency"):
         assert f"warning: H200 SXM 141GB: {name} = 1 sits at the fit's upper bound" in r.stderr
-    assert "re-times every plan, validate and export on H200 SXM 141GB with every engine, every model" in r.stderr
-    assert "--engine NAME writes an entry for one engine only" in r.stderr
+    assert (
+        "applies to every plan, validate and export on H200 SXM 141GB with every engine (--engine NAME writes an "
+        "entry for one engine only) and every model; the rows' 8-GPU groups and models of 684.5B parameters only"
+    ) in r.stdout
 
 
 def test_plan_help_names_the_engine_flags_of_each_layout():
@@ -156,3 +158,26 @@ def test_an_old_vllm_release_says_its_step_time_is_not_modelled(release, warned)
     assert (line in r.output) is warned
     if warned:
         assert "runs the V0 engine" in r.output
+
+
+def test_a_factor_at_its_bound_says_whether_the_runs_ask_for_more(files):
+    """``top_bound_lines`` on the trial's four runs at planner's own factors (bandwidth and decode FLOP efficiency 1,
+    the fit's top): as measured, 5% more bandwidth fits them no better (the calibrate run above); with every TPOT and
+    throughput made 25% faster than measured, the rows ask for more than the bound allows and the line says so."""
+    from dataclasses import replace
+
+    from planner.accuracy.fit import FitResult, residuals
+    from planner.catalog import default_catalog
+    from planner.cli.accuracy import read_measurement_cells, top_bound_lines
+    from planner.engines.profiles import engine_profile
+
+    cat = default_catalog()
+    eng = engine_profile(None)
+    rows = [r for r, _ in read_measurement_cells(files["csv"], None, None, 1, cat)]
+    fast = [replace(r, tpot_s=r.tpot_s * 0.75, throughput_tokens_per_s=r.throughput_tokens_per_s / 0.75) for r in rows]
+    factors = {"bandwidth_efficiency": 1.0, "decode_flop_efficiency": eng.decode_flop_efficiency}
+    assert eng.bandwidth_efficiency == 1.0  # profiles.KERNEL_FACTORS: the kernels as measured
+    after = residuals(fast, eng, cat)
+    fit = FitResult(factors, tuple(factors), after, after, (), len(fast))
+    (line,) = [x for x in top_bound_lines(fit, fast, eng, cat) if x.startswith("bandwidth_efficiency")]
+    assert "the runs are faster than the model can express there" in line, line

@@ -181,9 +181,7 @@ def _number(result: dict[str, Any], key: str, path: Path, i: int) -> float:
 def unread_metadata(results: list[dict[str, Any]]) -> list[str]:
     """The keys of the vLLM client's results that are neither its own (``CLIENT_KEYS``, the figures and the statistics
     known and not compared) nor a ``--metadata`` key read (``METADATA_COLUMNS``), in file order: ``--metadata`` pairs
-    that change nothing here."""
-    from planner.accuracy.unread import looks_like_figure
-
+    that change nothing here (a key that looks like a figure is ``unread.unknown_result_keys``' to name)."""
     keys = dict.fromkeys(str(k) for r in results if isinstance(r, dict) and client_of(r) == "vllm" for k in r)
     return [
         k
@@ -195,7 +193,6 @@ def unread_metadata(results: list[dict[str, Any]]) -> list[str]:
         and k not in KNOWN_UNREAD_FIGURE_KEYS
         and not KNOWN_STATISTIC_KEY.fullmatch(k)
         and not _OTHER_PERCENTILE.fullmatch(k)
-        and not looks_like_figure(k)  # named by unread.unknown_result_keys already
     ]
 
 

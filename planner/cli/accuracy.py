@@ -495,11 +495,12 @@ def _read_result_file(
     )
 
     results = read_results(path)
-    _name_unread(unknown_result_keys(results), "key", path, check)
+    figures = unknown_result_keys(results)
+    _name_unread(figures, "key", path, check)
     rows, notes = read_result_rows(
         path, cat, gpu=gpu, gpus=gpus, model=model, results=results, layout_given=layout.parallelism is not None
     )
-    ignored = unread_metadata(results)
+    ignored = [k for k in unread_metadata(results) if k not in {u.name for u in figures}]  # (named above)
     if ignored:  # trial 31 F10: data_parallel_size and notes were dropped without a word
         echo(
             f"warning: {path}: --metadata key{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} not read; "
@@ -972,6 +973,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             else "no range recorded (too few rows)"
         )
         echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; {recorded}")
+        echo(f"  {reach_line(entries[-1])}")  # trial 31 F3: keyed by GPU (and engine), not by model
         faster = float(np.median(fit.residuals_after)) < -PINNED_MISS  # measured under predicted, after the fit
         pinned = at_bounds(fit.factors) if faster else []
         for line in [] if pinned else top_bound_lines(fit, grows, eng, cat):  # trial 31 F3: 1.0 written silently
@@ -1002,7 +1004,6 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
     )
     echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
-    echo(f"note: {reach_note(output, entries)}", err=True)
 
 
 #: How ``calibrate`` names the quantities of ``fit.FitResult.labels`` ("IX-c8 TPOT" ...), in this order.
@@ -1077,7 +1078,8 @@ def top_bound_lines(fit, rows: list[DecodeRow], engine, cat) -> list[str]:
             wants_more = float(np.sum(np.log1p(beyond) ** 2)) < at
         except (PlannerError, ValueError):
             wants_more = False
-        what = f"{name} = {value:.3g} sits at the fit's upper bound ({top:g}: the GPU's kernels at the rate planner measured them)"
+        rate = "the rate planner's kernel curves give this GPU" if base.kernel_curves else "the datasheet's whole rate"
+        what = f"{name} = {value:.3g} sits at the fit's upper bound ({top:g}: {rate})"
         if wants_more:
             lines.append(
                 f"{what}: the runs are faster than the model can express there, and the fit stopped short of them; "
@@ -1091,23 +1093,22 @@ def top_bound_lines(fit, rows: list[DecodeRow], engine, cat) -> list[str]:
     return lines
 
 
-def reach_note(output: Path, entries: list[GpuCalibration]) -> str:
-    """Which plans the file written changes (trial 31 F3: its entries are keyed by GPU, and by engine only with
-    --engine; never by model): its factors re-time every plan, validate and export on the GPU (and engine); the
-    rows' GPU counts and model sizes only widen the time range of a plan outside them (``calibration.uncovered``)."""
-    parts = []
-    for e in entries:
-        scope = f"with engine {e.engine}" if e.engine else "with every engine"
-        covered = []
-        if e.gpu_counts:
-            covered.append(f"{', '.join(map(str, e.gpu_counts))}-GPU groups")
-        if e.params_b_range:
-            lo, hi = e.params_b_range
-            covered.append(f"models of {lo:.4g}" + ("" if lo == hi else f"-{hi:.4g}") + "B parameters")
-        parts.append(f"{e.gpu} {scope}, every model{' (its rows: ' + ', '.join(covered) + ')' if covered else ''}")
-    engine_hint = "" if all(e.engine for e in entries) else " (--engine NAME writes an entry for one engine only)"
-    return (
-        f"{output} re-times every plan, validate and export on {'; '.join(parts)}{engine_hint}: the entry is "
-        "keyed by GPU and engine, not by model; outside its rows' groups and model sizes the time range widens to the "
-        "held-out one, the factors still apply"
+def reach_line(e: GpuCalibration) -> str:
+    """Which plans an entry written changes (trial 31 F3): its factors re-time every plan, validate and export on its
+    GPU, with its engine where --engine named one, else with every engine, and with every model (an entry is keyed by
+    GPU and engine, never by model); the rows' GPU counts and model sizes only decide where its own time range holds
+    (``calibration.uncovered``: outside them the held-out range is taken too)."""
+    scope = f"engine {e.engine}" if e.engine else "every engine (--engine NAME writes an entry for one engine only)"
+    covered = []
+    if e.gpu_counts:
+        covered.append(f"{', '.join(map(str, e.gpu_counts))}-GPU groups")
+    if e.params_b_range:
+        lo, hi = e.params_b_range
+        covered.append(f"models of {lo:.4g}" + ("" if lo == hi else f"-{hi:.4g}") + "B parameters")
+    rows = (
+        f"; the rows' {' and '.join(covered)} only bound where its own time range holds (outside them the held-out "
+        "range is taken too)"
+        if covered
+        else ""
     )
+    return f"applies to every plan, validate and export on {e.gpu} with {scope} and every model{rows}"
