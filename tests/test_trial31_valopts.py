@@ -62,8 +62,9 @@ def test_validate_takes_the_layout_and_kv_precision_of_a_result_file(told):
     """--parallelism dp-ep over --gpus 8 is DEP8 (``model.layouts.layout_label``), -k fp8 the KV; the weights are
     the checkpoint's fp8 (DeepSeek-R1 ships fp8). The run is compared (exit 0 without --check), every row as DEP8."""
     assert told.exit_code == 0, told.output
-    assert "predicted as H200 SXM 141GB, DeepSeek-R1, vLLM, DEP8, fp8 weights, fp8 KV" in told.stderr
-    assert "layout: --parallelism" in told.stderr and "KV: --kv-precision" in told.stderr
+    head = told.stdout.splitlines()[0]  # the header, above the tables
+    assert "vllm-dpep.json: predicted as H200 SXM 141GB, DeepSeek-R1, vLLM, DEP8, fp8 weights, fp8 KV" in head
+    assert "layout: --parallelism" in head and "KV: --kv-precision" in head
     assert configurations(told) == {"DEP8"}
     # the CLI wins: the file's own layout key is set aside, said once
     assert "--metadata data_parallel_size set aside: --parallelism given" in told.stderr
@@ -75,11 +76,19 @@ def test_the_layout_is_read_from_the_metadata_and_unread_keys_are_named(files):
     ``team`` is read by nothing: one warning naming it."""
     r = run("validate", "--decode", str(files["json"]), *RUN)
     assert r.exit_code == 0, r.output
-    assert "DeepSeek-R1, vLLM, DEP8, fp8 weights, bf16 KV" in r.stderr
+    assert "DeepSeek-R1, vLLM, DEP8, fp8 weights, bf16 KV" in r.stdout.splitlines()[0]
     assert configurations(r) == {"DEP8"}
     warnings = [line for line in r.stderr.splitlines() if "--metadata key" in line]
     assert len(warnings) == 1 and "key team not read" in warnings[0], r.stderr
     assert "data_parallel_size" not in warnings[0].split("not read")[0]
+
+
+def test_json_carries_the_deployment(files):
+    """--json: the header's line under "deployments" (stdout stays one JSON object)."""
+    r = run("validate", "--decode", str(files["json"]), *RUN, "-w", "fp8", "-k", "fp8", "--json")
+    assert r.exit_code == 0, r.output
+    (line,) = json.loads(r.stdout)["deployments"]
+    assert "DEP8, fp8 weights, fp8 KV" in line and "weights: --weight-precision" in line
 
 
 @pytest.mark.parametrize(

@@ -265,8 +265,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     '"predicted" null, its "reason" and "not_scored" true), "summary" (errors and limits per quantity), "verdict" '
     '(PASS or FAIL, rows not scored left out), "margin_hints" (per deployment of your serving runs that fails TTFT or '
     'TPOT: kind "latency_margin", the margin that covers the runs slower than predicted, and kind "predicted_slower" '
-    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration" and "notes" (what '
-    "standard error said).",
+    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration", "deployments" (a '
+    'result file\'s: what its runs are predicted as, the header of the text) and "notes" (what standard error said).',
 )
 @click.option(
     "--check",
@@ -292,17 +292,23 @@ def validate_command(
     catalog_dirs,
 ):
     layout = RunLayout(parallelism, weight_precision, kv_precision)
+    heads: list[str] = []  # a result file's runs: the deployment each is predicted as (trial 31 F10)
     with keeping_stderr() as notes:  # every note and warning printed on the way, for --json's "notes"
         tables, calibration_in_effect, hints = _validated_tables(
-            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs, layout
+            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs, layout, heads
         )
     if as_json:
         out = to_json([t for t, _ in tables], held=[counts for _, counts in tables])
         out["margin_hints"] = [h.as_dict() for h in hints]
         out["calibration"] = calibration_in_effect
+        out["deployments"] = heads
         out["notes"] = list(notes)
         echo(json.dumps(out, indent=1))
     else:
+        for line in heads:
+            echo(line)
+        if heads:
+            echo()
         for t, counts in tables:
             echo(render_table(t))
             if counts:
@@ -364,7 +370,17 @@ class RunLayout:
 
 
 def _validated_tables(
-    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs, layout=RunLayout()
+    memory_file,
+    decode_file,
+    gpu,
+    gpus,
+    model_name,
+    calibration,
+    engine,
+    check,
+    catalog_dirs,
+    layout=RunLayout(),
+    heads: list[str] | None = None,
 ) -> tuple[list[tuple[Table, bool]], str | None, list]:
     """``validate``'s tables, each with whether its limits count (PASS / FAIL; else informative), the calibration
     file in effect (None: none) and, where the table of your serving runs fails, each deployment's
@@ -404,6 +420,11 @@ def _validated_tables(
     if memory_file is None or decode_file is not None:
         if result_file:  # a benchmark client's own result: each run read as its decode CSV row would be
             decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check, layout)
+            if heads is not None:  # the header: what each run is predicted as, and where each fact came from
+                heads += [
+                    f"{decode_file}: {line}"
+                    for line in dict.fromkeys(_deployment_line(r, cat, layout, engine) for r in decode_rows)
+                ]
         else:
             if decode_file is not None:
                 _name_unread_columns(decode_file, check)
@@ -483,8 +504,8 @@ def _read_result_file(
     """The runs of a benchmark client's result file (``planner.accuracy.serving_results``), with its notes on
     standard error: a key that looks like a figure and is not read (``planner.accuracy.unread``: a warning; with
     ``check``, the file refused), ``--metadata`` keys not read (a warning, as for a CSV's columns), a backend that
-    names an API (unless --engine says the engine), percentiles not compared; then the deployment each run is
-    predicted as (GPU, model, engine, layout, precisions: the options given win over the file's metadata)."""
+    names an API (unless --engine says the engine), percentiles not compared. The options given (``layout``) win over
+    the file's metadata."""
     from planner.accuracy.serving_results import (
         LAYOUT_METADATA,
         METADATA_COLUMNS,
@@ -513,8 +534,6 @@ def _read_result_file(
     rows = [layout.applied(r) for r in rows]
     for note in notes if engine is None else []:
         echo(f"note: {note}", err=True)
-    for line in dict.fromkeys(_deployment_line(r, cat, layout, engine) for r in rows):
-        echo(f"note: {path}: {line}", err=True)
     unread = unread_percentiles(results)
     if unread:
         echo(
