@@ -265,8 +265,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     '"predicted" null, its "reason" and "not_scored" true), "summary" (errors and limits per quantity), "verdict" '
     '(PASS or FAIL, rows not scored left out), "margin_hints" (per deployment of your serving runs that fails TTFT or '
     'TPOT: kind "latency_margin", the margin that covers the runs slower than predicted, and kind "predicted_slower" '
-    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration", "deployments" (a '
-    'result file\'s: what its runs are predicted as, the header of the text) and "notes" (what standard error said).',
+    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration", "deployments" (for a '
+    "result file only: what its runs are predicted as, the text's header) and "notes" (what standard error said).',
 )
 @click.option(
     "--check",
@@ -301,7 +301,8 @@ def validate_command(
         out = to_json([t for t, _ in tables], held=[counts for _, counts in tables])
         out["margin_hints"] = [h.as_dict() for h in hints]
         out["calibration"] = calibration_in_effect
-        out["deployments"] = heads
+        if heads:  # a result file's (a CSV names its deployments in its rows' configuration)
+            out["deployments"] = heads
         out["notes"] = list(notes)
         echo(json.dumps(out, indent=1))
     else:
