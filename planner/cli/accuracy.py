@@ -266,7 +266,7 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     '(PASS or FAIL, rows not scored left out), "margin_hints" (per deployment of your serving runs that fails TTFT or '
     'TPOT: kind "latency_margin", the margin that covers the runs slower than predicted, and kind "predicted_slower" '
     'where most are predicted at 1.5x or more what they measured: calibrate), "calibration", "deployments" (for a '
-    "result file only: what its runs are predicted as, the text's header) and "notes" (what standard error said).',
+    'result file only: what its runs are predicted as, the text\'s header) and "notes" (what standard error said).',
 )
 @click.option(
     "--check",
