@@ -132,13 +132,14 @@ def test_calibrate_names_each_quantity_and_what_it_does_not_fit(calibrated):
 
 def test_calibrate_says_where_a_factor_sits_at_its_bound_and_what_the_file_changes(calibrated, files):
     """The trial's file: bandwidth_efficiency and decode_flop_efficiency written at 1.0, the fit's top
-    (``fit.EFFICIENCY_BOUNDS``); each is named on stderr. The entry is keyed by GPU only (no --engine): the note says
+    (``fit.EFFICIENCY_BOUNDS``); each is named under the factors (stdout: the fit does not miss because of them, so no
+    warning on stderr, ``PINNED_MISS``). The entry is keyed by GPU only (no --engine): the note says
     it re-times every engine's and every model's plans on that GPU."""
     r = calibrated
     text = (files["dir"] / "cal.toml").read_text()
     assert "bandwidth_efficiency = 1.0" in text and "decode_flop_efficiency = 1.0" in text
     for name in ("bandwidth_efficiency", "decode_flop_efficiency"):
-        assert f"warning: H200 SXM 141GB: {name} = 1 sits at the fit's upper bound" in r.stderr
+        assert f"  at its bound: {name} = 1 sits at the fit's upper bound" in r.stdout
     assert (
         "applies to every plan, validate and export on H200 SXM 141GB with every engine (--engine NAME writes an "
         "entry for one engine only) and every model; the rows' 8-GPU groups and models of 684.5B parameters only"

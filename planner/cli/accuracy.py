@@ -997,7 +997,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         faster = float(np.median(fit.residuals_after)) < -PINNED_MISS  # measured under predicted, after the fit
         pinned = at_bounds(fit.factors) if faster else []
         for line in [] if pinned else top_bound_lines(fit, grows, eng, cat):  # trial 31 F3: 1.0 written silently
-            echo(f"warning: {g}: {line}", err=True)
+            echo(f"  at its bound: {line}")  # (a fit that misses because of it: the warning below, on stderr)
         if pinned:  # the rows ask for more than the factors give: they stop at their bounds and the fit cannot follow
             echo(
                 f"warning: {g}: {', '.join(pinned)} reached {'their bounds' if len(pinned) > 1 else 'its bound'} "
@@ -1102,8 +1102,9 @@ def top_bound_lines(fit, rows: list[DecodeRow], engine, cat) -> list[str]:
         what = f"{name} = {value:.3g} sits at the fit's upper bound ({top:g}: {rate})"
         if wants_more:
             lines.append(
-                f"{what}: the runs are faster than the model can express there, and the fit stopped short of them; "
-                "check the rows' GPU count, layout, precision and units before trusting the other factors"
+                f"{what}: the runs are faster than the model can express there, and the fit stopped short of them "
+                f"(by less than {PINNED_MISS:.0%} at the median); check the rows' GPU count, layout, precision and "
+                "units before trusting the other factors"
             )
         else:
             lines.append(
