@@ -191,6 +191,11 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     row: model_id, request_rate (inf: all at once), burstiness, max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
     completed (each request's where --save-detailed / --output-details listed them), and its median, p90, p95 and p99
     TTFT, TPOT and ITL (p90 / p95 where --metric-percentiles printed them), mean TTFT and TPOT and output_throughput.
+    Its layout and precisions: --parallelism, --weight-precision and --kv-precision (plan's names), else vllm bench
+    serve --metadata keys read as the CSV's columns of the same name (data_parallel_size, expert_parallel_size,
+    pipeline_parallel_size, notes, weight_dtype, kv_cache_dtype); --gpus is the whole group (-tp 1 -dp 8: --gpus 8).
+    The options win over the keys; a --metadata key read by nothing is named in a warning, and the text starts with
+    the deployment each run is predicted as.
 
     A row's layout, shown in its configuration (TP8, DEP8, PP4, TP4xPP2): tensor_parallel_size GPUs split
     tensor-parallel (TP8), unless its batching or notes cell quotes TensorRT-LLM's "enable_attention_dp: true"
