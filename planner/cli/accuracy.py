@@ -902,7 +902,11 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     it does not read is named on standard error with the closest one it reads; one that looks like a figure or a
     misspelt read column (tpot_msx) refuses the file (exit 2): the fit would go on without it. Factors are fitted per
     GPU type; the file is picked up with ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION
-    environment variable. Prints the error before and after.
+    environment variable. Prints the error before and after, over every figure fitted and per quantity (TPOT, output
+    throughput, a static batch's prefill TTFT), the figures it does not fit (a serving run's TTFT, percentiles under
+    load: planner validate compares them), each efficiency that sits at the fit's bound and whether the rows asked for
+    more, and which plans the file re-times: every plan on its GPU, with every engine unless --engine names one, and
+    every model.
 
     Example:
 
