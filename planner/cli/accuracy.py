@@ -568,7 +568,8 @@ def _deployment_line(row: DecodeRow, cat, layout: RunLayout, engine) -> str:
             ("KV", "--kv-precision", layout.kv_precision, "kv_cache_dtype, else the model's default"),
         )
     ]
-    return f"predicted as {dep.words()} ({'; '.join(sources)})"
+    refused = "; not predicted: its row says why" if row.problem else ""
+    return f"predicted as {dep.words()} ({'; '.join(sources)}{refused})"
 
 
 def _name_unread(unread: list[Unread], what: str, path: Path, check: bool) -> None:
