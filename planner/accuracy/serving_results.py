@@ -43,6 +43,7 @@ from planner.accuracy.published import (
     NOT_JSON,
     CsvRow,
     DecodeRow,
+    data_parallel_size,
     decode_rows_of_cells,
     json_lines,
     read_measurement_text,
@@ -77,8 +78,31 @@ KNOWN_UNREAD_FIGURE_KEYS = frozenset({
     "total_throughput_retokenized", "max_output_tokens_per_s", "ttfts", "itls", "tpots", "e2els",
 })  # fmt: skip
 
-#: ``--metadata KEY=VALUE`` keys (vllm bench serve) read as the decode CSV column of the same name.
-METADATA_COLUMNS = ("gpu", "tensor_parallel_size", "engine_version", "weight_dtype", "kv_cache_dtype", "prefix_cache")
+#: ``--metadata KEY=VALUE`` keys (vllm bench serve) read as the decode CSV column of the same name: the GPU, the
+#: tensor-parallel size, the release, the precisions, the prefix cache, the layout (``data_parallel_size``,
+#: ``expert_parallel_size``, ``pipeline_parallel_size``: ``published.parallelism_of``) and ``notes``, which the CSV
+#: reads for the server command's flags (``--enable-expert-parallel``, ``-dp 8``: ``published.command_cells``).
+METADATA_COLUMNS = ("gpu", "tensor_parallel_size", "engine_version", "weight_dtype", "kv_cache_dtype", "prefix_cache",
+                    "data_parallel_size", "expert_parallel_size", "pipeline_parallel_size", "notes")  # fmt: skip
+#: ``--metadata`` keys of the layout, which validate's --parallelism replaces (the CLI wins over the file).
+LAYOUT_METADATA = ("data_parallel_size", "expert_parallel_size", "pipeline_parallel_size")
+#: The keys ``vllm bench serve`` writes itself beside its figures (``FIGURE_KEYS``, ``KNOWN_STATISTIC_KEY``,
+#: ``KNOWN_UNREAD_FIGURE_KEYS``): ``main_async``'s (date, endpoint_type, backend, label, model_id, tokenizer_id,
+#: num_prompts, request_rate, burstiness, max_concurrency, ramp_up_*) and ``benchmark``'s (duration, completed,
+#: failed, ... rtfx, the ``--save-detailed`` lists; ``probe_*``, ``spec_decode_*`` and ``diffusion_*`` where those
+#: ran), vllm/benchmarks/serve.py at 009e6d4a; ``request_goodput:`` as benchmark_serving.py 0.8 spelt it. Any other
+#: key of a vLLM result is a ``--metadata`` pair (``main_async`` writes them between num_prompts and request_rate):
+#: read where it is in ``METADATA_COLUMNS``, else named as not read (``unread_metadata``). SGLang's client takes no
+#: metadata.
+CLIENT_KEYS = frozenset({
+    "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "request_rate",
+    "burstiness", "max_concurrency", "duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
+    "request_goodput", "request_goodput:", "max_concurrent_requests", "rtfx", "input_lens", "output_lens", "latencies",
+    "start_times", "queue_times", "generated_texts", "errors", "rps_change_events", "total_input_sequences",
+    "input_sequence_throughput",
+})  # fmt: skip
+#: Starts of the keys vllm bench serve writes for optional measurements (see ``CLIENT_KEYS``).
+CLIENT_KEY_STARTS = ("ramp_up_", "probe_", "spec_decode_", "diffusion_")
 
 #: A percentile key that is not compared (p75_ttft_ms, p99.9_itl_ms: the median, p90, p95 and p99 are).
 _OTHER_PERCENTILE = re.compile(r"p\d+(?:\.\d+)?_(ttft|tpot|itl)_ms")
@@ -154,15 +178,43 @@ def _number(result: dict[str, Any], key: str, path: Path, i: int) -> float:
     return x
 
 
+def unread_metadata(results: list[dict[str, Any]]) -> list[str]:
+    """The keys of the vLLM client's results that are neither its own (``CLIENT_KEYS``, the figures and the statistics
+    known and not compared) nor a ``--metadata`` key read (``METADATA_COLUMNS``), in file order: ``--metadata`` pairs
+    that change nothing here (a key that looks like a figure is ``unread.unknown_result_keys``' to name)."""
+    keys = dict.fromkeys(str(k) for r in results if isinstance(r, dict) and client_of(r) == "vllm" for k in r)
+    return [
+        k
+        for k in keys
+        if k not in CLIENT_KEYS
+        and not k.startswith(CLIENT_KEY_STARTS)
+        and k not in METADATA_COLUMNS
+        and k not in FIGURE_KEYS
+        and k not in KNOWN_UNREAD_FIGURE_KEYS
+        and not KNOWN_STATISTIC_KEY.fullmatch(k)
+        and not _OTHER_PERCENTILE.fullmatch(k)
+    ]
+
+
 def result_cells(
-    result: dict[str, Any], path: Path, i: int, *, gpu: str | None, gpus: int | None, model: str | None
+    result: dict[str, Any],
+    path: Path,
+    i: int,
+    *,
+    gpu: str | None,
+    gpus: int | None,
+    model: str | None,
+    layout_given: bool = False,
 ) -> CsvRow:
     """The decode CSV row (``published.DECODE_COLUMNS``) of one result: gpu, model and tensor_parallel_size from
     the options (else ``--metadata gpu=... tensor_parallel_size=...`` in the file; the model from its ``model_id``),
     the engine its ``backend`` names, num_prompts (vLLM's; SGLang's ``completed``), request_rate, the closed loop of
     ``max_concurrency``, burstiness (vLLM's, at a rate: the gamma shape of the gaps, ``get_request`` in
     ``vllm/benchmarks/serve.py``), input_len / output_len the means over completed requests, and each compared figure
-    (``FIGURE_KEYS``)."""
+    (``FIGURE_KEYS``). The ``--metadata`` keys of ``METADATA_COLUMNS`` are the CSV's columns of the same name, the
+    layout's (``LAYOUT_METADATA``) left out where the caller gives the layout (``layout_given``: validate's
+    --parallelism). ``gpus`` is the server's whole group: with a data-parallel size N (``data_parallel_size``, or
+    ``-dp N`` in a vLLM ``notes``), N ranks of gpus / N GPUs each (vLLM ``-tp 1 -dp 8``: ``--gpus 8``)."""
     where = f"{path}" if i == 1 else f"{path}: result {i}"
     gpu = gpu or str(result.get("gpu") or "").strip() or None
     group = gpus or str(result.get("tensor_parallel_size") or "").strip() or None
@@ -203,8 +255,20 @@ def result_cells(
     if burstiness is not None and not isinstance(burstiness, (dict, list)) and rate != "inf" and not closed:
         cells["burstiness"] = str(burstiness)
     for key in METADATA_COLUMNS[2:]:  # --metadata engine_version=0.11.0 ...: the CSV's column of that name
-        if result.get(key) not in (None, ""):
+        if result.get(key) not in (None, "") and not (layout_given and key in LAYOUT_METADATA):
             cells[key] = str(result[key])
+    if gpus:  # the group given: with N data-parallel ranks (a -dp N in notes too), each has gpus / N
+        try:
+            dp = data_parallel_size(cells)
+        except ValueError:  # (another engine's data_parallel_size: the reader says why)
+            dp = 1
+        if dp > 1:
+            if gpus % dp:
+                raise InvalidInputError(
+                    f"{where}: data-parallel size {dp} (its --metadata) does not divide --gpus {gpus}; give --gpus "
+                    "the server's whole group (vLLM -tp 1 -dp 8: --gpus 8)"
+                )
+            cells["tensor_parallel_size"] = str(gpus // dp)
     if client == "sglang" and str(result.get("dataset_name") or ""):
         name = str(result["dataset_name"])  # its random draws reproduced as the CSV path does for its runs
         flags = [f"--{k.replace('_', '-')} {result[k]}" for k in ("random_input_len", "random_output_len",
@@ -244,12 +308,16 @@ def read_result_rows(
     gpus: int | None = None,
     model: str | None = None,
     results: list[dict[str, Any]] | None = None,
+    layout_given: bool = False,
 ) -> tuple[list[DecodeRow], list[str]]:
     """The ``DecodeRow`` of each run of a result file (``read_results``), read as the same run's decode CSV row, and
     the notes to print (a backend that names an API, not an engine). The GPU and model are checked against the
     catalog first: an unknown name is refused with the closest catalog names."""
     results = read_results(path) if results is None else results  # (a caller that read them already passes them)
-    cells = [result_cells(r, path, i, gpu=gpu, gpus=gpus, model=model) for i, r in enumerate(results, 1)]
+    cells = [
+        result_cells(r, path, i, gpu=gpu, gpus=gpus, model=model, layout_given=layout_given)
+        for i, r in enumerate(results, 1)
+    ]
     for i, c in enumerate(cells, 1):
         what = "--model" if model else ("model_id" if "model_id" in results[i - 1] else "model")
         try:

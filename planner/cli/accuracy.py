@@ -8,7 +8,7 @@ import datetime
 import json
 import math
 import shlex
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -66,12 +66,22 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import ENGINE_HELP, Whole, catalog_option, engine_name, load, not_an_input, output_option
+from planner.cli.options import (
+    ENGINE_HELP,
+    Whole,
+    catalog_option,
+    engine_name,
+    layout_name,
+    load,
+    not_an_input,
+    output_option,
+)
 from planner.cli.terminal import echo, keeping_stderr
-from planner.engines.profiles import engine_profile
+from planner.engines.profiles import engine_family, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
 from planner.io.limits import MAX_MEASUREMENTS_BYTES, read_text_bounded
+from planner.options import option_doc
 from planner.serving.load import DATASETS
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -181,6 +191,11 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     row: model_id, request_rate (inf: all at once), burstiness, max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
     completed (each request's where --save-detailed / --output-details listed them), and its median, p90, p95 and p99
     TTFT, TPOT and ITL (p90 / p95 where --metric-percentiles printed them), mean TTFT and TPOT and output_throughput.
+    Its layout and precisions: --parallelism, --weight-precision and --kv-precision (plan's names), else vllm bench
+    serve --metadata keys read as the CSV's columns of the same name (data_parallel_size, expert_parallel_size,
+    pipeline_parallel_size, notes, weight_dtype, kv_cache_dtype); --gpus is the whole group (-tp 1 -dp 8: --gpus 8).
+    The options win over the keys; a --metadata key read by nothing is named in a warning, and the text starts with
+    the deployment each run is predicted as.
 
     A row's layout, shown in its configuration (TP8, DEP8, PP4, TP4xPP2): tensor_parallel_size GPUs split
     tensor-parallel (TP8), unless its batching or notes cell quotes TensorRT-LLM's "enable_attention_dp: true"
@@ -219,6 +234,27 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     help="GPUs in the server's tensor-parallel group, for a --decode result file (JSON: it does not say).",
 )
 @click.option("--model", "model_name", help="Model of a --decode result file [default: its model_id].")
+@click.option(
+    "--parallelism",
+    type=click.STRING,
+    callback=layout_name,
+    help=f"Layout of the runs of a --decode result file, as planner plan takes it: {option_doc('parallelism')} "
+    "[default: its --metadata data_parallel_size, expert_parallel_size, pipeline_parallel_size and notes, read as the "
+    "CSV's columns; else tp]; --gpus is then the whole group (vllm serve -tp 1 -dp 8 --enable-expert-parallel: "
+    "--gpus 8 --parallelism dp-ep).",
+)
+@click.option(
+    "--weight-precision",
+    "-w",
+    help=f"Weight precision of a --decode result file's runs, as planner plan takes it: "
+    f"{option_doc('weight_precision')} [before the default: its --metadata weight_dtype].",
+)
+@click.option(
+    "--kv-precision",
+    "-k",
+    help=f"KV-cache precision of a --decode result file's runs, as planner plan takes it: "
+    f"{option_doc('kv_precision')} [before the default: its --metadata kv_cache_dtype].",
+)
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
 @click.option(
     "--engine",
@@ -234,8 +270,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     '"predicted" null, its "reason" and "not_scored" true), "summary" (errors and limits per quantity), "verdict" '
     '(PASS or FAIL, rows not scored left out), "margin_hints" (per deployment of your serving runs that fails TTFT or '
     'TPOT: kind "latency_margin", the margin that covers the runs slower than predicted, and kind "predicted_slower" '
-    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration" and "notes" (what '
-    "standard error said).",
+    'where most are predicted at 1.5x or more what they measured: calibrate), "calibration", "deployments" (for a '
+    'result file only: what its runs are predicted as, the text\'s header) and "notes" (what standard error said).',
 )
 @click.option(
     "--check",
@@ -246,19 +282,39 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 )
 @catalog_option
 def validate_command(
-    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
+    memory_file,
+    decode_file,
+    gpu,
+    gpus,
+    model_name,
+    parallelism,
+    weight_precision,
+    kv_precision,
+    calibration,
+    engine,
+    as_json,
+    check,
+    catalog_dirs,
 ):
+    layout = RunLayout(parallelism, weight_precision, kv_precision)
+    heads: list[str] = []  # a result file's runs: the deployment each is predicted as (trial 31 F10)
     with keeping_stderr() as notes:  # every note and warning printed on the way, for --json's "notes"
         tables, calibration_in_effect, hints = _validated_tables(
-            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+            memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs, layout, heads
         )
     if as_json:
         out = to_json([t for t, _ in tables], held=[counts for _, counts in tables])
         out["margin_hints"] = [h.as_dict() for h in hints]
         out["calibration"] = calibration_in_effect
+        if heads:  # a result file's (a CSV names its deployments in its rows' configuration)
+            out["deployments"] = heads
         out["notes"] = list(notes)
         echo(json.dumps(out, indent=1))
     else:
+        for line in heads:
+            echo(line)
+        if heads:
+            echo()
         for t, counts in tables:
             echo(render_table(t))
             if counts:
@@ -278,8 +334,59 @@ def validate_command(
         raise SystemExit(1)
 
 
+@dataclass(frozen=True)
+class RunLayout:
+    """validate's --parallelism, --weight-precision and --kv-precision for a result file's runs (None: not given)."""
+
+    parallelism: str | None = None
+    weight_precision: str | None = None
+    kv_precision: str | None = None
+
+    def given(self) -> list[str]:
+        """The options given, as flags."""
+        flags = ("--parallelism", "--weight-precision", "--kv-precision")
+        return [
+            f for f, v in zip(flags, (self.parallelism, self.weight_precision, self.kv_precision), strict=True) if v
+        ]
+
+    def checked(self, cat) -> RunLayout:
+        """The precisions as the catalog names them (plan's lookup: an unknown name is one line with the nearest)."""
+        names = {}
+        for field, flag in (("weight_precision", "--weight-precision"), ("kv_precision", "--kv-precision")):
+            value = getattr(self, field)
+            if value is not None:
+                try:
+                    names[field] = cat.precision(value.strip()).name
+                except PlannerError as exc:
+                    raise InvalidInputError(f"{flag} {value!r}: {exc}") from None
+        return replace(self, **names)
+
+    def applied(self, row: DecodeRow) -> DecodeRow:
+        """``row`` with the options given in place of what its file said (the options win)."""
+        changes: dict = {}
+        if self.parallelism is not None:
+            changes["parallelism"] = self.parallelism
+            if self.parallelism in ("tp", "tp-ep"):  # TEP: tensor-parallel attention, experts spread whole
+                changes["expert_parallel"] = self.parallelism == "tp-ep"
+        if self.weight_precision is not None:
+            changes["weight_precision"] = self.weight_precision
+        if self.kv_precision is not None:
+            changes["kv_precision"] = self.kv_precision
+        return replace(row, **changes) if changes else row
+
+
 def _validated_tables(
-    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, check, catalog_dirs
+    memory_file,
+    decode_file,
+    gpu,
+    gpus,
+    model_name,
+    calibration,
+    engine,
+    check,
+    catalog_dirs,
+    layout=RunLayout(),
+    heads: list[str] | None = None,
 ) -> tuple[list[tuple[Table, bool]], str | None, list]:
     """``validate``'s tables, each with whether its limits count (PASS / FAIL; else informative), the calibration
     file in effect (None: none) and, where the table of your serving runs fails, each deployment's
@@ -289,11 +396,14 @@ def _validated_tables(
     engine = engine_profile(engine) if engine is not None else None
     result_file = decode_file is not None and looks_like_result_file(decode_file)
     given = [flag for flag, value in (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name)) if value]
+    given += layout.given()
     if given and not result_file:
         raise InvalidInputError(
             f"{' and '.join(given)} name{'s' if len(given) == 1 else ''} what a --decode result file (JSON) does not "
-            "say; a CSV names them in its gpu, model and tensor_parallel_size columns"
+            "say; a CSV names them in its gpu, model, tensor_parallel_size (data_parallel_size, "
+            "pipeline_parallel_size), weight_dtype and kv_cache_dtype columns"
         )
+    layout = layout.checked(cat)
     tables = []  # (table, counts for --check)
     hints = []  # the latency_margin that covers your failing serving runs, per deployment
     if decode_file is None or memory_file is not None:
@@ -315,7 +425,12 @@ def _validated_tables(
             tables.append((validate_memory(rows, engine=engine, catalog=cat, every_row=True), True))
     if memory_file is None or decode_file is not None:
         if result_file:  # a benchmark client's own result: each run read as its decode CSV row would be
-            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check)
+            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check, layout)
+            if heads is not None:  # the header: what each run is predicted as, and where each fact came from
+                heads += [
+                    f"{decode_file}: {line}"
+                    for line in dict.fromkeys(_deployment_line(r, cat, layout, engine) for r in decode_rows)
+                ]
         else:
             if decode_file is not None:
                 _name_unread_columns(decode_file, check)
@@ -389,16 +504,40 @@ def _shipped(path: Path) -> bool:
         return False
 
 
-def _read_result_file(path: Path, cat, gpu, gpus, model, engine, check: bool = False) -> list[DecodeRow]:
+def _read_result_file(
+    path: Path, cat, gpu, gpus, model, engine, check: bool = False, layout: RunLayout = RunLayout()
+) -> list[DecodeRow]:
     """The runs of a benchmark client's result file (``planner.accuracy.serving_results``), with its notes on
     standard error: a key that looks like a figure and is not read (``planner.accuracy.unread``: a warning; with
-    ``check``, the file refused), a backend that names an API (unless --engine says the engine), percentiles not
-    compared."""
-    from planner.accuracy.serving_results import read_result_rows, read_results, unread_percentiles
+    ``check``, the file refused), ``--metadata`` keys not read (a warning, as for a CSV's columns), a backend that
+    names an API (unless --engine says the engine), percentiles not compared. The options given (``layout``) win over
+    the file's metadata."""
+    from planner.accuracy.serving_results import (
+        LAYOUT_METADATA,
+        METADATA_COLUMNS,
+        read_result_rows,
+        read_results,
+        unread_metadata,
+        unread_percentiles,
+    )
 
     results = read_results(path)
-    _name_unread(unknown_result_keys(results), "key", path, check)
-    rows, notes = read_result_rows(path, cat, gpu=gpu, gpus=gpus, model=model, results=results)
+    figures = unknown_result_keys(results)
+    _name_unread(figures, "key", path, check)
+    rows, notes = read_result_rows(
+        path, cat, gpu=gpu, gpus=gpus, model=model, results=results, layout_given=layout.parallelism is not None
+    )
+    ignored = [k for k in unread_metadata(results) if k not in {u.name for u in figures}]  # (named above)
+    if ignored:  # trial 31 F10: data_parallel_size and notes were dropped without a word
+        echo(
+            f"warning: {path}: --metadata key{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} not read; "
+            f"validate reads {', '.join(METADATA_COLUMNS)} (each as the CSV column of that name)",
+            err=True,
+        )
+    set_aside = [k for k in LAYOUT_METADATA if layout.parallelism and any(r.get(k) not in (None, "") for r in results)]
+    if set_aside:
+        echo(f"note: {path}: --metadata {', '.join(set_aside)} set aside: --parallelism given", err=True)
+    rows = [layout.applied(r) for r in rows]
     for note in notes if engine is None else []:
         echo(f"note: {note}", err=True)
     unread = unread_percentiles(results)
@@ -409,6 +548,28 @@ def _read_result_file(path: Path, cat, gpu, gpus, model, engine, check: bool = F
             err=True,
         )
     return rows
+
+
+def _deployment_line(row: DecodeRow, cat, layout: RunLayout, engine) -> str:
+    """ "predicted as H200 SXM 141GB, DeepSeek-R1, vLLM, DEP8, fp8 weights, fp8 KV (layout: --parallelism; KV:
+    --kv-precision)": what a result file's run is validated as, and where each fact came from."""
+    from planner.accuracy.same_deployment import Deployment, deployment_of, row_layout
+
+    dep = deployment_of(row, cat)
+    if dep is None:  # a name that does not resolve: the row's own reason says so
+        return f"{row.record_id}: predicted as {row.gpu}, {row.model}, {row_layout(row)}"
+    if engine is not None:
+        dep = Deployment(dep.gpu, dep.model, engine_family(engine.name), dep.layout, dep.weights, dep.kv)
+    sources = [
+        f"{what}: {flag if value else default}"
+        for what, flag, value, default in (
+            ("layout", "--parallelism", layout.parallelism, "--gpus and the file's metadata, else tp"),
+            ("weights", "--weight-precision", layout.weight_precision, "weight_dtype, else the checkpoint's"),
+            ("KV", "--kv-precision", layout.kv_precision, "kv_cache_dtype, else the model's default"),
+        )
+    ]
+    refused = "; not predicted: its row says why" if row.problem else ""
+    return f"predicted as {dep.words()} ({'; '.join(sources)}{refused})"
 
 
 def _name_unread(unread: list[Unread], what: str, path: Path, check: bool) -> None:
@@ -742,7 +903,11 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     it does not read is named on standard error with the closest one it reads; one that looks like a figure or a
     misspelt read column (tpot_msx) refuses the file (exit 2): the fit would go on without it. Factors are fitted per
     GPU type; the file is picked up with ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION
-    environment variable. Prints the error before and after.
+    environment variable. Prints the error before and after, over every figure fitted and per quantity (TPOT, output
+    throughput, a static batch's prefill TTFT), the figures it does not fit (a serving run's TTFT, percentiles under
+    load: planner validate compares them), each efficiency that sits at the fit's bound and whether the rows asked for
+    more, and which plans the file re-times: every plan on its GPU, with every engine unless --engine names one, and
+    every model.
 
     Example:
 
@@ -824,8 +989,13 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         )
         echo(
             f"{g}: {len(grows)} row{'s' if len(grows) != 1 else ''}; median |error| {fit.median_abs_error(False):.1%} -> "
-            f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
+            f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%} "
+            f"over the {len(fit.labels)} figure{'s' if len(fit.labels) != 1 else ''} fitted ({', '.join(fitted_quantities(fit))})"
         )
+        for line in quantity_lines(fit):  # trial 31 F3: which quantity the error is of
+            echo(f"  {line}")
+        if not_fitted := unfitted_figures(grows):
+            echo(f"  not fitted: {not_fitted}")
         recorded = (
             f"range {low:+.0%} / {high:+.0%} (each row predicted by a fit of the others, {CROSS_VALIDATION_FOLDS} "
             f"folds; in sample {fit_low:+.0%} / {fit_high:+.0%})"
@@ -833,8 +1003,11 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             else "no range recorded (too few rows)"
         )
         echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; {recorded}")
+        echo(f"  {reach_line(entries[-1])}")  # trial 31 F3: keyed by GPU (and engine), not by model
         faster = float(np.median(fit.residuals_after)) < -PINNED_MISS  # measured under predicted, after the fit
         pinned = at_bounds(fit.factors) if faster else []
+        for line in [] if pinned else top_bound_lines(fit, grows, eng, cat):  # trial 31 F3: 1.0 written silently
+            echo(f"  at its bound: {line}")  # (a fit that misses because of it: the warning below, on stderr)
         if pinned:  # the rows ask for more than the factors give: they stop at their bounds and the fit cannot follow
             echo(
                 f"warning: {g}: {', '.join(pinned)} reached {'their bounds' if len(pinned) > 1 else 'its bound'} "
@@ -861,3 +1034,112 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
     )
     echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
+
+
+#: How ``calibrate`` names the quantities of ``fit.FitResult.labels`` ("IX-c8 TPOT" ...), in this order.
+FITTED_WORDS = {"TPOT": "TPOT", "throughput": "output throughput", "TTFT": "TTFT (static batches' prefill)"}
+
+
+def fitted_quantities(fit) -> list[str]:
+    """The quantities of the figures ``fit`` scored, in ``FITTED_WORDS``' order."""
+    kinds = {label.rsplit(" ", 1)[-1] for label in fit.labels}
+    return [word for kind, word in FITTED_WORDS.items() if kind in kinds]
+
+
+def quantity_lines(fit) -> list[str]:
+    """One line per quantity fitted: its figures and their median and worst |error| before -> after the fit, as
+    validate computes them (predicted / measured - 1)."""
+    before, after = np.abs(fit.errors(False)), np.abs(fit.errors())
+    kinds = np.array([label.rsplit(" ", 1)[-1] for label in fit.labels])
+    lines = []
+    for kind, word in FITTED_WORDS.items():
+        sel = kinds == kind
+        if sel.any():
+            b, a = before[sel], after[sel]
+            lines.append(
+                f"{word} ({int(sel.sum())} figure{'s' if sel.sum() != 1 else ''}): median |error| "
+                f"{np.median(b):.1%} -> {np.median(a):.1%}, worst {b.max():.1%} -> {a.max():.1%}"
+            )
+    return lines
+
+
+def unfitted_figures(rows: list[DecodeRow]) -> str:
+    """The figures the rows hold that the fit does not score ("" where none), and why: a serving run's TTFT (its
+    queueing and the prefills of others, not one prefill's time: ``fit.ttft_is_prefill``) and the percentiles of runs
+    under load, which validate compares by simulating each run."""
+    from planner.accuracy.fit import MIN_PREFILL_TOKENS, ttft_is_prefill
+
+    ttft = sum(
+        1 for r in rows if not math.isnan(r.ttft_s) and r.ttft_s > 0 and not ttft_is_prefill(r, MIN_PREFILL_TOKENS)
+    )
+    parts = []
+    if ttft:
+        parts.append(
+            f"TTFT of {ttft} row{'s' if ttft != 1 else ''} (a server's or a batch's first token holds its queue and "
+            "the other prompts' prefills, not one prefill's time)"
+        )
+    names = [
+        QUANTITIES.get(q, q)
+        for q, (field, _, _) in FIGURES.items()
+        if any(not math.isnan(getattr(r, field)) for r in rows)
+    ]
+    if names:
+        parts.append(f"{', '.join(names)} (percentiles under load: validate simulates each run)")
+    if not parts:
+        return ""
+    return "; ".join(parts) + ": the factors may move them either way; planner validate --decode compares them"
+
+
+def top_bound_lines(fit, rows: list[DecodeRow], engine, cat) -> list[str]:
+    """A line for each fitted efficiency at the fit's top (``fit.EFFICIENCY_BOUNDS``: 1, the GPU's kernels at the rate
+    planner measured them, ``profiles.KERNEL_FACTORS``), saying whether the rows asked for more: the rows' error with
+    the factor 5% above the bound, lower than at it, means the runs are faster than the model can express there."""
+    from planner.accuracy.fit import EFFICIENCY_BOUNDS, residuals
+
+    top = EFFICIENCY_BOUNDS[1]
+    base = engine_profile(engine)
+    at = float(np.sum(np.log1p(fit.residuals_after) ** 2))
+    lines = []
+    for name, value in fit.factors.items():
+        if not name.endswith("_efficiency") or value < top * 0.999:
+            continue
+        try:
+            beyond = residuals(rows, base.with_(**{**fit.factors, name: top * 1.05}), cat)
+            wants_more = float(np.sum(np.log1p(beyond) ** 2)) < at
+        except (PlannerError, ValueError):
+            wants_more = False
+        rate = "the rate planner's kernel curves give this GPU" if base.kernel_curves else "the datasheet's whole rate"
+        what = f"{name} = {value:.3g} sits at the fit's upper bound ({top:g}: {rate})"
+        if wants_more:
+            lines.append(
+                f"{what}: the runs are faster than the model can express there, and the fit stopped short of them "
+                f"(by less than {PINNED_MISS:.0%} at the median); check the rows' GPU count, layout, precision and "
+                "units before trusting the other factors"
+            )
+        else:
+            lines.append(
+                f"{what}: these rows fit no better 5% above it, so it is planner's own rate kept, not a rate these "
+                "runs measured beyond it"
+            )
+    return lines
+
+
+def reach_line(e: GpuCalibration) -> str:
+    """Which plans an entry written changes (trial 31 F3): its factors re-time every plan, validate and export on its
+    GPU, with its engine where --engine named one, else with every engine, and with every model (an entry is keyed by
+    GPU and engine, never by model); the rows' GPU counts and model sizes only decide where its own time range holds
+    (``calibration.uncovered``: outside them the held-out range is taken too)."""
+    scope = f"engine {e.engine}" if e.engine else "every engine (--engine NAME writes an entry for one engine only)"
+    covered = []
+    if e.gpu_counts:
+        covered.append(f"{', '.join(map(str, e.gpu_counts))}-GPU groups")
+    if e.params_b_range:
+        lo, hi = e.params_b_range
+        covered.append(f"models of {lo:.4g}" + ("" if lo == hi else f"-{hi:.4g}") + "B parameters")
+    rows = (
+        f"; the rows' {' and '.join(covered)} only bound where its own time range holds (outside them the held-out "
+        "range is taken too)"
+        if covered
+        else ""
+    )
+    return f"applies to every plan, validate and export on {e.gpu} with {scope} and every model{rows}"

@@ -524,7 +524,33 @@ def render_plan(p: Plan) -> str:
             f"{'holds' if p.gpus == 1 else 'hold'} {n:,} (--gpus {more})"
         )
     lines += [f"warning: {w}" for w in p.warnings]
+    lines += [f"warning: {w}" for w in [untimed_release(p)] if w]
     return "\n".join(lines)
+
+
+def untimed_release(p: Plan) -> str:
+    """Where --engine pinned a vLLM release older than the oldest one planner has read (``profiles.
+    OLDEST_LOGGED_VLLM``, mapped to the oldest profile: ``engine_for_version``), a line saying that its step time is
+    not modelled either, only its memory is warned about there (trial 31 F13: vllm==0.7.0 printed a normal TPOT)."""
+    from planner.engines.profiles import OLDEST_LOGGED_VLLM, VLLM_V1_VERSION, parse_version
+
+    words = p.engine_release or ""
+    if not p.engine.name.startswith("vllm") or not words.startswith("vLLM "):
+        return ""
+    version = parse_version(words.split(" ", 1)[1])
+    if version is None or version.release >= OLDEST_LOGGED_VLLM:
+        return ""
+    oldest = ".".join(map(str, OLDEST_LOGGED_VLLM))
+    v0 = (
+        ", and it runs the V0 engine (before 0.8), whose scheduling differs"
+        if version.release < VLLM_V1_VERSION
+        else ""
+    )
+    return (
+        f"{words}'s step time is not modelled either: TPOT and TTFT above are the {p.engine.name} profile's (the "
+        f"oldest release read here, {oldest}, stands in), not this release's{v0}; measure the release you run "
+        f"(planner validate --decode RESULT.json --engine vllm=={words.split(' ', 1)[1]} compares a run)"
+    )
 
 
 def plan_as_dict(p: Plan) -> dict:
@@ -606,6 +632,19 @@ class Percentile(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+#: The engine flags each --parallelism value stands for (docs/model.md, "Data-parallel attention and expert
+#: parallelism" and "Pipeline parallelism"; trial 31 F9: the usual SGLang DeepSeek command is none of them).
+PARALLELISM_FLAGS = (
+    ". As engines start it, for --gpus g: tp = vLLM --tensor-parallel-size g, SGLang --tp g; tp-ep = vLLM "
+    "--tensor-parallel-size g --enable-expert-parallel; dp-ep = vLLM --data-parallel-size g --enable-expert-parallel "
+    "(tensor-parallel size 1), SGLang --tp g --dp g --enable-dp-attention --ep-size g (or --moe-a2a-backend deepep), "
+    "TensorRT-LLM --tp_size g --ep_size g with enable_attention_dp: true; pp = vLLM --pipeline-parallel-size g, "
+    "SGLang --pp-size g, TensorRT-LLM --pp_size g; ppN = vLLM --tensor-parallel-size g/N --pipeline-parallel-size N. "
+    "Not modelled: SGLang --enable-dp-attention without --ep-size (MoE tensor-parallel over the gathered tokens, "
+    "\"dp-tp\": its memory is dp-ep's, its MoE time and exchange another layout's), a DP size other than the EP size"
+)
+
+
 @click.command("plan")
 @click.option("--gpu", required=True, help="GPU name or alias, e.g. H100, A100-40GB, MI300X.")
 @click.option("--model", "model_name", required=True, help="Model name or alias, e.g. llama2-70b, qwen3-32b.")
@@ -674,7 +713,7 @@ class Percentile(click.ParamType):
     callback=layout_name,
     default="tp",
     show_default=True,
-    help=option_doc("parallelism"),
+    help=option_doc("parallelism") + PARALLELISM_FLAGS,
 )
 @click.option(
     "--rate",
