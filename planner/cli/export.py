@@ -137,8 +137,8 @@ def summary_lines(review) -> list[str]:
                 f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}"
                 + (f" ({note})" if (note := "; ".join(x for x in (older(r), r.layout_chosen) if x)) else "")
             )
-    if review.levers_not_computed:  # a named baseline that misses the targets: written without levers (trial 31 F8)
-        lines.append(f"No levers: {review.levers_not_computed}.")
+    if review.baseline_misses:  # a named baseline that misses the targets: the levers say what changes that (F8)
+        lines.append(f"Levers: {review.baseline_misses}.")
     if review.outlook is not None:
         from planner.export.money_tables import money_lines
 

@@ -209,15 +209,16 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
     )
 
 
-def no_levers_text(base: Result) -> str:
-    """Why a review has no levers: the scenario's ``baseline`` names an option that does not meet the targets. Each
-    lever is that option with one thing changed, its saving the baseline's monthly cost less the lever's, and its
-    Effect read against the baseline's replicas and batch: a baseline with no fleet gives none of them (trial 31 F8:
-    the review had stopped there, exit 1, with no file written)."""
+def baseline_misses_text(base: Result) -> str:
+    """What the levers are where the scenario's ``baseline`` names an option that does not meet the targets (trial 31
+    F8: the review had stopped there, exit 1, no file written, though the levers are most wanted exactly then): each
+    is still that option with one thing changed, sized as the review sizes it, and says whether the change makes it
+    meet the targets and the fleet it then takes; no saving is booked, the baseline having no fleet to set it
+    against."""
     return (
-        f"the baseline ({base.option.name}) does not meet the targets ({base.shortfall}), and each "
-        "lever's saving and effect are measured against the baseline's fleet; name a baseline that meets them in "
-        "the scenario's baseline, or leave baseline out (the recommended option), for the levers"
+        f"the baseline ({base.option.name}) does not meet the targets ({base.shortfall}): each lever is that option "
+        "with one change, and says whether it then meets them and at what fleet; no saving is booked, the baseline "
+        "having no fleet"
     )
 
 
@@ -252,8 +253,8 @@ def build_review(
     progress: Callable[[str], None] | None = None,
     workload_source: str = "scenario file [workload]",
 ) -> Review:
-    """Size every option, rank them, apply the levers to the baseline (none where a named baseline misses the
-    targets: ``Review.levers_not_computed`` says why). Raises TargetNotMetError when no option meets them."""
+    """Size every option, rank them, apply the levers to the baseline (one that misses the targets too:
+    ``Review.baseline_misses`` says what that means). Raises TargetNotMetError when no option meets them."""
     check_names(scenario, catalog, source)
     results = []
     ranges = load_loaded_ranges()  # the held-out ranges under load: the sensitivity at their slow end (none: absent)
@@ -288,9 +289,8 @@ def build_review(
         results = [ranked[0] if r.option.name == ranked[0].option.name else r for r in results]
     rec = ranked[0]
     base = rec if scenario.baseline is None else next(r for r in results if r.option.name == scenario.baseline)
-    # a named baseline that misses the targets: the review is written, without the levers (trial 31 F8)
-    lv = levers(scenario, base, catalog) if base.meets else ()
-    no_levers = "" if base.meets else no_levers_text(base)
+    lv = levers(scenario, base, catalog)  # from a named baseline that misses the targets too (trial 31 F8)
+    misses = "" if base.meets else baseline_misses_text(base)
     if progress:
         progress("levers")
     tail = scenario.workload.spread_fit_note  # the lengths' fit, said once for every option (trial 27 F12)
@@ -319,5 +319,5 @@ def build_review(
         warnings,
         outlook,
         mixes,
-        no_levers,
+        misses,
     )

@@ -176,9 +176,9 @@ def prompt_time_note(r: Result) -> str:
     )
 
 
-#: The Options row's note on a named baseline that misses the targets: the review is written, without levers (trial 31
-#: F8), ``planner.export.review.build_review``.
-BASELINE_MISSES = "baseline, misses the targets: no levers"
+#: The Options row's note on a named baseline that misses the targets: the review is written, the levers sized from it
+#: with no saving booked (trial 31 F8; ``planner.export.review.build_review``).
+BASELINE_MISSES = "baseline of the levers, misses the targets"
 
 
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
@@ -366,10 +366,10 @@ def levers_table(review: Review) -> Table:
         return (r.gpus, int(r.fleet.replicas), int(r.replica.gpus), r.batch_per_replica, r.monthly_usd)
 
     b = review.baseline
-    if not b.meets:  # a named baseline that misses the targets: its row says why there are no levers (trial 31 F8)
-        return Table(cols, (("Baseline", b.option.name, *([None] * 7), f"no levers: {review.levers_not_computed}"),))
     rows = [
         ("Baseline", b.option.name, *sized(b), None, float(b.fleet.tpot_peak_s) * 1e3, "what the levers start from")
+        if b.meets
+        else ("Baseline", b.option.name, *([None] * 7), f"misses the targets ({b.shortfall}): no saving booked")
     ]
     for lv in review.levers:
         r = lv.result
