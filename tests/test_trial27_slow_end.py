@@ -337,11 +337,13 @@ def test_the_money_lines_name_the_options_on_older_releases():
         _fake_option("B200, bought", "B200 180GB", 1.49),
         _fake_option("MI300X, bought", "MI300X", 1.33),
     ]
-    line = margin_releases_line(SimpleNamespace(results=options))
+    runs = SimpleNamespace(workload=SimpleNamespace(latency_margin="model-range"))  # the margin from the runs
+    line = margin_releases_line(SimpleNamespace(results=options, scenario=runs))
     assert line.startswith(
         "Margins from older engine releases: MI355X, bought; B200, bought; and MI300X, bought are sized on +133% and "
         "+149% margins from 19 runs (vLLM MLA on every GPU), 18 of them of vLLM 0.7 and earlier: 0.7.3.dev138 (9), "
         "0.7.4.dev181 (9), older than the line their engine plans (vLLM 0.8 and later); the 1 run of vLLM 0.8 and "
         "later there (0.11.0; 1 source) reads +86%."
     )
-    assert margin_releases_line(SimpleNamespace(results=[_fake_option("B200", "B200 180GB", 1.49, "sglang-0.4")])) == ""
+    older = [_fake_option("B200", "B200 180GB", 1.49, "sglang-0.4")]
+    assert margin_releases_line(SimpleNamespace(results=older, scenario=runs)) == ""

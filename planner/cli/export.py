@@ -83,11 +83,15 @@ def _simulated(rec, high_percentile: float) -> str:
 def summary_lines(review) -> list[str]:
     """What the command prints: the recommendation and the ranked options, one line each."""
     from planner.export.assumptions import reused_host_warning
+    from planner.export.decision import cheapest_per_model_lines
     from planner.export.evaluate import kernel_curves_warning
+    from planner.export.margin_releases import row_words
     from planner.export.tables import cap_note, fmt, prompt_time_note
 
     rec = review.recommended
-    lines = [
+    # several models: each one's cheapest first, the recommendation ranking them together after (trial 31 F14)
+    per_model = cheapest_per_model_lines(review)
+    lines = [*per_model, *(["Across the models, the cheapest option of any:"] if per_model else [])] + [
         f"Recommended: {rec.option.name}: {rec.gpus:,} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
         f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}"
         f"{': ' + rec.filling_text if rec.filling_text else ''}, TPOT {_ms(float(rec.fleet.tpot_peak_s))}, "
@@ -107,6 +111,10 @@ def summary_lines(review) -> list[str]:
     ]
     # the bought options whose host figures are a DGX H100's, as the review's Warnings say (trial 27 F7)
     lines += [f"  warning: {w}" for w in (reused_host_warning(review.results),) if w]
+
+    def older(r) -> str:  # the row's margin, where mostly older engine releases' runs set it (trial 31 F4)
+        return row_words(r, review.scenario.workload.latency_margin)
+
     width = max(len(r.option.name) for r in review.results)
     kinds = max(len(r.money.price_kind) for r in review.results)
     counts = max((len(f"{r.gpus:,}") for r in review.results if r.meets), default=4)
@@ -118,15 +126,19 @@ def summary_lines(review) -> list[str]:
                 f"  {i}. {r.option.name:<{width}}  {kind}  {counted(r.gpus, 'GPU', f'>{counts},'):<{counts + 5}}  {fmt(r.monthly_usd, 'usd'):>{money}}/month"
                 + (
                     f"  ({note})"
-                    if (note := "; ".join(x for x in (r.layout_chosen, prompt_time_note(r), cap_note(r)) if x))
+                    if (
+                        note := "; ".join(x for x in (older(r), r.layout_chosen, prompt_time_note(r), cap_note(r)) if x)
+                    )
                     else ""
                 )
             )
         else:
             lines.append(
                 f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}"
-                + (f" ({r.layout_chosen})" if r.layout_chosen else "")
+                + (f" ({note})" if (note := "; ".join(x for x in (older(r), r.layout_chosen) if x)) else "")
             )
+    if review.baseline_misses:  # a named baseline that misses the targets: the levers say what changes that (F8)
+        lines.append(f"Levers: {review.baseline_misses}.")
     if review.outlook is not None:
         from planner.export.money_tables import money_lines
 

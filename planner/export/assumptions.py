@@ -975,16 +975,19 @@ def _layer_sources(o) -> str:
 
 def _memory_utilization(r) -> tuple[float, str]:
     """The memory utilization this option's replicas used, with its source: the scenario's, SGLang's own rule on
-    this GPU and group (``planner.engines.sglang.default_memory_fraction``), else the engine profile's."""
+    this GPU and group (``planner.engines.sglang.default_memory_fraction``), else the engine profile's. An option
+    that meets no target takes the rule too, on the group it was held to, else its largest group that holds the
+    model (``_group_tried``): one path for every option (trial 31 F12: 83%, the profile's, for the H200 SGLang
+    option that missed, where the sized options and ``planner plan`` showed the rule's 76%)."""
     o, e = r.option, r.engine
     if o.memory_utilization is not None:
         return float(o.memory_utilization), "scenario (memory_utilization)"
     profile = f"planner.engines.profiles profile '{e.name}' (fitted to public measurements; docs/accuracy.md)"
-    if not e.memory_fraction_rule or r.replica is None:
+    n = _group_tried(r)
+    if not e.memory_fraction_rule or n is None:
         return e.memory_utilization, profile
     from planner.engines.sglang import default_memory_fraction
 
-    n = int(r.replica.gpus)
     layout = o.parallelism or "tp"
     ranks = n if layout == "dp-ep" else 1
     g = r.gpu
@@ -997,3 +1000,15 @@ def _memory_utilization(r) -> tuple[float, str]:
         f"SGLang's own rule ({e.memory_fraction_rule}: mem_fraction_static on {where}; "
         "planner.engines.sglang.default_memory_fraction)"
     )
+
+
+def _group_tried(r) -> int | None:
+    """The GPUs per replica an option's memory utilization is stated for: its kept group where it meets the
+    targets, else the group the option is held to (``gpus_per_replica``), else the largest group tried that holds the
+    model (its ``candidates``); None where none does."""
+    if r.replica is not None:
+        return int(r.replica.gpus)
+    if r.option.gpus_per_replica:
+        return int(r.option.gpus_per_replica)
+    fitting = [c.gpus_per_replica for c in r.candidates if c.fits]
+    return max(fitting) if fitting else None

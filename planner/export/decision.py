@@ -173,6 +173,27 @@ def model_lines(review: Review) -> list[str]:
     return lines
 
 
+def cheapest_per_model_lines(review: Review) -> list[str]:
+    """Where the options serve more than one model, each model's cheapest option that meets the targets, its monthly
+    cost, GPUs and price kind, the recommended option's model first (the ranking's order): what the terminal and the
+    Markdown say before the recommendation, which ranks every model's options together and so picks the model on cost
+    (trial 31 F14: "Recommended: gpt-oss-120b" for a team deciding the hardware for DeepSeek-R1; the xlsx Summary's
+    ``model_lines`` said each other model's). [] for one model."""
+    models = list(dict.fromkeys(x.model.name for x in review.results))
+    if len(models) < 2:
+        return []
+    lines = []
+    for name in models:
+        best = next((x for x in review.results if x.model.name == name and x.meets), None)
+        lines.append(
+            f"Cheapest for {name}: none of its options meets the targets"
+            if best is None
+            else f"Cheapest for {name}: {best.option.name}, {usd(best.monthly_usd)} a month "
+            f"({counted(best.gpus, 'GPU', ',.0f')}, {best.money.price_kind})"
+        )
+    return lines
+
+
 def decision_rows(review: Review) -> list[tuple[str, str]]:
     """The box's rows, (label, text): the option, monthly cost, the horizon's total and present value, the
     commitment, the risk, the test, then the capex to confirm and each other model's line where they apply."""

@@ -25,6 +25,8 @@ from planner.units import counted
 def _lever(name: str, change: str, base: Result, res: Result | None, note: str = "") -> Lever:
     if res is None:
         return Lever(name, change, None, math.nan, note)
+    if not base.meets:  # a named baseline that misses the targets (trial 31 F8): the lever's fleet, no saving
+        return Lever(name, change, res, math.nan, _against_no_fleet(base, res, note))
     unlike = _sized_unlike(base, res)
     if unlike:
         return Lever(name, change, res, math.nan, unlike)
@@ -46,6 +48,31 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
     elif not res.meets:
         note = f"does not meet the targets: {res.shortfall}"
     return Lever(name, change, res, saving, note)
+
+
+def _against_no_fleet(base: Result, res: Result, note: str = "") -> str:
+    """A lever's Effect where the baseline meets no target (trial 31 F8: the review had stopped there): whether the
+    one change makes the option meet them, and the fleet it then takes; no saving is booked, the baseline having no
+    fleet to set it against."""
+    said = (
+        f"meets the targets where the baseline does not: {counted(int(res.fleet.replicas), 'replica')} of "
+        f"{counted(int(res.replica.gpus), 'GPU')}, {counted(res.gpus, 'GPU', ',.0f')}, {_usd(res.monthly_usd)} a month "
+        "(no saving: the baseline has no fleet)"
+        if res.meets
+        else f"does not meet the targets either: {res.shortfall}"
+    )
+    return f"{note}; {said}" if note else said
+
+
+def baseline_group(base: Result) -> int:
+    """The GPUs per replica the levers start from: the baseline's kept group; where it meets no target, the group it
+    is held to (``gpus_per_replica``), else its largest group that holds the model, else its largest group tried."""
+    if base.replica is not None:
+        return int(base.replica.gpus)
+    if base.option.gpus_per_replica:
+        return int(base.option.gpus_per_replica)
+    fitting = [c.gpus_per_replica for c in base.candidates if c.fits]
+    return max(fitting or [c.gpus_per_replica for c in base.candidates] or [1])
 
 
 def _slower_because(base: Result, res: Result) -> str:
@@ -101,7 +128,7 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
     """More GPUs per replica, a shorter context, a GQA model, KV quantization: each against the baseline."""
     w, o, lv, x = scenario.workload, base.option, scenario.levers, scenario.traffic_change
     out = []
-    tp_now = int(base.replica.gpus)
+    tp_now = baseline_group(base)
     try:  # default: the next group the engine runs the model on (twice the baseline's where that is one), as the
         # what-if workbook's lever; DeepSeek-V3 at 16 has none (its fp8 blocks), and 32 had stopped the whole review
         tp_new = lv.gpus_per_replica or next_tp_size(base.model, tp_now, catalog=catalog, engine=o.engine)
@@ -196,7 +223,7 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
         saving = -lever.saving_usd_per_month if res.meets else math.nan
         note = (
             lever.note
-            if _sized_unlike(base, res)
+            if _sized_unlike(base, res) or not base.meets
             else f"GQA already saves {_usd(saving)} a month against full multi-head attention"
             if res.meets and saving >= 0
             else f"here full multi-head attention would cost {_usd(-saving)} a month less than GQA"

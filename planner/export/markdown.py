@@ -135,11 +135,14 @@ def _money_sections(review: Review) -> list[str]:
 def render_markdown(review: Review) -> str:
     s, w = review.scenario, review.scenario.workload
     rec = review.recommended
+    per_model = decision.cheapest_per_model_lines(review)
     out = [
         f"# {md_text(s.title, line_start=False)}",
         "",
         f"Budget review made by planner {review.version} on {review.date} from {_path(review.source)}.",
         "",
+        *[f"- {md_text(x, line_start=False)}" for x in per_model],  # each model's cheapest first (trial 31 F14)
+        *(["", "Across the models, the cheapest option of any:", ""] if per_model else []),
         f"**Recommendation: {md_text(rec.option.name, line_start=False)}** — {fmt(rec.monthly_usd, 'usd')} a month "
         f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {counted(rec.gpus, 'GPU', ',.0f')}, {rec.money.price_kind} price.",
         "",
@@ -177,8 +180,10 @@ def render_markdown(review: Review) -> str:
         *_money_sections(review),
         "## Levers",
         "",
-        f"Each lever changes one thing in the baseline ({md_text(review.baseline.option.name, line_start=False)}); saving = baseline "
-        "minus lever (negative: it costs more).",
+        md_text(f"Levers: {review.baseline_misses}.")  # a named baseline that misses the targets (trial 31 F8)
+        if review.baseline_misses
+        else f"Each lever changes one thing in the baseline ({md_text(review.baseline.option.name, line_start=False)}); "
+        "saving = baseline minus lever (negative: it costs more).",
         "",
         md_table(levers_table(review)),
         "",

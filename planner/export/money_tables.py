@@ -467,8 +467,11 @@ def margin_releases_line(review: Review) -> str:
     """Where options' margins rest mostly on runs of engine releases older than the line their engine plans
     (``planner.export.margin_releases``; trial 27 F6: the margins that reordered the trial's AMD and NVIDIA options came
     from vLLM 0.7.x dev builds, said only inside the Assumptions notes): one sentence per set of runs, naming the
-    options, their margins, the older releases and what the current line's runs read; "" where none does."""
+    options, their margins, the older releases and what the current line's runs read; "" where none does. Where the
+    scenario sets its own ``latency_margin`` (a number), no run sets it: one sentence saying the fleets rest on that
+    number instead (trial 31 F15: "+30% margin from 27 runs ... of SGLang 0.4" for the scenario's own +30%)."""
     groups: dict[tuple[str, str, str], list] = {}
+    own = review.scenario.workload.latency_margin
     for r in review.results:
         if (split := older_split(r)) is not None:
             key = (split.region.gpu, split.region.engine, split.region.architecture)
@@ -487,6 +490,11 @@ def margin_releases_line(review: Review) -> str:
         )
     if not said:
         return ""
+    if own != "model-range":  # the scenario's own number, not the runs' (trial 31 F15): no release is behind it
+        return (
+            f"Margins: every option is sized on the scenario's latency_margin +{float(own):.0%} "
+            "(workload.latency_margin), not on a margin from runs: no engine release's runs set these fleets."
+        )
     return (
         "Margins from older engine releases: "
         + "; ".join(said)

@@ -323,6 +323,9 @@ class Review:
     outlook: Outlook | None = None
     #: each [[mix]] of the scenario, its parts sized at their shares (``planner.export.mix``): budget lines, not ranked
     mixes: tuple[MixSized, ...] = ()
+    #: where the scenario's named ``baseline`` does not meet the targets, what that means for the levers (sized from it,
+    #: no saving booked; trial 31 F8: the review had stopped there); "" where it meets them
+    baseline_misses: str = ""
 
 
 # -- what the review adds for a finance team (built by planner.export.outlook) ----------------------------

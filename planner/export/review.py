@@ -13,7 +13,7 @@ from planner import __version__, api
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.catalog import Catalog
 from planner.engines.profiles import IDEAL
-from planner.errors import PlannerError
+from planner.errors import DoesNotFitError, PlannerError
 from planner.export.assumptions import assumptions, grid_prices, reused_host_warning
 from planner.export.evaluate import (
     SWEEP,
@@ -41,9 +41,11 @@ __all__ = ["Candidate", "Lever", "Result", "Review", "SWEEP", "TargetNotMetError
 
 
 class TargetNotMetError(PlannerError):
-    """Raised when no option meets the scenario's latency targets; says the best any option reaches."""
+    """Raised when no option meets the scenario's latency targets; says the best any option reaches. Exit 2, as
+    README's "Exit codes" puts targets no number of replicas meets (trial 31 F8); where no option holds its model in
+    GPU memory, exit 1, as weights that do not fit (``_impossible``)."""
 
-    exit_code = 1
+    exit_code = 2
 
 
 # -- the whole review -----------------------------------------------------------------------------------
@@ -180,11 +182,13 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
             + f" x {r.gpu.name}"
             for i, r in enumerate(results)
         )
-        return TargetNotMetError(
+        error = TargetNotMetError(
             f"{source}: option: no option fits its model in GPU memory with a "
             f"{w.sizing_context_tokens:,}-token sequence ({tried_each}); use more or larger GPUs, a shorter "
             f"context or lower precisions{larger}"
         )
+        error.exit_code = DoesNotFitError.exit_code  # weights that do not fit: README's 1, as planner plan's
+        return error
     tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s * (1 + cr[0].margin))
     tt_c, tt_r = min(fitting, key=lambda cr: cr[0].ttft_high_s * (1 + cr[0].margin))
     if tp_c.tpot_batch1_s * (1 + tp_c.margin) > w.tpot_target_s:
@@ -202,6 +206,19 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
     return TargetNotMetError(
         f"{source}: workload: no option meets the TTFT and TPOT targets with one group size; "
         + "; ".join(f"{r.option.name}: {r.shortfall}" for r in results)
+    )
+
+
+def baseline_misses_text(base: Result) -> str:
+    """What the levers are where the scenario's ``baseline`` names an option that does not meet the targets (trial 31
+    F8: the review had stopped there, exit 1, no file written, though the levers are most wanted exactly then): each
+    is still that option with one thing changed, sized as the review sizes it, and says whether the change makes it
+    meet the targets and the fleet it then takes; no saving is booked, the baseline having no fleet to set it
+    against."""
+    return (
+        f"the baseline ({base.option.name}) does not meet the targets ({base.shortfall}): each lever is that option "
+        "with one change, and says whether it then meets them and at what fleet; no saving is booked, the baseline "
+        "having no fleet"
     )
 
 
@@ -236,7 +253,8 @@ def build_review(
     progress: Callable[[str], None] | None = None,
     workload_source: str = "scenario file [workload]",
 ) -> Review:
-    """Size every option, rank them, apply the levers to the baseline. Raises TargetNotMetError when none meets."""
+    """Size every option, rank them, apply the levers to the baseline (one that misses the targets too:
+    ``Review.baseline_misses`` says what that means). Raises TargetNotMetError when no option meets them."""
     check_names(scenario, catalog, source)
     results = []
     ranges = load_loaded_ranges()  # the held-out ranges under load: the sensitivity at their slow end (none: absent)
@@ -271,12 +289,8 @@ def build_review(
         results = [ranked[0] if r.option.name == ranked[0].option.name else r for r in results]
     rec = ranked[0]
     base = rec if scenario.baseline is None else next(r for r in results if r.option.name == scenario.baseline)
-    if not base.meets:
-        raise TargetNotMetError(
-            f"{source}: baseline: option {base.option.name!r} does not meet the targets "
-            f"({base.shortfall}); name an option that does, or leave baseline out"
-        )
-    lv = levers(scenario, base, catalog)
+    lv = levers(scenario, base, catalog)  # from a named baseline that misses the targets too (trial 31 F8)
+    misses = "" if base.meets else baseline_misses_text(base)
     if progress:
         progress("levers")
     tail = scenario.workload.spread_fit_note  # the lengths' fit, said once for every option (trial 27 F12)
@@ -305,4 +319,5 @@ def build_review(
         warnings,
         outlook,
         mixes,
+        misses,
     )

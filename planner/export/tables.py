@@ -15,6 +15,7 @@ from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
 from planner.export.evaluate import sized_levels
 from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
+from planner.export.margin_releases import row_words
 from planner.export.outlook import stale_text
 from planner.export.ownership import SIZED_AFRESH, capital_terms
 from planner.export.records import Result, Review
@@ -175,10 +176,16 @@ def prompt_time_note(r: Result) -> str:
     )
 
 
+#: The Options row's note on a named baseline that misses the targets: the review is written, the levers sized from it
+#: with no saving booked (trial 31 F8; ``planner.export.review.build_review``).
+BASELINE_MISSES = "baseline of the levers, misses the targets"
+
+
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
-    note = "; ".join(x for x in (role, r.layout_chosen, prompt_time_note(r)) if x)
+    older = row_words(r, review.scenario.workload.latency_margin)  # a margin mostly older releases' (trial 31 F4)
+    note = "; ".join(x for x in (role, older, r.layout_chosen, prompt_time_note(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
@@ -188,8 +195,9 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     # what every option shows, met or not: option, GPU, model, precisions, pricing, price kind, source and date
     chosen = (o.name, r.gpu.name, r.model.name, f"{r.weights_label} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
+    unmet = "; ".join(x for x in (role and BASELINE_MISSES, r.shortfall, older, r.layout_chosen) if x)
     if not r.meets:
-        return (None, *chosen, *quote, "no", *([None] * 24), "; ".join(x for x in (r.shortfall, r.layout_chosen) if x))
+        return (None, *chosen, *quote, "no", *([None] * 24), unmet)
     f, rep = r.fleet, r.replica
     return (
         rank,
@@ -360,6 +368,8 @@ def levers_table(review: Review) -> Table:
     b = review.baseline
     rows = [
         ("Baseline", b.option.name, *sized(b), None, float(b.fleet.tpot_peak_s) * 1e3, "what the levers start from")
+        if b.meets
+        else ("Baseline", b.option.name, *([None] * 7), f"misses the targets ({b.shortfall}): no saving booked")
     ]
     for lv in review.levers:
         r = lv.result

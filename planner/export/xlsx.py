@@ -546,7 +546,9 @@ def _reading_notes(review: Review) -> list[str]:
         "basis than TPOT at peak, the simulated percentile at the peak's traffic and sized lengths, so it can read "
         f"lower), cost per input token, headroom at peak ({_headroom_words(review)}); "
         f"the -/+ columns are each option {SIZED_AFRESH}, {x:.0%} below and above the planned peak.",
-        f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
+        f"Levers: {review.baseline_misses}."  # a named baseline that misses the targets (trial 31 F8)
+        if review.baseline_misses
+        else f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
         "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
         "planned peak. Assumptions: every number used, with a link to its source.",
