@@ -193,6 +193,19 @@ def _low_words(low: float, floor_s: float) -> str:
     return f"{fmt_seconds(low)}, the datasheet roofline floor," if floor_s > 0 and low <= floor_s else fmt_seconds(low)
 
 
+def _range_words(p: Plan, low: float, floor_s: float, high: float) -> str:
+    """ "range LOW to HIGH"; where the slow end is open (``Plan.slow_end_open``: the group spans nodes, slower than
+    modelled by an amount no held-out run measures, trial 31 F7), "range LOW to more than HIGH: why"."""
+    high_words = f"more than {fmt_seconds(high)}: {p.slow_end_open}" if p.slow_end_open else fmt_seconds(high)
+    return f"range {_low_words(low, floor_s)} to {high_words}"
+
+
+def gpu_memory_words(memory_bytes: float) -> str:
+    """A GPU's memory in SI GB with its binary size beside it, as sold: "85.90 GB = 80 GiB" for an "80GB" H100
+    (trial 30 F13: 85.90 GB read as a different number from the vendor's 80 GB)."""
+    return f"{fmt_gb(memory_bytes)} = {round(memory_bytes / GiB, 1):g} GiB"
+
+
 #: The engines with no held-out run of the dp-ep layout (trial 16, F2): every attention-DP run ``planner validate``
 #: checks is TensorRT-LLM's ("DEP", README "Layouts"); sgl-cookbook's expert- or attention-data-parallel rows were
 #: left out (catalogs/reference/README.md), and dstack's SGLang 0.4.3 runs are read as TP 8 (docs/history.md s180).
@@ -358,7 +371,9 @@ def render_plan(p: Plan) -> str:
     ) + engine_line(p)
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
-    row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
+    row(
+        "  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {gpu_memory_words(g.memory_bytes)})"
+    )
     free_fraction = p.engine.budget_mode == "free"  # TensorRT-LLM, LMDeploy: a fraction of what is left free
     if not free_fraction:
         row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
@@ -451,8 +466,7 @@ def render_plan(p: Plan) -> str:
         low, high = p.tpot_range(step)
         row(
             "  TPOT (per sequence)",
-            f"{fmt_seconds(float(step.step_s))} (range {_low_words(low, p.decode_floor_s(step))} to "
-            f"{fmt_seconds(high)})",
+            f"{fmt_seconds(float(step.step_s))} ({_range_words(p, low, p.decode_floor_s(step), high)})",
         )
         row("  throughput", fmt_rate(float(step.throughput_tokens_per_s)))
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
@@ -463,14 +477,16 @@ def render_plan(p: Plan) -> str:
         r_low, r_high = p.request_ttft_range()
         row(
             f"TTFT ({asked:,}-token prompt, as given)",
-            f"{fmt_seconds(p.request_ttft_s)} (range {_low_words(r_low, p.request_ttft_floor_s)} to "
-            f"{fmt_seconds(r_high)}; one prompt alone on the group)",
+            f"{fmt_seconds(p.request_ttft_s)} ({_range_words(p, r_low, p.request_ttft_floor_s, r_high)}; one prompt "
+            "alone on the group)",
         )
     row(
         f"TTFT ({p.context:,}-token prompt)" if asked == p.context else f"  whole {p.context:,}-token context",
-        f"{fmt_seconds(p.ttft_s)} (range {_low_words(low, p.ttft_floor_s)} to {fmt_seconds(high)})"
+        f"{fmt_seconds(p.ttft_s)} ({_range_words(p, low, p.ttft_floor_s, high)})"
         + ("" if asked == p.context else "; the longest prompt the context holds, not your prompts"),
     )
+    if p.not_modelled:  # trial 31 F7: the dp-ep (or across-nodes) plan names what it leaves out
+        row("Not modelled", p.not_modelled)
     if p.calibration is not None:
         row("Calibration", p.calibration.text)
     if p.time_range_widened:
