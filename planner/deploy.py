@@ -97,6 +97,54 @@ def spans_nodes_warning(gpu: Gpu, gpus: int, parallelism: str = "tp") -> str:
     return f"{gpus:,} GPUs is more than {what}: tensor parallelism across nodes is slower than modelled"
 
 
+#: What planner does not model of large-scale MoE serving (data-parallel attention + expert parallel, "dp-ep"), in
+#: the order README's "Not modelled" line names them (tests/test_plan_not_modelled.py checks README against it); a
+#: dp-ep plan prints them (``not_modelled_words``). Trial 31 F7: LMSYS's 96 x H100 DeepSeek deployment (2025-05-05)
+#: uses them, and the plan never said so.
+LARGE_SCALE_MOE_NOT_MODELLED = (
+    "a data-parallel size other than the expert-parallel size",
+    "tensor-parallel attention inside a DP rank",
+    "EPLB's redundant experts",
+    "DeepEP's low-latency kernels",
+    "two-batch overlap",
+    "prefill/decode disaggregation",
+)
+#: What a tensor-parallel group larger than one node (``scale_up_gpus``) is not modelled with: its all-reduces are
+#: timed at PCIe's rate and latency (``planner.model.decode.allreduce_time_s``: past the fabric domain).
+ACROSS_NODES_NOT_MODELLED = (
+    "the scale-out network between nodes (InfiniBand or RoCE): all-reduces across nodes are timed at PCIe's rate"
+)
+#: Why a time range's slow end is open (``slow_end_open``): the figure is slower than modelled by an amount no
+#: published run measures (trial 31 F7), so no widening factor is invented; the range reads "to more than".
+SLOW_END_OPEN_WORDS = "across nodes, slower than modelled; no held-out run across nodes"
+
+
+def slow_end_open(gpu: Gpu, gpus: int, parallelism: str = "tp") -> str:
+    """Why the time ranges' slow end is open for a group of ``gpus`` x ``gpu`` split as ``parallelism``
+    (``SLOW_END_OPEN_WORDS``) where the plan warns that it spans nodes, slower than modelled
+    (``spans_nodes_warning``; a pipeline's sends between nodes are timed at PCIe's, no such warning); "" elsewhere."""
+    if is_pipeline(parallelism) or not spans_nodes_warning(gpu, gpus, parallelism):
+        return ""
+    return SLOW_END_OPEN_WORDS
+
+
+def listed_words(items: tuple[str, ...]) -> str:
+    """ "a, b, and c" (README's list form)."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + ", and " + items[-1]
+
+
+def not_modelled_words(gpu: Gpu, gpus: int, parallelism: str = "tp") -> str:
+    """What planner does not model for this layout, one line: the large-scale MoE recipe for "dp-ep"
+    (``LARGE_SCALE_MOE_NOT_MODELLED``), the scale-out network for a tensor-parallel group across nodes
+    (``ACROSS_NODES_NOT_MODELLED``); "" for a layout inside one node."""
+    parts = []
+    if parallelism == "dp-ep":
+        parts.append(listed_words(LARGE_SCALE_MOE_NOT_MODELLED))
+    elif slow_end_open(gpu, gpus, parallelism):
+        parts.append(ACROSS_NODES_NOT_MODELLED)
+    return "; ".join(parts)
+
+
 #: The largest group a fleet search tries unless told otherwise (one 8-GPU node): ``planner export``'s
 #: ``max_gpus_per_replica`` default and ``planner plan --rate`` without ``--gpus``.
 LARGEST_GROUP_TRIED = 8

@@ -36,9 +36,11 @@ from planner.deploy import (
     fp8_kv_note,
     layouts_to_size,
     memory_utilization_in_effect,
+    not_modelled_words,
     release_cannot_run,
     served_batch,
     sixteen_bit_note,
+    slow_end_open,
     spans_nodes_warning,
     untested_architecture_note,
     valid_tp_sizes,
@@ -147,6 +149,12 @@ class Plan:
     #: vllm==0.11.0, "vLLM 0.19.0" for the default ``vllm``), "" where another engine was named without a release
     #: (trial 28 F12)
     engine_release: str = ""
+    #: why the time ranges' slow end is open (``planner.deploy.slow_end_open``: a group across nodes, slower than
+    #: modelled by an amount no held-out run measures; trial 31 F7), "" where the range is closed
+    slow_end_open: str = ""
+    #: what planner does not model for this layout (``planner.deploy.not_modelled_words``: dp-ep's large-scale MoE
+    #: recipe, a tensor-parallel group's scale-out network), "" where nothing is named
+    not_modelled: str = ""
 
     def request_ttft_range(self) -> tuple[float, float]:
         """``time_range`` of ``request_ttft_s``, at least its roofline floor."""
@@ -207,6 +215,11 @@ class Plan:
             "mbu": float(p.at_batch.mbu),
             "ttft_s": p.ttft_s,
             "ttft_range_s": list(p.ttft_range()),
+            # every *_range_s's high end is a lower bound where the group spans nodes, slower than modelled (trial 31
+            # F7): no invented widening, the reason instead
+            "slow_end_open": bool(p.slow_end_open),
+            "slow_end_open_reason": p.slow_end_open or None,
+            "not_modelled": p.not_modelled or None,
             "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
             "price_source": p.price_source,
             "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
@@ -453,6 +466,8 @@ def plan(
         request_ttft_s=prompt_s,
         request_ttft_floor_s=prompt_floor if prompt_floor == prompt_floor else 0.0,
         engine_release=engine_release_words(options.get("engine")),
+        slow_end_open=slow_end_open(g, n, layout),
+        not_modelled=not_modelled_words(g, n, layout),
     )
 
 

@@ -30,9 +30,9 @@ class TestAmdPartsLoseWhatAmdsLogsSay:
     @pytest.mark.parametrize(
         ("gpu", "line"),
         [
-            ("MI300X", "206.14 GB (191.98 GiB of 206.16 GB)"),  # unchanged: the rule's source
-            ("MI325X", "274.86 GB (255.98 GiB of 274.88 GB)"),  # was 272.07 GB (253.39 GiB)
-            ("MI355X", "309.22 GB (287.98 GiB of 309.24 GB)"),  # was 306.08 GB (285.06 GiB)
+            ("MI300X", "206.14 GB (191.98 GiB of 206.16 GB = 192 GiB)"),  # unchanged: the rule's source
+            ("MI325X", "274.86 GB (255.98 GiB of 274.88 GB = 256 GiB)"),  # was 272.07 GB (253.39 GiB)
+            ("MI355X", "309.22 GB (287.98 GiB of 309.24 GB = 288 GiB)"),  # was 306.08 GB (285.06 GiB)
         ],
     )
     def test_the_plan_line(self, gpu, line):
@@ -56,4 +56,4 @@ class TestH200:
     def test_the_plan_line(self):
         """139.80 GiB: torch's OOM message on 8x H200 (prime-rl's benchmark results, catalogs/gpus.toml); was the
         98.98% fallback, 149.85 GB (139.56 GiB)."""
-        assert engine_sees("H200") == "150.11 GB (139.80 GiB of 151.40 GB)"
+        assert engine_sees("H200") == "150.11 GB (139.80 GiB of 151.40 GB = 141 GiB)"

@@ -193,6 +193,19 @@ def _low_words(low: float, floor_s: float) -> str:
     return f"{fmt_seconds(low)}, the datasheet roofline floor," if floor_s > 0 and low <= floor_s else fmt_seconds(low)
 
 
+def _range_words(p: Plan, low: float, floor_s: float, high: float) -> str:
+    """ "range LOW to HIGH"; where the slow end is open (``Plan.slow_end_open``: the group spans nodes, slower than
+    modelled by an amount no held-out run measures, trial 31 F7), "range LOW to more than HIGH: why"."""
+    high_words = f"more than {fmt_seconds(high)}: {p.slow_end_open}" if p.slow_end_open else fmt_seconds(high)
+    return f"range {_low_words(low, floor_s)} to {high_words}"
+
+
+def gpu_memory_words(memory_bytes: float) -> str:
+    """A GPU's memory in SI GB with its binary size beside it, as sold: "85.90 GB = 80 GiB" for an "80GB" H100
+    (trial 30 F13: 85.90 GB read as a different number from the vendor's 80 GB)."""
+    return f"{fmt_gb(memory_bytes)} = {round(memory_bytes / GiB, 1):g} GiB"
+
+
 #: The engines with no held-out run of the dp-ep layout (trial 16, F2): every attention-DP run ``planner validate``
 #: checks is TensorRT-LLM's ("DEP", README "Layouts"); sgl-cookbook's expert- or attention-data-parallel rows were
 #: left out (catalogs/reference/README.md), and dstack's SGLang 0.4.3 runs are read as TP 8 (docs/history.md s180).
@@ -358,7 +371,9 @@ def render_plan(p: Plan) -> str:
     ) + engine_line(p)
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
-    row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
+    row(
+        "  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {gpu_memory_words(g.memory_bytes)})"
+    )
     free_fraction = p.engine.budget_mode == "free"  # TensorRT-LLM, LMDeploy: a fraction of what is left free
     if not free_fraction:
         row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
@@ -451,8 +466,7 @@ def render_plan(p: Plan) -> str:
         low, high = p.tpot_range(step)
         row(
             "  TPOT (per sequence)",
-            f"{fmt_seconds(float(step.step_s))} (range {_low_words(low, p.decode_floor_s(step))} to "
-            f"{fmt_seconds(high)})",
+            f"{fmt_seconds(float(step.step_s))} ({_range_words(p, low, p.decode_floor_s(step), high)})",
         )
         row("  throughput", fmt_rate(float(step.throughput_tokens_per_s)))
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
@@ -463,14 +477,16 @@ def render_plan(p: Plan) -> str:
         r_low, r_high = p.request_ttft_range()
         row(
             f"TTFT ({asked:,}-token prompt, as given)",
-            f"{fmt_seconds(p.request_ttft_s)} (range {_low_words(r_low, p.request_ttft_floor_s)} to "
-            f"{fmt_seconds(r_high)}; one prompt alone on the group)",
+            f"{fmt_seconds(p.request_ttft_s)} ({_range_words(p, r_low, p.request_ttft_floor_s, r_high)}; one prompt "
+            "alone on the group)",
         )
     row(
         f"TTFT ({p.context:,}-token prompt)" if asked == p.context else f"  whole {p.context:,}-token context",
-        f"{fmt_seconds(p.ttft_s)} (range {_low_words(low, p.ttft_floor_s)} to {fmt_seconds(high)})"
+        f"{fmt_seconds(p.ttft_s)} ({_range_words(p, low, p.ttft_floor_s, high)})"
         + ("" if asked == p.context else "; the longest prompt the context holds, not your prompts"),
     )
+    if p.not_modelled:  # trial 31 F7: the dp-ep (or across-nodes) plan names what it leaves out
+        row("Not modelled", p.not_modelled)
     if p.calibration is not None:
         row("Calibration", p.calibration.text)
     if p.time_range_widened:
@@ -1192,7 +1208,9 @@ def plan_command(
                 }
                 for o in others
             ]
-            out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges, _arrival(sized))
+            out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(
+                sized, ranges, _arrival(sized), p.slow_end_open
+            )
             out["under_load"]["held_out_ranges_notes"] = notes
             out["under_load"]["held_out_ranges_scope"] = (
                 f"the held-out ranges {POOLED_RANGES}; {deployment_range_words(p)}"
@@ -1283,7 +1301,11 @@ def plan_command(
                 text = f"\n\n{head}"
             text += "".join(f"\n{line}" for line in fleet_check_lines(check, p))
             text += f"\n{forward[0]}" if forward else ""
-        lines = held_out_range_lines(sized, ranges, _arrival(sized), deployment_range_words(p)) if sized else []
+        lines = (
+            held_out_range_lines(sized, ranges, _arrival(sized), deployment_range_words(p), p.slow_end_open)
+            if sized
+            else []
+        )
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         echo(render_plan(p) + text)
@@ -1994,14 +2016,19 @@ def deployment_range_words(p: Plan) -> str:
 
 
 def held_out_range_lines(
-    s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY, specific: str = ""
+    s: Sizing,
+    ranges: dict[tuple[str, str], LoadedRange],
+    arrival: str = STEADY,
+    specific: str = "",
+    open_end: str = "",
 ) -> list[str]:
     """The stated range of each loaded percentile ``render_sizing`` prints, one line each: the range as multiples of
     the simulated figure, the figure's bounds, the sources and the share of held-out figures inside the range built
     without their own source (a p95 figure: p99's range, ``quantity_for``, labelled "(p99's range)"); then one line
     per end that one source sets. Under the heading, that the ranges are pooled over every deployment
     (``POOLED_RANGES``) and ``specific``: which line is this deployment's own (``deployment_range_words``). None
-    without the ranges' file."""
+    without the ranges' file. With ``open_end`` (``Plan.slow_end_open``: a replica across nodes, slower than
+    modelled), each figure's slow bound reads "more than" and one line says why (trial 31 F7)."""
     rows = []
     for label, field, pct in RANGED_FIGURES:
         quantity = range_quantity(field, f"p{pct}")
@@ -2022,6 +2049,7 @@ def held_out_range_lines(
                        subsequent_indent="  "),
     ]  # fmt: skip
     notes = []
+    width = 32 if open_end else 22  # "2.86 s to more than 56.68 s"
     for label, value, r, taken, stat in rows:
         if math.isnan(value):  # no such figure (TPOT and ITL of one output token): no range around it
             continue
@@ -2029,21 +2057,26 @@ def held_out_range_lines(
             lines.append(f"    {label:<10}no range: fewer than 3 sources published it under steady load")
             continue
         lo_s, hi_s = r.bounds(value)
-        bounds = f"{fmt_seconds(lo_s)} to {fmt_seconds(hi_s)}"
+        bounds = f"{fmt_seconds(lo_s)} to {'more than ' if open_end else ''}{fmt_seconds(hi_s)}"
         if taken != stat:  # another percentile's row: its coverage and ends are stated on that row's line
-            lines.append(f"    {label:<10}{r.text():<17}{bounds:<22}({taken}'s range)")
+            lines.append(f"    {label:<10}{r.text():<17}{bounds:<{width}}({taken}'s range)")
             continue
-        lines.append(f"    {label:<10}{r.text():<17}{bounds:<22}{r.coverage_text()}")
+        lines.append(f"    {label:<10}{r.text():<17}{bounds:<{width}}{r.coverage_text()}")
         notes += [f"    {text}" for text in r.one_source_texts(label)]
+    if open_end:
+        notes.append(f'    slow ends open ("more than"): {open_end}')
     return lines + notes
 
 
-def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY) -> dict:
+def held_out_ranges_as_dict(
+    s: Sizing, ranges: dict[tuple[str, str], LoadedRange], arrival: str = STEADY, open_end: str = ""
+) -> dict:
     """``held_out_range_lines``' ranges for --json, by figure and statistic (``ttft_s``: ``p50``, ``p90``, ``p95``,
     ``p99``, ``mean``; ``tpot_s`` and ``itl_s`` likewise): the table's row used (``range_of``: ``ttft_p99`` for p90,
     p95 and p99, ``range_quantity``), ratios (1 + low, 1 + median, 1 + high), the figure's bounds in seconds,
     sources, figures, share inside left out, weighting, and the ends one source sets; a statistic without a range is
-    absent."""
+    absent. ``high_open``: whether ``high_s`` is a lower bound of the slow end (``open_end``, ``Plan.slow_end_open``:
+    a replica across nodes, slower than modelled; trial 31 F7)."""
     out: dict[str, dict] = {}
     for field in ("ttft_s", "tpot_s", "itl_s"):
         for stat in RANGED_STATS:
@@ -2061,6 +2094,7 @@ def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange
                 "high_ratio": 1 + r.high,
                 "low_s": low_s,
                 "high_s": high_s,
+                "high_open": bool(open_end),
                 "sources": r.sources,
                 "figures": r.figures,
                 "inside_left_out": r.inside_left_out,
