@@ -97,10 +97,11 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
-- ``dp-gather-as-engine``: data-parallel attention's MoE all-gather and reduce-scatter carry the tokens the engine
-  gathers (SGLang 0.5.3+: a step with a prefill all-reduces the ranks' summed tokens twice; vLLM from PR #34102: a
-  prompt step's per-rank sizes), not g x the busiest rank's (``planner.model.parallel.DP_GATHER_AS_ENGINE``,
-  ``dp_gather_tokens``; docs/hypotheses/dp-attention-gather-tokens.md, h-dpgather).
+- ``dp-gather-as-engine:off`` (ablation; ``dp-gather-as-engine`` shipped, h-dpgather): data-parallel attention's MoE
+  all-gather and reduce-scatter at g x the busiest rank's tokens for every engine, as before; shipped, they carry the
+  tokens the engine gathers (SGLang 0.5.3+: a step with a prefill all-reduces the ranks' summed tokens twice; vLLM from
+  PR #34102: a prompt step's per-rank sizes; ``planner.model.parallel.DP_GATHER_AS_ENGINE``, ``dp_gather_tokens``;
+  docs/hypotheses/dp-attention-gather-tokens.md).
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
   WEIGHT_ONLY_GEMM_GPUS``).
@@ -158,7 +159,6 @@ SWITCHES = (
     "vllm-v0-long-context-eager",
     "sglang-dp-attention-kv",
     "vllm-hopper-mxfp4-marlin",
-    "dp-gather-as-engine",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -178,6 +178,7 @@ ABLATIONS = (
     "expert-parallel:trtllm",
     "weight-only-gemm:all",
     "moe-gather-scatter:off",
+    "dp-gather-as-engine:off",
     "moe-read-rate:all",
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
@@ -289,8 +290,8 @@ MODULE_FLAGS = {
     "vllm-hopper-mxfp4-marlin": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", True),
     # ... Marlin's fraction as a ceiling on the grouped GEMM's (its rate flattens from 64 rows per expert on)
     "vllm-hopper-mxfp4-marlin:ceiling": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", "ceiling"),
-    # data-parallel attention's MoE gather at the tokens the engine gathers, not g x the busiest rank's (h-dpgather)
-    "dp-gather-as-engine": ("planner.model.parallel", "DP_GATHER_AS_ENGINE", True),
+    # data-parallel attention's MoE gather at g x the busiest rank's tokens for every engine (h-dpgather shipped)
+    "dp-gather-as-engine:off": ("planner.model.parallel", "DP_GATHER_AS_ENGINE", False),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
 }

@@ -1,4 +1,4 @@
-"""Data-parallel attention's MoE gather carries the tokens the engine gathers (EXPERIMENT h-dpgather,
+"""Data-parallel attention's MoE gather carries the tokens the engine gathers (h-dpgather, shipped;
 docs/hypotheses/dp-attention-gather-tokens.md).
 
 Sources: SGLang 0.5.20 ``sglang/srt/layers/dp_attention.py`` ``DpPaddingMode.get_dp_padding_mode`` (l.123-137: a
@@ -42,11 +42,11 @@ def _fresh():
 
 @pytest.fixture
 def as_engine(monkeypatch):
-    """The rule on for one test, the facts resolved afresh before and after."""
+    """The rule on (as shipped) for one test, the facts resolved afresh before and after (a test turns it off)."""
     monkeypatch.setattr(parallel, "DP_GATHER_AS_ENGINE", True)
     _fresh()
     yield
-    monkeypatch.setattr(parallel, "DP_GATHER_AS_ENGINE", False)
+    monkeypatch.setattr(parallel, "DP_GATHER_AS_ENGINE", True)
     _fresh()
 
 
@@ -80,7 +80,9 @@ def test_the_rule_by_engine_profile(as_engine):
     assert (rule("vllm"), rule("vllm-0.10"), rule("tensorrt-llm"), rule("sglang-0.4")) == (3.0, 0.0, 0.0, 0.0)
 
 
-def test_off_by_default_every_engine_pads():
+def test_switched_off_every_engine_pads(monkeypatch):
+    """The ablation ``dp-gather-as-engine:off`` (bench/switch_bootstrap.py): every engine as before, g x max."""
+    monkeypatch.setattr(parallel, "DP_GATHER_AS_ENGINE", False)
     assert parallel.dp_gather_rule("sglang") == parallel.dp_gather_rule("vllm") == DP_GATHER_PADDED
 
 

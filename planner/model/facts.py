@@ -201,7 +201,7 @@ class EngineFacts:
     gather_scatter_table_row: ArrayLike = math.nan  # the GPU's row in it (NaN: none; the all-to-all form stands)
     gather_scatter_table_bytes_scale: ArrayLike = 1.0  # as ``allreduce_table_bytes_scale``, for a borrowed row
     # how the engine sizes that gather (``planner.model.parallel.DP_GATHER_RULES``): 0 g x the busiest rank's tokens,
-    # 1 SGLang 0.5.3+, 2 SGLang 0.5.1, 3 vLLM's per-rank sizes (EXPERIMENT h-dpgather; 0 unless it is on)
+    # 1 SGLang 0.5.3+, 2 SGLang 0.5.1, 3 vLLM's per-rank sizes (h-dpgather)
     dp_gather: ArrayLike = 0.0
     # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop: vLLM
     # 0.14+, ``planner.engines.profiles.with_vllm_host_loop``, s189); 0: their sum

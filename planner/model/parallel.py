@@ -33,9 +33,10 @@ from planner.model.roofline import memory_time_s
 #: Bytes per activation value an all-to-all moves (bf16 dispatch and combine, vLLM's default all2all backends).
 ALLTOALL_BYTES_PER_VALUE = 2.0
 
-#: EXPERIMENT (h-dpgather; docs/hypotheses/dp-attention-gather-tokens.md): a MoE layer's all-gather and reduce-scatter
-#: carry the tokens the engine gathers (``dp_gather_tokens`` by ``DP_GATHER_RULES``), not g x the busiest rank's.
-DP_GATHER_AS_ENGINE = False
+#: A MoE layer's all-gather and reduce-scatter carry the tokens the engine gathers (``dp_gather_tokens`` by
+#: ``DP_GATHER_RULES``), not g x the busiest rank's (h-dpgather, shipped; docs/hypotheses/dp-attention-gather-tokens.md).
+#: False: every engine padded to the busiest rank (``bench/switch_bootstrap.py`` ablation ``dp-gather-as-engine:off``).
+DP_GATHER_AS_ENGINE = True
 
 #: How an engine sizes data-parallel attention's MoE gather (``EngineFacts.dp_gather``): 0 every rank padded to the
 #: busiest (g x max rows; vLLM before PR #34102, TensorRT-LLM, unread engines); 1 SGLang 0.5.3+: a step with a prefill
