@@ -105,6 +105,11 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   SXM's dense bf16 peak, NVIDIA's datasheet) of the profile's: the reading that the model's H100 compute is too fast
   (``planner.accuracy.predict.H100_COMPUTE_SCALE``; docs/hypotheses/h100-tpot-split.md, h-h100tpot);
   ``h100-compute:gpustack`` (diagnostic, never to ship): gpustack's H100 rows only, that source's machine.
+- ``dp-gather-as-engine:off`` (ablation; ``dp-gather-as-engine`` shipped, h-dpgather): data-parallel attention's MoE
+  all-gather and reduce-scatter at g x the busiest rank's tokens for every engine, as before; shipped, they carry the
+  tokens the engine gathers (SGLang 0.5.3+: a step with a prefill all-reduces the ranks' summed tokens twice; vLLM from
+  PR #34102: a prompt step's per-rank sizes; ``planner.model.parallel.DP_GATHER_AS_ENGINE``, ``dp_gather_tokens``;
+  docs/hypotheses/dp-attention-gather-tokens.md).
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
   WEIGHT_ONLY_GEMM_GPUS``).
@@ -183,6 +188,7 @@ ABLATIONS = (
     "expert-parallel:trtllm",
     "weight-only-gemm:all",
     "moe-gather-scatter:off",
+    "dp-gather-as-engine:off",
     "moe-read-rate:all",
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
@@ -297,6 +303,8 @@ MODULE_FLAGS = {
     "vllm-hopper-mxfp4-marlin:ceiling": ("planner.engines.kernel_paths", "VLLM_HOPPER_MXFP4_MARLIN", "ceiling"),
     # SGLang 0.5.10+'s piecewise prefill graph off by the row's flags (symmetric memory, ...) or above 2,048 MLA tokens
     "sglang-piecewise-coverage": ("planner.serving.benchmark", "SGLANG_PIECEWISE_COVERAGE", True),
+    # data-parallel attention's MoE gather at g x the busiest rank's tokens for every engine (h-dpgather shipped)
+    "dp-gather-as-engine:off": ("planner.model.parallel", "DP_GATHER_AS_ENGINE", False),
     # every GPU, not only those whose curves are A100's (ablation)
     "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
     # every H100 SXM row's FLOP factors at the H100 PCIe's share of the SXM's dense peak, 756 / 989 (h-h100tpot)

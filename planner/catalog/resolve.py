@@ -35,6 +35,7 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError, typed_name
 from planner.model import failures
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
+from planner.model.parallel import dp_gather_rule
 from planner.model.rows import Rows, combined_codes, regroup, whole_number_codes
 
 
@@ -100,6 +101,7 @@ def gpu_numbers(
         gs_row = read_gather_scatter_table().row(src)
     return {
         "moe_exchange": float(MOE_EXCHANGES.index(eng.moe_exchange)) if gathers_moe(eng) else 0.0,
+        "dp_gather": dp_gather_rule(eng.name),
         "gather_scatter_table_row": gs_row,
         "gather_scatter_table_bytes_scale": gs_scale,
         "allreduce_table_row": table_row,

@@ -200,6 +200,9 @@ class EngineFacts:
     gather_scatter_table: Any = None  # NCCL's measured all-gather / reduce-scatter (an AllReduceTable), or None
     gather_scatter_table_row: ArrayLike = math.nan  # the GPU's row in it (NaN: none; the all-to-all form stands)
     gather_scatter_table_bytes_scale: ArrayLike = 1.0  # as ``allreduce_table_bytes_scale``, for a borrowed row
+    # how the engine sizes that gather (``planner.model.parallel.DP_GATHER_RULES``): 0 g x the busiest rank's tokens,
+    # 1 SGLang 0.5.3+, 2 SGLang 0.5.1, 3 vLLM's per-rank sizes (h-dpgather)
+    dp_gather: ArrayLike = 0.0
     # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop: vLLM
     # 0.14+, ``planner.engines.profiles.with_vllm_host_loop``, s189); 0: their sum
     host_overlap: ArrayLike = 0.0

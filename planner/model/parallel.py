@@ -33,6 +33,58 @@ from planner.model.roofline import memory_time_s
 #: Bytes per activation value an all-to-all moves (bf16 dispatch and combine, vLLM's default all2all backends).
 ALLTOALL_BYTES_PER_VALUE = 2.0
 
+#: A MoE layer's all-gather and reduce-scatter carry the tokens the engine gathers (``dp_gather_tokens`` by
+#: ``DP_GATHER_RULES``), not g x the busiest rank's (h-dpgather, shipped; docs/hypotheses/dp-attention-gather-tokens.md).
+#: False: every engine padded to the busiest rank (``bench/switch_bootstrap.py`` ablation ``dp-gather-as-engine:off``).
+DP_GATHER_AS_ENGINE = True
+
+#: How an engine sizes data-parallel attention's MoE gather (``EngineFacts.dp_gather``): 0 every rank padded to the
+#: busiest (g x max rows; vLLM before PR #34102, TensorRT-LLM, unread engines); 1 SGLang 0.5.3+: a step with a prefill
+#: all-reduces a buffer of the ranks' summed tokens twice (``dp_attention.py`` ``get_dp_padding_mode``: ``if
+#: is_extend_in_batch: return SUM_LEN``; the gather, then the experts' output), a decode step the cheaper of that and
+#: g x max; 2 SGLang 0.5.1: every step the cheaper; 3 vLLM from PR #34102 (``dp_utils.py``: ranks padded to the max
+#: only for a graphed step; ``all2all.py`` ``AgRsAll2AllManager``: ``all_gatherv`` at the per-rank sizes): a prompt
+#: step the summed tokens, a decode step g x max.
+DP_GATHER_PADDED, DP_GATHER_SGLANG, DP_GATHER_SGLANG_CHEAPER, DP_GATHER_PER_RANK = 0.0, 1.0, 2.0, 3.0
+
+#: ``DP_GATHER_*`` by engine profile name; SGLang's 0.5.3+ profiles ("sglang", "sglang-0.5.x") take
+#: ``DP_GATHER_SGLANG``, any other name ``DP_GATHER_PADDED``. The "vllm" profile serves releases 0.12 on, so
+#: 0.12-0.16 (before PR #34102, merged 2026-02-27) are read as later ones.
+DP_GATHER_RULES: dict[str, float] = {
+    "sglang-0.5.1": DP_GATHER_SGLANG_CHEAPER,
+    "sglang-0.4": DP_GATHER_PADDED,
+    "sglang-0.4.0": DP_GATHER_PADDED,
+    "vllm": DP_GATHER_PER_RANK,
+}
+
+
+def dp_gather_rule(profile_name: str) -> float:
+    """``EngineFacts.dp_gather`` of an engine profile (``DP_GATHER_RULES``); ``DP_GATHER_PADDED`` with
+    ``DP_GATHER_AS_ENGINE`` off."""
+    if not DP_GATHER_AS_ENGINE:
+        return DP_GATHER_PADDED
+    if profile_name in DP_GATHER_RULES:
+        return DP_GATHER_RULES[profile_name]
+    return DP_GATHER_SGLANG if profile_name == "sglang" or profile_name.startswith("sglang-") else DP_GATHER_PADDED
+
+
+def dp_gather_tokens(
+    rule: ArrayLike, summed: ArrayLike, busiest: ArrayLike, gpus: ArrayLike, prefill: bool
+) -> ArrayLike:
+    """Tokens one MoE layer's (all-gather, reduce-scatter) pair is timed at, by the engine's ``rule``
+    (``DP_GATHER_*``): ``summed`` the ranks' real tokens, ``busiest`` the busiest rank's, ``prefill`` whether the
+    step carries prompt tokens. A ring all-reduce of S bytes moves a reduce-scatter's and an all-gather's, so SGLang's
+    two all-reduces of the summed buffer are the pair at 2 x summed."""
+    padded = gpus * busiest
+    cheaper = ops.minimum(padded, 2.0 * summed)
+    if prefill:
+        per_rank = ops.where(rule == DP_GATHER_PER_RANK, summed, padded)
+        return ops.where(
+            rule == DP_GATHER_SGLANG, 2.0 * summed, ops.where(rule == DP_GATHER_SGLANG_CHEAPER, cheaper, per_rank)
+        )
+    sglang = (rule == DP_GATHER_SGLANG) | (rule == DP_GATHER_SGLANG_CHEAPER)
+    return ops.where(sglang, cheaper, padded)
+
 
 def streams_of(parallelism: str, gpus: ArrayLike) -> ArrayLike:
     """How many alike batches a group of ``gpus`` runs side by side: its attention ranks ("dp-ep", one per GPU) or
@@ -102,13 +154,20 @@ def gathered_token_bytes(limits: EngineFacts, model: ModelFacts, precision: Prec
 
 
 def moe_gather_scatter_time_s(
-    limits: EngineFacts, model: ModelFacts, precision: PrecisionFacts, tokens_per_gpu: ArrayLike, gpus: ArrayLike
+    limits: EngineFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    tokens_per_gpu: ArrayLike,
+    gpus: ArrayLike,
+    gathered: ArrayLike | None = None,
 ) -> ArrayLike:
     """One MoE layer's all-gather of the group's g x T tokens (``gathered_token_bytes`` a value) and reduce-scatter of
     their bf16 outputs, each NCCL's measured time on the GPU's row of ``limits.gather_scatter_table`` (at the message's
     total bytes x ``gather_scatter_table_bytes_scale``; ``planner.model.collectives.table_allreduce_time_s``, whose
-    mode axis here is (all_gather, reduce_scatter)); NaN where the table has no row or group size."""
-    values = tokens_per_gpu * gpus * model.hidden_size * limits.gather_scatter_table_bytes_scale
+    mode axis here is (all_gather, reduce_scatter)); NaN where the table has no row or group size. ``gathered``: the
+    tokens the engine gathers instead of g x T (``dp_gather_tokens``)."""
+    tokens = tokens_per_gpu * gpus if gathered is None else gathered
+    values = tokens * model.hidden_size * limits.gather_scatter_table_bytes_scale
     table, row = limits.gather_scatter_table, limits.gather_scatter_table_row
     gather = table_allreduce_time_s(table, row, values * gathered_token_bytes(limits, model, precision), gpus, True)
     return gather + table_allreduce_time_s(table, row, values * 2.0, gpus, False)
@@ -121,19 +180,21 @@ def ep_communication_s(
     precision: PrecisionFacts,
     tokens_per_gpu: ArrayLike,
     gpus: ArrayLike,
+    gathered: ArrayLike | None = None,
 ) -> ArrayLike:
     """A step's MoE communication (no all-reduces: attention is not split): MoE layers x one layer's. Where the engine
     gathers (``limits.moe_exchange`` > 0), an all-gather and a reduce-scatter (``moe_gather_scatter_time_s``), but
     TensorRT-LLM's (2) all-to-alls for experts spread over more GPUs than a token's top-k on a multi-node NVLink domain
     (more than 8 GPUs sharing the fabric: GB200 / GB300 NVL72); elsewhere, or where the measured table cannot say, the
-    all-to-all (``expert_alltoall_time_s``)."""
+    all-to-all (``expert_alltoall_time_s``). ``gathered``: the tokens the gather carries (``dp_gather_tokens``; None:
+    g x ``tokens_per_gpu``); the all-to-all is the busiest rank's either way."""
     alltoall = expert_alltoall_time_s(gpu, limits, model, tokens_per_gpu, gpus)
     if limits.gather_scatter_table is None or (type(limits.moe_exchange) is float and limits.moe_exchange == 0.0):
         return model.moe_layers * alltoall
-    gathered = moe_gather_scatter_time_s(limits, model, precision, tokens_per_gpu, gpus)
+    gather_s = moe_gather_scatter_time_s(limits, model, precision, tokens_per_gpu, gpus, gathered)
     mnnvl = (limits.moe_exchange == 2.0) & (gpu.interconnect_domain_gpus > 8) & (gpus > model.experts_per_token)
-    use = (limits.moe_exchange > 0) & (gpus > 1) & (mnnvl < 1) & (gathered == gathered)
-    return model.moe_layers * ops.where(use, gathered, alltoall)
+    use = (limits.moe_exchange > 0) & (gpus > 1) & (mnnvl < 1) & (gather_s == gather_s)
+    return model.moe_layers * ops.where(use, gather_s, alltoall)
 
 
 def dp_decode_step(
@@ -179,7 +240,8 @@ def dp_decode_step(
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
     ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse, precision.kv_bytes_per_element, context_tokens)  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_all
-    comm = ep_communication_s(gpu, limits, model, precision, per_rank, gpus)
+    gathered = dp_gather_tokens(limits.dp_gather, batch, per_rank, gpus, prefill=False)
+    comm = ep_communication_s(gpu, limits, model, precision, per_rank, gpus, gathered)
     overhead = step_costs_s(model, limits, kernels_s + comm, per_rank)
     return replace(
         split,
@@ -222,6 +284,8 @@ def dp_prefill_step(
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
         head_rows=on_rank,
     ) + operators.sparse_mla_time_s(model, limits, on_rank * prompt_tokens, 1.0, sparse)  # fmt: skip
-    comm = ep_communication_s(gpu, limits, model, precision, on_rank * prompt_tokens, gpus)
+    # the ranks' real tokens: batch prompts, ceil(batch / g) of them on the busiest (one prompt: the others idle)
+    gathered = dp_gather_tokens(limits.dp_gather, batch * prompt_tokens, on_rank * prompt_tokens, gpus, prefill=True)
+    comm = ep_communication_s(gpu, limits, model, precision, on_rank * prompt_tokens, gpus, gathered)
     ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s
     return replace(split, ttft_s=ttft, bytes_moved=(dense + experts / gpus + kv_written) * gpus)
