@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from planner.export.breakeven import buy_rent_lines
 from planner.export.money_tables import horizon_words, year1_phrase
 from planner.export.ownership import capital_terms, cost_of_capital_words, quote_text, stale_words
 from planner.export.reason import before_commitment, own_runs_budget, usd
@@ -204,6 +205,7 @@ def decision_rows(review: Review) -> list[tuple[str, str]]:
     if capex := capex_line(review):
         said = capex.removeprefix("Capex to confirm: ")
         rows.append(("Capex to confirm", said[0].upper() + said[1:]))
+    rows += [("Buy or rent", line) for line in buy_rent_lines(review)]  # break-even month and capex (trial 30)
     rows += [("Other model", line) for line in model_lines(review)]
     return rows
 

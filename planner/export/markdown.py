@@ -6,7 +6,7 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
-from planner.export import decision, slow_end
+from planner.export import breakeven, decision, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import terms
 from planner.export.ownership import SIZED_AFRESH, amortization_rule, book_value_note
@@ -91,6 +91,21 @@ def _source(label: str, url: str) -> str:
     return f"[{text}](<{url}>)" if url.startswith("https://") and not any(c in url for c in "<> ") else text
 
 
+def breakeven_section(review: Review) -> list[str]:
+    """Cumulative cash by quarter and the buy-or-rent lines under the Ownership table (``planner.export.breakeven``)."""
+    table = breakeven.cumulative_table(review)
+    if not table.rows:
+        return []
+    lines = [md_text(x) for x in breakeven.buy_rent_lines(review)]
+    return [
+        md_text(breakeven.cumulative_heading(review)),
+        "",
+        md_table(table),
+        "",
+        *[x for y in lines for x in (y, "")],
+    ]
+
+
 def _money_sections(review: Review) -> list[str]:
     """Like for like, ownership over the horizon (with the margin's price), demand cases and quarterly phasing."""
     fin, w = review.scenario.finance, review.scenario.workload
@@ -117,6 +132,7 @@ def _money_sections(review: Review) -> list[str]:
         "",
         md_table(money.ownership_table(review)),
         "",
+        *breakeven_section(review),
         "## Demand cases",
         "",
         f"Each option {SIZED_AFRESH}; the total ramps to that fleet quarter by quarter.",

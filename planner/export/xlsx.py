@@ -26,7 +26,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
 from planner.accuracy.loaded_ranges import load_loaded_ranges
-from planner.export import decision, held_out, slow_end
+from planner.export import breakeven, decision, held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL, terms
 from planner.export.ownership import (
@@ -742,6 +742,31 @@ def _money(book: _Book) -> None:
         ws.freeze_panes = "B2"
 
 
+def _breakeven(book: _Book) -> None:
+    """Below the Ownership table: cumulative cash by quarter per option and the buy-or-rent lines
+    (``planner.export.breakeven``); the columns keep the wider of the two tables' widths."""
+    review = book.review
+    if "Ownership" not in book.wb.sheetnames or not (table := breakeven.cumulative_table(review)).rows:
+        return
+    ws = book.wb["Ownership"]
+    top = ws.max_row + 2
+    last = get_column_letter(len(table.columns))
+    before = {c: d.width for c, d in ws.column_dimensions.items()}
+    _write_table(ws, table, top + 1, {"option": 24, "price_kind": 11, **{c.key: 15 for c in table.columns[2:]}})
+    for c, width in before.items():
+        if width and ws.column_dimensions[c].width < width:
+            ws.column_dimensions[c].width = width
+    width = sum(ws.column_dimensions[get_column_letter(j)].width for j in range(1, len(table.columns) + 1))
+    bottom = top + 2 + len(table.rows)
+    for row, line in ((top, breakeven.cumulative_heading(review)),
+                      *enumerate(breakeven.buy_rent_lines(review), start=bottom)):  # fmt: skip
+        ws.merge_cells(f"A{row}:{last}{row}")
+        put_text(ws.cell(row=row, column=1), line)
+        ws.cell(row=row, column=1).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.cell(row=row, column=1).font = Font(bold=row == top)
+        ws.row_dimensions[row].height = LINE_PT * wrapped_lines(line, width) + 3
+
+
 def _mixes(book: _Book) -> None:
     """Mixes: each [[mix]]'s parts, each its option sized alone at its share, and the total row, their sums
     (``money_tables.mix_table``); no sheet where the scenario has no mix."""
@@ -1269,6 +1294,7 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _summary(book)
     _options(book)  # Options, Costs and Details
     _money(book)  # Like for like, Ownership, Demand cases, Fleet by quarter
+    _breakeven(book)  # under Ownership: cumulative cash by quarter, buy or rent (trial 30 F1, F3)
     _mixes(book)  # Mixes, where the scenario has a [[mix]]
     _levers(book)
     _charts(book)  # Chart data and Charts
