@@ -121,3 +121,91 @@ def test_warnings_go_to_stderr_after_the_ranked_list(tmp_path, chat):
     )
     assert said in result.stderr
     assert "  1. " in result.stdout and said not in result.stdout
+
+
+# -- F11: the service's context in [workload] ---------------------------------------------------------------------
+
+
+def _workload(extra: str):
+    return parse_scenario(tomllib.loads(CHAT70B.replace("high_percentile = 95", f"high_percentile = 95\n{extra}")), "t")
+
+
+def test_context_cuts_the_drawn_requests_as_plan_does():
+    """F11: context = "16k" is 16,384 tokens (as plan --context 16K). The draws around 4,000 / p95 12,000 prompt and
+    500 / p95 1,500 output tokens are cut by plan's own ``cut_to_context``: none longer than 16,384 afterwards, the
+    rest unchanged; the slot memory is sized for stays the p95 prompt + p95 output, 13,500, below the context, and a
+    context of 12,000 makes it 12,000."""
+    from planner.serving.load import cut_to_context
+
+    w = _workload('context = "16k"').workload
+    uncut = _workload("").workload.simulated_lengths(131072)
+    cut, count = cut_to_context(uncut, 16384)
+    assert w.context == 16384
+    assert w.simulated_lengths(131072) == cut
+    assert w.context_cut_count(131072) == count == sum(p + o > 16384 for p, o in uncut) > 0
+    assert max(p + o for p, o in cut) <= 16384
+    assert w.sizing_context_tokens == 12000 + 1500
+    assert _workload("context = 12000").workload.sizing_context_tokens == 12000
+    with pytest.raises(Exception, match=r"context \(4,000\) is shorter than prompt_tokens_mean 4,000 \+ output"):
+        _workload("context = 4000")
+
+
+def test_summary_states_the_context():
+    """F11: the Summary's decision box says "Context: 16,384 tokens" and how many simulated requests were cut."""
+    review = build_review(_workload("context = 16384"), default_catalog(), source="ctx.toml", date=DATE)
+    w = review.scenario.workload
+    n = w.context_cut_count(review.recommended.model.max_context)
+    md = render(review, "md").decode()
+    assert (
+        f"| Context | 16,384 tokens a request, prompt + output (the engine's longest, its --max-model-len); {n:,} of "
+        "1,000 simulated requests were longer and were cut to it" in md
+    )
+
+
+# -- F2, F16: messages and shares ---------------------------------------------------------------------------------
+
+
+def test_workload_field_in_an_option_says_one_workload_per_scenario():
+    """F2 (/tmp/mina/both.toml): prompt_tokens_mean in an [[option]] was answered "did you mean speculative_tokens?"."""
+    from planner.export.scenario import ScenarioError
+
+    text = CHAT70B.replace('name = "H100, rented"', 'name = "H100, rented"\nprompt_tokens_mean = 4000')
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(tomllib.loads(text), "both.toml")
+    said = str(e.value)
+    assert (
+        "prompt_tokens_mean is a [workload] field: one workload per scenario; for two services with different "
+        "traffic, run one export each" in said
+    )
+    assert "speculative_tokens" not in said
+
+
+@pytest.mark.parametrize(
+    ("where", "field", "text", "read"),
+    [
+        ("top", "traffic_change", '"20%"', 0.2),
+        ("workload", "prefix_hit_rate", '"30%"', 0.3),
+        ("option", "memory_utilization", '"90%"', 0.9),
+        ("workload", "growth_over_horizon", '"30%"', 0.3),  # the parser it always had
+    ],
+)
+def test_share_fields_take_percent_text(where, field, text, read):
+    """F16: growth_over_horizon = "30%" was accepted and traffic_change = "20%" refused in the same file; every share
+    now takes "20%" as 0.2 (``read_share``, cost_of_capital's parser)."""
+    if where == "top":
+        toml = CHAT70B.replace("traffic_change = 0.2", f"{field} = {text}")
+    elif where == "workload":
+        toml = CHAT70B.replace("growth_over_horizon = 0\n", "").replace("[workload]", f"[workload]\n{field} = {text}")
+    else:
+        toml = CHAT70B.replace('name = "H100, rented"', f'name = "H100, rented"\n{field} = {text}')
+    sc = parse_scenario(tomllib.loads(toml), "t")
+    owner = {"top": sc, "workload": sc.workload, "option": sc.option[1]}[where]
+    assert getattr(owner, field) == pytest.approx(read)
+
+
+def test_a_share_typed_as_a_percentage_says_so():
+    """F16: traffic_change = 20 reads as 2,000%; the message gives the way out, as cost_of_capital = 8's does."""
+    from planner.export.scenario import ScenarioError
+
+    with pytest.raises(ScenarioError, match=r'traffic_change: 20 looks like a percentage; write 0.2 or "20%"'):
+        parse_scenario(tomllib.loads(CHAT70B.replace("traffic_change = 0.2", "traffic_change = 20")), "t")
