@@ -157,6 +157,17 @@ def read_growth(value: Any) -> Any:
     return value
 
 
+def read_share_text(value: Any) -> Any:
+    """A share written as a percentage string ("20%", "20 %") as its fraction, 0.2; a number is returned as it is
+    for the field's range check (trial 30 F16: every share field takes the text ``cost_of_capital`` takes)."""
+    if isinstance(value, str):
+        hit = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if hit is None:
+            raise ValueError(f'{value[:40]!r} is not a share; write a fraction (0.2) or a percentage ("20%")')
+        return float(hit.group(1)) / 100
+    return value
+
+
 def read_share(value: Any) -> Any:
     """A rate or share as a fraction (0.08) or a percentage string ("8%", "8 %"); a bare number from 1 to 100
     other than 1 itself (``cost_of_capital = 8``) is refused with the way out, as a growth of 50 is."""
@@ -408,7 +419,7 @@ class Workload(BaseModel):
         '(default: each to a replica drawn at random, the burstier share) or "round-robin" (each in turn: smoother, so '
         "it can need fewer replicas), as planner plan --routing",
     )
-    prefix_hit_rate: Annotated[float, BeforeValidator(read_share)] = Field(
+    prefix_hit_rate: Annotated[float, BeforeValidator(read_share_text)] = Field(
         default=0.0,
         ge=0,
         lt=1,
@@ -814,7 +825,7 @@ class _OptionFields(BaseModel):
     )
     kv_precision: str | None = Field(default=None, description="KV-cache precision (default: the activation dtype)")
     engine: str | None = Field(default=None, description=f"memory budgeting rule: {', '.join(ENGINES)}")
-    memory_utilization: Annotated[float | None, BeforeValidator(read_share)] = Field(
+    memory_utilization: Annotated[float | None, BeforeValidator(read_share_text)] = Field(
         default=None, gt=0, le=1, description="share of GPU memory the engine may use"
     )
     pricing: Literal["purchase", "cloud"] | None = Field(
@@ -939,7 +950,7 @@ class Levers(BaseModel):
         default=None, min_length=1, description="a GQA model to compare (default: the baseline model with/without GQA)"
     )
     kv_precision: str = Field(default="fp8", description="KV-cache quantization: the precision to try")
-    prefix_hit_rate: Annotated[float | None, BeforeValidator(read_share)] = Field(
+    prefix_hit_rate: Annotated[float | None, BeforeValidator(read_share_text)] = Field(
         default=None,
         gt=0,
         lt=1,
@@ -1072,7 +1083,7 @@ class Scenario(BaseModel):
     baseline: str | None = Field(
         default=None, description="option name the levers start from (default: the recommended one)"
     )
-    traffic_change: Annotated[float, BeforeValidator(read_share)] = Field(
+    traffic_change: Annotated[float, BeforeValidator(read_share_text)] = Field(
         default=0.2, gt=0, lt=1, description="sensitivity: traffic -x and +x (0.2 = -20% / +20%)"
     )
     workload: Workload
