@@ -161,6 +161,7 @@ class TestXlsx:
             "Details",
             "Like for like",
             "Ownership",
+            "Break-even",
             "Demand cases",
             "Fleet by quarter",
             "Levers",

@@ -5,9 +5,11 @@ purchase $30,000 + ($32,010 + $15,060) / 8 = $35,883.75 all-in; opex $379.8735 a
 
 from __future__ import annotations
 
+import io
 import math
 import tomllib
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from trial30_scenarios import CHAT70B, CHAT70B_QUOTE
@@ -73,11 +75,16 @@ def test_buying_breaks_even_against_on_demand_in_month_20(chat):
     assert "against H100, rented (on-demand) in month 20" in line
     md = render(chat, "md").decode()
     assert f"| Buy or rent | {line} |" in md.replace("\\_", "_")  # the Summary's decision box
-    # Ownership: the cumulative cash at month 12 is the year-1 cash (trial: $970,614 = 861,210 + 12 x 9,117)
-    table = breakeven.cumulative_table(chat)
-    row = next(r for r in table.rows if r[0] == "H100, bought")
-    assert table.columns[5].header == "By month 12"
-    assert row[5] == pytest.approx(970614, abs=1)
+    # Break-even sheet: the cumulative cash at month 12 is the year-1 cash (trial: $970,614 = 861,210 + 12 x 9,117),
+    # the bought row names each month; a data table from A1, read by pandas as it is
+    xlsx = pd.read_excel(io.BytesIO(render(chat, "xlsx")), sheet_name="Break-even").set_index("Option")
+    assert list(xlsx.index) == [r.option.name for r in chat.results if r.meets]
+    assert xlsx.loc["H100, bought", "By month 12"] == pytest.approx(970614, abs=1)
+    assert xlsx.loc["H100, rented", "By month 12"] == pytest.approx(12 * 52487, abs=12)
+    assert xlsx.loc["H100, bought", "Breaks even against (month)"] == (
+        "H100, reserved: 29; H100, rented: 20; H200, rented: 17"
+    )
+    assert "## Break-even" in md
 
 
 def test_capex_break_even_and_the_quote_that_flips_it(chat, quote):

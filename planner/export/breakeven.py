@@ -27,7 +27,6 @@ import numpy as np
 
 from planner.export.ownership import option_money
 from planner.export.tables import Column, Table
-from planner.units import counted
 
 if TYPE_CHECKING:
     from planner.export.records import Result, Review
@@ -189,24 +188,39 @@ def buy_rent_lines(review: Review) -> list[str]:
 
 
 def cumulative_table(review: Review) -> Table:
-    """Per meeting option, its cumulative cash at the end of each quarter of the horizon (``Ownership.cash_by_month``
-    summed), then its break-even month against each rented option where it is bought."""
+    """Per meeting option: for a bought one, its break-even month against each rented option and the capex per GPU
+    at which it costs what the cheapest rented option does (blank for a rented one); then its cumulative cash at the
+    end of each quarter of the horizon (``Ownership.cash_by_month`` summed)."""
     h = review.scenario.finance.horizon_months
     outs = [(r, _cash(review, r)) for r in review.results if r.meets and _cash(review, r) is not None]
     ends = list(range(3, h + 1, 3)) + ([h] if h % 3 else [])
+    evens, capex = break_evens(review), {c.bought: c for c in capex_break_evens(review)}
     cols = (
         Column("Option", "text", "option"),
         Column("Price kind", "text", "price_kind"),
+        Column("Breaks even against (month)", "text", "break_even"),
+        Column("Capex per GPU all-in", "usd", "capex_usd_per_gpu"),
+        Column("Capex per GPU at which it costs what renting does", "usd", "break_even_capex_usd_per_gpu"),
         *[Column(f"By month {m}", "usd", f"cum_m{m}") for m in ends],
     )
-    rows = tuple((r.option.name, r.money.price_kind, *[float(np.sum(c[:m])) for m in ends]) for r, c in outs)
-    return Table(cols, rows)
+    rows = []
+    for r, c in outs:
+        name = r.option.name
+        mine = "; ".join(f"{b.rented}: {b.month or f'not within {h}'}" for b in evens if b.bought == name)
+        ce = capex.get(name)
+        rows.append(
+            (
+                name,
+                r.money.price_kind,
+                mine or None,
+                ce.now_usd if ce else None,
+                ce.break_even_usd if ce and not math.isnan(ce.break_even_usd) else None,
+                *[float(np.sum(c[:m])) for m in ends],
+            )
+        )
+    return Table(cols, tuple(rows))
 
 
 def cumulative_heading(review: Review) -> str:
-    h = review.scenario.finance.horizon_months
-    return (
-        f"Cumulative cash by quarter over {counted(h, 'month')}: each option's own fleet, phased as above; bought: capex "
-        "when bought, then opex a month; rented: the rent a month; undiscounted, no residual value. Buying breaks "
-        "even against renting in the first month its cumulative cash is the lower."
-    )
+    """The sheet's printed heading (about 100 characters) and the md section's first line."""
+    return "Break-even month and capex; cumulative cash by quarter"

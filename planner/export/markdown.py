@@ -92,17 +92,21 @@ def _source(label: str, url: str) -> str:
 
 
 def breakeven_section(review: Review) -> list[str]:
-    """Cumulative cash by quarter and the buy-or-rent lines under the Ownership table (``planner.export.breakeven``)."""
+    """Break-even: the buy-or-rent lines and each option's cumulative cash by quarter (``planner.export.breakeven``)."""
     table = breakeven.cumulative_table(review)
     if not table.rows:
         return []
     lines = [md_text(x) for x in breakeven.buy_rent_lines(review)]
     return [
-        md_text(breakeven.cumulative_heading(review)),
+        "## Break-even",
         "",
-        md_table(table),
+        "Each option's cumulative cash at the end of each quarter: its own fleet, phased as above; bought, capex when "
+        "bought, then opex a month; rented, the rent a month; undiscounted, no residual value. A bought option breaks "
+        "even against a rented one in the first month its cumulative cash is the lower.",
         "",
         *[x for y in lines for x in (y, "")],
+        md_table(table),
+        "",
     ]
 
 

@@ -1,5 +1,5 @@
-"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Like for like, Ownership, Demand
-cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
+"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Like for like, Ownership, Break-even,
+Demand cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
 
 Summary is a snapshot of the review (it says so), with a live box that follows the prices on Options. On
 Options the $ per GPU-month cells are inputs (yellow) and monthly cost, annual cost and the live rank are
@@ -743,28 +743,17 @@ def _money(book: _Book) -> None:
 
 
 def _breakeven(book: _Book) -> None:
-    """Below the Ownership table: cumulative cash by quarter per option and the buy-or-rent lines
-    (``planner.export.breakeven``); the columns keep the wider of the two tables' widths."""
+    """Break-even, after Ownership: each option's cumulative cash by quarter, a bought option's break-even month
+    against each rented one and the capex per GPU at which it costs what renting does (``planner.export.breakeven``;
+    trial 30 F1, F3); no sheet where no option meets the targets."""
     review = book.review
-    if "Ownership" not in book.wb.sheetnames or not (table := breakeven.cumulative_table(review)).rows:
+    if review.outlook is None or not (table := breakeven.cumulative_table(review)).rows:
         return
-    ws = book.wb["Ownership"]
-    top = ws.max_row + 2
-    last = get_column_letter(len(table.columns))
-    before = {c: d.width for c, d in ws.column_dimensions.items()}
-    _write_table(ws, table, top + 1, {"option": 24, "price_kind": 11, **{c.key: 15 for c in table.columns[2:]}})
-    for c, width in before.items():
-        if width and ws.column_dimensions[c].width < width:
-            ws.column_dimensions[c].width = width
-    width = sum(ws.column_dimensions[get_column_letter(j)].width for j in range(1, len(table.columns) + 1))
-    bottom = top + 2 + len(table.rows)
-    for row, line in ((top, breakeven.cumulative_heading(review)),
-                      *enumerate(breakeven.buy_rent_lines(review), start=bottom)):  # fmt: skip
-        ws.merge_cells(f"A{row}:{last}{row}")
-        put_text(ws.cell(row=row, column=1), line)
-        ws.cell(row=row, column=1).alignment = Alignment(wrap_text=True, vertical="top")
-        ws.cell(row=row, column=1).font = Font(bold=row == top)
-        ws.row_dimensions[row].height = LINE_PT * wrapped_lines(line, width) + 3
+    ws = book.sheet("Break-even", snapshot(breakeven.cumulative_heading(review)))
+    book.wb.move_sheet(ws, offset=book.wb.sheetnames.index("Ownership") + 1 - book.wb.sheetnames.index(ws.title))
+    widths = {"option": 24, "price_kind": 11, "break_even": 34, **{c.key: 15 for c in table.columns[3:]}}
+    _write_table(ws, table, 1, widths)
+    ws.freeze_panes = "B2"
 
 
 def _mixes(book: _Book) -> None:
