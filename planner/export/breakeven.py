@@ -200,7 +200,11 @@ def cumulative_table(review: Review) -> Table:
         Column("Price kind", "text", "price_kind"),
         Column("Breaks even against (month)", "text", "break_even"),
         Column("Capex per GPU all-in", "usd", "capex_usd_per_gpu"),
-        Column("Capex per GPU at which it costs what renting does", "usd", "break_even_capex_usd_per_gpu"),
+        Column(
+            "Capex per GPU at which it costs what the cheapest rented option does",
+            "usd",
+            "break_even_capex_usd_per_gpu",
+        ),
         *[Column(f"By month {m}", "usd", f"cum_m{m}") for m in ends],
     )
     rows = []
