@@ -301,6 +301,6 @@ def test_export_doc_names_the_mixes_sheet_in_its_place(mixed):
         for x in (Path(__file__).parents[1] / "docs" / "export.md").read_text(encoding="utf-8").splitlines()
         if x.startswith("| `.xlsx`")
     )
-    named = re.findall(r"\*\*([A-Z][\w ]+?)\*\*", row)
+    named = re.findall(r"\*\*([A-Z][\w -]+?)\*\*", row)  # "Break-even" has a hyphen
     assert "Mixes" in book.sheetnames
     assert [n for n in named if n in book.sheetnames] == book.sheetnames

@@ -150,6 +150,13 @@ def summary_lines(review) -> list[str]:
     return lines
 
 
+def _warnings_to_stderr(review) -> None:
+    """Every line of the review's Warnings section, on standard error after the ranked list (trial 30 F9: an
+    amortization of 3 months, "3 looks like years", was said only deep in the file)."""
+    for w in review.warnings:
+        echo(f"warning: {w}", err=True)
+
+
 def _make_folder(folder: Path) -> Path | None:
     """Create the output's folder (e.g. out/) when its parent exists; the folder made, or None."""
     if folder.exists() or not folder.parent.is_dir():
@@ -208,7 +215,7 @@ def export_command(
 
     SCENARIO is a scenario TOML file (see examples/budget-review.toml) or a what-if workbook made by
     `planner workbook`. The xlsx opens on Summary (the recommendation, its risk and cost of ownership), then
-    Options, Costs, Details, Like for like, Ownership, Demand cases, Fleet by quarter, Levers, Charts, Glossary
+    Options, Costs, Details, Like for like, Ownership, Break-even, Demand cases, Fleet by quarter, Levers, Charts, Glossary
     and Assumptions (every number with its source); csv is the options table; md is for a document or a ticket;
     pdf needs LibreOffice. A scenario's [[mix]] tables (several options serving the traffic at once, each its share:
     two models behind one gateway) add a line each, the sum of its parts, and a Mixes sheet.
@@ -267,6 +274,8 @@ def export_command(
             review = build_review(sc, catalog, source=str(scenario), date=when, workload_source=origin)
         if to_stdout:  # the review is the output; the summary would corrupt it
             write_stdout(render(review, kind))
+            if not quiet:
+                _warnings_to_stderr(review)
             return
         write_review(review, output, kind, force=force)
     except BaseException:
@@ -275,4 +284,5 @@ def export_command(
     if not quiet:
         for line in summary_lines(review):
             echo(line)
+        _warnings_to_stderr(review)
         echo(f"Wrote {output} ({kind}). To write it again: the same command with --force.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from planner.export.breakeven import buy_rent_lines
 from planner.export.money_tables import horizon_words, year1_phrase
 from planner.export.ownership import capital_terms, cost_of_capital_words, quote_text, stale_words
 from planner.export.reason import before_commitment, own_runs_budget, usd
@@ -194,6 +195,25 @@ def cheapest_per_model_lines(review: Review) -> list[str]:
     return lines
 
 
+def context_line(review: Review) -> str:
+    """The [workload] context, where the scenario sets one (trial 30 F11), as the Summary states it: "16,384 tokens
+    ...", with how many simulated requests were cut to it and the slot memory is sized for; "" without one."""
+    w, rec = review.scenario.workload, review.recommended
+    if w.context is None:
+        return ""
+    drawn = w.simulated_lengths(rec.model.max_context) if w.sizing == "simulated" else None
+    cut = (
+        f"; {w.context_cut_count(rec.model.max_context):,} of {len(drawn):,} simulated requests were longer and were "
+        "cut to it, as planner plan --context cuts them"
+        if drawn
+        else ""
+    )
+    return (
+        f"{w.context:,} tokens a request, prompt + output (the engine's longest, its --max-model-len){cut}; memory "
+        f"sized for a {w.sizing_context_tokens:,}-token slot"
+    )
+
+
 def decision_rows(review: Review) -> list[tuple[str, str]]:
     """The box's rows, (label, text): the option, monthly cost, the horizon's total and present value, the
     commitment, the risk, the test, then the capex to confirm and each other model's line where they apply."""
@@ -225,6 +245,8 @@ def decision_rows(review: Review) -> list[tuple[str, str]]:
     if capex := capex_line(review):
         said = capex.removeprefix("Capex to confirm: ")
         rows.append(("Capex to confirm", said[0].upper() + said[1:]))
+    rows += [("Context", line)] if (line := context_line(review)) else []
+    rows += [("Buy or rent", line) for line in buy_rent_lines(review)]  # break-even month and capex (trial 30)
     rows += [("Other model", line) for line in model_lines(review)]
     return rows
 

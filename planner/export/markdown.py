@@ -6,7 +6,7 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
-from planner.export import decision, slow_end
+from planner.export import breakeven, decision, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import terms
 from planner.export.ownership import SIZED_AFRESH, amortization_rule, book_value_note
@@ -91,6 +91,25 @@ def _source(label: str, url: str) -> str:
     return f"[{text}](<{url}>)" if url.startswith("https://") and not any(c in url for c in "<> ") else text
 
 
+def breakeven_section(review: Review) -> list[str]:
+    """Break-even: the buy-or-rent lines and each option's cumulative cash by quarter (``planner.export.breakeven``)."""
+    table = breakeven.cumulative_table(review)
+    if not table.rows:
+        return []
+    lines = [md_text(x) for x in breakeven.buy_rent_lines(review)]
+    return [
+        "## Break-even",
+        "",
+        "Each option's cumulative cash at the end of each quarter: its own fleet, phased as above; bought, capex when "
+        "bought, then opex a month; rented, the rent a month; undiscounted, no residual value. A bought option breaks "
+        "even against a rented one in the first month its cumulative cash is the lower.",
+        "",
+        *[x for y in lines for x in (y, "")],
+        md_table(table),
+        "",
+    ]
+
+
 def _money_sections(review: Review) -> list[str]:
     """Like for like, ownership over the horizon (with the margin's price), demand cases and quarterly phasing."""
     fin, w = review.scenario.finance, review.scenario.workload
@@ -117,6 +136,7 @@ def _money_sections(review: Review) -> list[str]:
         "",
         md_table(money.ownership_table(review)),
         "",
+        *breakeven_section(review),
         "## Demand cases",
         "",
         f"Each option {SIZED_AFRESH}; the total ramps to that fleet quarter by quarter.",

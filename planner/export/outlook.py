@@ -92,6 +92,7 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
         finance.present_value_usd(cash, fin.cost_of_capital, residual, purchases),
         residual,
         commit,
+        tuple(float(x) for x in cash),
     )
 
 

@@ -19,6 +19,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
+from planner.export import breakeven
 from planner.export import money_tables as money
 from planner.export.records import Review
 from planner.export.tables import DETAIL_KEYS, Table, options_table, select, tco_table
@@ -37,7 +38,7 @@ from planner.export.xlsx_cells import (
 from planner.io.paper import BASE_FONT_PT, LO_PT_PER_CHAR, MIN_PRINT_PT
 
 #: Sheets shown turned on "Options compared" (hidden in the printed copy).
-TURNED = ("Options", "Costs", "Details", "Ownership", "Fleet by quarter")
+TURNED = ("Options", "Costs", "Details", "Ownership", "Break-even", "Fleet by quarter")
 SHEET = "Options compared"
 #: More options than this print as the screen tables do: turned, they would run several pages wide.
 MAX_TURNED_OPTIONS = 8
@@ -72,6 +73,7 @@ def _tables(review: Review) -> list[tuple[str, Table]]:
         ("Total cost of ownership of the options that meet the targets", tco_table(review)),
         ("Details of each option", select(full, DETAIL_KEYS)),
         ("The margin's price, year-1 cash, the horizon's total, commitments", money.ownership_table(review)),
+        *[(breakeven.cumulative_heading(review), t) for t in (breakeven.cumulative_table(review),) if t.rows],
         ("GPUs each quarter (bought: GPUs owned so far)", money.phasing_table(review)),
     ]
 
@@ -171,7 +173,8 @@ def options_compared(wb: Workbook, review: Review, title: str, footer: str) -> W
         top += 1  # a blank row between tables
         used += 15.0
     for name in TURNED:
-        wb[name].sheet_state = "hidden"
+        if name in wb.sheetnames:  # Break-even: where an option meets the targets
+            wb[name].sheet_state = "hidden"
     return ws
 
 

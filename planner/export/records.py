@@ -344,6 +344,8 @@ class Ownership:
     present_value_usd: float  # phased, discounted at the cost of capital, less the residual's present value
     residual_usd: float
     commitment: str  # what signing commits to
+    #: cash out each month 1 .. horizon, phased, undiscounted, no residual (``planner.export.breakeven``'s input)
+    cash_by_month: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,17 @@ def read_growth(value: Any) -> Any:
     return value
 
 
+def read_share_text(value: Any) -> Any:
+    """A share written as a percentage string ("20%", "20 %") as its fraction, 0.2; a number is returned as it is
+    for the field's range check (trial 30 F16: every share field takes the text ``cost_of_capital`` takes)."""
+    if isinstance(value, str):
+        hit = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if hit is None:
+            raise ValueError(f'{value[:40]!r} is not a share; write a fraction (0.2) or a percentage ("20%")')
+        return float(hit.group(1)) / 100
+    return value
+
+
 def read_share(value: Any) -> Any:
     """A rate or share as a fraction (0.08) or a percentage string ("8%", "8 %"); a bare number from 1 to 100
     other than 1 itself (``cost_of_capital = 8``) is refused with the way out, as a growth of 50 is."""
@@ -366,6 +377,14 @@ class Workload(BaseModel):
     output_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
     )
+    context: Tokens | None = Field(
+        default=None,
+        ge=2,
+        le=MAX_TOKENS,
+        description="the longest request the engine serves, prompt + output tokens (its --max-model-len; planner plan "
+        '--context; 16384 or "16k"): drawn requests longer are cut to it as plan cuts them (the prompt shortened), '
+        "and the slot memory is sized for is at most it; left out, no cut",
+    )
     high_percentile: Annotated[float, BeforeValidator(_high_percentile)] = Field(
         default=95,
         description="which percentile the *_high lengths are; it sets the spread of output "
@@ -400,7 +419,7 @@ class Workload(BaseModel):
         '(default: each to a replica drawn at random, the burstier share) or "round-robin" (each in turn: smoother, so '
         "it can need fewer replicas), as planner plan --routing",
     )
-    prefix_hit_rate: float = Field(
+    prefix_hit_rate: Annotated[float, BeforeValidator(read_share_text)] = Field(
         default=0.0,
         ge=0,
         lt=1,
@@ -594,6 +613,16 @@ class Workload(BaseModel):
         return "spread"
 
     def simulated_lengths(self, max_tokens: float = math.inf) -> list[tuple[int, int]] | None:
+        """``_drawn_lengths``, each request longer than ``context`` (where the scenario sets one) cut to it as
+        ``planner plan --context`` cuts them (``planner.serving.load.cut_to_context``: the prompt shortened)."""
+        from planner.serving.load import cut_to_context
+
+        lengths = self._drawn_lengths(max_tokens)
+        if lengths and self.context is not None:
+            return cut_to_context(lengths, self.context)[0]
+        return lengths
+
+    def _drawn_lengths(self, max_tokens: float = math.inf) -> list[tuple[int, int]] | None:
         """Each simulated request's (prompt, output) tokens in the sizing simulation (docs/export.md step 5), with
         ``sizing_lengths = "spread"``, the default (``simulated_lengths_kind``; "means": None): a named
         dataset's own requests where it has them (sharegpt's shipped sample, a benchmark's uniform draw:
@@ -663,6 +692,12 @@ class Workload(BaseModel):
                 f"latency_margin must be 0 to {MAX_LATENCY_MARGIN:g} (a fraction: 0.25 = +25%, 1.4 = +140%, what a "
                 f"review advises where its own runs are 2.4x the prediction); got {self.latency_margin!r}"
             )
+        if self.context is not None and sum(self.request_tokens) > self.context:  # as plan --context refuses it
+            p, o = self.request_tokens
+            raise ValueError(
+                f"context ({self.context:,}) is shorter than prompt_tokens_mean {p:,g} + output_tokens_mean {o:,g} "
+                f"(the tokens one request holds, prompt + output); give context {math.ceil(p + o):,} or more"
+            )
         for which in ("prompt", "output"):  # the high percentile's length holds at least the mean's
             high, mean = getattr(self, f"{which}_tokens_high"), getattr(self, f"{which}_tokens_mean")
             if high < mean:
@@ -695,8 +730,19 @@ class Workload(BaseModel):
 
     @property
     def sizing_context_tokens(self) -> int:
-        """Tokens one sequence holds at most, what memory is sized for: high-percentile prompt + output."""
-        return self.prompt_tokens_high + self.output_tokens_high
+        """Tokens one sequence holds at most, what memory is sized for: high-percentile prompt + output, at most
+        ``context`` where the scenario sets one (trial 30 F11)."""
+        slot = self.prompt_tokens_high + self.output_tokens_high
+        return slot if self.context is None else min(slot, self.context)
+
+    def context_cut_count(self, max_tokens: float = math.inf) -> int:
+        """How many of the simulated requests (``simulated_lengths`` before the cut) are longer than ``context`` and
+        cut to it (``planner.serving.load.cut_to_context``); 0 without a context."""
+        from planner.serving.load import cut_to_context
+
+        if self.context is None:
+            return 0
+        return cut_to_context(self._drawn_lengths(max_tokens), self.context)[1]
 
     @property
     def inflight_context_tokens(self) -> int:
@@ -779,7 +825,7 @@ class _OptionFields(BaseModel):
     )
     kv_precision: str | None = Field(default=None, description="KV-cache precision (default: the activation dtype)")
     engine: str | None = Field(default=None, description=f"memory budgeting rule: {', '.join(ENGINES)}")
-    memory_utilization: float | None = Field(
+    memory_utilization: Annotated[float | None, BeforeValidator(read_share_text)] = Field(
         default=None, gt=0, le=1, description="share of GPU memory the engine may use"
     )
     pricing: Literal["purchase", "cloud"] | None = Field(
@@ -904,7 +950,7 @@ class Levers(BaseModel):
         default=None, min_length=1, description="a GQA model to compare (default: the baseline model with/without GQA)"
     )
     kv_precision: str = Field(default="fp8", description="KV-cache quantization: the precision to try")
-    prefix_hit_rate: float | None = Field(
+    prefix_hit_rate: Annotated[float | None, BeforeValidator(read_share_text)] = Field(
         default=None,
         gt=0,
         lt=1,
@@ -1037,7 +1083,7 @@ class Scenario(BaseModel):
     baseline: str | None = Field(
         default=None, description="option name the levers start from (default: the recommended one)"
     )
-    traffic_change: float = Field(
+    traffic_change: Annotated[float, BeforeValidator(read_share_text)] = Field(
         default=0.2, gt=0, lt=1, description="sensitivity: traffic -x and +x (0.2 = -20% / +20%)"
     )
     workload: Workload
@@ -1210,6 +1256,11 @@ def _message(err: dict, raw_options: list) -> str:
         if loc and loc[0] in ("option", "defaults"):
             parent = Option
         known = sorted(parent.model_fields)
+        if parent is Option and field in Workload.model_fields:  # trial 30 F2: not "did you mean speculative_tokens?"
+            return (
+                f"{where}: {field} is a [workload] field: one workload per scenario; for two services with different "
+                "traffic, run one export each"
+            )
         near = closest_names(field, known) if field else []
         hint = f"did you mean {', '.join(near)}? " if near else ""
         seconds = re.sub(r"_ms$", "_s", field)

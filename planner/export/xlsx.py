@@ -1,5 +1,5 @@
-"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Like for like, Ownership, Demand
-cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
+"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Like for like, Ownership, Break-even,
+Demand cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
 
 Summary is a snapshot of the review (it says so), with a live box that follows the prices on Options. On
 Options the $ per GPU-month cells are inputs (yellow) and monthly cost, annual cost and the live rank are
@@ -26,7 +26,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
 from planner.accuracy.loaded_ranges import load_loaded_ranges
-from planner.export import decision, held_out, slow_end
+from planner.export import breakeven, decision, held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL, terms
 from planner.export.ownership import (
@@ -744,6 +744,20 @@ def _money(book: _Book) -> None:
         ws.freeze_panes = "B2"
 
 
+def _breakeven(book: _Book) -> None:
+    """Break-even, after Ownership: each option's cumulative cash by quarter, a bought option's break-even month
+    against each rented one and the capex per GPU at which it costs what renting does (``planner.export.breakeven``;
+    trial 30 F1, F3); no sheet where no option meets the targets."""
+    review = book.review
+    if review.outlook is None or not (table := breakeven.cumulative_table(review)).rows:
+        return
+    ws = book.sheet("Break-even", snapshot(breakeven.cumulative_heading(review)))
+    book.wb.move_sheet(ws, offset=book.wb.sheetnames.index("Ownership") + 1 - book.wb.sheetnames.index(ws.title))
+    widths = {"option": 24, "price_kind": 11, "break_even": 34, **{c.key: 15 for c in table.columns[3:]}}
+    _write_table(ws, table, 1, widths)
+    ws.freeze_panes = "B2"
+
+
 def _mixes(book: _Book) -> None:
     """Mixes: each [[mix]]'s parts, each its option sized alone at its share, and the total row, their sums
     (``money_tables.mix_table``); no sheet where the scenario has no mix."""
@@ -1271,6 +1285,7 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _summary(book)
     _options(book)  # Options, Costs and Details
     _money(book)  # Like for like, Ownership, Demand cases, Fleet by quarter
+    _breakeven(book)  # under Ownership: cumulative cash by quarter, buy or rent (trial 30 F1, F3)
     _mixes(book)  # Mixes, where the scenario has a [[mix]]
     _levers(book)
     _charts(book)  # Chart data and Charts
