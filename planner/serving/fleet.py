@@ -256,6 +256,64 @@ def sampling_spread(
     return SamplingSpread(float(percentile), tuple(seeds), (min(ttft), max(ttft)), (min(tpot), max(tpot)), missing)
 
 
+@dataclass(frozen=True)
+class DrawsEdge:
+    """Whether a fleet sits at its targets' edge (``draws_edge``): the rate's percentiles over its arrival draws at
+    the fleet (``spread``) and how many draws one more replica still misses (``missing_one_more``; 0 where every draw
+    meets at the fleet, one more replica then not run)."""
+
+    spread: SamplingSpread
+    replicas: int
+    missing_one_more: int = 0
+
+    def warning(self, gpus: int, given: bool = False) -> str:
+        """``draws_warning`` of this edge for replicas of ``gpus`` GPUs each; "" where every draw meets."""
+        return draws_warning(self.spread, self.replicas, gpus, self.missing_one_more, given)
+
+
+def draws_edge(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rate_per_s: float,
+    replicas: int,
+    **kwargs: Any,
+) -> DrawsEdge:
+    """The one computation of a fleet's edge every surface shows (``planner plan --rate``'s warning under the
+    replicas, PLANNER_WHY of REPLICAS and FLEET_GPUS, the what-if workbook's "Meets the latency targets"):
+    ``sampling_spread`` at ``replicas`` and, where some draws miss the targets, at ``replicas`` + 1, so the sentence
+    (``draws_warning``) says whether one more replica meets them in every draw. ``kwargs``: ``sampling_spread``'s
+    (percentile, targets, burstiness, lengths, prefix_hit_rate, routing). Five simulated draws, ten at the edge
+    (~0.05 s a draw at 1,000 requests)."""
+    spread = sampling_spread(replica, prompt_tokens, output_tokens, rate_per_s, replicas, **kwargs)
+    if not spread.draws_missing:
+        return DrawsEdge(spread, replicas)
+    more = sampling_spread(replica, prompt_tokens, output_tokens, rate_per_s, replicas + 1, **kwargs)
+    return DrawsEdge(spread, replicas, more.draws_missing)
+
+
+def draws_warning(spread: SamplingSpread, replicas: int, gpus: int, missing_one_more: int, given: bool = False) -> str:
+    """Where some of the rate's arrival draws (``sampling_spread``) miss the targets at the fleet shown: a sentence
+    saying how many, that the fleet was sized on one draw (seed 0's; ``given``: the fleet of ``--replicas``, its
+    figures seed 0's), and how many draws one more replica misses
+    (``missing_one_more``, ``sampling_spread`` at replicas + 1), so the reader sees the verdict's doubt where the
+    fleet is stated (trial 28 F13), not only in the spread line; "" where every draw meets."""
+    if not spread.draws_missing:
+        return ""
+    n, q = len(spread.seeds), f"p{spread.percentile:g}"
+    one_more = (
+        f"{counted(replicas + 1, 'replica')} ({counted((replicas + 1) * gpus, 'GPU')}) meet them in every draw"
+        if not missing_one_more
+        else f"{counted(replicas + 1, 'replica')} still miss them in {missing_one_more} of {n}"
+    )
+    on = "the figures shown are" if given else "sized on"
+    return (
+        f"{spread.draws_missing} of {n} arrival draws of this traffic miss the {q} targets at "
+        f"{counted(replicas, 'replica')} ({on} seed {spread.seeds[0]}'s draw): the fleet sits at the targets' edge, "
+        f"and another sample of the same traffic can land past them; {one_more}"
+    )
+
+
 #: How many ``capacity_per_s`` results are kept: a replica's capacity does not depend on the rate, and sizing asks for
 #: it at each replica count it tries and each traffic it sizes (examples/budget-review.toml: 862 asks, 27 different,
 #: each of the others a dozen memoized runs' keys to build). Kept by ``Replica.runs_key``, as ``Replica.setup`` keeps.
