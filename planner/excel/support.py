@@ -354,6 +354,20 @@ def batch_notes(values: dict[str, Any]) -> list[str]:
     return [BATCH_ONE_NOTE] if values.get("batch", MISSING) is MISSING else []
 
 
+#: PLANNER_WHY's note on every COST_PER_MTOK number: what it is (``planner.api.COST_PER_MTOK_BASIS``, the words of
+#: ``planner plan --json``'s basis) and where the all-in rate is (trial 30 F7: $0.10 where the review's all-in rate for
+#: the same service was $1.56).
+COST_BASIS_NOTE = (
+    f"{api.COST_PER_MTOK_BASIS}: not a budget rate; planner export gives the all-in $ per million output tokens "
+    "(prompts, the traffic's idle time, margin and spare replicas)"
+)
+
+
+def cost_notes(values: dict[str, Any]) -> list[str]:
+    """COST_PER_MTOK's notes: ``COST_BASIS_NOTE``, then a decode figure's (``decode_notes``)."""
+    return [COST_BASIS_NOTE, *decode_notes(values)]
+
+
 def decode_notes(values: dict[str, Any]) -> list[str]:
     """A decode figure's notes: the batch it is at where left empty (``batch_notes``), then the precisions
     (``precision_notes``)."""
@@ -474,11 +488,43 @@ def _sizing_notes(values: dict[str, Any]) -> list[str]:
     return []
 
 
+#: PLANNER_WHY's note beside every REPLICAS and FLEET_GPUS number: the fleet the targets need, not a budget's (trial
+#: 30 F4: a sheet of FLEET_GPUS x price understated the review's budget by 40-60%).
+BEFORE_MARGIN_NOTE = (
+    "before the latency margin and spare replicas; planner export adds them (and whole nodes) for a budget's fleet"
+)
+
+
 def replicas_number_notes(values: dict[str, Any], replicas: float, group: float) -> list[str]:
-    """Beside REPLICAS' number: where a TTFT target sits close to a nearly idle replica's TTFT, that the target, not
-    the traffic, sets the fleet (``planner.serving.fleet.near_ttft_floor``, as ``planner plan --rate`` and ``planner
-    export`` say it); then ``replicas_group_notes``."""
-    return replicas_floor_notes(values) + replicas_group_notes(values, replicas, group)
+    """Beside REPLICAS' number: where the fleet sits at its targets' edge (some arrival draws miss them), plan's
+    warning (``replicas_edge_notes``); where a TTFT target sits close to a nearly idle replica's TTFT, that the
+    target, not the traffic, sets the fleet (``planner.serving.fleet.near_ttft_floor``, as ``planner plan --rate``
+    and ``planner export`` say it); then ``replicas_group_notes``; then ``BEFORE_MARGIN_NOTE``."""
+    return (
+        replicas_edge_notes(values, group)
+        + replicas_floor_notes(values)
+        + replicas_group_notes(values, replicas, group)
+        + [BEFORE_MARGIN_NOTE]
+    )
+
+
+def edge_notes(edges: list, gpus: float) -> list[str]:
+    """``planner plan --rate``'s warning that the fleet sits at its targets' edge (``planner.serving.fleet.draws_edge``,
+    the one computation: "4 of 5 arrival draws of this traffic miss the p95 targets at 2 replicas ...; 3 replicas (12
+    GPUs) meet them in every draw"), from the last ``DrawsEdge`` in ``edges`` on replicas of ``gpus`` GPUs; nothing
+    where every draw meets or none was found."""
+    if not edges or not gpus == gpus:
+        return []
+    warning = edges[-1].warning(int(gpus))
+    return [f"warning: {warning}"] if warning else []
+
+
+def replicas_edge_notes(values: dict[str, Any], group: float) -> list[str]:
+    """``edge_notes`` of REPLICAS' fleet for ``values`` (the sizing run again, its runs kept, then the arrival
+    draws); nothing on any failure (a note beside a number, not a result)."""
+    edges: list = []
+    _replicas_again(values, "replicas_needed", "edges", edges)
+    return edge_notes(edges, group)
 
 
 def replicas_floor_notes(values: dict[str, Any]) -> list[str]:
@@ -493,16 +539,16 @@ def replicas_floor_notes(values: dict[str, Any]) -> list[str]:
     return [f"warning: {floor}"] if floor else []
 
 
-def _replicas_again(values: dict[str, Any], function: str, collect: str) -> Any:
+def _replicas_again(values: dict[str, Any], function: str, collect: str, seen: list | None = None) -> Any:
     """The REPLICAS arguments ``values`` run again through ``planner.serving.fleet``'s ``function``, collecting what
-    it appends to its ``collect`` list (a ``Sizing``, a ``GroupChoice``): the last, or None on any failure (a note
-    beside a number, not a result)."""
+    it appends to its ``collect`` list (a ``Sizing``, a ``GroupChoice``, a ``DrawsEdge``; into ``seen`` where given):
+    the last, or None on any failure (a note beside a number, not a result)."""
     spec = SPECS["REPLICAS"]
     kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
     try:
         from planner.serving import fleet
 
-        seen: list = []
+        seen = [] if seen is None else seen
         getattr(fleet, function)(**kwargs, catalog=catalog(), errors="raise", **{collect: seen})
         return seen[-1]
     except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
@@ -531,18 +577,20 @@ def replicas_group_notes(values: dict[str, Any], replicas: float, group: float) 
 
 def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
     """How FLEET_GPUS found its number: the group kept and each group tried, as ``planner plan --rate`` lists them
-    ("11 replicas of 2 GPUs, the fewest GPUs of the groups tried: 1 -> 413, 2 -> 22, 4 -> 28, 8 -> 40"), then
-    REPLICAS' notes (sized on capacity, or on TTFT alone). Only the note where the choice cannot be found again."""
+    ("11 replicas of 2 GPUs, the fewest GPUs of the groups tried: 1 -> 413, 2 -> 22, 4 -> 28, 8 -> 40"), plan's
+    warning where the fleet sits at its targets' edge (``edge_notes``), REPLICAS' notes (sized on capacity, or on TTFT
+    alone), then ``BEFORE_MARGIN_NOTE``. Only the last two where the choice cannot be found again."""
     spec = SPECS["FLEET_GPUS"]
     kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
     try:
         from planner.serving import fleet
 
         seen: list = []
-        fleet.fleet_gpus_needed(**kwargs, catalog=catalog(), errors="raise", choices=seen)
+        edges: list = []
+        fleet.fleet_gpus_needed(**kwargs, catalog=catalog(), errors="raise", choices=seen, edges=edges)
         choice = seen[-1]
     except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
-        return replicas_notes(values)
+        return [*replicas_notes(values), BEFORE_MARGIN_NOTE]
     tried = "; ".join(
         f"{t.gpus_per_replica} -> {t.gpus:,}"
         if t.replicas
@@ -554,7 +602,7 @@ def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
         f"{counted(choice.sizing.replicas, 'replica')} of {choice.gpus_per_replica} x {gpu}, the fewest GPUs of the groups "
         f"tried ({tried})"
     )
-    return [head, *replicas_notes(values)]
+    return [head, *edge_notes(edges, choice.gpus_per_replica), *replicas_notes(values), BEFORE_MARGIN_NOTE]
 
 
 # -- the group a cell without gpus ran on ---------------------------------------------------------------------
@@ -1128,7 +1176,7 @@ SPECS: dict[str, Spec] = {
                 ENGINE,
             ),
             sequence=CTX,
-            notes=decode_notes,
+            notes=cost_notes,
             timed=True,
         ),
         Spec("MFU", api.mfu, DECODE_PARAMS, sequence=CTX, notes=decode_notes, timed=True),

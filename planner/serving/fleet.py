@@ -1345,6 +1345,7 @@ def replicas_needed(
     length_percentile: Any = None,
     context: Any = None,
     sizings: list | None = None,
+    edges: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
@@ -1354,7 +1355,8 @@ def replicas_needed(
     REPLICAS). Without targets, the fewest replicas each below its capacity; one output
     token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
     targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
-    replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY).
+    replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY);
+    ``edges``: one each scenario's ``DrawsEdge`` is appended to (``draws_edge``, as ``planner plan --rate`` warns).
     ``prompt_tokens_high`` / ``output_tokens_high`` (None or blank: the mean, every request alike) and
     ``length_percentile`` (None or blank: ``percentile``): each request's lengths drawn as ``planner plan --rate
     --prompt-tokens-high --output-tokens-high --length-percentile`` draws them, cut to ``context`` as ``--context``
@@ -1372,7 +1374,7 @@ def replicas_needed(
     return _each_fleet_sizing(
         size, lambda sized: float(sized.replicas), sizings, replicas_needed, options, gpu, model, rate_per_s,
         prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, prefix_hit_rate, burstiness, routing,
-        prompt_tokens_high, output_tokens_high, length_percentile, context,
+        prompt_tokens_high, output_tokens_high, length_percentile, context, edges,
     )  # fmt: skip
 
 
@@ -1394,6 +1396,7 @@ def fleet_gpus_needed(
     length_percentile: Any = None,
     context: Any = None,
     choices: list | None = None,
+    edges: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest GPUs in all whose fleet's simulated ``percentile`` TTFT and TPOT meet the targets at ``rate_per_s``
@@ -1402,14 +1405,15 @@ def fleet_gpus_needed(
     output tokens, ``planner.api.min_gpus``) sized by ``fewest_replicas``, the fewest replicas x group kept
     (``group_choice``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
     given ``gpus`` sizes that group alone (REPLICAS x gpus). ``choices``: a list each scenario's ``GroupChoice`` is
-    appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY). Broadcasts as ``replicas_needed``; a
+    appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY); ``edges``: as ``replicas_needed``'s,
+    on the group kept. Broadcasts as ``replicas_needed``; a
     few simulations per group. Raises (NaN with ``errors="coerce"``) where no group meets them. The high lengths and
     their percentile: as ``replicas_needed`` (every group sized on the same drawn requests, as ``planner plan``)."""
     return _each_fleet_sizing(
         group_choice, lambda choice: float(choice.sizing.replicas * choice.gpus_per_replica), choices,
         fleet_gpus_needed, options, gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s,
         percentile, prefix_hit_rate, burstiness, routing, prompt_tokens_high, output_tokens_high, length_percentile,
-        context,
+        context, edges,
     )  # fmt: skip
 
 
@@ -1417,7 +1421,7 @@ def _each_fleet_sizing(
     size: Callable[..., Any], figure: Callable[[Any], float], seen: list | None, function: Callable[..., Any],
     options: dict[str, Any], gpu: Any, model: Any, rate_per_s: Any, prompt_tokens: Any, output_tokens: Any,
     ttft_target_s: Any, tpot_target_s: Any, percentile: float, prefix_hit_rate: Any, burstiness: Any, routing: Any,
-    prompt_tokens_high: Any, output_tokens_high: Any, length_percentile: Any, context: Any,
+    prompt_tokens_high: Any, output_tokens_high: Any, length_percentile: Any, context: Any, edges: list | None = None,
 ) -> Any:  # fmt: skip
     """What ``replicas_needed`` (REPLICAS) and ``fleet_gpus_needed`` (FLEET_GPUS) share: each broadcast scenario
     (``_each_replica``) read as ``planner plan --rate`` reads it, each request's lengths drawn at ``percentile``
@@ -1426,7 +1430,8 @@ def _each_fleet_sizing(
     tpot_s, hit, burstiness, routing, lengths)`` (``group_choice``'s arguments, in its order). Each scenario's sizing
     is appended to ``seen`` (None: kept nowhere) and answers ``figure(sizing)``. ``function``: the public function
     whose ``options`` these are (``Options.read`` names it in a refusal); a percentile outside ``PERCENTILES`` is
-    refused first."""
+    refused first. ``edges``: a list each scenario's ``draws_edge`` at the fleet sized is appended to (None: not run;
+    the replica on the group kept where ``size`` chose one)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
@@ -1441,6 +1446,25 @@ def _each_fleet_sizing(
         )  # fmt: skip
         if seen is not None:
             seen.append(sized)
+        if edges is not None:  # the fleet's edge, as planner plan --rate warns of it
+            on = replace(replica, gpus=sized.gpus_per_replica) if isinstance(sized, GroupChoice) else replica
+            fleet = sized.sizing if isinstance(sized, GroupChoice) else sized
+            edges.append(
+                draws_edge(
+                    on,
+                    prompt,
+                    output,
+                    rate,
+                    fleet.replicas,
+                    percentile=percentile,
+                    ttft_target_s=fleet.ttft_target_s,
+                    tpot_target_s=fleet.tpot_target_s,
+                    burstiness=burstiness_shape(shape),
+                    lengths=lengths,
+                    prefix_hit_rate=hit,
+                    routing=routing_name(dealt),
+                )  # fmt: skip
+            )
         return figure(sized)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
