@@ -423,12 +423,35 @@ def max_batch_notes(values: dict[str, Any], held: float, gpus: float | None) -> 
         )
     except (PlannerError, KeyError, TypeError, ValueError):
         return []
+    smaller = smaller_group_notes(values, gpus)
     if not held > limit:
-        return []
+        return smaller
     return [
         f"memory holds {int(held):,} sequences, but {engine.name} runs at most {limit:,} at once on {gpu.name} (its "
-        f"max_num_seqs): planner plan serves and times {limit:,}"
+        f"max_num_seqs): planner plan serves and times {limit:,}",
+        *smaller,
     ]
+
+
+def smaller_group_notes(values: dict[str, Any], gpus: float | None) -> list[str]:
+    """Where a MAX_BATCH cell left ``gpus`` empty and gave a precision, and the group chosen for it (``gpus``) is
+    smaller than the one the default precisions would choose (``chosen_gpus`` without them), say so: fp8 KV in the
+    fourth argument put Llama 3.3 70B at 16,384 tokens on 2 x H100 holding 1 sequence, where the default's 4 GPUs
+    hold 27 (trial 30 F8: "fp8 makes it 27x worse" side by side). Nothing otherwise, or on any failure."""
+    given = [k for k in ("kv_precision", "weight_precision") if values.get(k, MISSING) is not MISSING]
+    if values.get("gpus", MISSING) is not MISSING or not given or gpus is None or not gpus == gpus:
+        return []
+    spec = SPECS["MAX_BATCH"]
+    kwargs = {
+        p.keyword: values[p.name]
+        for p in spec.params
+        if values.get(p.name, MISSING) is not MISSING and p.name not in given
+    }
+    default = chosen_gpus(spec, kwargs)
+    if not default == default or not float(default) > float(gpus):
+        return []
+    n = int(default)
+    return [f"fewer GPUs than at the default precision ({n}): give gpus={n} to compare like for like"]
 
 
 def spread_notes(values: dict[str, Any], default_percentile: float = 95.0) -> list[str]:
