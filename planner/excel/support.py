@@ -956,7 +956,7 @@ BATCH = Param("batch", "number", option_doc("batch"), required=False)
 KV = Param("kv_precision", "precision", option_doc("kv_precision"), required=False)
 GPUS = Param("gpus", "number", option_doc("gpus"), required=False)
 WEIGHTS = Param("weight_precision", "precision", option_doc("weight_precision"), required=False)
-UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False)
+UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False, percent="share")
 PARALLELISM = Param("parallelism", "text", option_doc("parallelism"), required=False, per_call=True)
 #: The last optional argument of every function whose figure depends on the engine: read as ``planner plan --engine``
 #: reads it (``planner.engines.profiles.engine_profile``: any case, a profile or a release).
@@ -997,8 +997,9 @@ PREFIX_HIT = Param(
     "prefix_hit_rate",
     "number",
     "the share of each prompt the prefix cache holds, not computed again (a system prompt every request shares, "
-    "over the mean prompt: 0.25 for 200 of 800 tokens); blank: 0",
+    'over the mean prompt: 0.25 for 200 of 800 tokens, or "25%"); blank: 0',
     required=False,
+    percent="share",
 )
 
 TTFT_TARGET = Param(
@@ -1018,7 +1019,11 @@ TPOT_TARGET = Param(
     seconds=True,
 )
 SIZING_PERCENTILE = Param(
-    "percentile", "number", "the percentile the targets hold at: 50, 90, 95 or 99; blank: 95", required=False
+    "percentile",
+    "number",
+    'the percentile the targets hold at: 50, 90, 95 or 99 ("p95" and "95%" read the same); blank: 95',
+    required=False,
+    percent="percentile",
 )
 
 #: The draft of the percentile functions' speculative decoding, last so that every earlier call reads as it did
@@ -1095,6 +1100,7 @@ LENGTH_PERCENTILE = Param(
     "the percentile prompt_tokens_high and output_tokens_high are at: 90, 95 or 99, as plan --length-percentile "
     "takes it (a review's high_percentile); blank: percentile (the targets')",
     required=False,
+    percent="percentile",
 )
 #: The percentile functions' length percentile: theirs is the latency's percentile, not a sizing one, so blank is
 #: plan's default --percentile, 95 (``planner plan --rate --replicas 1 --prompt-tokens-high`` draws at it).
@@ -1104,6 +1110,7 @@ LOAD_LENGTH_PERCENTILE = Param(
     "the percentile prompt_tokens_high and output_tokens_high are at: 90, 95 or 99, as plan --length-percentile "
     "takes it; blank: 95 (plan's default --percentile)",
     required=False,
+    percent="percentile",
 )
 #: The context the drawn requests are cut to, as plan --context cuts them (``planner.serving.load.cut_to_context``):
 #: last, after the high lengths; blank: the model's trained context (no cut below it).

@@ -59,6 +59,7 @@ from planner.units import (
     UnitSlipError,
     counted,
     ms_words,
+    parse_percent,
     parse_seconds,
     parse_token_count,
     rate_words,
@@ -1553,9 +1554,12 @@ def _length_percentile(value: Any) -> float | None:
     if _blank(value):
         return None
     if isinstance(value, str):
-        text = value.strip().lower().removeprefix("p").removesuffix("%").strip()
         try:
-            return float(text)
+            return float(value)
+        except ValueError:
+            pass
+        try:
+            return parse_percent(value, share=False)  # the one reading of "95%" and "p95" (planner.units)
         except ValueError:
             pass
     elif not isinstance(value, bool):
