@@ -519,13 +519,13 @@ BEFORE_MARGIN_NOTE = (
 
 
 def replicas_number_notes(values: dict[str, Any], replicas: float, group: float) -> list[str]:
-    """Beside REPLICAS' number: where the fleet sits at its targets' edge (some arrival draws miss them), plan's
-    warning (``replicas_edge_notes``); where a TTFT target sits close to a nearly idle replica's TTFT, that the
-    target, not the traffic, sets the fleet (``planner.serving.fleet.near_ttft_floor``, as ``planner plan --rate``
-    and ``planner export`` say it); then ``replicas_group_notes``; then ``BEFORE_MARGIN_NOTE``."""
+    """Beside REPLICAS' number: where a TTFT target sits close to a nearly idle replica's TTFT, that the target, not
+    the traffic, sets the fleet (``planner.serving.fleet.near_ttft_floor``, as ``planner plan --rate`` and ``planner
+    export`` say it); where the fleet sits at its targets' edge (some arrival draws miss them), plan's warning
+    (``replicas_edge_notes``); then ``replicas_group_notes``; then ``BEFORE_MARGIN_NOTE``."""
     return (
-        replicas_edge_notes(values, group)
-        + replicas_floor_notes(values)
+        replicas_floor_notes(values)
+        + replicas_edge_notes(values, group)
         + replicas_group_notes(values, replicas, group)
         + [BEFORE_MARGIN_NOTE]
     )

@@ -271,6 +271,18 @@ class DrawsEdge:
         """``draws_warning`` of this edge for replicas of ``gpus`` GPUs each; "" where every draw meets."""
         return draws_warning(self.spread, self.replicas, gpus, self.missing_one_more, given)
 
+    def brief(self, gpus: int) -> str:
+        """The warning in a cell's few words (the what-if workbook's "Meets the latency targets": "yes, at the edge:
+        4 of 5 arrival draws miss the p95 targets; 3 replicas (12 GPUs) meet them in every draw"); "" where every
+        draw meets."""
+        if not self.spread.draws_missing:
+            return ""
+        n, q = len(self.spread.seeds), f"p{self.spread.percentile:g}"
+        return (
+            f"{self.spread.draws_missing} of {n} arrival draws miss the {q} targets; "
+            f"{_one_more_words(self.replicas, gpus, self.missing_one_more, n)}"
+        )
+
 
 def draws_edge(
     replica: Replica,
@@ -293,6 +305,14 @@ def draws_edge(
     return DrawsEdge(spread, replicas, more.draws_missing)
 
 
+def _one_more_words(replicas: int, gpus: int, missing_one_more: int, draws: int) -> str:
+    """What one more replica does over the draws: "3 replicas (12 GPUs) meet them in every draw", or "3 replicas still
+    miss them in 1 of 5"."""
+    if not missing_one_more:
+        return f"{counted(replicas + 1, 'replica')} ({counted((replicas + 1) * gpus, 'GPU')}) meet them in every draw"
+    return f"{counted(replicas + 1, 'replica')} still miss them in {missing_one_more} of {draws}"
+
+
 def draws_warning(spread: SamplingSpread, replicas: int, gpus: int, missing_one_more: int, given: bool = False) -> str:
     """Where some of the rate's arrival draws (``sampling_spread``) miss the targets at the fleet shown: a sentence
     saying how many, that the fleet was sized on one draw (seed 0's; ``given``: the fleet of ``--replicas``, its
@@ -302,11 +322,7 @@ def draws_warning(spread: SamplingSpread, replicas: int, gpus: int, missing_one_
     if not spread.draws_missing:
         return ""
     n, q = len(spread.seeds), f"p{spread.percentile:g}"
-    one_more = (
-        f"{counted(replicas + 1, 'replica')} ({counted((replicas + 1) * gpus, 'GPU')}) meet them in every draw"
-        if not missing_one_more
-        else f"{counted(replicas + 1, 'replica')} still miss them in {missing_one_more} of {n}"
-    )
+    one_more = _one_more_words(replicas, gpus, missing_one_more, n)
     on = "the figures shown are" if given else "sized on"
     return (
         f"{spread.draws_missing} of {n} arrival draws of this traffic miss the {q} targets at "
