@@ -189,6 +189,7 @@ def min_gpus(gpu: Any, model: Any, context: Any, **options: Unpack[BatchOptions]
 
 
 from planner.timing import (  # noqa: E402  (the time functions, re-exported: one public module)
+    COST_PER_MTOK_BASIS,
     _memory_plan,
     batch_token_time,
     cost_per_mtok,
@@ -206,6 +207,7 @@ from planner.timing import (  # noqa: E402  (the time functions, re-exported: on
 )
 
 __all__ = [
+    "COST_PER_MTOK_BASIS",
     "GPU_GROUPS",
     "LARGEST_GROUP_TRIED",
     "MAX_BATCH_INPUT",

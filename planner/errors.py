@@ -19,6 +19,7 @@ functions return #N/A, #VALUE! or #NUM!.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -41,6 +42,9 @@ class UnknownNameError(PlannerError, KeyError):
         self.kind, self.name = kind, name
         known = sorted(set(known), key=lambda k: (k.lower(), k))  # ties by case too: the same order every run
         self.suggestions = closest_names(str(name), known)
+        first = bit_width_precision(str(name), known) if kind == "precision" else None
+        if first is not None:  # "8-bit": fp8 first, the 8-bit format KV caches and weights are served in (trial 30 F8)
+            self.suggestions = [first, *(s for s in self.suggestions if s != first)][:3]
         hint = f"did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
         if isinstance(name, bytes):  # an 'S' array (h5py, np.loadtxt): names are text
             hint = "names must be text (str), not bytes: decode them first (array.astype(str), series.str.decode())"
@@ -156,6 +160,19 @@ def typed_name(given: object, canonical: str) -> str:
     if isinstance(given, str) and given != canonical:
         return f"{shown_name(given)} (read as {canonical})"
     return shown_name(canonical)
+
+
+#: The precision a bare bit width names first among its formats ("8-bit": fp8, not w8a8-int8 or gptq-8bit, which
+#: difflib finds nearer): the one planner reads the bit width as elsewhere (fp8 KV cache, bf16 weights).
+BIT_WIDTH_PRECISIONS = {8: "fp8", 16: "bf16", 4: "int4"}
+
+
+def bit_width_precision(name: str, known: Iterable[str]) -> str | None:
+    """The precision ``BIT_WIDTH_PRECISIONS`` names for a bare bit width ("8-bit", "8 bit", "8bit", "8 bits"), where
+    ``known`` has it; None for any other name."""
+    match = re.fullmatch(r"\s*(\d+)\s*[-_ ]?\s*bits?\s*", name, re.IGNORECASE)
+    first = BIT_WIDTH_PRECISIONS.get(int(match.group(1))) if match else None
+    return first if first is not None and first in set(known) else None
 
 
 def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:

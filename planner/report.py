@@ -223,7 +223,7 @@ class Plan:
             "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
             "price_source": p.price_source,
             "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
-            "cost_per_million_output_tokens_basis": "decode only, at the batch, 100% busy; prompt processing not included",
+            "cost_per_million_output_tokens_basis": api.COST_PER_MTOK_BASIS,
             "request_tokens": None
             if p.request_tokens is None
             else {"prompt": p.request_tokens[0], "output": p.request_tokens[1]},

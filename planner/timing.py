@@ -174,6 +174,12 @@ def gpu_price_per_hour(gpu: Any, *, catalog: Catalog | None = None) -> float:
     return gpu_numbers(as_catalog(catalog).gpu(gpu))["price_usd_per_gpu_hour"]
 
 
+#: What ``cost_per_mtok``'s figure is, one sentence for every surface that states it (``planner plan --json``'s basis,
+#: PLANNER_WHY of COST_PER_MTOK): decode's alone at the batch, the GPUs 100% busy, not a budget rate (trial 30 F7:
+#: $0.10 where the review's all-in rate for the same service was $1.56).
+COST_PER_MTOK_BASIS = "decode only, at the batch, 100% busy; prompt processing not included"
+
+
 def cost_per_mtok(
     gpu: Any, model: Any, context: Any, *, price_per_gpu_hour: Any = None, **options: Unpack[DecodeOptions]
 ):

@@ -172,6 +172,19 @@ def token_count_accepted(whole: bool = True, least: int | None = None) -> str:
     return f"{kind}{bound} such as {example}, 8,192, 1e4 or 8k (k = 1,024 tokens)"
 
 
+def parse_percent(text: str, share: bool) -> float:
+    """A percentage as people type it, the one reading of "30%" every cell and call shares: with ``share`` a share
+    ("30%", "30 %" -> 0.3, as a scenario's ``growth_over_horizon = "30%"`` reads), else a percentile ("95%", "p95",
+    "P 95" -> 95, as ``high_percentile = "95%"`` and ``plan --length-percentile p95`` read). ``ValueError`` for
+    other text (a bare number is the caller's: a share's 0.3 and a percentile's 95 are both plain numbers)."""
+    pattern = r"\s*([0-9]*\.?[0-9]+)\s*%\s*" if share else r"\s*[pP]?\s*([0-9]*\.?[0-9]+)\s*%?\s*"
+    hit = re.fullmatch(pattern, text)
+    if hit is None:
+        kind = 'a share; write a fraction (0.3) or a percentage ("30%")' if share else "a percentile (95, p95, 95%)"
+        raise ValueError(f"{text[:40]!r} is not {kind}")
+    return float(hit.group(1)) / 100 if share else float(hit.group(1))
+
+
 def parse_token_count(value: object, whole: bool = True, whole_because: str = "") -> int:
     """A token count as people write it: 8192, "8192", "8,192", "8_192", "1e4" (10,000), "8k" / "8K" (8,192 =
     8 x 1,024, as model cards mean an 8K context), "1.5k" (1,536), "1M" (1,048,576).

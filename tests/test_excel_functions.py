@@ -22,6 +22,7 @@ from planner import api
 from planner.catalog import default_catalog, reload_catalog
 from planner.excel import functions as xf
 from planner.excel import support as xs
+from planner.excel.support import BEFORE_MARGIN_NOTE
 
 ERRORS = {"#N/A", "#NUM!", "#VALUE!"}
 
@@ -889,7 +890,7 @@ class TestFleetFunctions:
         assert got[2] == ["#NUM!"]  # a number out of range
         why = xf.PLANNER_WHY("REPLICAS", *head, ttft, tpot, *tail)
         assert why[1][0].startswith("ok; no TTFT or TPOT target given, so sized on capacity")
-        assert why[0] == ["ok"] and why[2] == [
+        assert why[0] == [f"ok; {BEFORE_MARGIN_NOTE}"] and why[2] == [
             "ttft_target_s 0.0 is not a number of seconds above 0, e.g. 1.5; leave it blank for none"
         ]
 
@@ -953,14 +954,14 @@ class TestReplicasWithoutTargets:
             in why
         )  # the chosen group first (gpus left empty), how the fleet was sized, then a group needing fewer GPUs
         targeted = xf.PLANNER_WHY("REPLICAS", *self.ARGS, 1.5)
-        assert targeted.startswith("ok") and "sized on" not in targeted  # a target given: sized on it, no note
+        assert targeted.startswith("ok") and "so sized on capacity" not in targeted  # a target given: sized on it
         # a range: the note in every cell it holds for
         rows = xf.PLANNER_WHY("REPLICAS", "H100", "llama3.1-70b", [[600.0], [6.0]], 800.0, 400.0)
         assert rows[0] == [why]
         # at 6 requests/s: 9 x 2 GPUs against 1 x 4 (each row's own larger group)
         assert rows[1][0].split("; 4 GPUs a replica")[0] == why.split("; 4 GPUs a replica")[0]
         assert rows[1][0].endswith(f"{xf.REPLICAS('H100', 'llama3.1-70b', 6.0, 800.0, 400.0)} x 2 = 18 (give gpus 4; "
-                                   "planner plan --rate without --gpus chooses it)")  # fmt: skip
+                                   f"planner plan --rate without --gpus chooses it); {BEFORE_MARGIN_NOTE}")  # fmt: skip
 
     def test_a_row_of_rates_grows_with_the_rate(self):
         capacity = xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0)
@@ -996,7 +997,10 @@ class TestOneOutputToken:
         got = xf.REPLICAS(*self.LLAMA, 2.0, 800.0, 1.0, 1.5, None, None, 4.0)
         assert got == 1 and xf.TTFT_P95(*self.LLAMA, 2.0, 800.0, 1.0, 4.0) < 1500.0
         why = xf.PLANNER_WHY("REPLICAS", *self.LLAMA, 2.0, 800.0, 1.0, 1.5, None, None, 4.0)
-        assert why == "ok; sized on TTFT alone: one output token has no time per output token after the first"
+        assert why == (
+            "ok; sized on TTFT alone: one output token has no time per output token after the first; "
+            + BEFORE_MARGIN_NOTE  # trial 30 F4: a fleet, not a budget
+        )
 
     def test_the_fewest_replicas_meeting_the_ttft_target(self):
         """60 requests/s, p95 TTFT within 0.3 s on 4 x H100 fp8: TTFT_P95 is 268 ms at 60 / 6 requests/s each and
@@ -1013,8 +1017,10 @@ class TestOneOutputToken:
     def test_in_a_range_the_note_is_on_the_one_token_rows(self):
         why = xf.PLANNER_WHY("REPLICAS", *self.LLAMA, 2.0, 800.0, [[1.0], [400.0]], 1.5, None, None, 4.0)
         assert why == [
-            ["ok; sized on TTFT alone: one output token has no time per output token after the first"],
-            ["ok"],
+            [
+                f"ok; sized on TTFT alone: one output token has no time per output token after the first; {BEFORE_MARGIN_NOTE}"
+            ],
+            [f"ok; {BEFORE_MARGIN_NOTE}"],
         ]
 
     def test_a_tpot_target_is_refused_saying_why(self):
@@ -1166,7 +1172,7 @@ class TestChosenGroup:
         fn = getattr(xf, name)
         assert fn(*given) == pytest.approx(fn(*args), rel=1e-12)
         # a given group is not named, nor a larger one needing fewer GPUs (REPLICAS); other notes stay
-        rest = re.sub(r"; \d+ GPUs a replica need fewer GPUs in all: .*", "", m[5] or "")
+        rest = re.sub(r"; \d+ GPUs a replica need fewer GPUs in all: .*?without --gpus chooses it\)", "", m[5] or "")
         assert xf.PLANNER_WHY(name, *given) == "ok" + rest
 
     def test_a_range_names_each_rows_group_and_not_a_given_one(self):
@@ -1212,7 +1218,8 @@ class TestOneErrorCodePerKindOfMistake:
         assert getattr(xf, call)(*args) == "#NUM!", xf.PLANNER_WHY(call, *args)
 
     def test_text_where_a_number_belongs_is_value(self):
-        assert xf.REPLICAS("H100", "llama3.1-8b", 10.0, 800.0, 400.0, 1.5, 0.05, "p95") == "#VALUE!"
+        # "p95" and "95%" are a percentile as a scenario's high_percentile reads them (trial 30 F16); words are not
+        assert xf.REPLICAS("H100", "llama3.1-8b", 10.0, 800.0, 400.0, 1.5, 0.05, "ninety-five") == "#VALUE!"
         assert xf.TTFT_P95(*self.LOAD, None, None, None, "half") == "#VALUE!"
 
 

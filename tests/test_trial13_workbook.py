@@ -137,6 +137,11 @@ def _results_range(book, label: str) -> tuple[float, float]:
     return book[RESULTS_SHEET][f"B{r}"].value, book[RESULTS_SHEET][f"C{r}"].value
 
 
+#: The opening's verdict: its 24 replicas meet the targets on seed 0's draw, 4 of the 5 draws miss them, as planner
+#: plan --rate warns of the same fleet (``planner.serving.fleet.draws_edge``; trial 30 F4: "yes" hid it)
+OPENING_MEETS = "yes, at the edge: 4 of 5 arrival draws miss the p95 targets; 25 replicas still miss them in 1 of 5"
+
+
 class TestF5RangesStopAtTheDatasheetFloor:
     """F5 (wrong number): the workbook's low end of the TPOT and TTFT ranges went below the datasheet roofline floor
     that ``planner plan`` clamps each end to (``Plan.time_range``): Gaudi 3 / Llama 3.1 8B at max batch 20.53 ms
@@ -235,7 +240,7 @@ class TestF11StaleLoadGivesNoVerdict:
         """As shipped the simulation holds: the verdict is the simulation's and a fleet is named."""
         book = books["opening"]
         assert book[LOAD_SHEET][STATUS_CELL].value.startswith("current")
-        assert _meets(book) == "yes (simulated p95)"
+        assert _meets(book) == OPENING_MEETS
         assert _cheapest(book) in {header for _, header, _ in COLUMNS}
 
     def test_every_verdict_says_the_load_sheet_is_stale(self, books):
@@ -299,7 +304,7 @@ class TestF12NamesMatchInAnyCase:
         assert (book[LOAD_SHEET][f"B{r}"].value, book[LOAD_SHEET][f"C{r}"].value) == ("Llama-2-70B", "llama-2-70b")
         assert book[LOAD_SHEET][f"D{r}"].value == "yes"
         assert book[LOAD_SHEET][STATUS_CELL].value.startswith("current")
-        assert _meets(book) == _meets(books["opening"]) == "yes (simulated p95)"
+        assert _meets(book) == _meets(books["opening"]) == OPENING_MEETS
 
     def test_the_figures_are_the_models(self, books):
         """The max batch memory holds is the opening's, ``api.max_batch`` of Llama 2 70B on 4 x H100 at 4,096: 117."""

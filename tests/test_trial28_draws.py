@@ -94,7 +94,7 @@ def test_p99_draws_of_the_new_size_agree_more():
 
 
 def test_draws_that_disagree_are_warned_where_the_fleet_is_stated():
-    from planner.cli.plan import draws_warning
+    from planner.serving.fleet import draws_warning
 
     spread = SamplingSpread(99.0, (0, 1, 2, 3, 4), (0.92, 1.04), (0.0555, 0.063), 2)
     text = draws_warning(spread, 10, 4, 0)

@@ -109,7 +109,11 @@ def test_the_baseline_within_targets_keeps_its_fleet(levers):
     """The Baseline, 611 ms a prompt on 8 GPUs: 8 replicas x 8 = 64 GPUs, $167,958.40 a month (the trial's figures;
     plan's sizing on 8 GPUs finds the same 8 replicas), and it is the cheapest fleet."""
     ws, row = levers
-    assert ws[f"{BASE}{row['Meets the latency targets']}"].value == "yes (simulated p95)"
+    # 1 of 5 arrival draws misses at 8 replicas, as planner plan --rate warns (draws_edge; trial 30 F4)
+    assert (
+        ws[f"{BASE}{row['Meets the latency targets']}"].value
+        == "yes, at the edge: 1 of 5 arrival draws miss the p95 targets; 9 replicas (72 GPUs) meet them in every draw"
+    )
     assert ws[f"{BASE}{row['Replicas for the peak']}"].value == plans_sizing(8).replicas == 8
     assert ws[f"{BASE}{row['Fleet GPUs']}"].value == 64
     assert ws[f"{BASE}{row['Fleet cost per month']}"].value == pytest.approx(167958.40)

@@ -73,6 +73,7 @@ from planner.serving.fleet import (
     binding_target,
     capacity_per_s,
     check_fleet,
+    draws_edge,
     fewest_gpus,
     fewest_replicas,
     near_ttft_floor,
@@ -81,7 +82,6 @@ from planner.serving.fleet import (
     poisson_minutes_past,
     replica_burstiness,
     replica_run,
-    sampling_spread,
     sequences_memory_holds,
     within_targets,
 )
@@ -1167,19 +1167,13 @@ def plan_command(
             check.capacity_per_s if check is not None else capacity_per_s(replicas[p.gpus], run_prompt, run_output, hit)
         )
         if trace is None:  # at a rate: the percentiles over several arrival draws, not one draw's alone
-            spread = sampling_spread(
+            edge = draws_edge(  # the one computation of the fleet's edge (PLANNER_WHY and the workbook run it too)
                 replicas[p.gpus], run_prompt, run_output, rate_per_s, sized.replicas, percentile=float(percentile),
                 ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
                 lengths=lengths, prefix_hit_rate=hit, routing=routing,
             )  # fmt: skip
-            if spread.draws_missing:  # the draws disagree: does one more replica meet in every draw?
-                more = sampling_spread(
-                    replicas[p.gpus], run_prompt, run_output, rate_per_s, sized.replicas + 1,
-                    percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
-                    tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
-                    routing=routing,
-                )  # fmt: skip
-                draws = draws_warning(spread, sized.replicas, p.gpus, more.draws_missing, check is not None)
+            spread = edge.spread
+            draws = edge.warning(p.gpus, check is not None)
         busy = busy_minutes_line(trace, sized, cap_each, burstiness, routing)
         fluctuation_lines = tuple(x for x in (sampling_spread_line(spread, burstiness), busy) if x)
     ranges = load_loaded_ranges() if sized else {}
@@ -1647,28 +1641,6 @@ def sampling_spread_line(spread: SamplingSpread | None, burstiness: float) -> st
     )
 
 
-def draws_warning(spread: SamplingSpread, replicas: int, gpus: int, missing_one_more: int, given: bool = False) -> str:
-    """Where some of the rate's arrival draws (``sampling_spread``) miss the targets at the fleet shown: a sentence
-    saying how many, that the fleet was sized on one draw (seed 0's; ``given``: the fleet of ``--replicas``, its
-    figures seed 0's), and how many draws one more replica misses
-    (``missing_one_more``, ``sampling_spread`` at replicas + 1), so the reader sees the verdict's doubt where the
-    fleet is stated (trial 28 F13), not only in the spread line; "" where every draw meets."""
-    if not spread.draws_missing:
-        return ""
-    n, q = len(spread.seeds), f"p{spread.percentile:g}"
-    one_more = (
-        f"{counted(replicas + 1, 'replica')} ({counted((replicas + 1) * gpus, 'GPU')}) meet them in every draw"
-        if not missing_one_more
-        else f"{counted(replicas + 1, 'replica')} still miss them in {missing_one_more} of {n}"
-    )
-    on = "the figures shown are" if given else "sized on"
-    return (
-        f"{spread.draws_missing} of {n} arrival draws of this traffic miss the {q} targets at "
-        f"{counted(replicas, 'replica')} ({on} seed {spread.seeds[0]}'s draw): the fleet sits at the targets' edge, "
-        f"and another sample of the same traffic can land past them; {one_more}"
-    )
-
-
 def busy_minutes_line(
     trace: TraceLoad | None, s: Sizing, capacity_per_replica_s: float, burstiness: float, routing: str
 ) -> str:
@@ -1796,9 +1768,14 @@ def binding_lines(b: BindingTarget, s: Sizing) -> list[str]:
         figures.append(f"TPOT {fmt_seconds(r.tpot_s.at(s.percentile))} against {fmt_seconds(s.tpot_target_s)}")
     if b.binding == "none":
         head = f"  binding target: none (one replica, the fewest a fleet has, meets both: {', '.join(figures)})"
-    elif b.binding == "capacity":
+    elif b.binding == "capacity":  # a figure within 5% of its target is said so: the fleet is at its edge (trial 30 F4)
+        near = [
+            f"{name} within {math.ceil(100 * (1 - x / t)):.0f}% of its target"
+            for name, x, t in (("TTFT", r.ttft_s.at(s.percentile), s.ttft_target_s), ("TPOT", r.tpot_s.at(s.percentile), s.tpot_target_s))
+            if math.isfinite(t) and 0.95 * t <= x <= t
+        ]  # fmt: skip
         head = (
-            f"  binding target: capacity (neither target binds: {', '.join(figures)}; capacity alone needs "
+            f"  binding target: capacity (neither target binds: {'; '.join([', '.join(figures), *near])}; capacity alone needs "
             f"{counted(b.capacity_alone, 'replica')}, each below its simulated steady-state capacity)"
         )
     elif b.binding == "both":

@@ -71,6 +71,16 @@ def facts(name: str) -> dict[str, Any]:
     raise UnknownNameError("GPU, model or precision", name, known + aliases)
 
 
+#: The number of a GPU's price of one kind, what ``PLANNER_INFO(gpu, "price.<kind>")`` gives: $ per GPU-hour for a
+#: rental kind, $ per GPU for a purchase.
+PRICE_NUMBERS = ("usd_per_gpu_hour", "purchase_usd")
+
+
+def _is_number(value: Any) -> bool:
+    """Whether a catalog field is a number (not a logical): the fields PLANNER_INFO suggests first."""
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
+
+
 def _info_cell(name: Any, field: Any) -> Any:
     n = clean(name, Param("name", "text", "a catalog name"))
     if isinstance(n, Failure):
@@ -86,11 +96,18 @@ def _info_cell(name: Any, field: Any) -> Any:
         return f
     if f is MISSING:
         return table
-    key = {k.lower(): k for k in table}.get(f.lower().replace(" ", "_"))
+    wanted = f.lower().replace(" ", "_")
+    lowered = {k.lower(): k for k in table}
+    key = lowered.get(wanted)
+    if key is None:  # "price.on-demand": its number, the price itself (trial 30 F14)
+        key = next((lowered[k] for k in (f"{wanted}.{n}" for n in PRICE_NUMBERS) if k in lowered), None)
     if key is None:
         from planner.errors import closest_names
 
-        near = closest_names(f, list(table))
+        prices = [k for k in table if k.rpartition(".")[2] in PRICE_NUMBERS]
+        numbers = [k for k, v in table.items() if _is_number(v)]
+        near = [*closest_names(f, prices), *closest_names(f, numbers), *closest_names(f, list(table))]
+        near = list(dict.fromkeys(near))[:3]  # the number fields first (the price itself, not its date or source)
         hint = f"did you mean {', '.join(near)}?" if near else f"fields: {', '.join(list(table)[:15])}, ..."
         return Failure(NA, f"{n!r} has no field {f!r}; {hint}")
     value = table[key]

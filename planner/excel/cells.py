@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.units import parse_seconds, parse_token_count
+from planner.units import parse_percent, parse_seconds, parse_token_count
 
 NA, NUM, VALUE = "#N/A", "#NUM!", "#VALUE!"
 
@@ -70,6 +70,9 @@ class Param:
     #: one value for a whole API call (the engine, the parallelism: ``planner.options.Options`` reads one name): a range
     #: of them runs as one call per distinct value (``planner.excel.support._Block``)
     per_call: bool = False
+    #: a percentage typed as text, read by ``planner.units.parse_percent`` as a scenario's TOML reads it: "share"
+    #: ("30%" is 0.3: prefix_hit_rate, memory_utilization) or "percentile" ("95%" and "p95" are 95); "": none
+    percent: str = ""
 
     @property
     def keyword(self) -> str:
@@ -154,6 +157,11 @@ def clean(value: Any, param: Param) -> Any:
             except ValueError as exc:
                 return Failure(VALUE, f"{param.name}: {exc}")
             return text
+        if param.percent:  # "30%" (0.3) or "95%" / "p95" (95): planner.units.parse_percent, as a scenario reads it
+            try:
+                return parse_percent(text, share=param.percent == "share")
+            except ValueError as exc:
+                return Failure(VALUE, f"{param.name}: {exc}; {param.doc}")
         if param.tokens:  # "8k" (8,192), "8,192", "1.5k": planner.units.parse_token_count, as --context reads it
             try:
                 return float(parse_token_count(text, whole=not param.mean))

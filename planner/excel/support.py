@@ -354,6 +354,20 @@ def batch_notes(values: dict[str, Any]) -> list[str]:
     return [BATCH_ONE_NOTE] if values.get("batch", MISSING) is MISSING else []
 
 
+#: PLANNER_WHY's note on every COST_PER_MTOK number: what it is (``planner.api.COST_PER_MTOK_BASIS``, the words of
+#: ``planner plan --json``'s basis) and where the all-in rate is (trial 30 F7: $0.10 where the review's all-in rate for
+#: the same service was $1.56).
+COST_BASIS_NOTE = (
+    f"{api.COST_PER_MTOK_BASIS}: not a budget rate; planner export gives the all-in $ per million output tokens "
+    "(prompts, the traffic's idle time, margin and spare replicas)"
+)
+
+
+def cost_notes(values: dict[str, Any]) -> list[str]:
+    """COST_PER_MTOK's notes: ``COST_BASIS_NOTE``, then a decode figure's (``decode_notes``)."""
+    return [COST_BASIS_NOTE, *decode_notes(values)]
+
+
 def decode_notes(values: dict[str, Any]) -> list[str]:
     """A decode figure's notes: the batch it is at where left empty (``batch_notes``), then the precisions
     (``precision_notes``)."""
@@ -409,12 +423,35 @@ def max_batch_notes(values: dict[str, Any], held: float, gpus: float | None) -> 
         )
     except (PlannerError, KeyError, TypeError, ValueError):
         return []
+    smaller = smaller_group_notes(values, gpus)
     if not held > limit:
-        return []
+        return smaller
     return [
         f"memory holds {int(held):,} sequences, but {engine.name} runs at most {limit:,} at once on {gpu.name} (its "
-        f"max_num_seqs): planner plan serves and times {limit:,}"
+        f"max_num_seqs): planner plan serves and times {limit:,}",
+        *smaller,
     ]
+
+
+def smaller_group_notes(values: dict[str, Any], gpus: float | None) -> list[str]:
+    """Where a MAX_BATCH cell left ``gpus`` empty and gave a precision, and the group chosen for it (``gpus``) is
+    smaller than the one the default precisions would choose (``chosen_gpus`` without them), say so: fp8 KV in the
+    fourth argument put Llama 3.3 70B at 16,384 tokens on 2 x H100 holding 1 sequence, where the default's 4 GPUs
+    hold 27 (trial 30 F8: "fp8 makes it 27x worse" side by side). Nothing otherwise, or on any failure."""
+    given = [k for k in ("kv_precision", "weight_precision") if values.get(k, MISSING) is not MISSING]
+    if values.get("gpus", MISSING) is not MISSING or not given or gpus is None or not gpus == gpus:
+        return []
+    spec = SPECS["MAX_BATCH"]
+    kwargs = {
+        p.keyword: values[p.name]
+        for p in spec.params
+        if values.get(p.name, MISSING) is not MISSING and p.name not in given
+    }
+    default = chosen_gpus(spec, kwargs)
+    if not default == default or not float(default) > float(gpus):
+        return []
+    n = int(default)
+    return [f"fewer GPUs than at the default precision ({n}): give gpus={n} to compare like for like"]
 
 
 def spread_notes(values: dict[str, Any], default_percentile: float = 95.0) -> list[str]:
@@ -474,11 +511,43 @@ def _sizing_notes(values: dict[str, Any]) -> list[str]:
     return []
 
 
+#: PLANNER_WHY's note beside every REPLICAS and FLEET_GPUS number: the fleet the targets need, not a budget's (trial
+#: 30 F4: a sheet of FLEET_GPUS x price understated the review's budget by 40-60%).
+BEFORE_MARGIN_NOTE = (
+    "before the latency margin and spare replicas; planner export adds them (and whole nodes) for a budget's fleet"
+)
+
+
 def replicas_number_notes(values: dict[str, Any], replicas: float, group: float) -> list[str]:
     """Beside REPLICAS' number: where a TTFT target sits close to a nearly idle replica's TTFT, that the target, not
     the traffic, sets the fleet (``planner.serving.fleet.near_ttft_floor``, as ``planner plan --rate`` and ``planner
-    export`` say it); then ``replicas_group_notes``."""
-    return replicas_floor_notes(values) + replicas_group_notes(values, replicas, group)
+    export`` say it); where the fleet sits at its targets' edge (some arrival draws miss them), plan's warning
+    (``replicas_edge_notes``); then ``replicas_group_notes``; then ``BEFORE_MARGIN_NOTE``."""
+    return (
+        replicas_floor_notes(values)
+        + replicas_edge_notes(values, group)
+        + replicas_group_notes(values, replicas, group)
+        + [BEFORE_MARGIN_NOTE]
+    )
+
+
+def edge_notes(edges: list, gpus: float) -> list[str]:
+    """``planner plan --rate``'s warning that the fleet sits at its targets' edge (``planner.serving.fleet.draws_edge``,
+    the one computation: "4 of 5 arrival draws of this traffic miss the p95 targets at 2 replicas ...; 3 replicas (12
+    GPUs) meet them in every draw"), from the last ``DrawsEdge`` in ``edges`` on replicas of ``gpus`` GPUs; nothing
+    where every draw meets or none was found."""
+    if not edges or not gpus == gpus:
+        return []
+    warning = edges[-1].warning(int(gpus))
+    return [f"warning: {warning}"] if warning else []
+
+
+def replicas_edge_notes(values: dict[str, Any], group: float) -> list[str]:
+    """``edge_notes`` of REPLICAS' fleet for ``values`` (the sizing run again, its runs kept, then the arrival
+    draws); nothing on any failure (a note beside a number, not a result)."""
+    edges: list = []
+    _replicas_again(values, "replicas_needed", "edges", edges)
+    return edge_notes(edges, group)
 
 
 def replicas_floor_notes(values: dict[str, Any]) -> list[str]:
@@ -493,16 +562,16 @@ def replicas_floor_notes(values: dict[str, Any]) -> list[str]:
     return [f"warning: {floor}"] if floor else []
 
 
-def _replicas_again(values: dict[str, Any], function: str, collect: str) -> Any:
+def _replicas_again(values: dict[str, Any], function: str, collect: str, seen: list | None = None) -> Any:
     """The REPLICAS arguments ``values`` run again through ``planner.serving.fleet``'s ``function``, collecting what
-    it appends to its ``collect`` list (a ``Sizing``, a ``GroupChoice``): the last, or None on any failure (a note
-    beside a number, not a result)."""
+    it appends to its ``collect`` list (a ``Sizing``, a ``GroupChoice``, a ``DrawsEdge``; into ``seen`` where given):
+    the last, or None on any failure (a note beside a number, not a result)."""
     spec = SPECS["REPLICAS"]
     kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
     try:
         from planner.serving import fleet
 
-        seen: list = []
+        seen = [] if seen is None else seen
         getattr(fleet, function)(**kwargs, catalog=catalog(), errors="raise", **{collect: seen})
         return seen[-1]
     except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
@@ -531,18 +600,20 @@ def replicas_group_notes(values: dict[str, Any], replicas: float, group: float) 
 
 def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
     """How FLEET_GPUS found its number: the group kept and each group tried, as ``planner plan --rate`` lists them
-    ("11 replicas of 2 GPUs, the fewest GPUs of the groups tried: 1 -> 413, 2 -> 22, 4 -> 28, 8 -> 40"), then
-    REPLICAS' notes (sized on capacity, or on TTFT alone). Only the note where the choice cannot be found again."""
+    ("11 replicas of 2 GPUs, the fewest GPUs of the groups tried: 1 -> 413, 2 -> 22, 4 -> 28, 8 -> 40"), plan's
+    warning where the fleet sits at its targets' edge (``edge_notes``), REPLICAS' notes (sized on capacity, or on TTFT
+    alone), then ``BEFORE_MARGIN_NOTE``. Only the last two where the choice cannot be found again."""
     spec = SPECS["FLEET_GPUS"]
     kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
     try:
         from planner.serving import fleet
 
         seen: list = []
-        fleet.fleet_gpus_needed(**kwargs, catalog=catalog(), errors="raise", choices=seen)
+        edges: list = []
+        fleet.fleet_gpus_needed(**kwargs, catalog=catalog(), errors="raise", choices=seen, edges=edges)
         choice = seen[-1]
     except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
-        return replicas_notes(values)
+        return [*replicas_notes(values), BEFORE_MARGIN_NOTE]
     tried = "; ".join(
         f"{t.gpus_per_replica} -> {t.gpus:,}"
         if t.replicas
@@ -554,7 +625,7 @@ def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
         f"{counted(choice.sizing.replicas, 'replica')} of {choice.gpus_per_replica} x {gpu}, the fewest GPUs of the groups "
         f"tried ({tried})"
     )
-    return [head, *replicas_notes(values)]
+    return [head, *edge_notes(edges, choice.gpus_per_replica), *replicas_notes(values), BEFORE_MARGIN_NOTE]
 
 
 # -- the group a cell without gpus ran on ---------------------------------------------------------------------
@@ -885,7 +956,7 @@ BATCH = Param("batch", "number", option_doc("batch"), required=False)
 KV = Param("kv_precision", "precision", option_doc("kv_precision"), required=False)
 GPUS = Param("gpus", "number", option_doc("gpus"), required=False)
 WEIGHTS = Param("weight_precision", "precision", option_doc("weight_precision"), required=False)
-UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False)
+UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False, percent="share")
 PARALLELISM = Param("parallelism", "text", option_doc("parallelism"), required=False, per_call=True)
 #: The last optional argument of every function whose figure depends on the engine: read as ``planner plan --engine``
 #: reads it (``planner.engines.profiles.engine_profile``: any case, a profile or a release).
@@ -926,8 +997,9 @@ PREFIX_HIT = Param(
     "prefix_hit_rate",
     "number",
     "the share of each prompt the prefix cache holds, not computed again (a system prompt every request shares, "
-    "over the mean prompt: 0.25 for 200 of 800 tokens); blank: 0",
+    'over the mean prompt: 0.25 for 200 of 800 tokens, or "25%"); blank: 0',
     required=False,
+    percent="share",
 )
 
 TTFT_TARGET = Param(
@@ -947,7 +1019,11 @@ TPOT_TARGET = Param(
     seconds=True,
 )
 SIZING_PERCENTILE = Param(
-    "percentile", "number", "the percentile the targets hold at: 50, 90, 95 or 99; blank: 95", required=False
+    "percentile",
+    "number",
+    'the percentile the targets hold at: 50, 90, 95 or 99 ("p95" and "95%" read the same); blank: 95',
+    required=False,
+    percent="percentile",
 )
 
 #: The draft of the percentile functions' speculative decoding, last so that every earlier call reads as it did
@@ -1024,6 +1100,7 @@ LENGTH_PERCENTILE = Param(
     "the percentile prompt_tokens_high and output_tokens_high are at: 90, 95 or 99, as plan --length-percentile "
     "takes it (a review's high_percentile); blank: percentile (the targets')",
     required=False,
+    percent="percentile",
 )
 #: The percentile functions' length percentile: theirs is the latency's percentile, not a sizing one, so blank is
 #: plan's default --percentile, 95 (``planner plan --rate --replicas 1 --prompt-tokens-high`` draws at it).
@@ -1033,6 +1110,7 @@ LOAD_LENGTH_PERCENTILE = Param(
     "the percentile prompt_tokens_high and output_tokens_high are at: 90, 95 or 99, as plan --length-percentile "
     "takes it; blank: 95 (plan's default --percentile)",
     required=False,
+    percent="percentile",
 )
 #: The context the drawn requests are cut to, as plan --context cuts them (``planner.serving.load.cut_to_context``):
 #: last, after the high lengths; blank: the model's trained context (no cut below it).
@@ -1128,7 +1206,7 @@ SPECS: dict[str, Spec] = {
                 ENGINE,
             ),
             sequence=CTX,
-            notes=decode_notes,
+            notes=cost_notes,
             timed=True,
         ),
         Spec("MFU", api.mfu, DECODE_PARAMS, sequence=CTX, notes=decode_notes, timed=True),

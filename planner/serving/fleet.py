@@ -59,6 +59,7 @@ from planner.units import (
     UnitSlipError,
     counted,
     ms_words,
+    parse_percent,
     parse_seconds,
     parse_token_count,
     rate_words,
@@ -254,6 +255,80 @@ def sampling_spread(
     tpot = [r.tpot_s.at(percentile) for r in runs]
     missing = sum(not within_targets(r, percentile, ttft_target_s, tpot_target_s) for r in runs)
     return SamplingSpread(float(percentile), tuple(seeds), (min(ttft), max(ttft)), (min(tpot), max(tpot)), missing)
+
+
+@dataclass(frozen=True)
+class DrawsEdge:
+    """Whether a fleet sits at its targets' edge (``draws_edge``): the rate's percentiles over its arrival draws at
+    the fleet (``spread``) and how many draws one more replica still misses (``missing_one_more``; 0 where every draw
+    meets at the fleet, one more replica then not run)."""
+
+    spread: SamplingSpread
+    replicas: int
+    missing_one_more: int = 0
+
+    def warning(self, gpus: int, given: bool = False) -> str:
+        """``draws_warning`` of this edge for replicas of ``gpus`` GPUs each; "" where every draw meets."""
+        return draws_warning(self.spread, self.replicas, gpus, self.missing_one_more, given)
+
+    def brief(self, gpus: int) -> str:
+        """The warning in a cell's few words (the what-if workbook's "Meets the latency targets": "yes, at the edge:
+        4 of 5 arrival draws miss the p95 targets; 3 replicas (12 GPUs) meet them in every draw"); "" where every
+        draw meets."""
+        if not self.spread.draws_missing:
+            return ""
+        n, q = len(self.spread.seeds), f"p{self.spread.percentile:g}"
+        return (
+            f"{self.spread.draws_missing} of {n} arrival draws miss the {q} targets; "
+            f"{_one_more_words(self.replicas, gpus, self.missing_one_more, n)}"
+        )
+
+
+def draws_edge(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rate_per_s: float,
+    replicas: int,
+    **kwargs: Any,
+) -> DrawsEdge:
+    """The one computation of a fleet's edge every surface shows (``planner plan --rate``'s warning under the
+    replicas, PLANNER_WHY of REPLICAS and FLEET_GPUS, the what-if workbook's "Meets the latency targets"):
+    ``sampling_spread`` at ``replicas`` and, where some draws miss the targets, at ``replicas`` + 1, so the sentence
+    (``draws_warning``) says whether one more replica meets them in every draw. ``kwargs``: ``sampling_spread``'s
+    (percentile, targets, burstiness, lengths, prefix_hit_rate, routing). Five simulated draws, ten at the edge
+    (~0.05 s a draw at 1,000 requests)."""
+    spread = sampling_spread(replica, prompt_tokens, output_tokens, rate_per_s, replicas, **kwargs)
+    if not spread.draws_missing:
+        return DrawsEdge(spread, replicas)
+    more = sampling_spread(replica, prompt_tokens, output_tokens, rate_per_s, replicas + 1, **kwargs)
+    return DrawsEdge(spread, replicas, more.draws_missing)
+
+
+def _one_more_words(replicas: int, gpus: int, missing_one_more: int, draws: int) -> str:
+    """What one more replica does over the draws: "3 replicas (12 GPUs) meet them in every draw", or "3 replicas still
+    miss them in 1 of 5"."""
+    if not missing_one_more:
+        return f"{counted(replicas + 1, 'replica')} ({counted((replicas + 1) * gpus, 'GPU')}) meet them in every draw"
+    return f"{counted(replicas + 1, 'replica')} still miss them in {missing_one_more} of {draws}"
+
+
+def draws_warning(spread: SamplingSpread, replicas: int, gpus: int, missing_one_more: int, given: bool = False) -> str:
+    """Where some of the rate's arrival draws (``sampling_spread``) miss the targets at the fleet shown: a sentence
+    saying how many, that the fleet was sized on one draw (seed 0's; ``given``: the fleet of ``--replicas``, its
+    figures seed 0's), and how many draws one more replica misses
+    (``missing_one_more``, ``sampling_spread`` at replicas + 1), so the reader sees the verdict's doubt where the
+    fleet is stated (trial 28 F13), not only in the spread line; "" where every draw meets."""
+    if not spread.draws_missing:
+        return ""
+    n, q = len(spread.seeds), f"p{spread.percentile:g}"
+    one_more = _one_more_words(replicas, gpus, missing_one_more, n)
+    on = "the figures shown are" if given else "sized on"
+    return (
+        f"{spread.draws_missing} of {n} arrival draws of this traffic miss the {q} targets at "
+        f"{counted(replicas, 'replica')} ({on} seed {spread.seeds[0]}'s draw): the fleet sits at the targets' edge, "
+        f"and another sample of the same traffic can land past them; {one_more}"
+    )
 
 
 #: How many ``capacity_per_s`` results are kept: a replica's capacity does not depend on the rate, and sizing asks for
@@ -1287,6 +1362,7 @@ def replicas_needed(
     length_percentile: Any = None,
     context: Any = None,
     sizings: list | None = None,
+    edges: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
@@ -1296,7 +1372,8 @@ def replicas_needed(
     REPLICAS). Without targets, the fewest replicas each below its capacity; one output
     token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
     targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
-    replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY).
+    replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY);
+    ``edges``: one each scenario's ``DrawsEdge`` is appended to (``draws_edge``, as ``planner plan --rate`` warns).
     ``prompt_tokens_high`` / ``output_tokens_high`` (None or blank: the mean, every request alike) and
     ``length_percentile`` (None or blank: ``percentile``): each request's lengths drawn as ``planner plan --rate
     --prompt-tokens-high --output-tokens-high --length-percentile`` draws them, cut to ``context`` as ``--context``
@@ -1314,7 +1391,7 @@ def replicas_needed(
     return _each_fleet_sizing(
         size, lambda sized: float(sized.replicas), sizings, replicas_needed, options, gpu, model, rate_per_s,
         prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, prefix_hit_rate, burstiness, routing,
-        prompt_tokens_high, output_tokens_high, length_percentile, context,
+        prompt_tokens_high, output_tokens_high, length_percentile, context, edges,
     )  # fmt: skip
 
 
@@ -1336,6 +1413,7 @@ def fleet_gpus_needed(
     length_percentile: Any = None,
     context: Any = None,
     choices: list | None = None,
+    edges: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest GPUs in all whose fleet's simulated ``percentile`` TTFT and TPOT meet the targets at ``rate_per_s``
@@ -1344,14 +1422,15 @@ def fleet_gpus_needed(
     output tokens, ``planner.api.min_gpus``) sized by ``fewest_replicas``, the fewest replicas x group kept
     (``group_choice``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
     given ``gpus`` sizes that group alone (REPLICAS x gpus). ``choices``: a list each scenario's ``GroupChoice`` is
-    appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY). Broadcasts as ``replicas_needed``; a
+    appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY); ``edges``: as ``replicas_needed``'s,
+    on the group kept. Broadcasts as ``replicas_needed``; a
     few simulations per group. Raises (NaN with ``errors="coerce"``) where no group meets them. The high lengths and
     their percentile: as ``replicas_needed`` (every group sized on the same drawn requests, as ``planner plan``)."""
     return _each_fleet_sizing(
         group_choice, lambda choice: float(choice.sizing.replicas * choice.gpus_per_replica), choices,
         fleet_gpus_needed, options, gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s,
         percentile, prefix_hit_rate, burstiness, routing, prompt_tokens_high, output_tokens_high, length_percentile,
-        context,
+        context, edges,
     )  # fmt: skip
 
 
@@ -1359,7 +1438,7 @@ def _each_fleet_sizing(
     size: Callable[..., Any], figure: Callable[[Any], float], seen: list | None, function: Callable[..., Any],
     options: dict[str, Any], gpu: Any, model: Any, rate_per_s: Any, prompt_tokens: Any, output_tokens: Any,
     ttft_target_s: Any, tpot_target_s: Any, percentile: float, prefix_hit_rate: Any, burstiness: Any, routing: Any,
-    prompt_tokens_high: Any, output_tokens_high: Any, length_percentile: Any, context: Any,
+    prompt_tokens_high: Any, output_tokens_high: Any, length_percentile: Any, context: Any, edges: list | None = None,
 ) -> Any:  # fmt: skip
     """What ``replicas_needed`` (REPLICAS) and ``fleet_gpus_needed`` (FLEET_GPUS) share: each broadcast scenario
     (``_each_replica``) read as ``planner plan --rate`` reads it, each request's lengths drawn at ``percentile``
@@ -1368,7 +1447,8 @@ def _each_fleet_sizing(
     tpot_s, hit, burstiness, routing, lengths)`` (``group_choice``'s arguments, in its order). Each scenario's sizing
     is appended to ``seen`` (None: kept nowhere) and answers ``figure(sizing)``. ``function``: the public function
     whose ``options`` these are (``Options.read`` names it in a refusal); a percentile outside ``PERCENTILES`` is
-    refused first."""
+    refused first. ``edges``: a list each scenario's ``draws_edge`` at the fleet sized is appended to (None: not run;
+    the replica on the group kept where ``size`` chose one)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
@@ -1383,6 +1463,25 @@ def _each_fleet_sizing(
         )  # fmt: skip
         if seen is not None:
             seen.append(sized)
+        if edges is not None:  # the fleet's edge, as planner plan --rate warns of it
+            on = replace(replica, gpus=sized.gpus_per_replica) if isinstance(sized, GroupChoice) else replica
+            fleet = sized.sizing if isinstance(sized, GroupChoice) else sized
+            edges.append(
+                draws_edge(
+                    on,
+                    prompt,
+                    output,
+                    rate,
+                    fleet.replicas,
+                    percentile=percentile,
+                    ttft_target_s=fleet.ttft_target_s,
+                    tpot_target_s=fleet.tpot_target_s,
+                    burstiness=burstiness_shape(shape),
+                    lengths=lengths,
+                    prefix_hit_rate=hit,
+                    routing=routing_name(dealt),
+                )  # fmt: skip
+            )
         return figure(sized)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
@@ -1471,9 +1570,12 @@ def _length_percentile(value: Any) -> float | None:
     if _blank(value):
         return None
     if isinstance(value, str):
-        text = value.strip().lower().removeprefix("p").removesuffix("%").strip()
         try:
-            return float(text)
+            return float(value)
+        except ValueError:
+            pass
+        try:
+            return parse_percent(value, share=False)  # the one reading of "95%" and "p95" (planner.units)
         except ValueError:
             pass
     elif not isinstance(value, bool):

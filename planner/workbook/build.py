@@ -37,6 +37,7 @@ from planner.workbook.levers import levers_sheet
 from planner.workbook.load_figures import (
     LOAD_KEY_PROPERTY,
     dp_ep_cells,
+    edges,
     floors,
     load_figures,
     rate_factors,
@@ -172,6 +173,7 @@ def build_whatif(
         lever_weights=fp8,
         rate_factors=rate_factors(figures),
         floors=floors(figures),
+        edges=edges(figures),
         load=figures is not None,
         dp_ep=dp_ep_cells(figures),
         review=review_cells(figures),

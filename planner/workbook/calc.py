@@ -209,13 +209,16 @@ def calc_rows(
     rate_factors: dict[str, float | None] | None = None,
     floors: dict[str, str | None] | None = None,
     load: bool = False,
+    edges: dict[str, str | None] | None = None,
     dp_ep: dict[str, float | str | None] | None = None,
     review: tuple[int | None, str] | None = None,
 ) -> Calc:
     """Every Calc row. ``rate_factors``: per scenario key, the queue term planner's simulation found for the fleet
     (``load_figures.LeverLoad.rate_factor``); absent or None: blank, 1, no queue (``budget_rows``). ``floors``: per
     scenario key, why its simulated fleet is no budget, kept nearly idle (``load_figures.LeverLoad.floor``: "does
-    not meet: one prompt alone takes ..."); absent or None: blank, none. ``load``: the
+    not meet: one prompt alone takes ..."); absent or None: blank, none. ``edges``: per scenario key, planner plan's
+    warning that some arrival draws miss the targets at its fleet (``load_figures.LeverLoad.edge``); absent or None:
+    blank, every draw meets. ``load``: the
     workbook has a Load sheet, whose Status says whether the simulation still holds. ``dp_ep``: the dp-ep column's
     numbers planner computed, by row key (``load_figures.dp_ep_cells``; absent: blank). ``review``: the fleet
     ``planner export`` of the workbook budgets, its GPUs (None: none) and words (``budget_fleet.BudgetFleet``; absent:
@@ -750,7 +753,7 @@ def calc_rows(
             "beyond it memory and time are extrapolated",
         ),
     )
-    budget_rows(c, rate_factors or {}, load, floors or {})
+    budget_rows(c, rate_factors or {}, load, floors or {}, edges or {})
     review_rows(c, review)
     return c
 
@@ -988,6 +991,8 @@ def simulated_as(rate_factor_row: int) -> str:
 RATE_FACTOR_LABEL = "Rate factor from planner's queue simulation (Load sheet; 1: none)"
 #: Calc's label of the stored near-idle refusal (``load_figures.LeverLoad.floor``); ``update.refresh_load`` finds it.
 FLOOR_LABEL = "Simulated fleet kept nearly idle: why it is no budget (Load sheet; blank: none)"
+#: Calc's label of the stored edge warning (``load_figures.LeverLoad.edge``); ``update.refresh_load`` finds it.
+EDGE_LABEL = "Simulated fleet at the targets' edge: arrival draws that miss (Load sheet; blank: every draw meets)"
 #: What a scenario's fleet rows (requests/s per replica, replicas, GPUs, cost) read where its Calc floor row is
 #: not blank: no figure to budget or sum (its "Meets the latency targets" row says why).
 FLOOR_SHORT = "does not meet"
@@ -1044,7 +1049,9 @@ def review_rows(c: Calc, review: tuple[int | None, str] | None) -> None:
     )
 
 
-def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool, floors: dict | None = None) -> None:
+def budget_rows(
+    c: Calc, rate_factors: dict[str, float | None], load: bool, floors: dict | None = None, edges: dict | None = None
+) -> None:
     """The budget question per scenario, each at its own max batch: does it meet the latency targets, and what
     fleet serves the peak traffic at what monthly cost.
 
@@ -1059,6 +1066,10 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool, floo
                         with and planner export counts as not met); the scenario then does not meet the targets and
                         has no fleet: its fleet rows read ``FLOOR_SHORT`` (trial 29 F2: 5,712 GPUs, $15.0M a month
                         read "yes" for More GPUs per replica)
+        edge            where some arrival draws of the peak traffic miss the targets at the simulated fleet, planner
+                        plan --rate's warning (``edges``, stored words: ``serving.fleet.draws_edge``; blank where
+                        every draw meets); "Meets the latency targets" then reads "yes, at the edge: ..." (trial 30
+                        F4: "yes" where plan warned 4 of 5 draws miss at the same 8 GPUs)
         unknown         why nothing is judged ("" where it is): an input refused (the Inputs' Error line), a budget
                         input refused, or the Load sheet stale (``verdict_unknown``)
         meets           0 where unknown; 1 where the simulated fleet meets both targets at p95 (the Load sheet
@@ -1182,9 +1193,20 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool, floo
             "blank: none",
             wrap=4,
         ),
+        Row(
+            "edge",
+            EDGE_LABEL,
+            "",
+            None,
+            {key: _stored_text(words) if (words := (edges or {}).get(key)) else None for key, _, _ in SCENARIOS},
+            "planner.workbook.load_figures (LeverLoad.edge, serving.fleet.draws_edge): words planner computed, as "
+            "planner plan --rate warns; blank: every draw meets",
+            wrap=4,
+        ),
     )
     current = f'LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current"'
     factors = f"${first}${c.row_of['rate_factor']}:${last}${c.row_of['rate_factor']}"
+    edge_words = f"${first}${c.row_of['edge']}:${last}${c.row_of['edge']}"
     c.add(
         Row(
             "load_rest_same",
@@ -1213,6 +1235,18 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool, floo
                 "*": "{rate_factor}",
             },
             "while the Load sheet is stale, the baseline takes the rate factor of the lever simulated as its scenario",
+        ),
+        Row(
+            "edge_used",
+            "Edge of the targets the fleet uses (Baseline: that scenario's; blank: every arrival draw meets)",
+            "",
+            None,
+            {
+                "base": f'IF(ISNUMBER({{sim_lever}}),INDEX({edge_words},{{sim_lever}})&"",{{edge}}&"")',
+                "*": '{edge}&""',
+            },
+            "as rate_used: the edge words of the lever simulated as the baseline's scenario",
+            wrap=4,
         ),
         Row(
             "stale",
@@ -1260,7 +1294,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool, floo
             "",
             None,
             'IF({unknown}<>"",{unknown},IF({floor}<>"",{floor},'
-            'IF({sim_meets}=1,"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
+            'IF({sim_meets}=1,IF({edge_used}<>"","yes, at the edge: "&{edge_used},"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")"),IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
             '&TEXT(ROUND({tpot_t}*1000,9),"0.0##")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT(ROUND({ttft_t}*1000,9),'
             'IF(ROUND({ttft_t}*1000,9)=INT(ROUND({ttft_t}*1000,9)),"#,##0","#,##0.0##"))'

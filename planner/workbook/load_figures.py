@@ -57,7 +57,7 @@ from planner.engines.profiles import EngineProfile
 from planner.errors import PlannerError
 from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import scheduler_of
-from planner.serving.fleet import Sizing, fewest_replicas, near_ttft_floor, sweep_within_capacity
+from planner.serving.fleet import Sizing, draws_edge, fewest_replicas, near_ttft_floor, sweep_within_capacity
 from planner.serving.length_options import (
     length_percentile_of,
 )
@@ -107,6 +107,11 @@ class LeverLoad:
     #: why the fewest replicas meeting the targets are no fleet to budget: they are kept nearly idle, the TTFT target
     #: close to one prompt's own time (``floor_words``); "" where they are
     floor: str = ""
+    #: where some arrival draws of the peak traffic miss the targets at the needed replicas, ``planner plan --rate``'s
+    #: warning in a cell's words (``serving.fleet.draws_edge``, the one computation, its ``brief``: "4 of 5 arrival
+    #: draws miss the p95 targets; 3 replicas (12 GPUs) meet them in every draw"); "" where every draw meets or no
+    #: fleet was sized (trial 30 F4)
+    edge: str = ""
 
     @property
     def rate_factor(self) -> float:
@@ -262,7 +267,7 @@ def _lever(
         return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
     limit = engine_sequence_limit(eng, catalog.gpu(s["gpu"]), parallelism, int(plan.gpus))  # plan's engine_batch_limit
     at_once = int(setup.cap)
-    needed, why, floor = None, "no TTFT or TPOT target on Inputs", ""
+    needed, why, floor, edge = None, "no TTFT or TPOT target on Inputs", "", ""
     if targets[0] is not None and targets[1] is not None:
         try:
             sized = fewest_replicas(
@@ -274,12 +279,18 @@ def _lever(
             if sentence := near_ttft_floor(sized):  # met only by replicas kept nearly idle: no fleet to budget
                 needed, floor = None, floor_words(sized)
                 why = f"{floor}: {sentence}"
+            else:  # the fleet's edge over the peak's arrival draws, as planner plan --rate warns of it
+                edge = draws_edge(
+                    replica, prompt, int(output), peak, needed, percentile=tail.percentile,
+                    ttft_target_s=targets[0], tpot_target_s=targets[1], prefix_hit_rate=hit, burstiness=shape,
+                    lengths=lengths,
+                ).brief(int(plan.gpus))  # fmt: skip
         except PlannerError as exc:
             why = str(exc)
     done = LeverLoad(
         key, header, s, None, batch, replicas, prompt, int(output), needed, why,
         batch_limit=limit, at_once=at_once, no_queue_rate_per_s=float(fleet.rate_per_replica_s), peak_requests_per_s=peak,
-        lengths=lengths, floor=floor,
+        lengths=lengths, floor=floor, edge=edge,
     )  # fmt: skip
     rates = tuple(m * peak / done.curve_replicas for m in LOAD_MULTIPLES)
     try:
@@ -490,6 +501,14 @@ def floors(figures: LoadFigures | None) -> dict[str, str | None]:
     if figures is None:
         return {}
     return {v.key: v.floor or None for v in figures.levers}
+
+
+def edges(figures: LoadFigures | None) -> dict[str, str | None]:
+    """Each Levers scenario's edge warning for Calc's edge row (``LeverLoad.edge``; None, a blank cell, where every
+    arrival draw meets the targets or no fleet was sized); empty without figures (no Load sheet: every cell blank)."""
+    if figures is None:
+        return {}
+    return {v.key: v.edge or None for v in figures.levers}
 
 
 def not_simulated_why(inputs: dict[str, Any]) -> str | None:

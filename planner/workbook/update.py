@@ -370,6 +370,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     from planner.workbook.load_figures import (
         LOAD_KEY_PROPERTY,
         dp_ep_cells,
+        edges,
         floors,
         load_figures,
         load_key,
@@ -392,7 +393,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     else:
         index = wb.sheetnames.index(LEVERS_SHEET) + 1 if LEVERS_SHEET in wb.sheetnames else len(wb.sheetnames)
     write_sheet(wb.create_sheet(LOAD_SHEET, index), load_sheet(figures))
-    _write_rate_factors(wb, rate_factors(figures), floors(figures))
+    _write_rate_factors(wb, rate_factors(figures), floors(figures), edges(figures))
     _write_dp_ep(wb, dp_ep_cells(figures))
     _write_review(wb, review_cells(figures))
     if figures.key:
@@ -402,16 +403,19 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     return True
 
 
-def _write_rate_factors(wb, factors: dict[str, float | None], floor: dict[str, str | None] | None = None) -> None:
+def _write_rate_factors(
+    wb, factors: dict[str, float | None], floor: dict[str, str | None] | None = None, edge: dict | None = None
+) -> None:
     """Calc's rate_factor row set to ``factors`` (blank for a scenario without one), and its floor row to ``floor``
     (``load_figures.floors``: why a simulated fleet kept nearly idle is no budget; blank: none), where the Calc sheet
-    has each row (found by its label: a workbook written before the row existed is left as it is)."""
-    from planner.workbook.calc import FLOOR_LABEL, RATE_FACTOR_LABEL, SCENARIOS, scenario_col
+    has each row (found by its label: a workbook written before the row existed is left as it is), and its edge row to
+    ``edge`` (``load_figures.edges``: planner plan's warning that some arrival draws miss; blank: none)."""
+    from planner.workbook.calc import EDGE_LABEL, FLOOR_LABEL, RATE_FACTOR_LABEL, SCENARIOS, scenario_col
 
     if CALC_SHEET not in wb.sheetnames:
         return
     ws = wb[CALC_SHEET]
-    for label, values in ((RATE_FACTOR_LABEL, factors), (FLOOR_LABEL, floor or {})):
+    for label, values in ((RATE_FACTOR_LABEL, factors), (FLOOR_LABEL, floor or {}), (EDGE_LABEL, edge or {})):
         row = next((c.row for c in ws["A"] if c.value == label), None)
         if row is None:
             continue
