@@ -115,10 +115,11 @@ class TestBaselineThatMisses:
 
     def test_the_levers_are_sized_with_no_saving(self, missed):
         assert missed.baseline.option.name == "H200 SGLang DP+EP fp8" and not missed.baseline.meets
-        # the trial's shortfall for this option: "best TTFT 0.93 s (+202% margin: 2.81 s) > target 2.00 s"
+        # the trial's shortfall for this option was "best TTFT 0.93 s (+202% margin: 2.81 s) > target 2.00 s"; since
+        # h-dpgather (the MoE gather at the tokens SGLang gathers: a lone prompt's T, not g x T) the prompt is 0.74 s
         assert missed.baseline_misses.startswith(
-            "the baseline (H200 SGLang DP+EP fp8) does not meet the targets (best TTFT 0.93 s (+202% margin: "
-            "2.81 s) > target 2.00 s): each lever is that option with one change"
+            "the baseline (H200 SGLang DP+EP fp8) does not meet the targets (best TTFT 0.74 s (+202% margin: "
+            "2.23 s) > target 2.00 s): each lever is that option with one change"
         )
         names = [lv.name for lv in missed.levers]
         # the five levers of a MoE option that sets its layout (docs/export.md): no sixth, its layout being dp-ep

@@ -63,6 +63,7 @@ from planner.units import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
     counted,
+    parse_percent,
     parse_seconds,
     parse_token_count,
     rent_usd_per_gpu_hour,
@@ -160,22 +161,14 @@ def read_growth(value: Any) -> Any:
 def read_share_text(value: Any) -> Any:
     """A share written as a percentage string ("20%", "20 %") as its fraction, 0.2; a number is returned as it is
     for the field's range check (trial 30 F16: every share field takes the text ``cost_of_capital`` takes)."""
-    if isinstance(value, str):
-        hit = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
-        if hit is None:
-            raise ValueError(f'{value[:40]!r} is not a share; write a fraction (0.2) or a percentage ("20%")')
-        return float(hit.group(1)) / 100
-    return value
+    return parse_percent(value, share=True) if isinstance(value, str) else value
 
 
 def read_share(value: Any) -> Any:
     """A rate or share as a fraction (0.08) or a percentage string ("8%", "8 %"); a bare number from 1 to 100
     other than 1 itself (``cost_of_capital = 8``) is refused with the way out, as a growth of 50 is."""
     if isinstance(value, str):
-        hit = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
-        if hit is None:
-            raise ValueError(f'{value[:40]!r} is not a rate; write a fraction (0.08) or a percentage ("8%")')
-        return float(hit.group(1)) / 100
+        return parse_percent(value, share=True)
     if isinstance(value, int | float) and not isinstance(value, bool) and 1 < value <= 100:
         raise ValueError(f'{value:g} looks like a percentage; write {value / 100:g} or "{value:g}%"')
     return value
@@ -189,10 +182,12 @@ def read_percentile(value: Any) -> Any:
         raise ValueError(f"{str(value).lower()} is not a percentile; write it as 95 (p95 and 95% read the same)")
     number = value
     if isinstance(value, str):
-        hit = re.fullmatch(r"\s*[pP]?\s*([0-9]*\.?[0-9]+)\s*%?\s*", value)
-        if hit is None:
-            raise ValueError(f"{value[:40]!r} is not a percentile; write it as 95 (p95 and 95% read the same)")
-        number = float(hit.group(1))
+        try:
+            number = parse_percent(value, share=False)
+        except ValueError:
+            raise ValueError(
+                f"{value[:40]!r} is not a percentile; write it as 95 (p95 and 95% read the same)"
+            ) from None
     if isinstance(number, int | float) and 0 < number < 1:
         raise ValueError(
             f"{number:g} reads as a fraction; write the percentile as {number * 100:g} (p{number * 100:g} and "
