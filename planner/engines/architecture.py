@@ -510,17 +510,35 @@ def draft_facts(m: Model) -> dict[str, float]:
     (``python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py``) sizes its cells with
     ``num_nextn_predict_layers`` layers (an EAGLE-3 head: its one), for as many tokens as the target's pool
     (``init_memory_pool``: ``draft_runner_cache_size``). Zero for a deployment not speculating."""
-    kv, indexer = float(m.draft_kv_elements_per_token), 0.0
+    kv, indexer, routed = float(m.draft_kv_elements_per_token), 0.0, 0.0
     if m.mtp_loaded and m.mtp_layers:
         kv += m.mtp_layers * kv_elements_per_token_per_layer(m)
         if m.sparse_attention is not None:
             indexer = float(m.mtp_layers * m.sparse_attention.indexer_cache_bytes_per_token)
+        routed = float(mtp_routed_expert_params(m))
     return {
         "draft_weight_bytes": float(m.draft_weight_bytes),
         "draft_kv_elements_per_token": kv,
         "draft_indexer_bytes_per_token": indexer,
         "draft_kv_heads": float(m.draft_kv_heads),
+        "draft_routed_expert_params": routed,
     }
+
+
+def mtp_routed_expert_params(m: Model) -> float:
+    """The routed experts of a MoE model's MTP layers (``Model.mtp_layers``), one MoE layer's each: mtp_layers x routed
+    experts / MoE layers; 0 for a dense model. Each MTP layer is one more decoder layer of the model's own, built with
+    its parallel config, so its routed experts are split or spread over the group as every MoE layer's are: vLLM's
+    ``DeepSeekMultiTokenPredictorLayer`` holds ``mtp_block = DeepseekV2DecoderLayer(vllm_config, prefix)``
+    (vllm/model_executor/models/deepseek_mtp.py, vllm-project/vllm 03356f8c), SGLang's ``DeepseekModelNextN`` a
+    ``DeepseekV2DecoderLayer(config, 0, quant_config, is_nextn=True)`` whose experts load through ``EPMoE`` under
+    ``enable_ep_moe`` (python/sglang/srt/models/deepseek_nextn.py, sgl-project/sglang 0114f9c9). DeepSeek-V3/R1
+    (config.json: num_nextn_predict_layers 1, n_routed_experts 256, moe_intermediate_size 2048, hidden_size 7168):
+    256 x 3 x 7168 x 2048 = 11,274,289,152 of the MTP module's 13,463,426,304. The catalog's ``mtp_params`` of every
+    MoE model with MTP layers holds at least this (GLM-4.5: 3,774,873,600 of 5,539,962,272)."""
+    if m.moe is None or not m.moe_layers or not m.mtp_layers:
+        return 0.0
+    return m.mtp_layers * param_breakdown(m).routed_experts / m.moe_layers
 
 
 MODEL_FACT_FIELDS = tuple(f.name for f in fields(ModelFacts))

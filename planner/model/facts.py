@@ -74,6 +74,9 @@ class ModelFacts:
     )
     draft_indexer_bytes_per_token: ArrayLike = 0.0  # the draft's DSA indexer keys per token (MTP of a DSA model)
     draft_kv_heads: ArrayLike = 0.0  # a separate draft's KV heads (its replication over the group); 0: the model's
+    # of the loaded MTP layers (counted in ``params_non_expert``, at the main precision), their routed experts: one MoE
+    # layer's each, spread over the ranks under "dp-ep" as the model's are (``planner.model.memory.memory_plan``)
+    draft_routed_expert_params: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)

@@ -659,7 +659,14 @@ def memory_plan(
         experts = ops.maximum(model.num_experts, 1.0)
         busiest = ops.ceil(experts / gpus) / experts
         share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param * busiest)
-        one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
+        # a speculating deployment's MTP layers are MoE layers of the model's own, their routed experts spread as the
+        # others' (``planner.engines.architecture.mtp_routed_expert_params``; trial 31, F1): counted among the
+        # non-experts at the main precision, the busiest rank keeps that share of them
+        mtp = model.draft_routed_expert_params
+        rank = model
+        if not (type(mtp) is float and mtp == 0.0):
+            rank = replace(model, params_non_expert=model.params_non_expert - mtp * (1.0 - busiest))
+        one = memory_plan(gpu, rank, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
         return replace(one, gpus=gpus, weight_bytes=wb, **group)
     visible = visible_memory_bytes(gpu, engine)
