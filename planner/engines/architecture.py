@@ -494,8 +494,26 @@ def model_facts(m: Model) -> ModelFacts:
         mla_attention=1.0 if m.mla is not None else 0.0,
         params_output_head=b.lm_head or b.embedding,
         params_routed_expert_biases=routed_expert_biases(m),
+        params_replicated_tp=tp_replicated_params(m),
         **draft_facts(m),
     )
+
+
+def tp_replicated_params(m: Model) -> int:
+    """Parameters every GPU of a tensor-parallel group holds whole (``ModelFacts.params_replicated_tp``): an MLA
+    model's down-projections of the query and the latent, fused into one matrix of hidden x (q_lora_rank +
+    kv_lora_rank + qk_rope_head_dim) per layer and built unsplit by both engines: vLLM
+    ``DeepSeekV2FusedQkvAProjLinear`` (a ``MergedColumnParallelLinear`` with ``disable_tp=True``,
+    vllm/model_executor/models/deepseek_v2.py, vllm-project/vllm 002d6073), SGLang ``fused_qkv_a_proj_with_mqa =
+    ReplicatedLinear(hidden_size, q_lora_rank + kv_lora_rank + qk_rope_head_dim)`` (python/sglang/srt/models/
+    deepseek_v2.py, "For tensor parallel attention"). DeepSeek-V3 (config.json: hidden_size 7168, q_lora_rank 1536,
+    kv_lora_rank 512, qk_rope_head_dim 64, 61 layers): 61 x 7168 x 2112 = 923,467,776. 0 for a model without MLA or
+    without a query down-projection (q_lora_rank null: DeepSeek-V2-Lite, not counted). Not counted either: the
+    routers (replicated too, kept 16-bit), a DSA indexer's replicated ``wq_b`` and ``wk``, the MTP layers'."""
+    a = m.mla
+    if a is None or not a.q_lora_rank:
+        return 0
+    return m.num_layers * m.hidden_size * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim)
 
 
 def draft_facts(m: Model) -> dict[str, float]:

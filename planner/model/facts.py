@@ -65,6 +65,9 @@ class ModelFacts:
     # of ``params_routed_experts``, the experts' bias vectors: stored 16-bit whatever the experts' format (gpt-oss's
     # MXFP4 checkpoint: the *_blocks and *_scales are U8, the *_bias tensors BF16); 0: none
     params_routed_expert_biases: ArrayLike = 0.0
+    # of the linear non-expert params (main precision), those every tensor-parallel rank holds whole: MLA's fused
+    # q_a + kv_a projection (``planner.engines.architecture.tp_replicated_params``); 0: every tensor split
+    params_replicated_tp: ArrayLike = 0.0
     # -- a speculating deployment's draft, held in memory (``planner.model.memory.draft_kv_bytes_per_token``); the
     # defaults: no draft. Not catalog facts: set on the variant a speculating run serves
     # (``planner.serving.speculative.served_model``), never read by the timing model --
