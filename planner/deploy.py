@@ -193,13 +193,14 @@ def weight_bytes_per_gpu(
     memory: m.MemoryPlan, engine: EngineProfile, memory_utilization: float, parallelism: str = "tp"
 ) -> float:
     """Weights one GPU of the group holds, bytes, on one scenario: whole model / GPUs where every layer is split
-    over the group (tensor parallel, experts spread or not); under data-parallel attention or a pipeline of more than
+    over the group (tensor parallel, experts spread or not), + the tensors every rank holds whole beyond their 1/g
+    share (``MemoryPlan.replicated_weight_bytes_per_gpu``: MLA's fused q_a + kv_a projection); under data-parallel attention or a pipeline of more than
     one stage, not 1/g of the weights a GPU: the KV budget's own identity gives them (``kv_budget_bytes_per_gpu``),
     visible x utilization - reserve - budget ("total", vLLM) or visible - reserve - budget / utilization ("free":
     TensorRT-LLM, LMDeploy)."""
     gpus = float(memory.gpus)
     if parallelism != "dp-ep" and float(pipeline_stages(parallelism, gpus)) <= 1:
-        return float(memory.weight_bytes) / gpus
+        return float(memory.weight_bytes) / gpus + float(memory.replicated_weight_bytes_per_gpu)
     visible, reserve = float(memory.visible_bytes_per_gpu), float(memory.reserve_bytes_per_gpu)
     budget = float(memory.kv_budget_bytes_per_gpu)
     if engine.budget_mode == "free":

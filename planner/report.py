@@ -48,7 +48,13 @@ from planner.deploy import (
 )
 from planner.engines.allreduce_table import borrowed_note, gather_scatter_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
-from planner.engines.profiles import EngineProfile, engine_for_version, engine_profile, pinned_release
+from planner.engines.profiles import (
+    EngineProfile,
+    engine_for_version,
+    engine_profile,
+    pinned_release,
+    with_row_memory_utilization,
+)
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.model.layouts import is_pipeline, pipeline_stages
@@ -677,16 +683,24 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
     return (larger[0], held) if held > top else None
 
 
-def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None) -> Replica:
+def replica_of(
+    p: Plan, catalog: Catalog | None = None, calibration: Any = None, memory_utilization: float | None = None
+) -> Replica:
     """The plan's deployment as one serving replica (its GPU group, precisions and engine), for
-    ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
+    ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles.
+    ``memory_utilization``: the share of memory the user gave (``planner plan --memory-utilization``), which the
+    replica's memory plan then takes on every group tried (the engine's ``row_memory_utilization``, read by
+    ``planner.deploy`` in place of the engine's default); None: the engine's default on each group (SGLang's rule).
+    Without it the simulated replica sized its KV cache at the default whatever the user set (trial 31, F1: an SGLang
+    dp-ep refusal "short by 23.1 GB" at 0.85 and at 0.95 alike)."""
     from planner.serving.load import Replica
 
     cat = as_catalog(catalog)
     weights = weights_to_pass(cat, p.model, p.weight_precision, p.expert_precision or None)
     precisions = {"weight_precision": weights, "kv_precision": p.kv_precision}
+    engine = p.engine if memory_utilization is None else with_row_memory_utilization(p.engine, memory_utilization)
     return Replica(
-        p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog,
+        p.gpu.name, p.model.name, p.gpus, engine=engine, calibration=calibration, catalog=catalog,
         parallelism=p.parallelism, **precisions,
     )  # fmt: skip
 

@@ -1102,7 +1102,10 @@ def plan_command(
             groups = tuple(n for n in groups_to_try(p.model, catalog=cat, parallelism=p.parallelism, engine=p.engine)
                            if n >= p.gpus) or groups  # fmt: skip
         # one replica per group (the plan's deployment on n GPUs); only the kept group needs its whole plan
-        base = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec, max_num_seqs=max_num_seqs)
+        given_util = options.get("memory_utilization")  # the simulated replica at the share given, not the default
+        base = dc_replace(
+            replica_of(p, cat, options.get("calibration"), given_util), speculative=spec, max_num_seqs=max_num_seqs
+        )
         replicas = {n: dc_replace(base, gpus=n) for n in groups}
         load_args = (run_prompt, run_output, rate_per_s)
         load_kwargs = dict(

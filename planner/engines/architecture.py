@@ -494,8 +494,26 @@ def model_facts(m: Model) -> ModelFacts:
         mla_attention=1.0 if m.mla is not None else 0.0,
         params_output_head=b.lm_head or b.embedding,
         params_routed_expert_biases=routed_expert_biases(m),
+        params_replicated_tp=tp_replicated_params(m),
         **draft_facts(m),
     )
+
+
+def tp_replicated_params(m: Model) -> int:
+    """Parameters every GPU of a tensor-parallel group holds whole (``ModelFacts.params_replicated_tp``): an MLA
+    model's down-projections of the query and the latent, fused into one matrix of hidden x (q_lora_rank +
+    kv_lora_rank + qk_rope_head_dim) per layer and built unsplit by both engines: vLLM
+    ``DeepSeekV2FusedQkvAProjLinear`` (a ``MergedColumnParallelLinear`` with ``disable_tp=True``,
+    vllm/model_executor/models/deepseek_v2.py, vllm-project/vllm 002d6073), SGLang ``fused_qkv_a_proj_with_mqa =
+    ReplicatedLinear(hidden_size, q_lora_rank + kv_lora_rank + qk_rope_head_dim)`` (python/sglang/srt/models/
+    deepseek_v2.py, "For tensor parallel attention"). DeepSeek-V3 (config.json: hidden_size 7168, q_lora_rank 1536,
+    kv_lora_rank 512, qk_rope_head_dim 64, 61 layers): 61 x 7168 x 2112 = 923,467,776. 0 for a model without MLA or
+    without a query down-projection (q_lora_rank null: DeepSeek-V2-Lite, not counted). Not counted either: the
+    routers (replicated too, kept 16-bit), a DSA indexer's replicated ``wq_b`` and ``wk``, the MTP layers'."""
+    a = m.mla
+    if a is None or not a.q_lora_rank:
+        return 0
+    return m.num_layers * m.hidden_size * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim)
 
 
 def draft_facts(m: Model) -> dict[str, float]:
@@ -510,17 +528,35 @@ def draft_facts(m: Model) -> dict[str, float]:
     (``python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py``) sizes its cells with
     ``num_nextn_predict_layers`` layers (an EAGLE-3 head: its one), for as many tokens as the target's pool
     (``init_memory_pool``: ``draft_runner_cache_size``). Zero for a deployment not speculating."""
-    kv, indexer = float(m.draft_kv_elements_per_token), 0.0
+    kv, indexer, routed = float(m.draft_kv_elements_per_token), 0.0, 0.0
     if m.mtp_loaded and m.mtp_layers:
         kv += m.mtp_layers * kv_elements_per_token_per_layer(m)
         if m.sparse_attention is not None:
             indexer = float(m.mtp_layers * m.sparse_attention.indexer_cache_bytes_per_token)
+        routed = float(mtp_routed_expert_params(m))
     return {
         "draft_weight_bytes": float(m.draft_weight_bytes),
         "draft_kv_elements_per_token": kv,
         "draft_indexer_bytes_per_token": indexer,
         "draft_kv_heads": float(m.draft_kv_heads),
+        "draft_routed_expert_params": routed,
     }
+
+
+def mtp_routed_expert_params(m: Model) -> float:
+    """The routed experts of a MoE model's MTP layers (``Model.mtp_layers``), one MoE layer's each: mtp_layers x routed
+    experts / MoE layers; 0 for a dense model. Each MTP layer is one more decoder layer of the model's own, built with
+    its parallel config, so its routed experts are split or spread over the group as every MoE layer's are: vLLM's
+    ``DeepSeekMultiTokenPredictorLayer`` holds ``mtp_block = DeepseekV2DecoderLayer(vllm_config, prefix)``
+    (vllm/model_executor/models/deepseek_mtp.py, vllm-project/vllm 03356f8c), SGLang's ``DeepseekModelNextN`` a
+    ``DeepseekV2DecoderLayer(config, 0, quant_config, is_nextn=True)`` whose experts load through ``EPMoE`` under
+    ``enable_ep_moe`` (python/sglang/srt/models/deepseek_nextn.py, sgl-project/sglang 0114f9c9). DeepSeek-V3/R1
+    (config.json: num_nextn_predict_layers 1, n_routed_experts 256, moe_intermediate_size 2048, hidden_size 7168):
+    256 x 3 x 7168 x 2048 = 11,274,289,152 of the MTP module's 13,463,426,304. The catalog's ``mtp_params`` of every
+    MoE model with MTP layers holds at least this (GLM-4.5: 3,774,873,600 of 5,539,962,272)."""
+    if m.moe is None or not m.moe_layers or not m.mtp_layers:
+        return 0.0
+    return m.mtp_layers * param_breakdown(m).routed_experts / m.moe_layers
 
 
 MODEL_FACT_FIELDS = tuple(f.name for f in fields(ModelFacts))

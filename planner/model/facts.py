@@ -65,6 +65,9 @@ class ModelFacts:
     # of ``params_routed_experts``, the experts' bias vectors: stored 16-bit whatever the experts' format (gpt-oss's
     # MXFP4 checkpoint: the *_blocks and *_scales are U8, the *_bias tensors BF16); 0: none
     params_routed_expert_biases: ArrayLike = 0.0
+    # of the linear non-expert params (main precision), those every tensor-parallel rank holds whole: MLA's fused
+    # q_a + kv_a projection (``planner.engines.architecture.tp_replicated_params``); 0: every tensor split
+    params_replicated_tp: ArrayLike = 0.0
     # -- a speculating deployment's draft, held in memory (``planner.model.memory.draft_kv_bytes_per_token``); the
     # defaults: no draft. Not catalog facts: set on the variant a speculating run serves
     # (``planner.serving.speculative.served_model``), never read by the timing model --
@@ -74,6 +77,9 @@ class ModelFacts:
     )
     draft_indexer_bytes_per_token: ArrayLike = 0.0  # the draft's DSA indexer keys per token (MTP of a DSA model)
     draft_kv_heads: ArrayLike = 0.0  # a separate draft's KV heads (its replication over the group); 0: the model's
+    # of the loaded MTP layers (counted in ``params_non_expert``, at the main precision), their routed experts: one MoE
+    # layer's each, spread over the ranks under "dp-ep" as the model's are (``planner.model.memory.memory_plan``)
+    draft_routed_expert_params: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,7 @@ def pipeline_stage_facts(model: ModelFacts, stages: ArrayLike) -> ModelFacts:
         "num_layers", "full_attention_layers", "sliding_window_layers", "moe_layers", "linear_attention_layers",
         "state_bytes_per_sequence", "linear_attention_flop_per_token", "params_routed_experts", "params_not_loaded",
         "params_read_per_step", "params_read_kept_16bit", "params_active", "params_output_head",
+        "params_replicated_tp",
     )  # fmt: skip
     scaled = {name: getattr(model, name) * f for name in per_layer}
     return replace(
@@ -600,6 +601,20 @@ class MemoryPlan:
     kv_bytes_per_sequence: ArrayLike  # whole group, replication included
     kv_cache_tokens: ArrayLike  # vLLM's "GPU KV cache size" for the group
     max_batch: ArrayLike  # sequences of ``context`` tokens that fit
+    #: bytes a GPU holds beyond weight_bytes / g, tensor parallel: the tensors every rank holds whole
+    #: (``tp_replicated_bytes_per_gpu``); 0 on one GPU
+    replicated_weight_bytes_per_gpu: ArrayLike = 0.0
+
+
+def tp_replicated_bytes_per_gpu(model: ModelFacts, precision: PrecisionFacts, gpus: ArrayLike) -> ArrayLike:
+    """Bytes each GPU of a tensor-parallel group of ``gpus`` holds beyond its 1/g share of the weights: the tensors
+    built whole on every rank (``ModelFacts.params_replicated_tp``, at the main precision), of which a 1/g share is
+    already counted: replicated params x B/param x (1 - 1/g). DeepSeek-V3 fp8 on 8 GPUs: 923,467,776 x 1 x 7/8 =
+    808,034,304 B (0.81 GB) per GPU (trial 31, F11). 0 on one GPU and for a model without such tensors."""
+    rep = model.params_replicated_tp
+    if type(rep) is float and rep == 0.0:
+        return 0.0
+    return rep * precision.weight_bytes_per_param * (1.0 - 1.0 / gpus)
 
 
 def memory_plan(
@@ -659,7 +674,14 @@ def memory_plan(
         experts = ops.maximum(model.num_experts, 1.0)
         busiest = ops.ceil(experts / gpus) / experts
         share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param * busiest)
-        one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
+        # a speculating deployment's MTP layers are MoE layers of the model's own, their routed experts spread as the
+        # others' (``planner.engines.architecture.mtp_routed_expert_params``; trial 31, F1): counted among the
+        # non-experts at the main precision, the busiest rank keeps that share of them
+        mtp = model.draft_routed_expert_params
+        rank = model
+        if not (type(mtp) is float and mtp == 0.0):
+            rank = replace(model, params_non_expert=model.params_non_expert - mtp * (1.0 - busiest))
+        one = memory_plan(gpu, rank, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
         return replace(one, gpus=gpus, weight_bytes=wb, **group)
     visible = visible_memory_bytes(gpu, engine)
@@ -667,7 +689,9 @@ def memory_plan(
         reserve_bytes = reserve_bytes_per_gpu(
             activation_peak_bytes(model, limits, engine, gpus, precision), gpus, engine
         )
-    budget = kv_budget_bytes_per_gpu(visible, wb, gpus, reserve_bytes, memory_utilization, engine)
+    # the tensors every rank holds whole (MLA's fused q_a + kv_a projection) counted once more on each but one GPU
+    replicated = tp_replicated_bytes_per_gpu(model, precision, gpus)
+    budget = kv_budget_bytes_per_gpu(visible, wb + replicated * gpus, gpus, reserve_bytes, memory_utilization, engine)
     repl = kv_replication(model, gpus)
     per_layer_token = kv_latent_bytes_per_token_per_layer(model, precision) + model.indexer_bytes_per_token_per_layer
     # the layers that cache tokens (num_layers - linear-attention layers for every model but a NAS-pruned one, whose
@@ -704,4 +728,5 @@ def memory_plan(
         kv_bytes_per_sequence=seq_group,
         kv_cache_tokens=tokens,
         max_batch=batch,
+        replicated_weight_bytes_per_gpu=replicated,
     )

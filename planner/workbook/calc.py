@@ -357,6 +357,7 @@ def calc_rows(
         ("read16", "params_read_kept_16bit", "Params read per step kept 16-bit"),
         ("head", "params_output_head", "Output head params (vocabulary x hidden)"),
         ("ebias", "params_routed_expert_biases", "Routed experts' bias values (stored 16-bit)"),
+        ("reptp", "params_replicated_tp", "Params every tensor-parallel GPU holds whole (MLA fused q_a + kv_a)"),
         ("notloaded", "params_not_loaded", "Params not loaded"),
         ("per_expert", "params_per_expert_layer", "Params per expert per layer"),
         ("moe_layers", "moe_layers", "MoE layers"),

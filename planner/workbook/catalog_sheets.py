@@ -562,6 +562,7 @@ FACT_HEADERS = {
     "params_active": f"Params active ({shown_unit('billions')})",
     "params_output_head": "Params of the output head (vocabulary x hidden)",
     "params_routed_expert_biases": "Routed experts' bias values (stored 16-bit)",
+    "params_replicated_tp": "Params every tensor-parallel GPU holds whole (MLA's fused q_a + kv_a projection)",
     "mlp_split_width": "MLP width tensor parallelism splits (gcd; 0: none)",
     "expert_split_width": "Expert width tensor parallelism splits (0: dense)",
     "ssm_split_width": "Mamba-2 heads and groups tensor parallelism splits (gcd; 0: none)",

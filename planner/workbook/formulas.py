@@ -132,10 +132,13 @@ def reserve(n: str) -> str:
 
 
 def budget(n: str, reserve_expr: str) -> str:
-    """model.kv_budget_bytes_per_gpu ("total": vLLM; "free": TensorRT-LLM)."""
+    """model.kv_budget_bytes_per_gpu ("total": vLLM; "free": TensorRT-LLM), the weights per GPU those of
+    model.memory_plan's tensor-parallel group: loaded / n + the tensors every GPU holds whole beyond their 1/n share
+    (model.tp_replicated_bytes_per_gpu: replicated params x bytes per weight x (1 - 1/n))."""
+    weights = f"({{loaded_weights}}/{n}+{{reptp}}*{{wbpp}}*(1-1/{n}))"
     return (
-        f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{loaded_weights}}/{n}-{reserve_expr}),'
-        f"{{visible_raw}}*{{util}}-{{loaded_weights}}/{n}-{reserve_expr})"
+        f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{weights}-{reserve_expr}),'
+        f"{{visible_raw}}*{{util}}-{weights}-{reserve_expr})"
     )
 
 
