@@ -33,7 +33,8 @@ from planner.workbook.spec import Name, Sheet
 #: ``decode_graph_gap_above`` (h-p50, set only under ``TRTLLM_SERVE_EAGER_GRAPH_GAPS`` for published rows) and
 #: ``dp_attention_kv_ranks`` (h-dsk042, set only by ``with_dp_attention_kv_pool`` for SGLang rows under attention DP) and
 #: ``moe_flop_scale`` / ``moe_flop_ceiling`` (h-tpotcls, set only under ``kernel_paths.VLLM_HOPPER_MXFP4_MARLIN`` for
-#: published rows).
+#: published rows) and ``sglang_piecewise_off`` (h-ttftp50, set only under ``SGLANG_PIECEWISE_COVERAGE`` for published
+#: rows whose command turns SGLang's piecewise prefill graph off).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "decode_graph_max_batch",
@@ -50,6 +51,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "dp_attention_kv_ranks",
         "scheduler_recv_interval",
         "row_memory_utilization",
+        "sglang_piecewise_off",
     }
 )
 ENGINE_FIELD_HELP = {
