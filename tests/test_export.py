@@ -230,7 +230,7 @@ class TestXlsx:
         assert rows["H100 SXM 80GB: memory the engine sees"][2] == "GB"
         assert not any(r[2] == "GiB" for r in rows.values())
         cells = {r[0].value: r[1] for r in book["Assumptions"].iter_rows(min_row=2)}
-        gb = {w for w, r in rows.items() if str(r[2]).startswith("GB")}
+        gb = {w for w, r in rows.items() if r[2] == "GB" or str(r[2]).startswith("GB (")}
         assert {cells[w].number_format for w in gb} == {"#,##0.00"}  # 85.90, 151.40
 
     def test_markdown_assumptions_show_memory_in_si_gigabytes(self, tmp_path):
