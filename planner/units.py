@@ -73,6 +73,23 @@ def fmt_gb(n: float, digits: int = 2) -> str:
     return f"{n / GB:,.{digits}f} GB"
 
 
+def gpu_memory_words(memory_bytes: float) -> str:
+    """A GPU's memory in SI GB with its binary size beside it, as sold: "85.90 GB = 80 GiB" for an "80GB" H100
+    (trial 30 F13: 85.90 GB read as a different number from the vendor's 80 GB)."""
+    return f"{fmt_gb(memory_bytes)} = {round(memory_bytes / GiB, 1):g} GiB"
+
+
+def gb_unit_with_gib(memory_bytes: float) -> str:
+    """The unit of a GPU's memory shown in SI GB, with its binary size: "GB (80 GiB)", so an H100's 85.90 reads
+    "85.90 GB (80 GiB)" beside the vendor's "80GB" (trial 30 F13; ``gpu_memory_words``'s figure)."""
+    return f"GB ({round(memory_bytes / GiB, 1):g} GiB)"
+
+
+def is_gb_unit(unit: str) -> bool:
+    """Whether an Assumptions unit is SI GB, bare or with its GiB beside it (``gb_unit_with_gib``)."""
+    return unit == "GB" or unit.startswith("GB (")
+
+
 def fmt_seconds(s: float) -> str:
     """0.0213 -> '21.3 ms'; 1.5 -> '1.50 s'."""
     if s is None or math.isnan(s):

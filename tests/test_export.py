@@ -224,16 +224,19 @@ class TestXlsx:
         """The H100's memory read "80 GiB" (and "79.18 GiB" seen by the engine) here, where the what-if workbook
         and docs say 85.90 GB and 85.02 GB: bytes display SI at the edges (1 GB = 1e9 B), 85,899,345,920 B."""
         rows = {r[0]: r for r in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
-        assert rows["H100 SXM 80GB: memory"][1:3] == pytest.approx((85.89934592, "GB"))
+        # trial 30 F13: 85.90 GB read as another number than the vendor's "80GB": its GiB beside it, 85,899,345,920 B
+        # = 80 x 2^30 (the catalog's exact bytes)
+        assert rows["H100 SXM 80GB: memory"][1:3] == pytest.approx((85.89934592, "GB (80 GiB)"))
         assert rows["H100 SXM 80GB: memory the engine sees"][2] == "GB"
         assert not any(r[2] == "GiB" for r in rows.values())
         cells = {r[0].value: r[1] for r in book["Assumptions"].iter_rows(min_row=2)}
-        assert {cells[w].number_format for w, r in rows.items() if r[2] == "GB"} == {"#,##0.00"}  # 85.90, 151.40
+        gb = {w for w, r in rows.items() if r[2] == "GB" or str(r[2]).startswith("GB (")}
+        assert {cells[w].number_format for w in gb} == {"#,##0.00"}  # 85.90, 151.40
 
     def test_markdown_assumptions_show_memory_in_si_gigabytes(self, tmp_path):
-        """The Markdown review's Assumptions say the same: | H100 SXM 80GB: memory | 85.90 | GB |."""
+        """The Markdown review's Assumptions say the same: | H100 SXM 80GB: memory | 85.90 | GB (80 GiB) |."""
         text = render(review_of(write_scenario(tmp_path)), "md").decode()
-        assert "| H100 SXM 80GB: memory | 85.90 | GB |" in text and "| GiB |" not in text
+        assert "| H100 SXM 80GB: memory | 85.90 | GB (80 GiB) |" in text and "| GiB |" not in text
 
     def test_has_two_charts_against_traffic(self, book):
         """Monthly cost and GPUs needed, each against peak traffic."""

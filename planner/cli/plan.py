@@ -132,6 +132,7 @@ from planner.units import (
     fmt_seconds,
     fmt_usd,
     fmt_usd_per_gpu_hour,
+    gpu_memory_words,
 )
 
 #: How each layout reads after the GPU count ("" for plain tensor parallelism).
@@ -198,12 +199,6 @@ def _range_words(p: Plan, low: float, floor_s: float, high: float) -> str:
     modelled by an amount no held-out run measures, trial 31 F7), "range LOW to more than HIGH: why"."""
     high_words = f"more than {fmt_seconds(high)}: {p.slow_end_open}" if p.slow_end_open else fmt_seconds(high)
     return f"range {_low_words(low, floor_s)} to {high_words}"
-
-
-def gpu_memory_words(memory_bytes: float) -> str:
-    """A GPU's memory in SI GB with its binary size beside it, as sold: "85.90 GB = 80 GiB" for an "80GB" H100
-    (trial 30 F13: 85.90 GB read as a different number from the vendor's 80 GB)."""
-    return f"{fmt_gb(memory_bytes)} = {round(memory_bytes / GiB, 1):g} GiB"
 
 
 #: The engines with no held-out run of the dp-ep layout (trial 16, F2): every attention-DP run ``planner validate``

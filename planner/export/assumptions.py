@@ -30,7 +30,7 @@ from planner.export.ownership import (
 )
 from planner.export.scenario import Scenario, Workload
 from planner.serving.speculative import speculation_for
-from planner.units import counted
+from planner.units import counted, gb_unit_with_gib
 
 _URL = re.compile(r"https?://[^\s,;)'\"]+")
 LABEL_CHARS = 60
@@ -355,7 +355,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
     for r in _first_per(results, lambda r: r.gpu.name):
         g = r.gpu
         rows += [
-            sourced(f"{g.name}: memory", g.memory_bytes / 1e9, "GB", g.source),  # SI, as the what-if workbook
+            # SI, as the what-if workbook, its GiB beside it: "85.90 GB (80 GiB)" for an "80GB" H100 (trial 30 F13)
+            sourced(f"{g.name}: memory", g.memory_bytes / 1e9, gb_unit_with_gib(g.memory_bytes), g.source),
             sourced(
                 f"{g.name}: memory bandwidth ({g.memory_type or 'HBM'})",
                 g.hbm_bandwidth_bytes_per_s / 1e12,

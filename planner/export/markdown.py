@@ -24,7 +24,7 @@ from planner.export.tables import (
     tco_table,
 )
 from planner.io.safetext import md_text
-from planner.units import counted
+from planner.units import counted, is_gb_unit
 
 #: Options-table columns the Markdown shows (the csv and xlsx have them all; the held-out slow end's only where the
 #: review has them: ``tables.shows_slow_end``).
@@ -239,7 +239,7 @@ def render_markdown(review: Review) -> str:
             value = a.value
         elif a.unit == "share":
             value = f"{a.value:.0%}"
-        elif a.unit == "GB":  # memory: 85.90 GB, as the xlsx and the what-if workbook
+        elif is_gb_unit(a.unit):  # memory: 85.90 GB, as the xlsx and the what-if workbook
             value = f"{a.value:,.2f}"
         elif float(a.value).is_integer():  # counts and bytes whole, with separators: 1,372,176 tokens, not 1.37218e+06
             value = f"{a.value:,.0f}"

@@ -518,7 +518,11 @@ def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
             b.value = value
             b.number_format = NUMBER_FORMATS[kind]
         a.border = b.border = THIN
-        if b.alignment.wrap_text:
+        if wrapped_lines(label, ws.column_dimensions[get_column_letter(col)].width or 8.43) > 1:
+            # trial 30 F10: a label wider than its column was cut in print ("Capex per month (over 36 months at an
+            # 8.0% cost o") or ran into its value: wrapped, the row as tall as its lines
+            a.alignment = Alignment(horizontal="left", vertical="top", wrap_text=True)
+        if a.alignment.wrap_text or b.alignment.wrap_text:
             _grow_row(ws, r)
         r += 1
     return r

@@ -16,6 +16,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from planner.io.safetext import MAX_HEADER_CHARS, cell_text, header_text, write_text, xlsx_text
 from planner.io.xlsx_values import store_values
+from planner.units import is_gb_unit
 
 NUMBER_FORMATS = {
     "int": "#,##0",
@@ -173,7 +174,7 @@ def number_format_for(value: float, unit: str) -> str:
     whole numbers with separators, others to 3 decimals."""
     if unit == "share":
         return "0%"
-    if unit == "GB":
+    if is_gb_unit(unit):  # "GB" or "GB (80 GiB)"
         return "#,##0.00"
     if float(value).is_integer():
         return "#,##0"
