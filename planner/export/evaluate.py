@@ -767,6 +767,13 @@ def evaluate(
     # which fp8 the kept group plans where the makers' block-FP8 checkpoint would not load on it (plan's words)
     which_fp8 = api.block_checkpoint_note(mdl, wp, kept.gpus_per_replica, layout, eng)
     warnings += [f"{option.name}: {which_fp8}"] if which_fp8 else []
+    # the kept group across nodes: plan's warning, its held-out ranges' slow end open; what is not modelled (dp-ep's
+    # large-scale MoE recipe, the scale-out network), each in plan's words (planner.deploy; trial 31 F7)
+    if api.slow_end_open(gpu, kept.gpus_per_replica, layout):
+        spans = api.spans_nodes_warning(gpu, kept.gpus_per_replica, layout)
+        warnings.append(f'{option.name}: {spans}; its held-out ranges\' slow end is open ("to more than")')
+    missing = api.not_modelled_words(gpu, kept.gpus_per_replica, layout)
+    warnings += [f"{option.name}: not modelled: {missing}"] if missing else []
     common = dict(
         option=option,
         gpu=gpu,

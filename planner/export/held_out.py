@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 from planner.accuracy import loaded_ranges
 from planner.accuracy.loaded_ranges import STEADY, LoadedRange, loaded_run_coverage, uncovered_texts
+from planner.api import not_modelled_words, slow_end_open, spans_nodes_warning
 from planner.export.scenario import Workload
 
 #: The column and row label a finance reader sees beside a simulated figure.
@@ -55,14 +56,55 @@ def bounds(value: float, rng: LoadedRange | None) -> tuple[float, float] | None:
     return rng.bounds(value)
 
 
-def range_text(value: float, rng: LoadedRange | None, kind: str) -> str:
+def range_text(value: float, rng: LoadedRange | None, kind: str, open_end: str = "") -> str:
     """The held-out range of a figure of ``kind`` ("s" or "ms", as the review's tables show it: 2 and 1 decimals),
-    "low - high unit": 0.78 s with p99 TTFT's 0.76x / 15.4x -> "0.59 - 12.01 s"; "" without a range."""
+    "low - high unit": 0.78 s with p99 TTFT's 0.76x / 15.4x -> "0.59 - 12.01 s"; "" without a range. With
+    ``open_end`` (``open_end_of``: a replica across nodes, slower than modelled) the slow end is a lower bound, as
+    ``planner plan`` words it: "0.59 to more than 12.01 s"."""
     b = bounds(value, rng)
     if b is None:
         return ""
     digits = {"s": 2, "ms": 1}[kind]
+    if open_end:
+        return f"{b[0]:,.{digits}f} to more than {b[1]:,.{digits}f} {kind}"
     return f"{b[0]:,.{digits}f} - {b[1]:,.{digits}f} {kind}"
+
+
+def _kept(result: object) -> tuple[object, int, str] | None:
+    """(GPU, GPUs per replica, layout) of a result's kept replica; None without one."""
+    replica = getattr(result, "replica", None)
+    if replica is None:
+        return None
+    return result.gpu, int(replica.gpus), result.option.parallelism or "tp"
+
+
+def open_end_of(result: object) -> str:
+    """Why the option's held-out ranges' slow end is open (``planner.deploy.slow_end_open`` of its kept replica: a
+    group across nodes, slower than modelled by an amount no held-out run measures, trial 31 F7); "" elsewhere."""
+    kept = _kept(result)
+    return slow_end_open(*kept) if kept else ""
+
+
+def spans_nodes_of(result: object) -> str:
+    """``planner.deploy.spans_nodes_warning`` of the option's kept replica where its slow end is open
+    (``open_end_of``: not a pipeline's); "" elsewhere."""
+    kept = _kept(result)
+    return spans_nodes_warning(*kept) if kept and slow_end_open(*kept) else ""
+
+
+def nodes_note(result: object) -> str:
+    """The option's line on what is slower than modelled or not modelled, once, short (Details, Markdown): the held-out
+    slow end open (``open_end_of``) and ``planner.deploy.not_modelled_words`` of its kept replica (dp-ep's large-scale
+    MoE recipe, or the scale-out network); "" for a replica inside one node in a modelled layout."""
+    kept = _kept(result)
+    if not kept:
+        return ""
+    opened, missing = slow_end_open(*kept), not_modelled_words(*kept)
+    parts = [
+        f'held-out slow end open ("to more than"): {opened}' if opened else "",
+        f"not modelled: {missing}" if missing else "",
+    ]
+    return "; ".join(x for x in parts if x)
 
 
 def ranged_metrics(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> list[tuple[str, LoadedRange]]:

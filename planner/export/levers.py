@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import replace as dc_replace
 
-from planner.api import next_tp_size, scale_up_gpus
+from planner.api import next_tp_size, spans_nodes_warning
 from planner.catalog import Catalog
 from planner.errors import PlannerError
 from planner.export.evaluate import evaluate, replicas_over_draws, run_at_replicas
@@ -168,14 +168,10 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
         except PlannerError as exc:  # levers.gpus_per_replica the engine refuses for this model: this lever's note
             res, refused = None, f"not evaluated: levers.gpus_per_replica: {exc}"
         lever = _lever("More GPUs per replica", change, base, res, refused if res is None else "")
-        if tp_new > scale_up_gpus(base.gpu) and res is not None:
-            lever = Lever(
-                lever.name,
-                lever.change,
-                lever.result,
-                lever.saving_usd_per_month,
-                lever.note + f"; {tp_new} GPUs per replica span several nodes: slower than modelled",
-            )
+        # plan's words for a group across nodes (planner.deploy.spans_nodes_warning), in the layout the lever kept
+        spans = spans_nodes_warning(res.gpu, tp_new, res.option.parallelism or "tp") if res is not None else ""
+        if spans:
+            lever = Lever(lever.name, lever.change, lever.result, lever.saving_usd_per_month, lever.note + f"; {spans}")
         out.append(lever)
 
     cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)

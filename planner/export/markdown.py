@@ -44,6 +44,7 @@ MD_OPTION_KEYS = (
     "slow_end_more_usd_per_month",
     "slow_end_note",
     "batch_cap",
+    "nodes_note",
     "note",
 )
 MD_TCO_KEYS = (

@@ -49,6 +49,9 @@ BATCH_LABEL = "Sequences in flight per replica, at most (max batch)"
 #: Where an option's max batch sets its fleet, that fleet against the engine's default limit's (``cap_note``): a
 #: column of its own, on Details and in the Markdown, so Options' Note prints on one page (trial 14 F15).
 BATCH_CAP_LABEL = "Max batch against the engine's default"
+#: What the option's replica is not modelled with (``held_out.nodes_note``: across nodes, the held-out ranges' slow end
+#: open; dp-ep's large-scale MoE recipe): on Details and in the Markdown, not in Options' Note (trial 14 F15).
+NODES_LABEL = "Slower than modelled / not modelled"
 
 
 def tpot_long_label(workload: Workload) -> str:
@@ -103,13 +106,15 @@ def options_table(review: Review) -> Table:
         Column(f"Monthly at +{pct}", "usd", "monthly_usd_high"),
         *slow_end_columns(review),
         Column(BATCH_CAP_LABEL, "text", "batch_cap"),
+        Column(NODES_LABEL, "text", "nodes_note"),
         Column("Note", "text", "note"),
     )
     shown = len(slow_end_columns(review))
     rows = []
     for i, r in enumerate(review.results, start=1):
         row = _option_row(i, r, review)
-        rows.append((*row[:-1], *slow_end_values(r)[:shown], cap_note(r), row[-1]))  # before the note, as the columns
+        nodes = held_out.nodes_note(r) or None  # Details' and the Markdown's, not the Options note (trial 14 F15)
+        rows.append((*row[:-1], *slow_end_values(r)[:shown], cap_note(r), nodes, row[-1]))  # before the note
     return Table(cols, tuple(rows))
 
 
@@ -150,6 +155,8 @@ def slow_end_values(r: Result) -> tuple:
     if s is None:
         return (None,) * len(SLOW_END_COLUMNS)
     basis = basis_text(s)
+    opened = held_out.open_end_of(r)  # a replica across nodes: this fleet is a lower bound (planner.deploy)
+    basis = "; ".join(x for x in (basis, f"at least this: {opened}" if opened and s.meets else "") if x)
     if not s.meets:
         return None, None, None, None, "; ".join(x for x in (f"{s.shortfall} ({ratios_text(s)})", basis) if x)
     return s.gpus, s.gpus - r.gpus, s.monthly_usd, s.monthly_usd - r.monthly_usd, basis or None
@@ -260,7 +267,7 @@ def tpot_range_values(review: Review, ranges: Mapping[tuple[str, str], LoadedRan
             out.append(None)
             continue
         rng = held_out.range_for(ranges, "tpot", sim.percentile)
-        out.append(held_out.range_text(float(r.fleet.tpot_peak_s) * 1e3, rng, "ms") or None)
+        out.append(held_out.range_text(float(r.fleet.tpot_peak_s) * 1e3, rng, "ms", held_out.open_end_of(r)) or None)
     return out
 
 
@@ -535,7 +542,7 @@ def latency_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange] 
                 row.append(x)
                 if ranges is not None:
                     rng = held_out.range_for(ranges, metric, 50.0 if which == "p50" else c.percentile)
-                    row.append(held_out.range_text(x, rng, kind) or None)
+                    row.append(held_out.range_text(x, rng, kind, held_out.open_end_of(r)) or None)
         rows.append(tuple(row))
     return Table(tuple(cols), tuple(rows))
 
@@ -577,8 +584,10 @@ def headroom_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]
         ttft, tpot = sim.result.ttft_s.at(c.percentile), sim.result.tpot_s.at(c.percentile) * 1e3
         ttft_range, tpot_range = (), ()
         if ranged:
-            ttft_range = (held_out.range_text(ttft, held_out.range_for(ranges, "ttft", c.percentile), "s") or None,)
-            tpot_range = (held_out.range_text(tpot, held_out.range_for(ranges, "tpot", c.percentile), "ms") or None,)
+            opened = held_out.open_end_of(r)  # a replica across nodes: the slow end is a lower bound (trial 31 F7)
+            ttft_rng, tpot_rng = (held_out.range_for(ranges, m, c.percentile) for m in ("ttft", "tpot"))
+            ttft_range = (held_out.range_text(ttft, ttft_rng, "s", opened) or None,)
+            tpot_range = (held_out.range_text(tpot, tpot_rng, "ms", opened) or None,)
         rows.append(
             (
                 r.option.name,
@@ -643,6 +652,7 @@ DETAIL_KEYS = (
     "gpus_high",
     "monthly_usd_high",
     "batch_cap",
+    "nodes_note",
 )
 
 
