@@ -197,7 +197,9 @@ class TestF6RangesSayHowOftenTheyHeld:
 
     def test_each_range_row_states_the_ranges_sheets_share(self, books):
         held = {c.quantity: c for c in stated_coverage()}
-        assert f"{held['TPOT'].inside / held['TPOT'].figures:.0%}" == "61%"  # the trial's (and the CLI's) figures
+        assert (
+            f"{held['TPOT'].inside / held['TPOT'].figures:.0%}" == "60%"
+        )  # the CLI's figure today (the trial saw 59%), catalogs/reference/range_coverage.csv 227 / 376
         assert f"{held['TTFT'].inside / held['TTFT'].figures:.0%}" == "36%"
         book = books["opening"]
         for label, quantity in (

@@ -93,12 +93,15 @@ class TestFp8DsMla:
         assert api.kv_bytes_per_token("deepseek-v3", kv_precision="fp8") == 61 * 576
 
     def test_the_max_batch_is_the_trials_hand_figure(self):
-        """8 x H200 at 8K with fp8: budget / (48,068 x 8,192) = 113 sequences, not 125 (the trial's hand figure was
+        """8 x H200 at 8K with fp8: budget / (48,068 x 8,192) = 111 sequences, not 125 (the trial's hand figure was
         112 at 139.56 GiB seen per GPU; H200's engine-visible memory is 139.80 GiB since s207, public torch logs:
-        929,696 KV tokens / 8,192 = 113.5)."""
+        929,696 KV tokens / 8,192 = 113.5 before trial 31 F11; since, each tensor-parallel rank also holds the fused
+        q_a + kv_a projection whole (vLLM ``disable_tp=True``): 61 x 7,168 x 2,112 = 923,467,776 fp8 bytes x (1 - 1/8)
+        = 808,034,304 B more per GPU, 912,880 KV tokens / 8,192 = 111.4)."""
         p = api.memory_plan("H200", "deepseek-v3.2", 8192, gpus=8, kv_precision="fp8")
         assert p.kv_bytes_per_token_per_gpu == 48_068  # the latent whole on every GPU, as vLLM holds it
-        assert int(p.max_batch) == 113 and p.kv_cache_tokens == 929_696
+        assert p.replicated_weight_bytes_per_gpu == 61 * 7168 * 2112 * 7 // 8
+        assert int(p.max_batch) == 111 and p.kv_cache_tokens == 912_880
 
     def test_other_engines_keep_the_plain_layout(self):
         """SGLang and the 'ideal' engine are not read as fp8_ds_mla: 576 + 132 per layer."""
