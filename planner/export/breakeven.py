@@ -200,11 +200,8 @@ def cumulative_table(review: Review) -> Table:
         Column("Price kind", "text", "price_kind"),
         Column("Breaks even against (month)", "text", "break_even"),
         Column("Capex per GPU all-in", "usd", "capex_usd_per_gpu"),
-        Column(
-            "Capex per GPU at which it costs what the cheapest rented option does",
-            "usd",
-            "break_even_capex_usd_per_gpu",
-        ),
+        # short: the header prints in one row of a landscape page (the docs say what it is)
+        Column("Capex per GPU at break-even", "usd", "break_even_capex_usd_per_gpu"),
         *[Column(f"By month {m}", "usd", f"cum_m{m}") for m in ends],
     )
     rows = []
