@@ -40,35 +40,39 @@ def test_mtp_routed_experts_are_one_moe_layers():
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_dp_ep_rank_holds_its_share_of_the_mtp_experts(r1_mtp, engine):
     """DeepSeek-R1 fp8 on 8 x H200, dp-ep: each rank holds the MTP module's non-expert part whole and 1/8 of its
-    routed experts, at fp8's 1 B per parameter:
+    routed experts, at fp8's 1 B per parameter; the module's stored copies of the embedding and output head
+    (2 x 129280 x 7168 = 1,853,358,080) are the target's own on every rank (``mtp_held_params``):
 
-        non-expert part = 13,463,426,304 - 11,274,289,152 = 2,189,137,152
+        non-expert part = 13,463,426,304 - 1,853,358,080 - 11,274,289,152 = 335,779,072
         routed share    = 11,274,289,152 x ceil(256 / 8) / 256 = 1,409,286,144
-        per rank        = 2,189,137,152 + 1,409,286,144 = 3,598,423,296 B (3.60 GB)
+        per rank        = 335,779,072 + 1,409,286,144 = 1,745,065,216 B (1.75 GB)
 
     so the KV budget per GPU drops by exactly that (the reserve is the same), not by the whole 13,463,426,304 B the
-    trial saw (weights 114.28 GB/GPU against 100.82 without MTP; now 104.42)."""
-    mtp = CAT.model("DeepSeek-R1").mtp_params
-    assert mtp == 13_463_426_304
-    per_rank = (mtp - 256 * 3 * 7168 * 2048) + 256 * 3 * 7168 * 2048 * 32 // 256
-    assert per_rank == 3_598_423_296
+    trial saw (weights 114.28 GB/GPU against 100.82 without MTP), nor by 3,598,423,296 B with the copies held."""
+    m = CAT.model("DeepSeek-R1")
+    mtp = m.mtp_params
+    assert mtp == 13_463_426_304 and m.mtp_shared_params == 2 * 129280 * 7168
+    per_rank = (mtp - 2 * 129280 * 7168 - 256 * 3 * 7168 * 2048) + 256 * 3 * 7168 * 2048 * 32 // 256
+    assert per_rank == 1_745_065_216
     opts = dict(gpus=8, parallelism="dp-ep", engine=engine, kv_precision="fp8")
     plain = api.memory_plan("H200", "DeepSeek-R1", CONTEXT, **opts)
     drafting = api.memory_plan("H200", r1_mtp, CONTEXT, **opts)
     assert float(drafting.reserve_bytes_per_gpu) == float(plain.reserve_bytes_per_gpu)
     drop = float(plain.kv_budget_bytes_per_gpu) - float(drafting.kv_budget_bytes_per_gpu)
     assert drop == pytest.approx(per_rank, rel=1e-9)
-    # the whole model as loaded still counts the whole module once
-    assert float(drafting.weight_bytes) - float(plain.weight_bytes) == pytest.approx(mtp * 1.0, rel=1e-12)
+    # the whole model as loaded counts the module once, less the embedding and head it shares with the target
+    held = mtp - 2 * 129280 * 7168
+    assert float(drafting.weight_bytes) - float(plain.weight_bytes) == pytest.approx(held * 1.0, rel=1e-12)
 
 
 def test_tensor_parallel_splits_the_mtp_module_as_before(r1_mtp):
-    """Under tensor parallelism every weight is split over the group: the budget drops by 13,463,426,304 / 8 B."""
+    """Under tensor parallelism every weight is split over the group: the budget drops by the held MTP parameters
+    (13,463,426,304 less the shared embedding and head, 2 x 129280 x 7168) / 8 = 11,610,068,224 / 8 B."""
     opts = dict(gpus=8, engine="vllm", kv_precision="fp8")
     plain = api.memory_plan("H200", "DeepSeek-R1", CONTEXT, **opts)
     drafting = api.memory_plan("H200", r1_mtp, CONTEXT, **opts)
     drop = float(plain.kv_budget_bytes_per_gpu) - float(drafting.kv_budget_bytes_per_gpu)
-    assert drop == pytest.approx(13_463_426_304 / 8, rel=1e-9)
+    assert drop == pytest.approx((13_463_426_304 - 2 * 129280 * 7168) / 8, rel=1e-9)
 
 
 def test_sglang_dp_attention_with_mtp_fits_on_8_h200(r1_mtp):

@@ -41,11 +41,12 @@ class TestMtpMemory:
         assert drafting.kv_bytes_per_token_per_gpu - plain.kv_bytes_per_token_per_gpu == m.mtp_layers * per_layer
 
     def test_mtp_weights_and_kv_shrink_the_batch(self):
-        """The MTP layers' weights (mtp_params at the checkpoint's fp8, one byte each) and KV both come out of the
-        budget: fewer cached tokens than the weights alone leave, and no more sequences than without them."""
+        """The MTP layers' weights (mtp_params less the embedding and head copies shared with the target, at the
+        checkpoint's fp8, one byte each) and KV both come out of the budget: fewer cached tokens than the weights
+        alone leave, and no more sequences than without them."""
         m = CAT.model("DeepSeek-R1")
         plain, drafting, _ = _plans("DeepSeek-R1", "H200", 8, "mtp")
-        assert drafting.weight_bytes - plain.weight_bytes == pytest.approx(m.mtp_params * 1.0)
+        assert drafting.weight_bytes - plain.weight_bytes == pytest.approx((m.mtp_params - m.mtp_shared_params) * 1.0)
         budget = float(drafting.kv_budget_bytes_per_gpu)
         block = 16  # vLLM's block of tokens (README: "KV in blocks of 16 tokens")
         expected = math.floor(budget / (float(drafting.kv_bytes_per_token_per_gpu) * block)) * block

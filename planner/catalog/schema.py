@@ -952,10 +952,19 @@ class Model(_Entry):
         description="parameters of those layers, the part of extra_params that MTP speculative decoding loads "
         "(DeepSeek-V3: all 13,463,426,304; Qwen3.5: the MTP layer, not the vision tower)",
     )
+    mtp_shared_params: int = Field(
+        default=0,
+        ge=0,
+        description="parameters of mtp_params that are the checkpoint's stored copies of the input embedding and "
+        "output head (vocab x hidden each: DeepSeek-V3's model.layers.61.embed_tokens and shared_head.head, "
+        "2 x 129280 x 7168 = 1,853,358,080), which the engines replace by the target's own tensors "
+        "(planner.engines.architecture.mtp_held_params): a run speculating with MTP holds mtp_params less these; "
+        "0 where the checkpoint stores none (GLM-4.6, Qwen3.5)",
+    )
     mtp_loaded: bool = Field(
         default=False,
         description="not a catalog field: set on the variant a run speculating with MTP serves "
-        "(planner.serving.speculative.with_mtp_loaded), whose weights then hold mtp_params more",
+        "(planner.serving.speculative.with_mtp_loaded), whose weights then hold mtp_params - mtp_shared_params more",
     )
     draft_weight_bytes: float = Field(
         default=0.0,
@@ -1051,6 +1060,16 @@ class Model(_Entry):
         if self.mtp_params > self.extra_params:
             raise ValueError(
                 f"mtp_params ({self.mtp_params:,}) exceeds extra_params ({self.extra_params:,}), which counts them"
+            )
+        if self.mtp_shared_params > self.mtp_params:
+            raise ValueError(
+                f"mtp_shared_params ({self.mtp_shared_params:,}) exceeds mtp_params ({self.mtp_params:,}), which "
+                "counts them"
+            )
+        if self.mtp_shared_params % (self.vocab_size * self.hidden_size):
+            raise ValueError(
+                f"mtp_shared_params ({self.mtp_shared_params:,}) counts stored copies of the embedding and output "
+                f"head, each vocab_size x hidden_size = {self.vocab_size * self.hidden_size:,}: a whole number of them"
             )
         return self
 

@@ -475,8 +475,9 @@ def model_facts(m: Model) -> ModelFacts:
         params_kept_16bit=b.embedding + b.lm_head + kept_read + (b.extra if m.extra_params_loaded else 0),
         params_read_kept_16bit=(b.lm_head or b.embedding) + kept_read,
         # MTP speculative decoding loads the MTP layers (at the weight precision: DeepSeek-V3's layer 61 is stored in
-        # fp8 like the others); a catalog whose extra parameters are loaded already counts them
-        params_not_loaded=0 if m.extra_params_loaded else b.extra - (m.mtp_params if m.mtp_loaded else 0),
+        # fp8 like the others) less the embedding and output head it shares with the target (``mtp_held_params``); a
+        # catalog whose extra parameters are loaded already counts them
+        params_not_loaded=0 if m.extra_params_loaded else b.extra - (mtp_held_params(m) if m.mtp_loaded else 0),
         params_per_expert_layer=(b.routed_experts / (moe_layers * m.moe.num_experts)) if m.moe else 0.0,
         moe_layers=moe_layers,
         num_experts=m.moe.num_experts if m.moe else 0,
@@ -541,6 +542,35 @@ def draft_facts(m: Model) -> dict[str, float]:
         "draft_kv_heads": float(m.draft_kv_heads),
         "draft_routed_expert_params": routed,
     }
+
+
+def mtp_held_params(m: Model) -> int:
+    """Parameters a run speculating with MTP holds for the MTP layers: the checkpoint's ``mtp_params`` less the stored
+    copies of the input embedding and output head (``Model.mtp_shared_params``), which both engines replace by the
+    target's own tensors before the KV cache is sized, so each GPU holds them once, as the target's:
+
+    - vLLM: ``DeepSeekMTP._rewrite_spec_layer_name`` maps ``model.layers.61.embed_tokens`` to the predictor's one
+      top-level ``embed_tokens`` (``shared_weight_names``, vllm/model_executor/models/deepseek_mtp.py, vllm-project/vllm
+      03356f8c); after loading the draft, ``SpecDecodeBaseProposer.load_model`` -> ``_maybe_share_embeddings`` deletes
+      it and points it at the target's (an MTP draft: always, where the pipeline-parallel size is 1) and
+      ``_maybe_share_lm_head`` does the same for every MTP layer's ``shared_head.head`` ("MTP models call
+      compute_logits via shared_head.head ... Always share it explicitly", vllm/v1/spec_decode/llm_base_proposer.py,
+      vllm-project/vllm 82720b1e; added by pull request 34385, merged 2026-02-11). This runs inside
+      ``GPUModelRunner.load_model`` (vllm/v1/worker/gpu_model_runner.py: ``self.drafter.load_model(self.model)``, then
+      ``self.model_memory_usage = m.consumed_memory``, as public walk-throughs of that file quote it), so the weight
+      memory the KV budget subtracts is measured after the draft's own copies are freed. Before 34385
+      (``EagleProposer.load_model``, vllm/v1/spec_decode/eagle.py, 008603a3) only the embedding was shared: DeepSeek's
+      draft kept its own ``shared_head.head`` (vocab x hidden, bf16 in the fp8 checkpoint: 1.85 GB whole), not
+      modelled here.
+    - SGLang: ``DeepseekV3ForCausalLMNextN.load_weights`` skips ``shared_head.head`` and ``embed_tokens`` ("Use shared
+      head and embed weights from target model", python/sglang/srt/models/deepseek_nextn.py, sgl-project/sglang
+      0114f9c9) and ``EAGLEWorker.__init__`` hands the draft the target's (``get_embed_and_head`` ->
+      ``set_embed_and_head``, python/sglang/srt/speculative/eagle_worker.py, 00559eac) for every non-EAGLE-3 draft;
+      the target's KV pool is sized before the draft worker is built (``profile_max_num_token``).
+
+    DeepSeek-R1 (config.json: vocab_size 129280, hidden_size 7168): 13,463,426,304 - 2 x 129280 x 7168 =
+    11,610,068,224. 0 for a model without MTP layers."""
+    return m.mtp_params - m.mtp_shared_params
 
 
 def mtp_routed_expert_params(m: Model) -> float:

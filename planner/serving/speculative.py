@@ -215,7 +215,8 @@ _MTP_VARIANTS: dict[int, tuple[object, object]] = {}
 
 def with_mtp_loaded(model, catalog=None):
     """``model`` as a run speculating with MTP serves it: the same Model with its MTP layers loaded
-    (``Model.mtp_loaded``: weights hold ``mtp_params`` more, at the weight precision). One object per model, so the
+    (``Model.mtp_loaded``: weights hold ``mtp_params`` less the embedding and output head copies shared with the target,
+    ``planner.engines.architecture.mtp_held_params``, more, at the weight precision). One object per model, so the
     serving setups it keys are reused."""
     from planner.catalog import default_catalog
 
@@ -319,7 +320,11 @@ def speculation_for(
                 f"{m.name}'s checkpoint ships no multi-token-prediction (MTP) layers; speculative method mtp needs "
                 f"them. Models with MTP layers: {', '.join(models_with_mtp(cat))}. Use eagle3 or ngram for {m.name}"
             )
-        return SpeculativeDecoding("mtp", int(k), a, draft_params=float(m.mtp_params), draft_layers=int(m.mtp_layers))
+        from planner.engines.architecture import mtp_held_params
+
+        # the parameters the MTP layers hold: the stored embedding and head copies are the target's
+        held = float(mtp_held_params(m))
+        return SpeculativeDecoding("mtp", int(k), a, draft_params=held, draft_layers=int(m.mtp_layers))
     if name == "ngram":
         return SpeculativeDecoding("ngram", int(k), a)
     if draft_params is None:
