@@ -1,6 +1,6 @@
 """A speculating run's MTP layers hold the checkpoint's MTP parameters less its stored copies of the input embedding
 and output head, which the engines replace by the target's own (``planner.engines.architecture.mtp_held_params``,
-catalog ``mtp_shared_params``).
+catalog ``mtp_shared_params``; h-mtpshare, docs/hypotheses/mtp-shared-embedding-head.md).
 
 Sources of the expected values:
 
