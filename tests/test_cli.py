@@ -111,6 +111,15 @@ class TestCatalogCommands:
         r = run("catalog", "list", "gpu")
         assert r.exit_code == 0 and r.output.startswith("GPUs (") and "Models (" not in r.output
 
+    def test_list_shows_each_gpus_memory_in_gb_with_the_vendors_gib_beside_it(self):
+        """Trial 33 F6: "206.2 GB" alone read as a wrong figure for AMD's "192 GB" MI300X. The catalog holds
+        192 GiB = 206,158,430,208 B (AMD Instinct MI300X datasheet: 192 GB HBM3, a binary capacity); the list shows
+        both, and peak FLOP/s with thousands separators (1,307.4 TFLOP/s bf16 dense, the same datasheet)."""
+        r = run("catalog", "list", "gpus")
+        row = next(line for line in r.output.splitlines() if line.strip().startswith("MI300X "))
+        assert "206.2 GB (192 GiB)" in row and "1,307.4 TFLOP/s" in row
+        assert "85.9 GB (80 GiB)" in next(line for line in r.output.splitlines() if "H100 SXM 80GB" in line)
+
     def test_import_hf_makes_an_entry_the_loader_reads(self, tmp_path):
         """A Llama-2-7B config.json (values of meta-llama/Llama-2-7b-hf) imports to the catalog's counts."""
         cfg = {

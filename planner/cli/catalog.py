@@ -20,7 +20,7 @@ from planner.cli.terminal import table as aligned
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
 from planner.io.files import write_file
-from planner.units import fmt_gb, fmt_usd_per_gpu_hour
+from planner.units import GiB, fmt_gb, fmt_usd_per_gpu_hour
 
 KINDS = ("gpus", "models", "precisions")
 
@@ -81,9 +81,10 @@ def _gpu_row(g: Gpu) -> tuple[str, ...]:
     peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16")
     return (
         g.name,
-        fmt_gb(g.memory_bytes, 1),
+        # trial 33 F6: "206.2 GB" alone read as a wrong figure for a "192 GB" MI300X; the vendor's GiB beside it
+        f"{fmt_gb(g.memory_bytes, 1)} ({round(g.memory_bytes / GiB, 1):g} GiB)",
         f"{g.hbm_bandwidth_bytes_per_s / 1e9:,.0f} GB/s",  # the datasheet's figure: 1,555 GB/s, not "1.55 TB/s"
-        f"{peak / 1e12:.1f} TFLOP/s",
+        f"{peak / 1e12:,.1f} TFLOP/s",
         price_cell(g),
         ", ".join(g.aliases[:3]),
     )
