@@ -53,3 +53,45 @@ def test_the_switch_moves_deepseek_r1s_floor_and_nothing_else(monkeypatch):
     monkeypatch.setattr(B, "SGLANG_MLA_HOST_MOE_LAYER_S", B.SGLANG_V3_HOST_MOE_LAYER_S)
     assert _host_s("DeepSeek-R1") == pytest.approx(86.27e-3, abs=0.01e-3)
     assert _host_s("Qwen3-235B-A22B") == pytest.approx(qwen)
+
+
+def _host_s_on(model: str, engine) -> float:
+    """Like ``_host_s`` for one SGLang release profile (8 x H200, PR 13466's 1,024 / 16 tokens, one at a time)."""
+    _, setups, _ = B.serving_setups(
+        "H200", model, 1024.0, 16.0, 1, 16, None, None, "sglang", None, 8,
+        dict(weight_precision=None, kv_precision=None),
+        dict(engine=engine, catalog=None, calibration=None, errors="raise"),
+    )  # fmt: skip
+    return setups[0].table.prefill_host_s
+
+
+def test_a_graphed_release_keeps_no_floor_with_the_switch_on(monkeypatch):
+    """Corroboration (docs/hypotheses/sglang-v3-eager-launch.md): sgl-project/sglang PR 13466's "After" run
+    (Kimi-K2-Instruct-0905, piecewise CUDA graph on, 1,024 / 16 tokens, C = 1: median TTFT 92.937 ms) is a graphed
+    prompt step, which the planner prices with SGLang 0.5.10's profile: no eager launch floor, switch on or off (the
+    planner's TTFT 99.08 ms either way, +6.6%: ``bench/sglang_v3_launch.py --source pr13466-graphed``)."""
+    from planner.engines.profiles import SGLANG_0510
+
+    assert _host_s_on("Kimi-K2", SGLANG_0510) == 0.0
+    monkeypatch.setattr(B, "SGLANG_MLA_HOST_MOE_LAYER_S", B.SGLANG_V3_HOST_MOE_LAYER_S)
+    assert _host_s_on("Kimi-K2", SGLANG_0510) == 0.0
+    # the same run under an eager release: Kimi-K2 (1 dense + 60 MoE layers) launches 0.29 + 60 x 1.4724 = 88.63 ms
+    assert _host_s_on("Kimi-K2", SGLANG_055) == pytest.approx(SGLANG_HOST_LAYER_S + 60 * 1.4724e-3, abs=0.01e-3)
+
+
+def test_the_bench_scripts_solve_gives_the_constant():
+    """``bench/sglang_v3_launch.py``'s arithmetic on the planner's two TTFTs of PR 14918's run recorded in the
+    hypothesis doc (110.07 ms at 1.5 ms a MoE layer, 139.07 ms at 2.0 ms): 58 MoE layers on the host-bound slope,
+    22.20 ms outside the floor, 1.4724 ms a MoE layer (each by hand: 29.00 / 0.5; 110.07 - 87 - 0.87; (108.471 -
+    22.20 - 0.87) / 58)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import sglang_v3_launch as S
+
+    slope, rest, solved = S.solve({1.5e-3: 110.07, 2.0e-3: 139.07}, S.SOURCES["pr14918"])
+    assert slope == pytest.approx(58.0, abs=1e-9)
+    assert rest == pytest.approx(22.20, abs=0.005)
+    assert solved == pytest.approx(1.4724, abs=1e-4)
+    assert solved * 1e-3 == pytest.approx(B.SGLANG_V3_HOST_MOE_LAYER_S, rel=1e-4)
