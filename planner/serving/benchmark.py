@@ -291,6 +291,25 @@ def mla_prefill_module_delta_s(
 #: layer takes to launch in an SGLang prompt step run eagerly (in place of ``SGLANG_HOST_MOE_LAYER_S``, 0.95 ms, which is
 #: DeepSeek-Coder-V2-Lite's); only ever set to a value chosen leaving the judged source out (``bench/mla_host_loso.py``).
 SGLANG_MLA_HOST_MOE_LAYER_S: float | None = None
+#: EXPERIMENT (h-b200moe; docs/hypotheses/sglang-v3-eager-launch.md; switch ``sglang-v3-eager-launch`` sets
+#: ``SGLANG_MLA_HOST_MOE_LAYER_S`` to it): the eager launch time of a DeepSeek-V3-architecture MoE layer (MLA with a
+#: q-LoRA), from sgl-project/sglang pull request 14918's "before" run: DeepSeek-R1 (INT8) TP 8, 1,024-token prompts
+#: one at a time, median TTFT ``SGLANG_V3_EAGER_TTFT_S``; the planner's TTFT of that run outside the launch floor is
+#: ``SGLANG_V3_EAGER_REST_S`` (``bench/sglang_v3_launch.py``, main 987e03e2: host-bound, 58 MoE layers a step), so a
+#: MoE layer launches (108.471 - 22.20 - 3 x 0.29) / 58 = 1.472 ms (DeepSeek-Coder-V2-Lite's 0.946 ms before).
+SGLANG_V3_EAGER_TTFT_S = 108.471e-3
+SGLANG_V3_EAGER_REST_S = 22.20e-3
+SGLANG_V3_EAGER_MOE_LAYERS = 58
+SGLANG_V3_HOST_MOE_LAYER_S = (
+    SGLANG_V3_EAGER_TTFT_S - SGLANG_V3_EAGER_REST_S - 3 * 9.28e-3 / 32
+) / SGLANG_V3_EAGER_MOE_LAYERS
+
+
+def mla_host_moe_layer_applies(model) -> bool:
+    """Whether ``SGLANG_MLA_HOST_MOE_LAYER_S`` prices ``model``'s MoE layers: an MLA model with a q-LoRA (the
+    DeepSeek-V3 architecture: DeepSeek-V3/R1/V3.1/V3.2, Kimi-K2); DeepSeek-V2-Lite / Coder-V2-Lite (no q-LoRA) keep
+    the 0.946 ms measured on Coder-V2-Lite (h-b200moe narrows h-mla's hook, which took every MLA model)."""
+    return model.mla is not None and model.mla.q_lora_rank is not None
 
 
 def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:
@@ -645,7 +664,9 @@ def serving_setups(
             if table is not None and kinds[i] == "sglang":  # its extend steps launched eagerly (0 where graphed)
                 mod = cat.model(m[i])
                 host = sglang_prefill_host_s(eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers)
-                if host > 0 and SGLANG_MLA_HOST_MOE_LAYER_S is not None and mod.mla is not None:  # EXPERIMENT (h-mla)
+                if (
+                    host > 0 and SGLANG_MLA_HOST_MOE_LAYER_S is not None and mla_host_moe_layer_applies(mod)
+                ):  # h-mla, h-b200moe
                     from planner.engines.profiles import SGLANG_HOST_MOE_LAYER_S
 
                     host += (SGLANG_MLA_HOST_MOE_LAYER_S - SGLANG_HOST_MOE_LAYER_S) * mod.moe_layers
