@@ -75,7 +75,7 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``chat-template-tokens``: a chat-endpoint row's server prefills its model's chat template around each prompt,
   tokens ``vllm bench serve`` does not count (``planner.accuracy.datasets.CHAT_TEMPLATE_ON``,
   ``chat_template_tokens``; docs/hypotheses/chat-template-tokens.md, h-r2).
-- ``sglang-v3-eager-launch``: in an SGLang prompt step run eagerly (before 0.5.10 on NVIDIA, every release on AMD),
+- ``sglang-v3-eager-launch:off`` (shipped s211; the ablation turns it off): in an SGLang prompt step run eagerly (before 0.5.10 on NVIDIA, every release on AMD),
   each MoE layer of an MLA model with a q-LoRA (the DeepSeek-V3 architecture) launches in 1.472 ms, from sglang pull
   request 14918's eager DeepSeek-R1 TTFT, not DeepSeek-Coder-V2-Lite's 0.946 ms (``planner.serving.benchmark.
   SGLANG_V3_HOST_MOE_LAYER_S``; docs/hypotheses/sglang-v3-eager-launch.md, h-b200moe).
@@ -173,7 +173,6 @@ SWITCHES = (
     "vllm-hopper-mxfp4-marlin",
     "h100-compute:all",
     "sglang-piecewise-coverage",
-    "sglang-v3-eager-launch",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -194,6 +193,7 @@ ABLATIONS = (
     "weight-only-gemm:all",
     "moe-gather-scatter:off",
     "dp-gather-as-engine:off",
+    "sglang-v3-eager-launch:off",
     "moe-read-rate:all",
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
@@ -264,12 +264,8 @@ def refit_factors() -> None:
 
 #: The switches that set one module attribute: switch -> (module, attribute, value); when each was measured.
 MODULE_FLAGS = {
-    # SGLang's eager prompt step: a DeepSeek-V3-architecture MoE layer launches 1.472 ms (sglang PR 14918; h-b200moe)
-    "sglang-v3-eager-launch": (
-        "planner.serving.benchmark",
-        "SGLANG_MLA_HOST_MOE_LAYER_S",
-        importlib.import_module("planner.serving.benchmark").SGLANG_V3_HOST_MOE_LAYER_S,
-    ),
+    # SGLang's eager prompt step at Coder-V2-Lite's 0.946 ms a MoE layer for every MLA model (h-b200moe shipped s211)
+    "sglang-v3-eager-launch:off": ("planner.serving.benchmark", "SGLANG_V3_EAGER_LAUNCH", False),
     # data-parallel MoE as an all-to-all on every engine (ablation, s180)
     "moe-gather-scatter:off": ("planner.engines.allreduce_table", "GATHER_SCATTER", False),
     # prefill attention's rate rising with the prompt (s182)

@@ -1,4 +1,4 @@
-"""h-b200moe (``sglang-v3-eager-launch``, off; docs/hypotheses/sglang-v3-eager-launch.md): in SGLang's eager prompt
+"""h-b200moe (shipped s211; ablation ``sglang-v3-eager-launch:off``; docs/hypotheses/sglang-v3-eager-launch.md): in SGLang's eager prompt
 step a DeepSeek-V3-architecture MoE layer (MLA with a q-LoRA) launches in 1.472 ms, from sgl-project/sglang pull
 request 14918's eager DeepSeek-R1 TTFT, not DeepSeek-Coder-V2-Lite's 0.946 ms (pull request 1401)."""
 
@@ -18,7 +18,8 @@ def test_the_constant_is_pull_request_14918s_ttft_less_the_planners_rest():
     / 58 MoE layers = 1.4724 ms (by hand; ``bench/sglang_v3_launch.py`` gives the 22.20 ms)."""
     assert B.SGLANG_V3_HOST_MOE_LAYER_S == pytest.approx((108.471 - 22.20 - 3 * 0.29) / 58 * 1e-3, rel=1e-3)
     assert B.SGLANG_V3_HOST_MOE_LAYER_S == pytest.approx(1.4724e-3, abs=1e-7)
-    assert B.SGLANG_MLA_HOST_MOE_LAYER_S is None  # off on main
+    assert B.SGLANG_MLA_HOST_MOE_LAYER_S is None  # h-mla's experiment hook: off
+    assert B.SGLANG_V3_EAGER_LAUNCH is True  # shipped s211
 
 
 def test_applies_to_mla_with_a_q_lora_only():
@@ -42,16 +43,17 @@ def _host_s(model: str) -> float:
     return setups[0].table.prefill_host_s
 
 
-def test_the_switch_moves_deepseek_r1s_floor_and_nothing_else(monkeypatch):
-    """DeepSeek-R1 (3 dense + 58 MoE layers): off 3 x 0.29 + 58 x 0.9458 = 55.72 ms; on 3 x 0.29 + 58 x 1.4724 =
-    86.27 ms (both by hand). Qwen3-235B-A22B (94 MoE layers, GQA): 94 x 0.9458 = 88.90 ms either way."""
+def test_the_rule_moves_deepseek_r1s_floor_and_nothing_else(monkeypatch):
+    """DeepSeek-R1 (3 dense + 58 MoE layers): on (main) 3 x 0.29 + 58 x 1.4724 = 86.27 ms; off (the ablation)
+    3 x 0.29 + 58 x 0.9458 = 55.72 ms (both by hand). Qwen3-235B-A22B (94 MoE layers, GQA): 94 x 0.9458 = 88.90 ms
+    either way."""
+    assert _host_s("DeepSeek-R1") == pytest.approx(86.27e-3, abs=0.01e-3)
+    qwen = _host_s("Qwen3-235B-A22B")
+    assert qwen == pytest.approx(94 * SGLANG_HOST_MOE_LAYER_S)
+    monkeypatch.setattr(B, "SGLANG_V3_EAGER_LAUNCH", False)
     off = 3 * SGLANG_HOST_LAYER_S + 58 * SGLANG_HOST_MOE_LAYER_S
     assert off == pytest.approx(55.72e-3, abs=0.01e-3)
     assert _host_s("DeepSeek-R1") == pytest.approx(off)
-    qwen = _host_s("Qwen3-235B-A22B")
-    assert qwen == pytest.approx(94 * SGLANG_HOST_MOE_LAYER_S)
-    monkeypatch.setattr(B, "SGLANG_MLA_HOST_MOE_LAYER_S", B.SGLANG_V3_HOST_MOE_LAYER_S)
-    assert _host_s("DeepSeek-R1") == pytest.approx(86.27e-3, abs=0.01e-3)
     assert _host_s("Qwen3-235B-A22B") == pytest.approx(qwen)
 
 
@@ -73,8 +75,9 @@ def test_a_graphed_release_keeps_no_floor_with_the_switch_on(monkeypatch):
     from planner.engines.profiles import SGLANG_0510
 
     assert _host_s_on("Kimi-K2", SGLANG_0510) == 0.0
-    monkeypatch.setattr(B, "SGLANG_MLA_HOST_MOE_LAYER_S", B.SGLANG_V3_HOST_MOE_LAYER_S)
+    monkeypatch.setattr(B, "SGLANG_V3_EAGER_LAUNCH", False)
     assert _host_s_on("Kimi-K2", SGLANG_0510) == 0.0
+    monkeypatch.setattr(B, "SGLANG_V3_EAGER_LAUNCH", True)
     # the same run under an eager release: Kimi-K2 (1 dense + 60 MoE layers) launches 0.29 + 60 x 1.4724 = 88.63 ms
     assert _host_s_on("Kimi-K2", SGLANG_055) == pytest.approx(SGLANG_HOST_LAYER_S + 60 * 1.4724e-3, abs=0.01e-3)
 

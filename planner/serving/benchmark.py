@@ -291,9 +291,8 @@ def mla_prefill_module_delta_s(
 #: layer takes to launch in an SGLang prompt step run eagerly (in place of ``SGLANG_HOST_MOE_LAYER_S``, 0.95 ms, which is
 #: DeepSeek-Coder-V2-Lite's); only ever set to a value chosen leaving the judged source out (``bench/mla_host_loso.py``).
 SGLANG_MLA_HOST_MOE_LAYER_S: float | None = None
-#: EXPERIMENT (h-b200moe; docs/hypotheses/sglang-v3-eager-launch.md; switch ``sglang-v3-eager-launch`` sets
-#: ``SGLANG_MLA_HOST_MOE_LAYER_S`` to it): the eager launch time of a DeepSeek-V3-architecture MoE layer (MLA with a
-#: q-LoRA), from sgl-project/sglang pull request 14918's "before" run: DeepSeek-R1 (INT8) TP 8, 1,024-token prompts
+#: h-b200moe (docs/hypotheses/sglang-v3-eager-launch.md; shipped s211, ``SGLANG_V3_EAGER_LAUNCH``): the eager launch
+#: time of a DeepSeek-V3-architecture MoE layer (MLA with a q-LoRA), from sgl-project/sglang pull request 14918's "before" run: DeepSeek-R1 (INT8) TP 8, 1,024-token prompts
 #: one at a time, median TTFT ``SGLANG_V3_EAGER_TTFT_S``; the planner's TTFT of that run outside the launch floor is
 #: ``SGLANG_V3_EAGER_REST_S`` (``bench/sglang_v3_launch.py``, main 987e03e2: host-bound, 58 MoE layers a step), so a
 #: MoE layer launches (108.471 - 22.20 - 3 x 0.29) / 58 = 1.472 ms (DeepSeek-Coder-V2-Lite's 0.946 ms before).
@@ -303,6 +302,23 @@ SGLANG_V3_EAGER_MOE_LAYERS = 58
 SGLANG_V3_HOST_MOE_LAYER_S = (
     SGLANG_V3_EAGER_TTFT_S - SGLANG_V3_EAGER_REST_S - 3 * 9.28e-3 / 32
 ) / SGLANG_V3_EAGER_MOE_LAYERS
+#: Shipped in s211 (h-b200moe passed its ship rule: loaded TTFT p50 20.90% -> 19.71%, no worst grew): an eager SGLang
+#: prompt step of a DeepSeek-V3-architecture model launches ``SGLANG_V3_HOST_MOE_LAYER_S`` a MoE layer; the ablation
+#: ``sglang-v3-eager-launch:off`` (``bench/switch_bootstrap.py``) turns it off. ``SGLANG_MLA_HOST_MOE_LAYER_S``, when
+#: set, still takes precedence (h-mla's experiment hook).
+SGLANG_V3_EAGER_LAUNCH = True
+
+
+def mla_host_moe_layer_s(model) -> float | None:
+    """The eager launch time of one of ``model``'s MoE layers in an SGLang prompt step where it differs from
+    ``SGLANG_HOST_MOE_LAYER_S`` (DeepSeek-Coder-V2-Lite's 0.946 ms): h-mla's experiment value if set, else
+    ``SGLANG_V3_HOST_MOE_LAYER_S`` for a DeepSeek-V3-architecture model (``mla_host_moe_layer_applies``); None: no
+    difference."""
+    if not mla_host_moe_layer_applies(model):
+        return None
+    if SGLANG_MLA_HOST_MOE_LAYER_S is not None:
+        return SGLANG_MLA_HOST_MOE_LAYER_S
+    return SGLANG_V3_HOST_MOE_LAYER_S if SGLANG_V3_EAGER_LAUNCH else None
 
 
 def mla_host_moe_layer_applies(model) -> bool:
@@ -664,12 +680,11 @@ def serving_setups(
             if table is not None and kinds[i] == "sglang":  # its extend steps launched eagerly (0 where graphed)
                 mod = cat.model(m[i])
                 host = sglang_prefill_host_s(eng, cat.gpu(g[i]).vendor, mod.num_layers, mod.moe_layers)
-                if (
-                    host > 0 and SGLANG_MLA_HOST_MOE_LAYER_S is not None and mla_host_moe_layer_applies(mod)
-                ):  # h-mla, h-b200moe
+                layer_s = mla_host_moe_layer_s(mod) if host > 0 else None  # h-mla, h-b200moe
+                if layer_s is not None:
                     from planner.engines.profiles import SGLANG_HOST_MOE_LAYER_S
 
-                    host += (SGLANG_MLA_HOST_MOE_LAYER_S - SGLANG_HOST_MOE_LAYER_S) * mod.moe_layers
+                    host += (layer_s - SGLANG_HOST_MOE_LAYER_S) * mod.moe_layers
                 table = replace(table, prefill_host_s=host) if host > 0 else table
                 if host == 0 and SGLANG_PIECEWISE_COVERAGE:  # EXPERIMENT (h-ttftp50): steps the graph does not cover
                     host, above = sglang_piecewise_host_s(
