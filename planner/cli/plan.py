@@ -364,6 +364,8 @@ def render_plan(p: Plan) -> str:
         f"{m.name} on {p.gpus:,} x {g.name}, context {p.context:,} tokens "
         f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget{layout})"
     ) + engine_line(p)
+    if p.weight_alias:  # trial 32 F8: -w awq read as the catalog's int4, said once
+        head += f"\n{p.weight_alias}"
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
     row(
@@ -386,7 +388,9 @@ def render_plan(p: Plan) -> str:
         else ""
     )
     row("  - weights", f"{fmt_gb(weights_per_gpu)} (whole model {fmt_gb(loaded)}{as_stored})")
-    row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
+    if p.weight_parts:  # trial 32 F5: int4 32B is 19.2 GB, not params x 0.5 B; the whole model's parts
+        row("      whole model's parts", weight_parts_words(p))
+    row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)) + reserve_parts_words(p))
     budget = float(mem.kv_budget_bytes_per_gpu)
     if free_fraction:  # the ledger in the engine's order: what is free, then its fraction
         row("  = free memory", fmt_gb(budget / p.memory_utilization))
@@ -537,6 +541,32 @@ def render_plan(p: Plan) -> str:
     lines += [f"warning: {w}" for w in p.warnings]
     lines += [f"warning: {w}" for w in [untimed_release(p)] if w]
     return "\n".join(lines)
+
+
+def weight_parts_words(p: Plan) -> str:
+    """The whole model's weights in their parts (``Plan.weight_parts``), which sum to the weights line's whole model:
+    "int4 layers 16.09 GB (4-bit values 15.60 GB + 16-bit scales 0.49 GB) + embeddings, output head and norms kept
+    16-bit 3.12 GB" (trial 32 F5)."""
+    values, scales, kept, experts = p.weight_parts
+    wp = p.weight_precision
+    layers = f"{wp} layers {fmt_gb(values + scales)}"
+    if scales > 0:
+        layers += f" ({fmt_gb(values)} values + {fmt_gb(scales)} block scales)"
+    parts = [layers] + ([f"embeddings, output head and norms kept 16-bit {fmt_gb(kept)}"] if kept > 0 else [])
+    parts += [f"routed experts at {p.expert_precision or wp} {fmt_gb(experts)}"] if experts > 0 else []
+    return " + ".join(parts)
+
+
+def reserve_parts_words(p: Plan) -> str:
+    """What "activations and runtime" holds (``Plan.reserve_parts``; trial 32 F6: 0.88 GB at TP 1, 2.84 GB at TP 2):
+    " (activation peak 0.62 GB + non-torch 0.27 GB + all-reduce buffers 1.97 GB at TP 2, the engine's fit)"."""
+    if not p.reserve_parts:
+        return ""
+    activation, non_torch, collectives = p.reserve_parts
+    words = f" (profiling run's activation peak {fmt_gb(activation)} + non-torch {fmt_gb(non_torch)}"
+    if collectives > 0:
+        words += f" + NCCL / custom all-reduce buffers {fmt_gb(collectives)} at TP {p.gpus}, {p.engine.name}'s fit"
+    return words + ")"
 
 
 def untimed_release(p: Plan) -> str:
