@@ -73,3 +73,61 @@ def test_no_alias_line_when_typed_as_catalog_names_it(awq_plans):
     assert p.weight_alias == ""
     assert " read as " not in render_plan(p).splitlines()[2]
     assert default_catalog().precision("awq").name == "int4"
+
+
+# -- F3: a bought GPU's owned cost per GPU-hour, the export's money ------------------------------------------------
+
+L40S_PURCHASE = """[[price]]
+gpu = "L40S"
+kind = "purchase"
+purchase_usd = 7800
+provider = "Reseller"
+date = "2026-11-20"
+source = "reseller quote Nov 2026"
+"""
+
+
+@pytest.fixture(scope="module")
+def purchase_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lena-cat")
+    (folder / "prices.toml").write_text(L40S_PURCHASE, encoding="utf-8")
+    return folder
+
+
+def test_owned_cost_per_gpu_hour_is_the_exports(purchase_folder):
+    """Hand-computed from trial 32's quote (L40S purchase $7,800, /tmp/lena-cat/prices.toml) and the export's
+    defaults (catalogs/costs/ownership.toml: host server $32,010 and network $15,060 per 8-GPU node, host power 4,600 W
+    per node, colocation $184.06/kW-month, $0.12/kWh, PUE 1.3; L40S TDP 350 W, catalogs/gpus.toml): capex 7,800 +
+    47,070 / 8 = 13,683.75, / 36 months = 380.104; IT load 350 + 575 = 925 W: power 0.925 x 1.3 x 0.12 x 730 =
+    105.339, colocation 0.925 x 184.06 = 170.256; 655.699 a month / 730 h = $0.8982/GPU-hour."""
+    from cli_support import run
+
+    from planner.cli.options import load
+    from planner.cli.plan import owned_usd_per_gpu_hour
+
+    capex = 7800 + (32010 + 15060) / 8
+    month = capex / 36 + 0.925 * 1.3 * 0.12 * 730 + 0.925 * 184.06
+    hourly, words = owned_usd_per_gpu_hour(load((purchase_folder,)).gpu("L40S"), "qwen2.5-32b", 36, None)
+    assert hourly == pytest.approx(month / 730)
+    assert hourly == pytest.approx(0.89822, abs=1e-5)
+    args = ("plan", "--gpu", "L40S", "--model", "qwen2.5-32b", "--context", "8k", "-w", "awq", "-k", "fp8")
+    out = run(*args, "--catalog", str(purchase_folder), "--price-kind", "purchase")
+    assert out.exit_code == 0, out.output
+    assert (
+        "($0.8982/GPU-hour: bought, over 36 months amortization incl. power and colocation (the export's "
+        "defaults: $7,800 GPU (Reseller, 2026-11-20)" in out.output
+    )
+    assert "n/a" not in [line for line in out.output.splitlines() if line.startswith("Cost at batch")][0]
+    # 24 months: the capital charge alone changes, 13,683.75 / 24
+    out = run(*args, "--catalog", str(purchase_folder), "--price-kind", "purchase", "--amortization-months", "24")
+    two_years = (capex / 24 + 0.925 * 1.3 * 0.12 * 730 + 0.925 * 184.06) / 730
+    assert f"(${two_years:.4f}/GPU-hour: bought, over 24 months" in out.output
+
+
+def test_purchase_kind_without_a_purchase_quote_is_refused():
+    from cli_support import run
+
+    out = run("plan", "--gpu", "L40S", "--model", "qwen2.5-32b", "--context", "8k", "-w", "awq", "--price-kind",
+              "purchase")  # fmt: skip
+    assert out.exit_code != 0
+    assert "the catalog has no purchase quote for L40S" in out.output

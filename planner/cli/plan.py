@@ -47,14 +47,18 @@ from planner.engines.vllm_log import concurrency_note, logs_vllm_lines, vllm_kv_
 from planner.errors import InvalidInputError, PlannerError
 from planner.export.money_tables import MARGIN_SETS_FLEET
 from planner.export.not_sized import MARGIN_NOT_SIZED
+from planner.export.ownership import option_money
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
+    BUILTIN_DEFAULTS,
     MAX_REQUESTS_PER_S,
+    Option,
     choices_text,
     reported_percentile,
 )
 from planner.export.sizing import margin_target, range_margin
+from planner.model.fleet import HOURS_PER_MONTH
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import cached_tokens_per_layer_sum, padded_kv_layer_tokens
 from planner.options import SPECULATION_OPTIONS, option_doc
@@ -569,6 +573,39 @@ def reserve_parts_words(p: Plan) -> str:
     return words + ")"
 
 
+#: The months a bought GPU is written off over unless --amortization-months says otherwise: the export's default
+#: (``planner.export.scenario.BUILTIN_DEFAULTS``).
+OWNED_AMORTIZATION_MONTHS = BUILTIN_DEFAULTS["amortization_months"]
+
+
+def owned_usd_per_gpu_hour(g, model_name: str, amortization_months: int, basis: str | None) -> tuple[float, str]:
+    """A bought GPU's cost per GPU-hour, owned, and the words for plan's cost line (trial 32 F3: "n/a ... give --price"
+    where the catalog had only a purchase quote): the export's own money for a bought option (``planner.export.
+    ownership.option_money``: the purchase quote + the node's host server and network share, amortized straight line
+    over ``amortization_months``, plus power and colocation, every figure the export's default, no cost of capital)
+    over 730 hours a month. L40S at the $7,800 quote, 8-GPU node, 36 months: $655.70 a month, $0.8982/GPU-hour."""
+    if g.price("purchase") is None:
+        raise InvalidInputError(
+            f"--price-kind purchase: the catalog has no purchase quote for {g.name}; add a [[price]] entry with "
+            'kind = "purchase" in a --catalog folder (docs/catalog.md), or give --price US$ per GPU-hour'
+        )
+    option = Option(
+        gpu=g.name, model=model_name, pricing="purchase", amortization_months=amortization_months, price_basis=basis
+    )
+    money = option_money(option, g)
+    hourly = money.usd_per_gpu_month / HOURS_PER_MONTH
+    words = (
+        f"bought, over {amortization_months} months amortization incl. power "
+        f"and colocation (the export's defaults: ${money.purchase_usd:,.0f} GPU ({money.price_provider}, "
+        f"{money.price_date}) + ${money.capex_usd_per_gpu - money.purchase_usd:,.0f} host server and network share "
+        f"of a node of {money.node_size} GPUs = ${money.capex_usd_per_gpu:,.0f}, ${money.capital_usd_per_gpu_month:,.2f} "
+        f"a month; {money.it_power_w_per_gpu:,.0f} W at PUE {money.pue.value:g} and ${money.power_usd_per_kwh.value:g}"
+        f"/kWh ${money.power_usd_per_gpu_month:,.2f}; colocation ${money.colocation_usd_per_gpu_month:,.2f}; "
+        f"${money.usd_per_gpu_month:,.2f} a month / {HOURS_PER_MONTH:g} h; planner export's Ownership sheet)"
+    )
+    return hourly, words
+
+
 def untimed_release(p: Plan) -> str:
     """Where --engine pinned a vLLM release older than the oldest one planner has read (``profiles.
     OLDEST_LOGGED_VLLM``, mapped to the oldest profile: ``engine_for_version``), a line saying that its step time is
@@ -732,10 +769,19 @@ PARALLELISM_FLAGS = (
 )
 @click.option(
     "--price-kind",
-    type=click.Choice(("on-demand", "spot", "reserved")),
+    type=click.Choice(("on-demand", "spot", "reserved", "purchase")),
     default="on-demand",
     show_default=True,
-    help="Which catalog rent the cost is at (a review's option price_kind).",
+    help="Which catalog rent the cost is at (a review's option price_kind); purchase: the catalog's purchase quote "
+    "owned, as planner export prices a bought GPU (amortized over --amortization-months, plus power and colocation "
+    "at the export's defaults), also used where the GPU has no rent but a purchase quote.",
+)
+@click.option(
+    "--amortization-months",
+    type=Whole("a number of months of 1 or more, e.g. 36", min=1),
+    default=OWNED_AMORTIZATION_MONTHS,
+    show_default=True,
+    help="With a purchase price: the months a bought GPU is written off over (a review's amortization_months).",
 )
 @click.option(
     "--price-basis",
@@ -1058,6 +1104,16 @@ def plan_command(
             f"{math.ceil(prompt_tokens + output_tokens):,} or more"
         )
     cat = load(catalog_dirs)
+    amortization_months = options.pop("amortization_months")
+    owned = ""  # where the cost is a bought GPU's, owned: its words (trial 32 F3)
+    if options.get("price_per_gpu_hour") is None and (
+        options.get("price_kind") == "purchase"
+        or (options.get("price_kind") == "on-demand" and no_rental_price(cat.gpu(gpu)))
+    ):
+        hourly, owned = owned_usd_per_gpu_hour(
+            cat.gpu(gpu), model_name, amortization_months, options.get("price_basis")
+        )
+        options |= {"price_per_gpu_hour": hourly, "price_kind": "on-demand", "price_basis": None}
     spec = None
     if rate_per_s is not None:  # MTP's layers are loaded with the model: the plan's weights hold them
         spec = speculation_for(
@@ -1209,7 +1265,7 @@ def plan_command(
     if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
         p = dc_replace(p, published_runs=())
     if as_json:
-        out = plan_as_dict(p) | (
+        out = plan_as_dict(dc_replace(p, price_source=owned) if owned else p) | (
             {"under_load": sizing_as_dict(sized, p, sent_output, length_q) | {"prefix_hit_rate": hit}} if sized else {}
         )
         out["warnings"] = [*out.get("warnings", []), *([tail] if tail else []), *([draws] if draws else [])]
@@ -1330,7 +1386,7 @@ def plan_command(
         )
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
-        echo(render_plan(p) + text)
+        echo(render_plan(dc_replace(p, price_source=owned) if owned else p) + text)
 
 
 def routing_words(routing: str) -> str:
