@@ -131,3 +131,67 @@ def test_purchase_kind_without_a_purchase_quote_is_refused():
               "purchase")  # fmt: skip
     assert out.exit_code != 0
     assert "the catalog has no purchase quote for L40S" in out.output
+
+
+# -- F2: plan --concurrency, the export's Little's law ------------------------------------------------------------
+
+IN_FLIGHT = """
+title = "one option, like plan --concurrency"
+[workload]
+peak_concurrent_requests = 20
+average_concurrent_requests = 10
+prompt_tokens_mean = 500
+prompt_tokens_high = 500
+output_tokens_mean = 200
+output_tokens_high = 200
+context = 4096
+ttft_target_s = 1
+tpot_target_s = "50 ms"
+latency_margin = 0
+[defaults]
+model = "llama3.1-8b"
+spare_replicas = 0
+[[option]]
+name = "H100"
+gpu = "H100"
+pricing = "cloud"
+gpus_per_replica = 1
+"""
+
+
+def test_plan_concurrency_converts_as_the_export_does():
+    """The same workload (20 in flight, 500 / 200 tokens, every request at the means, no margin, 1 x H100) given to
+    the export as peak_concurrent_requests and to plan as --concurrency: both by planner.serving.fleet.
+    in_flight_rate (R = N / simulated mean latency on the fleet sized for R, settled within 1%), so the rates agree
+    within the fixed point's tolerance from each one's first rate (2 x 1%, and 1% more for plan's engine-default
+    max_num_seqs against the export's memory-held one, which this light load never reaches)."""
+    import re
+    import tomllib
+
+    from cli_support import run
+
+    from planner.export import evaluate as export_evaluate
+    from planner.export.scenario import parse_scenario
+    from planner.serving import fleet
+
+    assert export_evaluate._in_flight_rate is fleet.in_flight_rate  # one conversion, not two
+    scenario = parse_scenario(tomllib.loads(IN_FLIGHT))
+    r = export_evaluate.evaluate(scenario.option[0], scenario.workload, default_catalog(), 0.0)
+    out = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--gpus", "1",
+              "--concurrency", "20", "--prompt-tokens", "500", "--output-tokens", "200", "--ttft-target", "1",
+              "--tpot-target", "0.05")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    line = re.search(r"^Concurrency: 20 requests in flight -> ([\d.]+) requests/s by Little's law", out.output, re.M)
+    assert line, out.output
+    assert float(line[1]) == pytest.approx(r.peak_rate_per_s, rel=0.03)
+    check = re.search(r"check: [\d.]+ x [\d.]+ (m?s) = ([\d.]+) in flight", out.output)
+    assert float(check[2]) == pytest.approx(20, rel=0.02)
+
+
+def test_concurrency_and_rate_are_one_or_the_other():
+    from cli_support import run
+
+    out = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--rate", "5",
+              "--concurrency", "20", "--prompt-tokens", "500", "--output-tokens", "200")  # fmt: skip
+    assert out.exit_code != 0
+    assert "give --rate (requests per second) or --concurrency (requests in flight), not both" in out.output

@@ -57,7 +57,7 @@ from planner.export.scenario import (
     choices_text,
     reported_percentile,
 )
-from planner.export.sizing import margin_target, range_margin
+from planner.export.sizing import margin_target, range_margin, rate_from_concurrency
 from planner.model.fleet import HOURS_PER_MONTH
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import cached_tokens_per_layer_sum, padded_kv_layer_tokens
@@ -65,6 +65,7 @@ from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, engine_release_words, kv_replication_words, limit_words, plan, replica_of
 from planner.serving.fleet import (
     HEADROOM_STEP,
+    IN_FLIGHT_TOLERANCE,
     LOAD_CURVE,
     NO_TPOT_WITH_ONE_TOKEN,
     ROUTINGS,
@@ -80,6 +81,7 @@ from planner.serving.fleet import (
     draws_edge,
     fewest_gpus,
     fewest_replicas,
+    in_flight_rate,
     near_ttft_floor,
     one_output_token,
     past_capacity,
@@ -547,6 +549,34 @@ def render_plan(p: Plan) -> str:
     return "\n".join(lines)
 
 
+def concurrency_rate(
+    in_flight: float, p: Plan, replicas: dict, prompt: float, output: float, load_kwargs: dict
+) -> tuple[float, str]:
+    """``--concurrency``'s requests/s and the line saying how (trial 32 F2): Little's law R = N / L(R), L the simulated
+    mean time a request takes (``LoadResult.e2e_s.mean``) on the fleet ``fewest_gpus`` sizes for R, by the export's
+    own fixed point (``planner.serving.fleet.in_flight_rate``, which ``planner.export.evaluate`` converts
+    ``peak_concurrent_requests`` with) from the closed form's rate (``planner.export.sizing.rate_from_concurrency``:
+    N / (TTFT of the prompt alone + output x TPOT at the plan's batch))."""
+    ttft = p.request_ttft_s if p.request_ttft_s == p.request_ttft_s else p.ttft_s
+    first = float(rate_from_concurrency(in_flight, ttft, output, float(p.at_batch.step_s)))
+    took: dict[float, float] = {}
+
+    def latency_s(rate: float) -> float:
+        took[rate] = float(fewest_gpus(replicas, prompt, output, rate, **load_kwargs).sizing.result.e2e_s.mean)
+        return took[rate]
+
+    rate = float(in_flight_rate(in_flight, first, latency_s))
+    mean_s = took.get(rate) or latency_s(rate)
+    line = (
+        f"Concurrency: {in_flight:,.4g} requests in flight -> {rate:.3g} requests/s by Little's law, rate = in flight "
+        f"/ {fmt_seconds(mean_s)}, the simulated mean time a request takes (queue, TTFT and decode) on the fleet "
+        f"sized for that rate, the rate found again until it settles within {IN_FLIGHT_TOLERANCE:.0%} (as planner "
+        f"export converts peak_concurrent_requests); check: {rate:.3g} x {fmt_seconds(mean_s)} = "
+        f"{rate * mean_s:,.3g} in flight"
+    )
+    return rate, line
+
+
 def weight_parts_words(p: Plan) -> str:
     """The whole model's weights in their parts (``Plan.weight_parts``), which sum to the weights line's whole model:
     "int4 layers 16.09 GB (4-bit values 15.60 GB + 16-bit scales 0.49 GB) + embeddings, output head and norms kept
@@ -815,6 +845,13 @@ PARALLELISM_FLAGS = (
     "(needs --prompt-tokens and --output-tokens, --lengths, or --dataset).",
 )
 @click.option(
+    "--concurrency",
+    type=Number("a number of requests in flight above 0, e.g. 40", min=0, min_open=True, max=MAX_REQUESTS_PER_S),
+    help="Instead of --rate: requests in flight at once (concurrent users each waiting for an answer), converted to "
+    "requests/s by Little's law as planner export converts peak_concurrent_requests: rate = in flight / the simulated "
+    "mean time a request takes on the fleet sized for that rate, found again until it settles within 1%.",
+)
+@click.option(
     "--max-num-seqs",
     "max_num_seqs",
     type=Whole("sequences, a whole number of 1 or more, e.g. 225", min=1),
@@ -976,6 +1013,7 @@ def plan_command(
     as_json,
     catalog_dirs: tuple[Path, ...],
     rate_per_s,
+    concurrency,
     fleet_replicas,
     max_num_seqs,
     prompt_tokens,
@@ -1014,6 +1052,18 @@ def plan_command(
     """
     traffic = None
     trace = None
+    if concurrency is not None:  # trial 32 F2: requests in flight, converted as the export converts them
+        if rate_per_s is not None or trace_path is not None:
+            raise InvalidInputError(
+                "give --rate (requests per second) or --concurrency (requests in flight), not both"
+                if rate_per_s is not None
+                else "--trace gives the arrivals; leave out --concurrency"
+            )
+        if fleet_replicas is not None:
+            raise InvalidInputError(
+                "--concurrency sizes a fleet (its rate depends on the fleet's own latency); with --replicas give --rate"
+            )
+        rate_per_s = 1.0  # the checks below ask for a rate; replaced by the converted one before sizing
     if fleet_replicas is not None and rate_per_s is None and trace_path is None:
         raise InvalidInputError(
             "--replicas runs a given fleet on a traffic; give --rate (and the lengths) or --trace with it"
@@ -1194,6 +1244,11 @@ def plan_command(
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
             arrivals_s=trace.arrivals_s if trace else None, routing=routing,
         )  # fmt: skip
+        if concurrency is not None:  # requests in flight -> requests/s, the export's fixed point (trial 32 F2)
+            rate_per_s, concurrency_line = concurrency_rate(
+                concurrency, p, replicas, run_prompt, run_output, load_kwargs
+            )
+            load_args = (run_prompt, run_output, rate_per_s)
         if fleet_replicas is not None:  # a given fleet at the rate, not sized: check_fleet
             check = check_fleet(
                 replicas[p.gpus], *load_args, fleet_replicas, percentile=float(percentile),
@@ -1303,6 +1358,12 @@ def plan_command(
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
             out["under_load"]["lengths_file"] = lengths_as_dict(sample, float(percentile)) if sample else None
             out["under_load"]["routing"] = routing
+            # --concurrency: the requests in flight given and the line saying how they became the rate (trial 32 F2)
+            out["under_load"]["concurrency"] = (
+                {"in_flight_requests": concurrency, "rate_per_s": rate_per_s, "conversion": concurrency_line}
+                if concurrency is not None
+                else None
+            )
             out["under_load"]["length_fit"] = fits_json  # the fits drawn from; "truncated": the long-tail fit
             out["under_load"]["requests_cut_to_context"] = cut  # drawn longer than --context, sized cut to it
             # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)
@@ -1386,6 +1447,7 @@ def plan_command(
         )
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
+        text = f"\n\n{concurrency_line}" + text if concurrency is not None else text
         echo(render_plan(dc_replace(p, price_source=owned) if owned else p) + text)
 
 
