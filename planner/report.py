@@ -161,6 +161,18 @@ class Plan:
     #: what planner does not model for this layout (``planner.deploy.not_modelled_words``: dp-ep's large-scale MoE
     #: recipe, a tensor-parallel group's scale-out network), "" where nothing is named
     not_modelled: str = ""
+    #: the whole model's weights in parts, bytes: (quantized values, their block scales, params kept 16-bit, routed
+    #: experts), summing to ``memory.weight_bytes`` (``planner.model.memory.weight_parts``, the values and scales
+    #: split by the format's bits: ``weight_parts_split``); () where the loaded bytes are not the stored ones (MXFP4
+    #: experts padded) or the format keeps nothing apart (trial 32 F5: int4 32B reads 19.2 GB, not params x 0.5 B)
+    weight_parts: tuple[float, ...] = ()
+    #: how a weight precision typed by another name was read ("awq read as int4 (4-bit weights, one 16-bit scale per
+    #: group of 128: 0.515625 B a weight)", ``weight_alias_words``); "" where typed as the catalog names it (trial 32 F8)
+    weight_alias: str = ""
+    #: "activations and runtime" per GPU in parts, bytes: (the profiling run's activation peak, non-torch memory,
+    #: NCCL / custom all-reduce buffers of a tensor-parallel group), summing to ``memory.reserve_bytes_per_gpu``
+    #: (``planner.model.memory.reserve_parts``); () where they do not (a calibrated reserve, dp-ep, a pipeline)
+    reserve_parts: tuple[float, ...] = ()
 
     def request_ttft_range(self) -> tuple[float, float]:
         """``time_range`` of ``request_ttft_s``, at least its roofline floor."""
@@ -474,7 +486,58 @@ def plan(
         engine_release=engine_release_words(options.get("engine")),
         slow_end_open=slow_end_open(g, n, layout),
         not_modelled=not_modelled_words(g, n, layout),
+        weight_parts=weight_parts_split(cat, mdl, wp, eng, float(mem.weight_bytes)),
+        weight_alias=weight_alias_words(cat, options.get("weight_precision"), wp),
+        reserve_parts=reserve_parts_split(cat, g, mdl, wp, eng, n, layout, float(mem.reserve_bytes_per_gpu)),
     )
+
+
+def reserve_parts_split(
+    cat: Catalog, g: Gpu, mdl: Model, wp: str, eng: EngineProfile, n: int, layout: str, reserve_bytes: float
+) -> tuple[float, ...]:
+    """``Plan.reserve_parts`` (trial 32 F6: 0.88 GB at TP 1, 2.84 GB at TP 2, unexplained): the tensor-parallel
+    group's activation peak (``activation_peak_bytes``) split by ``planner.model.memory.reserve_parts``; () where the
+    parts do not sum to the plan's reserve within 0.5% (a calibration's, another layout's)."""
+    from planner.catalog.resolve import _resolve
+
+    if layout != "tp":
+        return ()
+    r = _resolve(cat, "raise", gpu=g.name, model=mdl.name, weight_precision=wp, engine=eng)
+    act = m.activation_peak_bytes(r.model, r.limits, eng, n, r.precision)
+    parts = tuple(float(x) for x in m.reserve_parts(act, n, eng))
+    return parts if abs(sum(parts) - reserve_bytes) <= 0.005 * reserve_bytes else ()
+
+
+def weight_parts_split(cat: Catalog, mdl: Model, wp: str, eng: EngineProfile, loaded_bytes: float) -> tuple[float, ...]:
+    """``Plan.weight_parts``: (quantized values, block scales, kept 16-bit, routed experts) bytes of the whole model
+    at ``wp``, from ``planner.model.memory.weight_parts``, the quantized layers split by the format's bits (values
+    bits_per_element, scales scale_bits / scale_block per value: int4 4 : 0.125); () where they do not sum to the
+    bytes loaded (within 0.5%) or nothing is kept 16-bit and there are no scales (a 16-bit model: one part)."""
+    from planner.catalog.resolve import _resolve
+
+    r = _resolve(cat, "raise", model=mdl.name, weight_precision=wp, engine=eng)
+    quantized, kept, experts = (float(x) for x in m.weight_parts(r.model, r.precision))
+    prec = cat.precision(wp)
+    payload = prec.bits_per_element
+    scales_per_value = prec.scale_bits / prec.scale_block if prec.scale_block else 0.0
+    values = quantized * payload / (payload + scales_per_value)
+    parts = (values, quantized - values, kept, experts)
+    if prec.quantizes == "all" or abs(sum(parts) - loaded_bytes) > 0.005 * loaded_bytes:
+        return ()
+    return parts
+
+
+def weight_alias_words(cat: Catalog, typed: Any, wp: str) -> str:
+    """How a weight precision typed by another name than the catalog's was read, from the catalog's precision entry
+    (trial 32 F8: ``-w awq`` printed "weights int4" and nothing else): "awq read as int4 (4-bit weights, one 16-bit
+    scale per group of 128: 0.515625 B a weight)"; "" where typed as the catalog names it, or not typed."""
+    if not isinstance(typed, str) or typed.strip().lower() == wp.lower():
+        return ""
+    prec = cat.precision(wp)
+    scale = (
+        f", one {prec.scale_bits:g}-bit scale per group of {prec.scale_block:,}" if prec.scale_block else ", no scales"
+    )
+    return f"{typed.strip()} read as {wp} ({prec.bits_per_element:g}-bit weights{scale}: {prec.bytes_per_element:g} B a weight)"
 
 
 #: The makers' names of the engines a release may be pinned for ("vllm==0.11.0": vLLM), by the name's start.

@@ -320,7 +320,11 @@ class TestF15APurchaseOnlyGpuSaysNoRentalPriceEverywhere:
         path = folder(tmp_path)
         plan = run("plan", "--gpu", "H200 NVL", "--model", "llama3.1-8b", "--context", "8192", "--catalog", str(path))
         assert plan.exit_code == 0, plan.output
-        assert f"the catalog has no on-demand price for this GPU ({self.WORDS}); give --price" in plan.output
+        # trial 32 F3: plan now prices the purchase quote owned, as the export does, where no rent exists
+        assert (
+            "/GPU-hour: bought, over 36 months amortization incl. power and colocation (the export's defaults: "
+            "$31,500 GPU" in plan.output
+        )
         with pytest.raises(MissingDataError, match="no rental price; a purchase quote of") as e:
             planner.cost_per_mtok("H200 NVL", "llama3.1-8b", 8192, batch=8, catalog=str(path))
         assert self.WORDS in str(e.value)

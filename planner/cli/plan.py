@@ -47,20 +47,25 @@ from planner.engines.vllm_log import concurrency_note, logs_vllm_lines, vllm_kv_
 from planner.errors import InvalidInputError, PlannerError
 from planner.export.money_tables import MARGIN_SETS_FLEET
 from planner.export.not_sized import MARGIN_NOT_SIZED
+from planner.export.ownership import option_money
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
+    BUILTIN_DEFAULTS,
     MAX_REQUESTS_PER_S,
+    Option,
     choices_text,
     reported_percentile,
 )
-from planner.export.sizing import margin_target, range_margin
+from planner.export.sizing import margin_target, range_margin, rate_from_concurrency
+from planner.model.fleet import HOURS_PER_MONTH
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import cached_tokens_per_layer_sum, padded_kv_layer_tokens
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, engine_release_words, kv_replication_words, limit_words, plan, replica_of
 from planner.serving.fleet import (
     HEADROOM_STEP,
+    IN_FLIGHT_TOLERANCE,
     LOAD_CURVE,
     NO_TPOT_WITH_ONE_TOKEN,
     ROUTINGS,
@@ -76,6 +81,7 @@ from planner.serving.fleet import (
     draws_edge,
     fewest_gpus,
     fewest_replicas,
+    in_flight_rate,
     near_ttft_floor,
     one_output_token,
     past_capacity,
@@ -364,6 +370,8 @@ def render_plan(p: Plan) -> str:
         f"{m.name} on {p.gpus:,} x {g.name}, context {p.context:,} tokens "
         f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget{layout})"
     ) + engine_line(p)
+    if p.weight_alias:  # trial 32 F8: -w awq read as the catalog's int4, said once
+        head += f"\n{p.weight_alias}"
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
     row(
@@ -386,7 +394,9 @@ def render_plan(p: Plan) -> str:
         else ""
     )
     row("  - weights", f"{fmt_gb(weights_per_gpu)} (whole model {fmt_gb(loaded)}{as_stored})")
-    row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
+    if p.weight_parts:  # trial 32 F5: int4 32B is 19.2 GB, not params x 0.5 B; the whole model's parts
+        row("      whole model's parts", weight_parts_words(p))
+    row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)) + reserve_parts_words(p))
     budget = float(mem.kv_budget_bytes_per_gpu)
     if free_fraction:  # the ledger in the engine's order: what is free, then its fraction
         row("  = free memory", fmt_gb(budget / p.memory_utilization))
@@ -537,6 +547,93 @@ def render_plan(p: Plan) -> str:
     lines += [f"warning: {w}" for w in p.warnings]
     lines += [f"warning: {w}" for w in [untimed_release(p)] if w]
     return "\n".join(lines)
+
+
+def concurrency_rate(
+    in_flight: float, p: Plan, replicas: dict, prompt: float, output: float, load_kwargs: dict
+) -> tuple[float, str]:
+    """``--concurrency``'s requests/s and the line saying how (trial 32 F2): Little's law R = N / L(R), L the simulated
+    mean time a request takes (``LoadResult.e2e_s.mean``) on the fleet ``fewest_gpus`` sizes for R, by the export's
+    own fixed point (``planner.serving.fleet.in_flight_rate``, which ``planner.export.evaluate`` converts
+    ``peak_concurrent_requests`` with) from the closed form's rate (``planner.export.sizing.rate_from_concurrency``:
+    N / (TTFT of the prompt alone + output x TPOT at the plan's batch))."""
+    ttft = p.request_ttft_s if p.request_ttft_s == p.request_ttft_s else p.ttft_s
+    first = float(rate_from_concurrency(in_flight, ttft, output, float(p.at_batch.step_s)))
+    took: dict[float, float] = {}
+
+    def latency_s(rate: float) -> float:
+        took[rate] = float(fewest_gpus(replicas, prompt, output, rate, **load_kwargs).sizing.result.e2e_s.mean)
+        return took[rate]
+
+    rate = float(in_flight_rate(in_flight, first, latency_s))
+    mean_s = took.get(rate) or latency_s(rate)
+    line = (
+        f"Concurrency: {in_flight:,.4g} requests in flight -> {rate:.3g} requests/s by Little's law, rate = in flight "
+        f"/ {fmt_seconds(mean_s)}, the simulated mean time a request takes (queue, TTFT and decode) on the fleet "
+        f"sized for that rate, the rate found again until it settles within {IN_FLIGHT_TOLERANCE:.0%} (as planner "
+        f"export converts peak_concurrent_requests); check: {rate:.3g} x {fmt_seconds(mean_s)} = "
+        f"{rate * mean_s:,.3g} in flight"
+    )
+    return rate, line
+
+
+def weight_parts_words(p: Plan) -> str:
+    """The whole model's weights in their parts (``Plan.weight_parts``), which sum to the weights line's whole model:
+    "int4 layers 16.09 GB (4-bit values 15.60 GB + 16-bit scales 0.49 GB) + embeddings, output head and norms kept
+    16-bit 3.12 GB" (trial 32 F5)."""
+    values, scales, kept, experts = p.weight_parts
+    wp = p.weight_precision
+    layers = f"{wp} layers {fmt_gb(values + scales)}"
+    if scales > 0:
+        layers += f" ({fmt_gb(values)} values + {fmt_gb(scales)} block scales)"
+    parts = [layers] + ([f"embeddings, output head and norms kept 16-bit {fmt_gb(kept)}"] if kept > 0 else [])
+    parts += [f"routed experts at {p.expert_precision or wp} {fmt_gb(experts)}"] if experts > 0 else []
+    return " + ".join(parts)
+
+
+def reserve_parts_words(p: Plan) -> str:
+    """What "activations and runtime" holds (``Plan.reserve_parts``; trial 32 F6: 0.88 GB at TP 1, 2.84 GB at TP 2):
+    " (activation peak 0.62 GB + non-torch 0.27 GB + all-reduce buffers 1.97 GB at TP 2, the engine's fit)"."""
+    if not p.reserve_parts:
+        return ""
+    activation, non_torch, collectives = p.reserve_parts
+    words = f" (profiling run's activation peak {fmt_gb(activation)} + non-torch {fmt_gb(non_torch)}"
+    if collectives > 0:
+        words += f" + NCCL / custom all-reduce buffers {fmt_gb(collectives)} at TP {p.gpus}, {p.engine.name}'s fit"
+    return words + ")"
+
+
+#: The months a bought GPU is written off over unless --amortization-months says otherwise: the export's default
+#: (``planner.export.scenario.BUILTIN_DEFAULTS``).
+OWNED_AMORTIZATION_MONTHS = BUILTIN_DEFAULTS["amortization_months"]
+
+
+def owned_usd_per_gpu_hour(g, model_name: str, amortization_months: int, basis: str | None) -> tuple[float, str]:
+    """A bought GPU's cost per GPU-hour, owned, and the words for plan's cost line (trial 32 F3: "n/a ... give --price"
+    where the catalog had only a purchase quote): the export's own money for a bought option (``planner.export.
+    ownership.option_money``: the purchase quote + the node's host server and network share, amortized straight line
+    over ``amortization_months``, plus power and colocation, every figure the export's default, no cost of capital)
+    over 730 hours a month. L40S at the $7,800 quote, 8-GPU node, 36 months: $655.70 a month, $0.8982/GPU-hour."""
+    if g.price("purchase") is None:
+        raise InvalidInputError(
+            f"--price-kind purchase: the catalog has no purchase quote for {g.name}; add a [[price]] entry with "
+            'kind = "purchase" in a --catalog folder (docs/catalog.md), or give --price US$ per GPU-hour'
+        )
+    option = Option(
+        gpu=g.name, model=model_name, pricing="purchase", amortization_months=amortization_months, price_basis=basis
+    )
+    money = option_money(option, g)
+    hourly = money.usd_per_gpu_month / HOURS_PER_MONTH
+    words = (
+        f"bought, over {amortization_months} months amortization incl. power "
+        f"and colocation (the export's defaults: ${money.purchase_usd:,.0f} GPU ({money.price_provider}, "
+        f"{money.price_date}) + ${money.capex_usd_per_gpu - money.purchase_usd:,.0f} host server and network share "
+        f"of a node of {money.node_size} GPUs = ${money.capex_usd_per_gpu:,.0f}, ${money.capital_usd_per_gpu_month:,.2f} "
+        f"a month; {money.it_power_w_per_gpu:,.0f} W at PUE {money.pue.value:g} and ${money.power_usd_per_kwh.value:g}"
+        f"/kWh ${money.power_usd_per_gpu_month:,.2f}; colocation ${money.colocation_usd_per_gpu_month:,.2f}; "
+        f"${money.usd_per_gpu_month:,.2f} a month / {HOURS_PER_MONTH:g} h; planner export's Ownership sheet)"
+    )
+    return hourly, words
 
 
 def untimed_release(p: Plan) -> str:
@@ -702,10 +799,19 @@ PARALLELISM_FLAGS = (
 )
 @click.option(
     "--price-kind",
-    type=click.Choice(("on-demand", "spot", "reserved")),
+    type=click.Choice(("on-demand", "spot", "reserved", "purchase")),
     default="on-demand",
     show_default=True,
-    help="Which catalog rent the cost is at (a review's option price_kind).",
+    help="Which catalog rent the cost is at (a review's option price_kind); purchase: the catalog's purchase quote "
+    "owned, as planner export prices a bought GPU (amortized over --amortization-months, plus power and colocation "
+    "at the export's defaults), also used where the GPU has no rent but a purchase quote.",
+)
+@click.option(
+    "--amortization-months",
+    type=Whole("a number of months of 1 or more, e.g. 36", min=1),
+    default=OWNED_AMORTIZATION_MONTHS,
+    show_default=True,
+    help="With a purchase price: the months a bought GPU is written off over (a review's amortization_months).",
 )
 @click.option(
     "--price-basis",
@@ -737,6 +843,13 @@ PARALLELISM_FLAGS = (
     ),
     help="Requests per second to serve, up to 1,000,000 (a scenario's bound): size a fleet on simulated percentiles "
     "(needs --prompt-tokens and --output-tokens, --lengths, or --dataset).",
+)
+@click.option(
+    "--concurrency",
+    type=Number("a number of requests in flight above 0, e.g. 40", min=0, min_open=True, max=MAX_REQUESTS_PER_S),
+    help="Instead of --rate: requests in flight at once (concurrent users each waiting for an answer), converted to "
+    "requests/s by Little's law as planner export converts peak_concurrent_requests: rate = in flight / the simulated "
+    "mean time a request takes on the fleet sized for that rate, found again until it settles within 1%.",
 )
 @click.option(
     "--max-num-seqs",
@@ -900,6 +1013,7 @@ def plan_command(
     as_json,
     catalog_dirs: tuple[Path, ...],
     rate_per_s,
+    concurrency,
     fleet_replicas,
     max_num_seqs,
     prompt_tokens,
@@ -938,6 +1052,18 @@ def plan_command(
     """
     traffic = None
     trace = None
+    if concurrency is not None:  # trial 32 F2: requests in flight, converted as the export converts them
+        if rate_per_s is not None or trace_path is not None:
+            raise InvalidInputError(
+                "give --rate (requests per second) or --concurrency (requests in flight), not both"
+                if rate_per_s is not None
+                else "--trace gives the arrivals; leave out --concurrency"
+            )
+        if fleet_replicas is not None:
+            raise InvalidInputError(
+                "--concurrency sizes a fleet (its rate depends on the fleet's own latency); with --replicas give --rate"
+            )
+        rate_per_s = 1.0  # the checks below ask for a rate; replaced by the converted one before sizing
     if fleet_replicas is not None and rate_per_s is None and trace_path is None:
         raise InvalidInputError(
             "--replicas runs a given fleet on a traffic; give --rate (and the lengths) or --trace with it"
@@ -1028,6 +1154,16 @@ def plan_command(
             f"{math.ceil(prompt_tokens + output_tokens):,} or more"
         )
     cat = load(catalog_dirs)
+    amortization_months = options.pop("amortization_months")
+    owned = ""  # where the cost is a bought GPU's, owned: its words (trial 32 F3)
+    if options.get("price_per_gpu_hour") is None and (
+        options.get("price_kind") == "purchase"
+        or (options.get("price_kind") == "on-demand" and no_rental_price(cat.gpu(gpu)))
+    ):
+        hourly, owned = owned_usd_per_gpu_hour(
+            cat.gpu(gpu), model_name, amortization_months, options.get("price_basis")
+        )
+        options |= {"price_per_gpu_hour": hourly, "price_kind": "on-demand", "price_basis": None}
     spec = None
     if rate_per_s is not None:  # MTP's layers are loaded with the model: the plan's weights hold them
         spec = speculation_for(
@@ -1108,6 +1244,11 @@ def plan_command(
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
             arrivals_s=trace.arrivals_s if trace else None, routing=routing,
         )  # fmt: skip
+        if concurrency is not None:  # requests in flight -> requests/s, the export's fixed point (trial 32 F2)
+            rate_per_s, concurrency_line = concurrency_rate(
+                concurrency, p, replicas, run_prompt, run_output, load_kwargs
+            )
+            load_args = (run_prompt, run_output, rate_per_s)
         if fleet_replicas is not None:  # a given fleet at the rate, not sized: check_fleet
             check = check_fleet(
                 replicas[p.gpus], *load_args, fleet_replicas, percentile=float(percentile),
@@ -1179,7 +1320,7 @@ def plan_command(
     if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
         p = dc_replace(p, published_runs=())
     if as_json:
-        out = plan_as_dict(p) | (
+        out = plan_as_dict(dc_replace(p, price_source=owned) if owned else p) | (
             {"under_load": sizing_as_dict(sized, p, sent_output, length_q) | {"prefix_hit_rate": hit}} if sized else {}
         )
         out["warnings"] = [*out.get("warnings", []), *([tail] if tail else []), *([draws] if draws else [])]
@@ -1217,6 +1358,12 @@ def plan_command(
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
             out["under_load"]["lengths_file"] = lengths_as_dict(sample, float(percentile)) if sample else None
             out["under_load"]["routing"] = routing
+            # --concurrency: the requests in flight given and the line saying how they became the rate (trial 32 F2)
+            out["under_load"]["concurrency"] = (
+                {"in_flight_requests": concurrency, "rate_per_s": rate_per_s, "conversion": concurrency_line}
+                if concurrency is not None
+                else None
+            )
             out["under_load"]["length_fit"] = fits_json  # the fits drawn from; "truncated": the long-tail fit
             out["under_load"]["requests_cut_to_context"] = cut  # drawn longer than --context, sized cut to it
             # at a rate: the percentiles over several arrival draws (``sampling_spread``; null: a trace or a burst)
@@ -1300,7 +1447,8 @@ def plan_command(
         )
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
-        echo(render_plan(p) + text)
+        text = f"\n\n{concurrency_line}" + text if concurrency is not None else text
+        echo(render_plan(dc_replace(p, price_source=owned) if owned else p) + text)
 
 
 def routing_words(routing: str) -> str:

@@ -34,7 +34,9 @@ from planner.export.shortfall import quoted_group, shortfall_text
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
 from planner.serving.fleet import HEADROOM_STEP as HEADROOM_STEP  # re-exported: the review's step, plan's too
-from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan --replicas' too
+from planner.serving.fleet import (  # noqa: F401 (the review's names)  # LOAD_CURVE: the review's multiples, plan --replicas' too
+    IN_FLIGHT_STEPS,
+    IN_FLIGHT_TOLERANCE,
     LOAD_CURVE,
     MAX_REPLICAS,
     NO_TPOT_WITH_ONE_TOKEN,
@@ -50,6 +52,7 @@ from planner.serving.fleet import (  # LOAD_CURVE: the review's multiples, plan 
     sweep_within_capacity,
     within_targets,
 )
+from planner.serving.fleet import in_flight_rate as _in_flight_rate
 from planner.serving.load import ARRIVAL_SEED, Replica, RequestLongerThanCacheError, fixed_length_tokens
 from planner.serving.speculative import decode_at_s, served_model, speculation_for
 from planner.units import RENT_IMPLAUSIBLE_FACTOR, fmt_usd_per_gpu_hour
@@ -286,13 +289,8 @@ def _simulated(
     )
 
 
-#: Requests in flight -> requests/s on a fleet sized under load: the fixed point R = N / latency(R) is taken as
-#: found when one more step moves the rate by less than this share, so rate x the simulated mean time a request
-#: takes is the requests in flight within it.
-IN_FLIGHT_TOLERANCE = 0.01
-#: Steps of that fixed point at most (trial 24's case settles in three); past them the last rate is kept and the
-#: Assumptions row's check (rate x mean latency) shows how far it is from the requests in flight given.
-IN_FLIGHT_STEPS = 8
+# Requests in flight -> requests/s, R = N / latency(R): planner.serving.fleet.in_flight_rate, which plan
+# --concurrency calls too (trial 32 F2)
 
 
 def in_flight_requests(workload: Workload) -> tuple[float, float]:
@@ -326,19 +324,6 @@ def _simulated_in_flight(
 
     _in_flight_rate(in_flight_requests(workload)[0], first_rate_per_s, latency_s)
     return sized[-1]
-
-
-def _in_flight_rate(in_flight: float, first_rate_per_s: float, latency_s: Callable[[float], float]) -> float:
-    """Little's law's rate for ``in_flight`` requests, R = N / L(R), by the fixed-point steps R <- N / L(R) from
-    ``first_rate_per_s`` until a step moves R by less than ``IN_FLIGHT_TOLERANCE`` (the rate last asked), else after
-    ``IN_FLIGHT_STEPS`` steps the last step's."""
-    rate = first_rate_per_s
-    for _ in range(IN_FLIGHT_STEPS):
-        step = in_flight / latency_s(rate)
-        if abs(step / rate - 1.0) < IN_FLIGHT_TOLERANCE:
-            break
-        rate = step
-    return rate
 
 
 def _average_in_flight_rate(workload: Workload, replica: Replica, slots: int, sim: Sizing) -> float:

@@ -43,9 +43,11 @@ from planner.model.memory import (
     mxfp4_experts_refused,
     pipeline_stage_facts,
     reserve_bytes_per_gpu,
+    reserve_parts,
     tensor_parallel_ok,
     visible_memory_bytes,
     weight_bytes,
+    weight_parts,
 )
 from planner.model.parallel import (
     dp_decode_step,
@@ -116,5 +118,7 @@ __all__ = [
     "tp_communication_s",
     "visible_memory_bytes",
     "weight_bytes",
+    "weight_parts",
+    "reserve_parts",
     "weights_read_bytes",
 ]

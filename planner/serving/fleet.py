@@ -1772,3 +1772,26 @@ def _figures_against_targets(
         f"p{percentile:g} TTFT {ms_words(r.ttft_s.at(percentile))} ({_target(ttft_target_s)}), TPOT {tpot} "
         f"({_target(tpot_target_s)})"
     )
+
+
+#: Requests in flight -> requests/s on a fleet sized under load: the fixed point R = N / latency(R) is taken as
+#: found when one more step moves the rate by less than this share, so rate x the simulated mean time a request
+#: takes is the requests in flight within it.
+IN_FLIGHT_TOLERANCE = 0.01
+#: Steps of that fixed point at most (trial 24's case settles in three); past them the last rate is kept and the
+#: Assumptions row's check (rate x mean latency) shows how far it is from the requests in flight given.
+IN_FLIGHT_STEPS = 8
+
+
+def in_flight_rate(in_flight: float, first_rate_per_s: float, latency_s: Callable[[float], float]) -> float:
+    """Little's law's rate for ``in_flight`` requests, R = N / L(R), by the fixed-point steps R <- N / L(R) from
+    ``first_rate_per_s`` until a step moves R by less than ``IN_FLIGHT_TOLERANCE`` (the rate last asked), else after
+    ``IN_FLIGHT_STEPS`` steps the last step's. The one conversion of a review's ``peak_concurrent_requests``
+    (``planner.export.evaluate``) and of ``planner plan --concurrency`` (trial 32 F2)."""
+    rate = first_rate_per_s
+    for _ in range(IN_FLIGHT_STEPS):
+        step = in_flight / latency_s(rate)
+        if abs(step / rate - 1.0) < IN_FLIGHT_TOLERANCE:
+            break
+        rate = step
+    return rate
