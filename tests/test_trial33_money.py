@@ -1,0 +1,99 @@
+"""Trial 33 (Tomás, 8 x MI325X against 8 x H200; /work/trial33-findings.md): the money figures plan and export print.
+
+F2: ``planner plan``'s cost "with prompt processing" charged every prompt of a data-parallel-attention (dp-ep) group
+the whole group's one-prompt TTFT, while ``planner export`` charges a DP replica 1/g of the prefill of g prompts
+(docs/model.md, "Data-parallel attention": "each rank prefills its own"). Both now call one rule,
+``planner.timing.prompt_busy_s``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import planner
+from planner import api
+from planner.accuracy.ranges import TimeRange
+from planner.catalog import default_catalog
+from planner.cli import main
+from planner.engines.profiles import engine_profile
+from planner.export.evaluate import _candidates
+from planner.export.scenario import Option, Workload
+
+#: the trial's F2 command (/work/trial33-findings.md, F2)
+F2 = (
+    "plan --gpu MI325X --model qwen3-235b-a22b -w fp8 --context 2560 --gpus 8 --parallelism dp-ep --engine sglang "
+    "--prompt-tokens 2048 --output-tokens 500"
+).split()
+QWEN = dict(weight_precision="fp8", engine="sglang", parallelism="dp-ep", gpus=8)
+
+
+@pytest.fixture(scope="module")
+def f2():
+    r = CliRunner().invoke(main, [*F2, "--json"])
+    assert r.exit_code == 0, r.output
+    text = CliRunner().invoke(main, F2)
+    assert text.exit_code == 0, text.output
+    return json.loads(r.output), text.output
+
+
+def test_a_dp_ep_prompt_is_charged_one_gth_of_g_prompts_prefill(f2):
+    data, _ = f2
+    eight = float(planner.prefill("MI325X", "qwen3-235b-a22b", 2048, batch=8, **QWEN).ttft_s)
+    one = float(planner.ttft("MI325X", "qwen3-235b-a22b", 2048, **QWEN))
+    # the rule docs/model.md states for export: 1/g of the prefill of g prompts (g = 8 attention ranks)
+    assert float(api.prompt_busy_s("MI325X", "qwen3-235b-a22b", 2048, **QWEN)) == pytest.approx(eight / 8)
+    assert data["request_prompt_busy_s"] == pytest.approx(eight / 8)
+    assert data["request_ttft_s"] == pytest.approx(one)  # TTFT targets keep the one-prompt time: 0.215 s
+    assert one == pytest.approx(0.215, abs=0.001)  # the trial's figure
+    assert eight / 8 == pytest.approx(0.036, abs=0.001)  # 0.288 s for 8 prompts at once, a rank each
+
+
+def test_the_cost_with_prompts_is_the_hand_formula_at_the_shared_prefill(f2):
+    data, text = f2
+    price, gpus = data["price_usd_per_gpu_hour"], data["gpus"]
+    tokens_per_s = data["throughput_tokens_per_s"]
+    assert (price, gpus) == (1.95, 8)
+    assert tokens_per_s == pytest.approx(23_600, rel=1e-3)  # the trial's "23,600 tokens/s" at batch 3,024
+    # docs/model.md's table: g x $/GPU-h / 3600 x (output / tokens/s + the prompt's group-seconds) / output x 1e6
+    # = 8 x 1.95 / 3600 x (500 / 23,600 + 0.0360) / 500 x 1e6 = $0.496
+    hand = gpus * price / 3600 * (500 / tokens_per_s + data["request_prompt_busy_s"]) / 500 * 1e6
+    assert data["cost_per_million_output_tokens_with_prompts_usd"] == pytest.approx(hand)
+    assert hand == pytest.approx(0.496, abs=0.001)
+    # before: the whole group's one-prompt TTFT, 8 x 1.95 / 3600 x (500 / 23,600 + 0.215) / 500 x 1e6 = $2.05
+    before = gpus * price / 3600 * (500 / tokens_per_s + data["request_ttft_s"]) / 500 * 1e6
+    assert before == pytest.approx(2.05, abs=0.01)
+    assert "with prompt processing             $0.50 per million output tokens" in text
+    assert "(1/8 of the 288 ms prefill of 8 prompts, one on each of its 8 attention ranks" in text
+
+
+def test_tensor_parallelism_charges_the_prompts_own_ttft():
+    tp = dict(QWEN, parallelism="tp")
+    assert float(api.prompt_busy_s("MI325X", "qwen3-235b-a22b", 2048, **tp)) == pytest.approx(
+        float(planner.ttft("MI325X", "qwen3-235b-a22b", 2048, **tp))
+    )
+
+
+def test_export_charges_the_same_prefill_as_plan(f2):
+    """export's mean-prompt replica time (Little's law, the prefill share) is the same rule's figure."""
+    data, _ = f2
+    cat = default_catalog()
+    workload = Workload(
+        peak_requests_per_s=10,
+        average_requests_per_s=5,
+        prompt_tokens_mean=2048,
+        prompt_tokens_high=2048,
+        output_tokens_mean=500,
+        output_tokens_high=500,
+        tpot_target_s="5 s",
+        ttft_target_s="10 s",
+    )
+    option = Option(gpu="MI325X", model="qwen3-235b-a22b", engine="sglang", parallelism="dp-ep")
+    gpu, model = cat.gpu("MI325X"), cat.model("qwen3-235b-a22b")
+    (c,) = _candidates(
+        option, workload, cat, gpu, model, "fp8", None, engine_profile("sglang"), (8,), (TimeRange(0, 0, ""),)
+    )
+    assert c.ttft_mean_s == pytest.approx(data["request_prompt_busy_s"])
+    assert c.ttft_high_s == pytest.approx(data["request_ttft_s"])
