@@ -97,3 +97,42 @@ def test_export_charges_the_same_prefill_as_plan(f2):
     )
     assert c.ttft_mean_s == pytest.approx(data["request_prompt_busy_s"])
     assert c.ttft_high_s == pytest.approx(data["request_ttft_s"])
+
+
+# -- F8: a workload of means only ------------------------------------------------------------------------------
+
+#: the trial's scenario (/tmp/t33w/amd-vs-nv.toml), its two high lengths left out as his first TOML did
+MEANS_ONLY = """
+title = "MI325X vs H200, Llama-3.3-70B FP8"
+[workload]
+peak_requests_per_s = 20
+average_requests_per_s = 10
+prompt_tokens_mean = 2048
+output_tokens_mean = 500
+ttft_target_s = 2
+tpot_target_s = 0.05
+latency_percentile = 95
+[[option]]
+name = "8x H200 vLLM"
+gpu = "H200"
+model = "Llama-3.3-70B"
+weight_precision = "fp8"
+gpus_per_replica = 8
+"""
+
+
+def test_export_takes_the_high_lengths_at_the_means_as_plan_does():
+    """plan --rate without --prompt-tokens-high sends every prompt at the mean ("Default: the mean, every prompt
+    alike", its help); export refused the same workload ("workload.prompt_tokens_high: missing") until trial 33 F8."""
+    import tomllib
+
+    from planner.export.assumptions import simulated_lengths_words
+    from planner.export.scenario import parse_scenario
+
+    w = parse_scenario(tomllib.loads(MEANS_ONLY)).workload
+    assert (w.prompt_tokens_high, w.output_tokens_high) == (2048, 500)
+    assert w.simulated_lengths_kind == "means"
+    assert "prompt_tokens_high and output_tokens_high are the means (their default" in simulated_lengths_words(w)
+    # a fractional mean: the high length at least the mean (801 >= 800.5), not refused as below it
+    half = parse_scenario(tomllib.loads(MEANS_ONLY.replace("= 2048", "= 800.5"))).workload
+    assert half.prompt_tokens_high == 801

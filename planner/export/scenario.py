@@ -364,13 +364,18 @@ class Workload(BaseModel):
         gt=0, le=MAX_TOKENS, description="mean prompt length, tokens; a fraction such as 800.5 is kept"
     )
     prompt_tokens_high: Tokens = Field(
-        gt=0, le=MAX_TOKENS, description="high-percentile prompt length, tokens (sizes TTFT and KV)"
+        gt=0,
+        le=MAX_TOKENS,
+        description="high-percentile prompt length, tokens (sizes TTFT and KV); left out, the mean: every prompt "
+        "alike, as planner plan's --prompt-tokens-high",
     )
     output_tokens_mean: MeanTokens = Field(
         gt=0, le=MAX_TOKENS, description="mean output length, tokens; a fraction such as 400.5 is kept"
     )
     output_tokens_high: Tokens = Field(
-        gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
+        gt=0,
+        le=MAX_TOKENS,
+        description="high-percentile output length, tokens (sizes KV); left out, the mean: every output alike",
     )
     context: Tokens | None = Field(
         default=None,
@@ -472,6 +477,22 @@ class Workload(BaseModel):
             output_tokens_mean=round(sample.output_mean_tokens, 1),
             output_tokens_high=o,
         )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _highs_at_the_means(cls, data: Any) -> Any:
+        """A high length left out is its mean (a fraction rounded up, a high length being at least the mean):
+        fixed-length requests, as ``planner plan --rate`` takes them without ``--prompt-tokens-high`` /
+        ``--output-tokens-high`` (trial 33 F8: export refused a workload of means only). A dataset or lengths_file
+        gives its own."""
+        if not isinstance(data, dict) or "dataset" in data or "lengths_file" in data:
+            return data
+        out = dict(data)
+        for high, mean in (("prompt_tokens_high", "prompt_tokens_mean"), ("output_tokens_high", "output_tokens_mean")):
+            v = data.get(mean)
+            if high not in data and v is not None:
+                out[high] = math.ceil(v) if isinstance(v, float) and math.isfinite(v) else v
+        return out
 
     @model_validator(mode="after")
     def _file_path(self, info: ValidationInfo) -> Workload:
