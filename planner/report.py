@@ -613,7 +613,8 @@ def _price_source(g: Gpu, quote: Any = None) -> str:
     if quote is None:
         return ""
     several = quote.is_median  # the median's provider lists each quote's date
-    return f"{quote.kind}, {quote.provider}" + ("" if several else f", {quote.date}")
+    said = f"{quote.kind}, {quote.provider}" + ("" if several else f", {quote.date}")
+    return f"{said}; {quote.caveat}" if quote.caveat else said  # how weak the quote is (trial 33 F1)
 
 
 #: The rents ``plan`` can be costed at (a purchase is amortized by ``planner export`` only).

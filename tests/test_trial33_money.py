@@ -164,3 +164,32 @@ def test_a_slow_end_past_the_target_is_said_to_be_stated_not_sized_on():
     # TPOT's end (18.8 ms x (1 + its high) < 50 ms) meets its target: nothing said of it; a TTFT within: nothing
     assert "TPOT" not in said
     assert _sized_below_the_end(rec, w, 18.8, 0.10, ranges, "") == ""
+
+
+# -- F1: how weak a price is, wherever it is printed -----------------------------------------------------------
+
+
+def test_the_mi325x_price_says_it_is_one_secondary_low_side_quote():
+    """catalogs/gpus.toml's MI325X on-demand comment: "ONE quote, secondary, so no median ... read it as a low-side
+    neocloud rate, not a like-for-like median"; the review's 2.6x gap against H200 ($56,940 against $150,307 a month,
+    both 40 GPUs) is all price, so the price line and the review's "price from" carry it (trial 33 F1)."""
+    from planner.export.ownership import option_money, quote_text
+    from planner.export.scenario import Option
+
+    cat = default_catalog()
+    mi325x = cat.gpu("MI325X").price("on-demand")
+    assert (mi325x.usd_per_gpu_hour, mi325x.caveat) == (1.95, "one secondary quote, low-side (no median)")
+    # the H200's median of 2 rate cards states no caveat: only entries whose comment says so carry one
+    assert cat.gpu("H200").price("on-demand").caveat == ""
+    money = option_money(Option(gpu="MI325X", model="llama3.3-70b"), cat.gpu("MI325X"))
+    assert quote_text(money, with_gap=False) == (
+        "TensorWave (research note), 2026-05-18; one secondary quote, low-side (no median)"
+    )
+
+
+def test_plan_prints_the_caveat_in_its_price_line(f2):
+    _, text = f2
+    assert (
+        "($1.95/GPU-hour: on-demand, TensorWave (research note), 2026-05-18; one secondary quote, low-side (no median))"
+        in text
+    )
