@@ -193,3 +193,26 @@ def test_plan_prints_the_caveat_in_its_price_line(f2):
         "($1.95/GPU-hour: on-demand, TensorWave (research note), 2026-05-18; one secondary quote, low-side (no median))"
         in text
     )
+
+
+# -- F9: the workload's growth months under their own name -----------------------------------------------------
+
+
+def test_growth_months_is_the_workloads_key_and_horizon_months_still_reads():
+    """[workload] horizon_months (the months the traffic grows over) shared its name with [finance] horizon_months (the
+    months the cost covers); the headline had to explain it (trial 33 F9). growth_months is the key now; the old name
+    is still read; both at once are refused."""
+    import tomllib
+
+    from planner.errors import PlannerError
+    from planner.export.scenario import parse_scenario
+
+    def months(extra: str) -> int:
+        text = MEANS_ONLY.replace("[workload]", "[workload]\n" + extra, 1)
+        return parse_scenario(tomllib.loads(text)).workload.horizon_months
+
+    assert months("growth_months = 18") == 18
+    assert months("horizon_months = 18") == 18
+    assert months("") == 12  # the default, docs/export.md's key table
+    with pytest.raises(PlannerError, match="growth_months and horizon_months are one key"):
+        months("growth_months = 18\nhorizon_months = 18")

@@ -822,8 +822,8 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
     the growth horizon, the ownership horizon (another key of the same name), what a quarter is, how the quarters'
     fleets and the other traffic levels are sized, the stress case and the grid's price kinds."""
     w, fin = scenario.workload, scenario.finance
-    growth = "[workload] horizon_months / default 12"
-    owned = "[finance] horizon_months / default 36 (not [workload] horizon_months, the months traffic grows over)"
+    growth = "[workload] growth_months / default 12"
+    owned = "[finance] horizon_months / default 36 (not [workload] growth_months, the months traffic grows over)"
     return [
         Assumption(
             f"Traffic after the growth horizon (month {w.horizon_months})",

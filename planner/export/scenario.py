@@ -405,7 +405,11 @@ class Workload(BaseModel):
     growth_over_horizon: Annotated[float, BeforeValidator(read_growth)] = Field(
         default=0.0, ge=0, le=MAX_GROWTH, description='traffic growth by the end of the horizon (0.5 or "50%" = +50%)'
     )
-    horizon_months: int = months_field(12, "planning horizon, months (a label for the growth)")
+    #: the months the traffic grows over; written ``growth_months`` in a scenario (``horizon_months``, its old name,
+    #: still read: ``_growth_months``), apart from [finance] horizon_months, the months the cost covers (trial 33 F9)
+    horizon_months: int = months_field(
+        12, "growth_months: the months growth_over_horizon takes, then flat (old name: horizon_months)"
+    )
     burstiness: float = Field(
         default=1.0,
         gt=0,
@@ -477,6 +481,23 @@ class Workload(BaseModel):
             output_tokens_mean=round(sample.output_mean_tokens, 1),
             output_tokens_high=o,
         )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _growth_months(cls, data: Any) -> Any:
+        """``growth_months``, the months the traffic grows over, is the key; ``horizon_months``, its old name (the
+        same name as [finance] horizon_months, the months the cost covers: trial 33 F9), is still read. Both given:
+        refused."""
+        if not isinstance(data, dict) or "growth_months" not in data:
+            return data
+        if "horizon_months" in data:
+            raise ValueError(
+                "growth_months and horizon_months are one key (horizon_months is growth_months' old name); give "
+                "growth_months only"
+            )
+        out = {k: v for k, v in data.items() if k != "growth_months"}
+        out["horizon_months"] = data["growth_months"]
+        return out
 
     @model_validator(mode="before")
     @classmethod
