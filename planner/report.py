@@ -59,7 +59,7 @@ from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import GroupOptions, Options
-from planner.timing import _decode_step, _prefill
+from planner.timing import _decode_step, _prefill, _prompt_busy_s
 from planner.units import fmt_bytes
 
 if TYPE_CHECKING:  # the serving simulation is imported when a replica is made, not with every plan
@@ -137,7 +137,7 @@ class Plan:
     ttft_floor_s: float = 0.0
     #: (prompt tokens, output tokens) of one request, when given: the lengths ``cost_with_prompts_usd`` is at
     request_tokens: tuple[int, int] | None = None
-    #: US$ per million output tokens with each request's prompt processing (its prefill alone on the group) added to
+    #: US$ per million output tokens with each request's prompt processing (``request_prompt_busy_s``) added to
     #: its share of the decode steps at ``batch``, 100% busy (``model.cost_per_million_output_tokens_with_prompts_usd``);
     #: NaN without ``request_tokens``. ``cost_per_mtok_usd`` is decode only.
     cost_with_prompts_usd: float = math.nan
@@ -151,6 +151,11 @@ class Plan:
     #: 2,000-token prompts, whose TTFT is 241 ms)
     request_ttft_s: float = math.nan
     request_ttft_floor_s: float = 0.0
+    #: the group-seconds ``request_tokens``' prompt holds, the prefill ``cost_with_prompts_usd`` charges
+    #: (``planner.timing.prompt_busy_s``, as ``planner export`` charges it): ``request_ttft_s`` under tensor
+    #: parallelism; under data-parallel attention or a pipeline 1/s of the prefill of s prompts, one on each rank or
+    #: stream (trial 33 F2); NaN without ``request_tokens``
+    request_prompt_busy_s: float = math.nan
     #: the engine release the prediction assumes, as people name it (``engine_release_words``: "vLLM 0.11.0" for
     #: vllm==0.11.0, "vLLM 0.19.0" for the default ``vllm``), "" where another engine was named without a release
     #: (trial 28 F12)
@@ -249,6 +254,7 @@ class Plan:
             if p.request_tokens is None
             else p.cost_with_prompts_usd,
             "request_ttft_s": None if p.request_tokens is None else p.request_ttft_s,
+            "request_prompt_busy_s": None if p.request_tokens is None else p.request_prompt_busy_s,
             "request_ttft_range_s": None if p.request_tokens is None else list(p.request_ttft_range()),
             "warnings": list(p.warnings),
             "larger_group": None
@@ -377,14 +383,16 @@ def plan(
         price = api.gpu_price_per_hour(g, catalog=cat) if quote is None else float(quote.usd_per_gpu_hour)
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     request = _request_tokens(prompt_tokens, output_tokens, context)
-    with_prompts = prompt_s = math.nan
+    with_prompts = prompt_s = busy = math.nan
     prompt_floor = 0.0
     if request is not None:
         asked = _prefill(g, mdl, request[0], replace(o, gpus=n))
         prompt_s, prompt_floor = float(asked.ttft_s), floor_of(asked)
+        # the group-seconds the prompt holds, as export charges it (dp-ep: 1/g of g prompts' prefill, each rank its own)
+        busy = float(_prompt_busy_s(g, mdl, request[0], replace(o, gpus=n)))
         with_prompts = float(
             m.cost_per_million_output_tokens_with_prompts_usd(
-                price, n, request[1], at_batch.throughput_tokens_per_s, prompt_s
+                price, n, request[1], at_batch.throughput_tokens_per_s, busy
             )
         )
     warnings = [sixteen] if sixteen else []
@@ -483,6 +491,7 @@ def plan(
         tuple(same_deployment_runs(Deployment.planned(g.name, mdl.name, eng.name, layout, n, wp, kp))),
         request_ttft_s=prompt_s,
         request_ttft_floor_s=prompt_floor if prompt_floor == prompt_floor else 0.0,
+        request_prompt_busy_s=busy,
         engine_release=engine_release_words(options.get("engine")),
         slow_end_open=slow_end_open(g, n, layout),
         not_modelled=not_modelled_words(g, n, layout),
@@ -667,7 +676,8 @@ def _price_source(g: Gpu, quote: Any = None) -> str:
     if quote is None:
         return ""
     several = quote.is_median  # the median's provider lists each quote's date
-    return f"{quote.kind}, {quote.provider}" + ("" if several else f", {quote.date}")
+    said = f"{quote.kind}, {quote.provider}" + ("" if several else f", {quote.date}")
+    return f"{said}; {quote.caveat}" if quote.caveat else said  # how weak the quote is (trial 33 F1)
 
 
 #: The rents ``plan`` can be costed at (a purchase is amortized by ``planner export`` only).

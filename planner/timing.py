@@ -9,7 +9,7 @@ quantity of a record (``tpot``, ``throughput``, ``mfu`` ... ``ttft``) finishes o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
 import numpy as np
@@ -153,6 +153,32 @@ def ttft(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentO
     smallest group that holds B sequences unless ``gpus`` is given. Options: ``planner.options.DeploymentOptions``
     (``prefill``)."""
     return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, ttft), "ttft_s")
+
+
+def prompt_busy_s(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> Any:
+    """Group-seconds one prompt's prefill holds its replica: what a cost per token charges for prompt processing.
+
+    Tensor parallelism (and "tp-ep"): the prompt's TTFT, the whole group busy with it alone. Data-parallel attention
+    ("dp-ep") or a pipeline: each of the group's s streams (attention ranks, micro-batches;
+    ``model.parallel.streams_of``) prefills its own prompt alongside the others, so one prompt holds 1/s of the
+    prefill of s prompts (docs/model.md, "Data-parallel attention"). ``planner export`` and ``planner plan``'s cost
+    with prompt processing both charge this; TTFT targets keep the one-prompt time (``ttft``). Options:
+    ``planner.options.DeploymentOptions`` (``batch`` is set here: one prompt per stream)."""
+    return _prompt_busy_s(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, prompt_busy_s))
+
+
+def _prompt_busy_s(gpu: Any, model: Any, prompt_tokens: Any, options: Options) -> Any:
+    """``prompt_busy_s`` on read options."""
+    layout = check_parallelism(options.parallelism)
+    if layout != "dp-ep" and not is_pipeline(layout):
+        return _prefill(gpu, model, prompt_tokens, replace(options, batch=1), "ttft_s")
+    gpus = options.gpus
+    if gpus is None:  # the group the deployment picks for one prompt
+        gpus = _prefill(gpu, model, prompt_tokens, replace(options, batch=1)).gpus
+    group = np.asarray(gpus, dtype=float)
+    side = np.asarray(m.streams_of(layout, np.where(np.isfinite(group), group, 1.0)), dtype=float) * np.ones_like(group)
+    many = _prefill(gpu, model, prompt_tokens, replace(options, gpus=gpus, batch=side), "ttft_s")
+    return many / side
 
 
 def prefill_intensity(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> Any:

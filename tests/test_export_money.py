@@ -317,7 +317,7 @@ class TestOwnership:
         text = HAND.replace("[workload]", "[workload]\nhorizon_months = 12", 1)
         line = money.horizon_line(review_of(write_scenario(tmp_path, text)))
         assert line.startswith(
-            "Over 3 years ([finance] horizon_months, by default; [workload] horizon_months = 12 is the months the "
+            "Over 3 years ([finance] horizon_months, by default; [workload] growth_months = 12 is the months the "
             "traffic grows over): "
         )
         both = review_of(write_scenario(tmp_path, text + "[finance]\nhorizon_months = 12\n", name="b.toml"))

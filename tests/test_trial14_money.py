@@ -345,14 +345,15 @@ class TestF10HorizonsAndQuarters:
         assert money.quarter_label(4, 10) == "Q4: month 10"
 
     def test_the_examples_two_horizons_say_which_is_which(self):
-        """Two keys of one name ([workload] growth, [finance] ownership), renamed nowhere: each comment names the other."""
+        """Two horizons ([workload] growth, [finance] ownership; one name until trial 33 F9 renamed the workload's
+        growth_months): each comment names the other."""
         lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
-        growth = next(i for i, x in enumerate(lines) if x.startswith("horizon_months = 12"))
+        growth = next(i for i, x in enumerate(lines) if x.startswith("growth_months = 12"))
         owned = next(i for i, x in enumerate(lines) if x.startswith("horizon_months = 36"))
         assert "GROWTH horizon" in lines[growth] and "[finance] horizon_months" in lines[growth + 1]
-        assert "OWNERSHIP horizon" in lines[owned] and "[workload] horizon_months" in lines[owned + 1]
+        assert "OWNERSHIP horizon" in lines[owned] and "[workload] growth_months" in lines[owned + 1]
         data = example_data()
-        assert (data["workload"]["horizon_months"], data["finance"]["horizon_months"]) == (12, 36)
+        assert (data["workload"]["growth_months"], data["finance"]["horizon_months"]) == (12, 36)
 
 
 @pytest.fixture(scope="module")

@@ -132,6 +132,12 @@ class Price(BaseModel):
     instance_gpus: PositiveInt = Field(
         default=1, description="GPUs in the smallest unit the provider bills (8: only whole 8-GPU instances)"
     )
+    caveat: str = Field(
+        default="",
+        max_length=80,
+        description="how weak the quote is as evidence, in a few words every price line carries, where the entry's "
+        'own comment states it ("one secondary quote, low-side (no median)"); "" for a rate card read',
+    )
 
     @field_validator("date", mode="before")
     @classmethod

@@ -179,6 +179,19 @@ def _streams(p) -> tuple[str, int] | None:
     return None
 
 
+def _prefill_share_words(p) -> str:
+    """How the cost with prompt processing charges a prefill where a replica's streams each prefill their own prompt
+    (``planner.timing.prompt_busy_s``, as ``planner export`` charges it; trial 33 F2), "" for one stream."""
+    split = _streams(p)
+    if split is None:
+        return ""
+    words, n = split
+    return (
+        f" (1/{n:,} of the {fmt_seconds(p.request_prompt_busy_s * n)} prefill of {n:,} prompts, one on each of "
+        f"{words}, as planner export charges it: {fmt_seconds(p.request_prompt_busy_s)} a prompt)"
+    )
+
+
 def _streams_words(p, requests: int = DEFAULT_REQUESTS) -> str:
     """How many requests the simulation sends: ``requests`` (1,000; drawn lengths at p99: 5,000, ``sizing_requests``)
     a replica, or as many on each of its streams (``latency_under_load(requests_per_rank=True)``)."""
@@ -525,7 +538,8 @@ def render_plan(p: Plan) -> str:
         row(
             "  with prompt processing",
             f"{fmt_usd(p.cost_with_prompts_usd)} per million output tokens, 100% busy: each request's prefill of "
-            f"{counted(prompt, 'prompt token')} added to its share of the decode steps for {counted(output, 'output token')}",
+            f"{counted(prompt, 'prompt token')} added to its share of the decode steps for {counted(output, 'output token')}"
+            + _prefill_share_words(p),
         )
     else:
         row("  with prompt processing", "give --prompt-tokens and --output-tokens (one request's lengths)")

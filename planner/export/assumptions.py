@@ -597,6 +597,11 @@ def simulated_lengths_words(w: Workload) -> str:
     and the high lengths, a dataset's own, or every one at the means."""
     q = f"p{w.high_percentile:g}"
     kind = w.simulated_lengths_kind
+    if kind == "means" and w.sizing_lengths == "spread":  # the high lengths at the means: fixed lengths (trial 33 F8)
+        return (
+            "every request at the mean lengths: prompt_tokens_high and output_tokens_high are the means (their "
+            "default, as planner plan --rate's without --prompt-tokens-high): fixed lengths, no spread"
+        )
     if kind == "means":
         return 'every request at the mean lengths (sizing_lengths = "spread" draws them around the high lengths)'
     lengths = w.simulated_lengths()
@@ -817,8 +822,8 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
     the growth horizon, the ownership horizon (another key of the same name), what a quarter is, how the quarters'
     fleets and the other traffic levels are sized, the stress case and the grid's price kinds."""
     w, fin = scenario.workload, scenario.finance
-    growth = "[workload] horizon_months / default 12"
-    owned = "[finance] horizon_months / default 36 (not [workload] horizon_months, the months traffic grows over)"
+    growth = "[workload] growth_months / default 12"
+    owned = "[finance] horizon_months / default 36 (not [workload] growth_months, the months traffic grows over)"
     return [
         Assumption(
             f"Traffic after the growth horizon (month {w.horizon_months})",

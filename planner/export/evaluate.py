@@ -31,8 +31,7 @@ from planner.export.ownership import Money, book_value_note, money_warnings, opt
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Finance, Option, Scenario, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
-from planner.model.layouts import is_pipeline, spreads_experts
-from planner.model.parallel import streams_of
+from planner.model.layouts import spreads_experts
 from planner.serving.fleet import HEADROOM_STEP as HEADROOM_STEP  # re-exported: the review's step, plan's too
 from planner.serving.fleet import (  # noqa: F401 (the review's names)  # LOAD_CURVE: the review's multiples, plan --replicas' too
     IN_FLIGHT_STEPS,
@@ -128,13 +127,11 @@ def _candidates(
     best = sizing.largest_batch_meeting(tpot, batches, tpot_goals)
     prompt = dict(kv_precision=kp, memory_utilization=mu, **common)
     ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, gpus=tp, weight_precision=wp, **prompt))
-    if layout == "dp-ep" or is_pipeline(layout):  # each rank (stream) prefills its own prompt alongside
-        side = np.asarray(streams_of(layout, tp), dtype=float) * np.ones_like(tp)
-        many = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, batch=side, weight_precision=wp, **prompt)
-        ttft_mean = np.asarray(many.ttft_s) / side
-    else:
-        mean_prompt = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt)
-        ttft_mean = np.asarray(mean_prompt.ttft_s)
+    # the group-seconds a mean prompt holds: its TTFT, or under dp-ep / a pipeline 1/s of s prompts' prefill (each
+    # rank or stream prefills its own alongside); the one rule plan's cost with prompt processing charges too
+    ttft_mean = np.asarray(
+        api.prompt_busy_s(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt), dtype=float
+    )
     out = []
     for i, n in enumerate(groups):
         b = int(best[i])

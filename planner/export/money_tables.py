@@ -50,13 +50,13 @@ def year1_phrase(horizon_months: int) -> str:
 
 def horizon_words(review: Review) -> str:
     """ "3 years", and which key sets it where a reader may take another for it: a scenario that sets [workload]
-    horizon_months (the traffic's growth) and not [finance] horizon_months (the cost's, 36 by default) read the
-    review's "Over 3 years" as its own 12 months (a trial)."""
+    growth_months (the traffic's growth; horizon_months, its old name, until trial 33 F9) and not [finance]
+    horizon_months (the cost's, 36 by default) read the review's "Over 3 years" as its own 12 months (a trial)."""
     w, fin = review.scenario.workload, review.scenario.finance
     words = _years(fin.horizon_months)
     if "horizon_months" in w.model_fields_set and "horizon_months" not in fin.model_fields_set:
         words += (
-            f" ([finance] horizon_months, by default; [workload] horizon_months = {w.horizon_months} is the months "
+            f" ([finance] horizon_months, by default; [workload] growth_months = {w.horizon_months} is the months "
             "the traffic grows over)"
         )
     return words

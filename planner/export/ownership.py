@@ -337,6 +337,8 @@ def quote_text(money: Money, with_gap: bool = True) -> str:
     ``with_gap`` False leaves it out (a sentence that compares two quotes by who gives them)."""
     dated = money.price_date and not money.price_provider.startswith("median of ")
     text = f"{money.price_provider}, {money.price_date}" if dated else money.price_provider
+    if money.quote is not None and money.quote.caveat:  # "one secondary quote, low-side (no median)" (trial 33 F1)
+        text = f"{text}; {money.quote.caveat}"
     return f"{text}; {money.reserved_gap}" if money.reserved_gap and with_gap else text
 
 

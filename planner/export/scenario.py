@@ -364,13 +364,18 @@ class Workload(BaseModel):
         gt=0, le=MAX_TOKENS, description="mean prompt length, tokens; a fraction such as 800.5 is kept"
     )
     prompt_tokens_high: Tokens = Field(
-        gt=0, le=MAX_TOKENS, description="high-percentile prompt length, tokens (sizes TTFT and KV)"
+        gt=0,
+        le=MAX_TOKENS,
+        description="high-percentile prompt length, tokens (sizes TTFT and KV); left out, the mean: every prompt "
+        "alike, as planner plan's --prompt-tokens-high",
     )
     output_tokens_mean: MeanTokens = Field(
         gt=0, le=MAX_TOKENS, description="mean output length, tokens; a fraction such as 400.5 is kept"
     )
     output_tokens_high: Tokens = Field(
-        gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
+        gt=0,
+        le=MAX_TOKENS,
+        description="high-percentile output length, tokens (sizes KV); left out, the mean: every output alike",
     )
     context: Tokens | None = Field(
         default=None,
@@ -400,7 +405,11 @@ class Workload(BaseModel):
     growth_over_horizon: Annotated[float, BeforeValidator(read_growth)] = Field(
         default=0.0, ge=0, le=MAX_GROWTH, description='traffic growth by the end of the horizon (0.5 or "50%" = +50%)'
     )
-    horizon_months: int = months_field(12, "planning horizon, months (a label for the growth)")
+    #: the months the traffic grows over; written ``growth_months`` in a scenario (``horizon_months``, its old name,
+    #: still read: ``_growth_months``), apart from [finance] horizon_months, the months the cost covers (trial 33 F9)
+    horizon_months: int = months_field(
+        12, "growth_months: the months growth_over_horizon takes, then flat (old name: horizon_months)"
+    )
     burstiness: float = Field(
         default=1.0,
         gt=0,
@@ -472,6 +481,39 @@ class Workload(BaseModel):
             output_tokens_mean=round(sample.output_mean_tokens, 1),
             output_tokens_high=o,
         )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _growth_months(cls, data: Any) -> Any:
+        """``growth_months``, the months the traffic grows over, is the key; ``horizon_months``, its old name (the
+        same name as [finance] horizon_months, the months the cost covers: trial 33 F9), is still read. Both given:
+        refused."""
+        if not isinstance(data, dict) or "growth_months" not in data:
+            return data
+        if "horizon_months" in data:
+            raise ValueError(
+                "growth_months and horizon_months are one key (horizon_months is growth_months' old name); give "
+                "growth_months only"
+            )
+        out = {k: v for k, v in data.items() if k != "growth_months"}
+        out["horizon_months"] = data["growth_months"]
+        return out
+
+    @model_validator(mode="before")
+    @classmethod
+    def _highs_at_the_means(cls, data: Any) -> Any:
+        """A high length left out is its mean (a fraction rounded up, a high length being at least the mean):
+        fixed-length requests, as ``planner plan --rate`` takes them without ``--prompt-tokens-high`` /
+        ``--output-tokens-high`` (trial 33 F8: export refused a workload of means only). A dataset or lengths_file
+        gives its own."""
+        if not isinstance(data, dict) or "dataset" in data or "lengths_file" in data:
+            return data
+        out = dict(data)
+        for high, mean in (("prompt_tokens_high", "prompt_tokens_mean"), ("output_tokens_high", "output_tokens_mean")):
+            v = data.get(mean)
+            if high not in data and v is not None:
+                out[high] = math.ceil(v) if isinstance(v, float) and math.isfinite(v) else v
+        return out
 
     @model_validator(mode="after")
     def _file_path(self, info: ValidationInfo) -> Workload:

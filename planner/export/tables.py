@@ -192,7 +192,8 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
     older = row_words(r, review.scenario.workload.latency_margin)  # a margin mostly older releases' (trial 31 F4)
-    note = "; ".join(x for x in (role, older, r.layout_chosen, prompt_time_note(r)) if x)
+    weak = f"price: {r.money.quote.caveat}" if r.money.quote is not None and r.money.quote.caveat else ""  # trial 33 F1
+    note = "; ".join(x for x in (role, weak, older, r.layout_chosen, prompt_time_note(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
