@@ -137,7 +137,9 @@ class TestWithoutTheKey:
         r = next(x for x in plain.results if x.option.name == "H200, rented")
         ow = plain.outlook.of("H200, rented").ownership
         phased = finance.monthly_from_quarters(np.asarray(ow.gpus_by_quarter, dtype=float), 36)
-        assert ow.cash_by_month == tuple(float(x) for x in finance.rented_cash_by_month(phased, r.money.usd_per_gpu_month))
+        assert ow.cash_by_month == tuple(
+            float(x) for x in finance.rented_cash_by_month(phased, r.money.usd_per_gpu_month)
+        )
         assert ow.total_usd == finance.total_usd(finance.rented_cash_by_month(phased, r.money.usd_per_gpu_month))
         assert ow.reserved is None and ow.beyond_horizon_usd == 0
         assert ow.commitment == (

@@ -970,7 +970,9 @@ def read_reserved_term(value: Any) -> Any:
     and a count of years (1 to 5) is told the months to write, as amortization_months is (trial 23 F6)."""
     accepted = ", ".join(str(t) for t in RESERVED_TERMS_MONTHS)
     if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        shown = str(value).lower() if isinstance(value, bool) else repr(value if not isinstance(value, str) else value[:40])
+        shown = (
+            str(value).lower() if isinstance(value, bool) else repr(value if not isinstance(value, str) else value[:40])
+        )
         raise ValueError(f"{shown} is not a term; write a whole number of months: {accepted}")
     months = int(value)
     if months in RESERVED_TERMS_MONTHS:
