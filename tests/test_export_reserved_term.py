@@ -200,3 +200,17 @@ class TestWithATerm:
         assert not any("term set per contract" in n or RESERVED_PHASING in n for n in notes)
         row = next(a for a in termed.assumptions if a.what.startswith("Reserved price: contract term"))
         assert (row.value, row.unit) == (12, "months")
+
+    def test_the_options_table_states_the_options_monthly_under_contracts(self, termed):
+        """The Options table's monthly cost stays the peak fleet x the rate (its formula, =GPUs x $ per GPU-month);
+        its note states the horizon's reserved cash / 36 months beside it."""
+        from planner.export.tables import options_table
+
+        rc = termed.outlook.of("H200, rented").ownership.reserved
+        table = options_table(termed)
+        row = next(x for x in table.rows if x[1] == "H200, rented")
+        assert (
+            f"reserved in 12-month contracts ({finance.STEPPED}): ${rc.monthly_usd:,.0f} a month over the 36-month "
+            "horizon (its reserved cash / 36 months; the monthly cost here is the peak fleet x the rate), "
+            f"${rc.beyond_horizon_usd:,.0f} more due after it"
+        ) in row[-1]
