@@ -861,6 +861,23 @@ def horizon_rows(scenario: Scenario) -> list[Assumption]:
             "",
             "[finance] grid_price_kinds / default purchase, reserved, on-demand (spot added when an option pays it)",
         ),
+    ] + reserved_term_rows(fin)
+
+
+def reserved_term_rows(fin) -> list[Assumption]:
+    """The reserved contracts' term and rule where [finance] reserved_term_months sets one (F17); none otherwise
+    (each reserved price's own words then say its cash is phased as if billed monthly)."""
+    if fin.reserved_term_months is None:
+        return []
+    return [
+        Assumption(
+            "Reserved price: contract term (each step up of the fleet signs a contract for the GPUs added, paid "
+            "monthly for its whole term, past the horizon too; or the peak signed from month 1, whichever commits "
+            "less in all; the monthly cost shown is the horizon's reserved cash / its months)",
+            fin.reserved_term_months,
+            "months",
+            "[finance] reserved_term_months; planner.export.finance.reserved_cash",
+        )
     ]
 
 

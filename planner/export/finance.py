@@ -20,6 +20,9 @@ Every argument may be a number or a numpy array; months are whole. Dollars are U
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 #: Months in a quarter: the fleet changes at most once a quarter.
@@ -105,3 +108,108 @@ def owned_capex_by_month(gpus_by_month: np.ndarray, capex_usd_per_gpu: float) ->
     first part)."""
     owned = np.maximum.accumulate(np.asarray(gpus_by_month, dtype=float))
     return np.diff(owned, prepend=0.0) * capex_usd_per_gpu
+
+
+# -- reserved contracts (F17) ---------------------------------------------------------------------------
+#
+#     reserved        with a term T: each month the fleet needs more GPUs than its running contracts hold, a
+#                     contract for the difference is signed for T months, and runs them all (paid monthly, used or
+#                     not, past the horizon too); a contract ending while its GPUs are still needed is signed again.
+#                     The alternative: the peak fleet signed from month 1 (and again each term). The review takes
+#                     the one that commits less cash in all (horizon + beyond it; the contracts signed as the fleet
+#                     grows on a tie: their cash comes later)
+
+
+def reserved_contracts(gpus_by_month: np.ndarray, term_months: int) -> tuple[tuple[int, int], ...]:
+    """The contracts signed for a fleet month by month (months 1 .. H), as (first month, GPUs): one whenever the
+    fleet needs more GPUs than the contracts then running hold, for the difference, running ``term_months``.
+    8 GPUs for 12 months then 16, a 12-month term: (1, 8), (13, 16), (25, 16); a 36-month term: (1, 8), (13, 8)."""
+    signed: list[tuple[int, int]] = []
+    for m, need in enumerate(np.asarray(gpus_by_month, dtype=float), start=1):
+        held = sum(g for first, g in signed if first <= m < first + term_months)
+        if need > held:
+            signed.append((m, int(math.ceil(need - held))))
+    return tuple(signed)
+
+
+def contracted_gpus_by_month(contracts: tuple[tuple[int, int], ...], term_months: int) -> np.ndarray:
+    """GPUs under contract in months 1 .. the last contract's end: each contract's GPUs for its term's months."""
+    end = max((first + term_months - 1 for first, _ in contracts), default=0)
+    held = np.zeros(end)
+    for first, gpus in contracts:
+        held[first - 1 : first - 1 + term_months] += gpus
+    return held
+
+
+@dataclass(frozen=True)
+class ReservedCash:
+    """A reserved option's cash as contracts of ``term_months`` (``reserved_cash``): the basis taken, its cash in
+    the horizon's months and beyond them, and the alternative's commitment."""
+
+    term_months: int
+    horizon_months: int
+    basis: str  # STEPPED or PEAK_UP_FRONT: the one taken
+    contracts: tuple[tuple[int, int], ...]  # the basis's (first month, GPUs)
+    cash_by_month: tuple[float, ...]  # months 1 .. horizon, the basis's
+    beyond_horizon_usd: float  # the basis's cash due after the horizon's last month
+    stepped_usd: float  # all the cash the contracts signed as the fleet grows commit (horizon + beyond)
+    stepped_beyond_usd: float
+    peak_usd: float  # all the cash the peak fleet signed from month 1 commits (horizon + beyond)
+    peak_beyond_usd: float
+    peak_gpus: int
+
+    @property
+    def horizon_usd(self) -> float:
+        return float(sum(self.cash_by_month))
+
+    @property
+    def committed_usd(self) -> float:
+        """All the cash the basis's contracts commit: the horizon's and beyond it."""
+        return self.horizon_usd + self.beyond_horizon_usd
+
+    @property
+    def monthly_usd(self) -> float:
+        """The monthly cost the review shows: the horizon's reserved cash / its months."""
+        return self.horizon_usd / self.horizon_months
+
+
+#: The bases ``reserved_cash`` chooses between.
+STEPPED = "a contract at each step up of the fleet"
+PEAK_UP_FRONT = "the peak fleet signed from month 1"
+
+
+def reserved_cash(gpus_by_month: np.ndarray, usd_per_gpu_month: float, term_months: int) -> ReservedCash:
+    """A reserved fleet's cash (months 1 .. H = len(gpus_by_month)) as contracts of ``term_months``: signed at each
+    step up (``reserved_contracts``) or the peak signed from month 1, whichever commits fewer GPU-months in all
+    (the steps on a tie). Each contract is paid monthly, its GPUs x ``usd_per_gpu_month``, for its whole term; the
+    months after H are ``beyond_horizon_usd``. 8 GPUs for 12 months then 16, H = 36, T = 12, $1,000 a GPU-month:
+    stepped 8 x 12 + 16 x 24 = 480 GPU-months, $480,000, none beyond; the peak up front 16 x 36 = 576."""
+    fleet = np.asarray(gpus_by_month, dtype=float)
+    h = len(fleet)
+    peak = int(math.ceil(float(np.max(fleet)))) if h else 0
+
+    def held(contracts):
+        g = contracted_gpus_by_month(contracts, term_months)
+        return g, float(np.sum(g[:h])), float(np.sum(g[h:]))
+
+    stepped = reserved_contracts(fleet, term_months)
+    up_front = reserved_contracts(np.full(h, float(peak)), term_months)
+    s_held, s_in, s_beyond = held(stepped)
+    p_held, p_in, p_beyond = held(up_front)
+    take_steps = s_in + s_beyond <= p_in + p_beyond
+    g, contracts, beyond = (s_held, stepped, s_beyond) if take_steps else (p_held, up_front, p_beyond)
+    cash = np.zeros(h)
+    cash[: min(h, len(g))] = g[:h] * usd_per_gpu_month
+    return ReservedCash(
+        term_months,
+        h,
+        STEPPED if take_steps else PEAK_UP_FRONT,
+        contracts,
+        tuple(float(x) for x in cash),
+        beyond * usd_per_gpu_month,
+        (s_in + s_beyond) * usd_per_gpu_month,
+        s_beyond * usd_per_gpu_month,
+        (p_in + p_beyond) * usd_per_gpu_month,
+        p_beyond * usd_per_gpu_month,
+        peak,
+    )

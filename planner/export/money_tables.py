@@ -12,11 +12,11 @@ from planner.catalog.resolve import weights_phrase
 from planner.engines.profiles import IDEAL
 from planner.export.margin_releases import current_words, older_split, older_words, scope_words
 from planner.export.not_sized import margin_basis
-from planner.export.outlook import GridRow, stale_text
+from planner.export.outlook import GridRow, reserved_commitment, stale_text
 from planner.export.ownership import (
-    RESERVED_PHASING,
     cost_of_capital_words,
     quote_text,
+    reserved_phasing,
     reserved_terms,
 )
 from planner.export.reason import listed, usd
@@ -95,7 +95,7 @@ def grid_table(review: Review) -> Table:
                     r.gpus,
                     int(r.replica.gpus),
                     float(r.fleet.usd_per_gpu_month),
-                    r.monthly_usd,
+                    g.monthly_usd,
                     g.ownership.year1_cash_usd,
                     g.ownership.total_usd,
                     g.note,
@@ -108,9 +108,18 @@ def grid_table(review: Review) -> Table:
 
 
 def _reserved_note(g: GridRow) -> str:
-    """A reserved row's terms (``ownership.reserved_terms``) and what its cash assumes (``ownership.RESERVED_PHASING``)."""
+    """A reserved row's terms (``ownership.reserved_terms``) and what its cash assumes (``ownership.reserved_phasing``;
+    with a term, its contracts: the basis taken, the cash due past the horizon)."""
     terms = reserved_terms(g.result)
-    return f"reserved: {terms}; {RESERVED_PHASING}" if terms else ""
+    if not terms:
+        return ""
+    return f"reserved: {terms}; {_reserved_cash_words(g)}"
+
+
+def _reserved_cash_words(g: GridRow) -> str:
+    """``ownership.RESERVED_PHASING`` without a term; with one, the row's contracts (``outlook.reserved_commitment``)."""
+    rc = g.ownership.reserved if g.ownership is not None else None
+    return reserved_commitment(rc) if rc is not None else reserved_phasing(g.result.money)
 
 
 def _grid_role(g: GridRow, review: Review) -> str:
@@ -140,7 +149,7 @@ def grid_line(review: Review) -> str:
     text = (
         f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): by monthly "
         f"cost at the planned peak the cheapest is {_row_words(best)}, {counted(best.result.gpus, 'GPU', ',.0f')} at "
-        f"{usd(best.result.monthly_usd)} a month{_reserved_words(best)}"
+        f"{usd(best.monthly_usd)} a month{_reserved_words(best)}"
     )
     diff = differences(best.result, rec)
     if not diff:
@@ -178,7 +187,7 @@ def _reserved_words(g: GridRow) -> str:
     """ " (reserved: a 'from' rate, term set per contract; cash phased as if billed monthly, ...)" after a reserved
     row named in a sentence; "" for another kind."""
     terms = reserved_terms(g.result)
-    return f" (reserved: {terms}; {RESERVED_PHASING})" if terms else ""
+    return f" (reserved: {terms}; {_reserved_cash_words(g)})" if terms else ""
 
 
 def ownership_table(review: Review) -> Table:

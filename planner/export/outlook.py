@@ -37,11 +37,38 @@ from planner.units import counted
 # -- ownership ------------------------------------------------------------------------------------------
 
 
-def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
-    """What signing for this price kind commits to: capex for bought GPUs, a contract term for reserved ones."""
+def reserved_commitment(rc: finance.ReservedCash) -> str:
+    """What a reserved option's contracts commit (``finance.reserved_cash``), in words: the basis taken and the other's
+    commitment, all the cash committed, the part due past the horizon, and the monthly cost the review shows."""
+    n, t, h = len(rc.contracts), rc.term_months, rc.horizon_months
+    if rc.basis == finance.STEPPED:
+        other = f"the peak ({counted(rc.peak_gpus, 'GPU')}) signed from month 1 would commit ${rc.peak_usd:,.0f}"
+        why = "the same, its cash sooner" if round(rc.peak_usd) == round(rc.stepped_usd) else "more"
+    else:
+        other = f"a contract at each step up of the fleet would commit ${rc.stepped_usd:,.0f}"
+        why = "more"
+    beyond = (
+        f", of which ${rc.beyond_horizon_usd:,.0f} falls due after the {h}-month horizon (not in its totals)"
+        if rc.beyond_horizon_usd
+        else f", all within the {h}-month horizon"
+    )
+    return (
+        f"committed: {counted(n, 'reserved contract')} of {t} months ({rc.basis}), each paid monthly for its whole "
+        f"term whether used or not: ${rc.committed_usd:,.0f}{beyond}; {other} ({why}); monthly cost shown: the "
+        f"horizon's reserved cash / {h} months = ${rc.monthly_usd:,.0f}"
+    )
+
+
+def commitment(
+    result: Result, owned_gpus: float, capex_usd: float, reserved: finance.ReservedCash | None = None
+) -> str:
+    """What signing for this price kind commits to: capex for bought GPUs, a contract term for reserved ones (their
+    contracts, ``reserved_commitment``, where the term is known)."""
     kind = result.money.price_kind
     if kind == "purchase":
         return f"committed: ${capex_usd:,.0f} of hardware ({counted(owned_gpus, 'GPU', ',.0f')}) paid when bought, not refundable"
+    if kind == "reserved" and reserved is not None:
+        return reserved_commitment(reserved)
     if kind == "reserved":
         return (
             "committed per contract: a reserved rate's term and volume are set in it (see the price source); "
@@ -65,6 +92,7 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
     phased = finance.monthly_from_quarters(per_quarter, h)
     full = np.full(h, float(fleet_at(result, w, scale).gpus))
     m = result.money
+    reserved = None
     if m.pricing == "purchase":
         cash = finance.owned_cash_by_month(phased, m.capex_usd_per_gpu, m.opex_usd_per_gpu_month)
         cash_full = finance.owned_cash_by_month(full, m.capex_usd_per_gpu, m.opex_usd_per_gpu_month)
@@ -75,6 +103,14 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
         gpus = np.maximum.accumulate(per_quarter)
         commit = commitment(result, owned, owned * m.capex_usd_per_gpu)
         purchases = finance.owned_capex_by_month(phased, m.capex_usd_per_gpu)
+    elif m.price_kind == "reserved" and m.reserved_term_months:  # contracts for a term (F17)
+        reserved = finance.reserved_cash(phased, m.usd_per_gpu_month, m.reserved_term_months)
+        cash = np.asarray(reserved.cash_by_month)
+        cash_full = np.asarray(finance.reserved_cash(full, m.usd_per_gpu_month, m.reserved_term_months).cash_by_month)
+        residual = residual_full = 0.0
+        purchases = None
+        gpus = per_quarter
+        commit = commitment(result, 0.0, 0.0, reserved)
     else:
         cash = finance.rented_cash_by_month(phased, m.usd_per_gpu_month)
         cash_full = finance.rented_cash_by_month(full, m.usd_per_gpu_month)
@@ -93,6 +129,7 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
         residual,
         commit,
         tuple(float(x) for x in cash),
+        reserved,
     )
 
 
@@ -274,7 +311,7 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                     rows.append(
                         GridRow(gpu_name, kind, weights, res, None, f"does not meet the targets: {res.shortfall}")
                     )
-    meeting = sorted((g for g in rows if g.result is not None and g.result.meets), key=lambda g: g.result.monthly_usd)
+    meeting = sorted((g for g in rows if g.result is not None and g.result.meets), key=lambda g: g.monthly_usd)
     return tuple(meeting) + tuple(g for g in rows if g.result is None or not g.result.meets)
 
 

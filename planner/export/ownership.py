@@ -33,7 +33,7 @@ from planner.catalog import Gpu, Price
 from planner.catalog.loader import shipped_catalog_dir
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.export import sizing
-from planner.export.scenario import BUILTIN_DEFAULTS, Finance, Option
+from planner.export.scenario import BUILTIN_DEFAULTS, RESERVED_TERMS_MONTHS, Finance, Option
 from planner.units import counted, fmt_usd_per_gpu_hour
 
 OWNERSHIP_FILE = Path("costs") / "ownership.toml"
@@ -146,6 +146,10 @@ class Money:
     #: straight-line depreciation a month, (capex - residual charged) / amortization months: the P&L's expense (0 when
     #: rented); ``capital_usd_per_gpu_month`` is the level payment at the cost of capital (trial 26 F6)
     depreciation_usd_per_gpu_month: float = 0.0
+    #: a reserved price's contract term, months (``reserved_term``; None: not known, cash phased as if billed
+    #: monthly) and where it is from
+    reserved_term_months: int | None = None
+    reserved_term_source: str = ""
 
     @property
     def financing_usd_per_gpu_month(self) -> float:
@@ -353,16 +357,60 @@ SIZED_AFRESH = "sized afresh at that traffic (every group tried, the replicas se
 RESERVED_PHASING = "cash phased as if billed monthly; the term's commitment is not modelled"
 
 
+#: A term a quote's source states: "12-month term", "3-year commitment", "36 month contract".
+_STATED_TERM = re.compile(r"\b(\d{1,2})[- ](month|year)s?[- ](?:term|commitment|contract)\b", re.IGNORECASE)
+
+
+def stated_term_months(source: str) -> int | None:
+    """The contract term a reserved quote's source states, months ("a 3-year commitment": 36), where it is one the
+    review models (``scenario.RESERVED_TERMS_MONTHS``); None where it states none (Hyperstack's 'from' rates, whose
+    term "is set per contract": catalogs/gpus.toml)."""
+    found = _STATED_TERM.search(source)
+    if found is None:
+        return None
+    months = int(found.group(1)) * (12 if found.group(2).lower() == "year" else 1)
+    return months if months in RESERVED_TERMS_MONTHS else None
+
+
+def reserved_term(finance: Finance | None, quote: Price | None) -> tuple[int | None, str]:
+    """A reserved price's contract term, months, and where it is from: [finance] reserved_term_months where the
+    scenario sets it, else the term the catalog quote's source states (``stated_term_months``), else (None, ""):
+    not known, the cash phased as if billed monthly (``RESERVED_PHASING``)."""
+    if finance is not None and finance.reserved_term_months is not None:
+        return finance.reserved_term_months, "[finance] reserved_term_months"
+    stated = stated_term_months(quote.source) if quote is not None else None
+    return (stated, "the quote's source") if stated else (None, "")
+
+
 def reserved_terms(result: Any) -> str:
     """What a reserved price is, in words, for the grid and the Assumptions sheet: "a 'from' rate, term set per
     contract" where its quote says so (Hyperstack's rate card: catalogs/gpus.toml), else "term as its quote states";
-    "" for another kind or the scenario's own price."""
-    q = result.money.quote
-    if result.money.price_kind != "reserved" or q is None:
+    with a term (``reserved_term``), "a 'from' rate; a 12-month term ([finance] reserved_term_months)"; "" for
+    another kind or the scenario's own price without a term."""
+    m = result.money
+    q = m.quote
+    if m.price_kind != "reserved":
+        return ""
+    if m.reserved_term_months:
+        term = f"a {m.reserved_term_months}-month term ({m.reserved_term_source})"
+        return f"a 'from' rate; {term}" if q is not None and "'from' rate" in q.source else term
+    if q is None:
         return ""
     if "'from' rate" in q.source:
         return "a 'from' rate, term set per contract"
     return "term as its quote states"
+
+
+def reserved_phasing(money: Money) -> str:
+    """What the review's cash of a reserved price assumes: ``RESERVED_PHASING`` without a term; with one, the
+    contracts (``finance.reserved_cash``)."""
+    if not money.reserved_term_months:
+        return RESERVED_PHASING
+    return (
+        f"each step up of the fleet signs a {money.reserved_term_months}-month contract for the GPUs added, paid "
+        "monthly for its whole term (or the peak signed from month 1, where that commits less); the monthly cost "
+        "shown is the horizon's reserved cash / its months"
+    )
 
 
 def price_kind(option: Option) -> str:
@@ -454,9 +502,11 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
         hourly = option.cloud_usd_per_gpu_hour or price.usd_per_gpu_hour
         src = "scenario file (cloud_usd_per_gpu_hour)" if option.cloud_usd_per_gpu_hour else cat_src
         monthly = float(sizing.cloud_usd_per_gpu_month(hourly))
-        gap = ""
+        gap, term, term_from = "", None, ""
         if kind == "reserved" and not option.cloud_usd_per_gpu_hour:
             gap = reserved_gap(gpu, price, chosen_quote(gpu, "on-demand", option.price_basis))
+        if kind == "reserved":
+            term, term_from = reserved_term(finance, None if option.cloud_usd_per_gpu_hour else price)
         return Money(
             "cloud", kind, monthly, 0.0, 0.0, 0.0, 0.0, math.nan, float(hourly), src,
             "" if option.cloud_usd_per_gpu_hour else date,
@@ -464,6 +514,8 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
             quote=None if option.cloud_usd_per_gpu_hour else price,
             node_size=option.node_size or (1 if option.cloud_usd_per_gpu_hour else price.instance_gpus),
             reserved_gap=gap,
+            reserved_term_months=term,
+            reserved_term_source=term_from,
         )  # fmt: skip
     d = ownership_defaults()
     node = option.nodes_of

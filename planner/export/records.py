@@ -16,6 +16,7 @@ from planner.engines.profiles import EngineProfile
 from planner.export import sizing
 from planner.export.assumptions import Assumption
 from planner.export.batch_cap import EngineLimitFleet
+from planner.export.finance import ReservedCash
 from planner.export.memory_chain import MemoryChain
 from planner.export.ownership import Money
 from planner.export.quality import ModelSwitch, QualityNote, SixteenBitSwap
@@ -346,6 +347,14 @@ class Ownership:
     commitment: str  # what signing commits to
     #: cash out each month 1 .. horizon, phased, undiscounted, no residual (``planner.export.breakeven``'s input)
     cash_by_month: tuple[float, ...] = ()
+    #: a reserved option's contracts where its term is known (``finance.reserved_cash``): the basis taken, the cash
+    #: committed beyond the horizon, the alternative's; None otherwise (cash phased as if billed monthly)
+    reserved: ReservedCash | None = None
+
+    @property
+    def beyond_horizon_usd(self) -> float:
+        """Cash committed by reserved contracts that falls due after the horizon (0 without them)."""
+        return self.reserved.beyond_horizon_usd if self.reserved is not None else 0.0
 
 
 @dataclass(frozen=True)
@@ -386,6 +395,14 @@ class GridRow:
     result: Result | None
     ownership: Ownership | None
     note: str  # why there is no result, or the price's provider and date
+
+    @property
+    def monthly_usd(self) -> float:
+        """The row's monthly cost as the grid shows and ranks it: a reserved row with a term, its horizon's reserved
+        cash / the horizon's months (``finance.ReservedCash.monthly_usd``); else the fleet's (NaN: no result)."""
+        if self.ownership is not None and self.ownership.reserved is not None:
+            return self.ownership.reserved.monthly_usd
+        return self.result.monthly_usd if self.result is not None else math.nan
 
 
 @dataclass(frozen=True)

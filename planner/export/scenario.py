@@ -1001,6 +1001,28 @@ class Levers(BaseModel):
 PriceKindName = Annotated[Literal["purchase", "reserved", "on-demand", "spot"], BeforeValidator(read_price_kind)]
 
 
+#: The reserved terms ``[finance] reserved_term_months`` accepts, months: the 1- and 3-year commitments AWS, Azure and
+#: Google Cloud sell, and the 6-, 24-, 48- and 60-month ones GPU clouds add (F17: a reserved rate commits a number of
+#: GPUs for a term).
+RESERVED_TERMS_MONTHS = (6, 12, 24, 36, 48, 60)
+
+
+def read_reserved_term(value: Any) -> Any:
+    """A reserved contract's term in months, one of ``RESERVED_TERMS_MONTHS``; anything else is refused naming them,
+    and a count of years (1 to 5) is told the months to write, as amortization_months is (trial 23 F6)."""
+    accepted = ", ".join(str(t) for t in RESERVED_TERMS_MONTHS)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        shown = (
+            str(value).lower() if isinstance(value, bool) else repr(value if not isinstance(value, str) else value[:40])
+        )
+        raise ValueError(f"{shown} is not a term; write a whole number of months: {accepted}")
+    months = int(value)
+    if months in RESERVED_TERMS_MONTHS:
+        return months
+    years = f"; {months} looks like years: write {months * 12}" if months * 12 in RESERVED_TERMS_MONTHS else ""
+    raise ValueError(f"{months} months is not a reserved term the review models; write one of {accepted}{years}")
+
+
 class Finance(BaseModel):
     """[finance]: how the review prices time: the ownership horizon, the cost of capital, residual value, the grid."""
 
@@ -1028,6 +1050,11 @@ class Finance(BaseModel):
         default=("purchase", "reserved", "on-demand"),
         strict=False,
         description="price kinds the like-for-like grid tries for every GPU (spot is added when an option asks for it)",
+    )
+    reserved_term_months: Annotated[int, BeforeValidator(read_reserved_term)] | None = Field(
+        default=None,
+        description="a reserved contract's term: each step up of the fleet signs one for the GPUs added, paid for "
+        "the whole term (default: the term the quote's source states, else not modelled)",
     )
     quality_sign_off: str = Field(
         default=DEFAULT_SIGN_OFF,

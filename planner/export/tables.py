@@ -188,12 +188,29 @@ def prompt_time_note(r: Result) -> str:
 BASELINE_MISSES = "baseline of the levers, misses the targets"
 
 
+def reserved_note(r: Result, review: Review) -> str:
+    """A reserved option's monthly cost under its contracts where its term is known (``finance.reserved_cash``, the
+    Ownership sheet's Commitment): the horizon's reserved cash / its months, beside the row's peak fleet x the rate,
+    and the cash due after the horizon; "" otherwise (F17)."""
+    oo = review.outlook.of(r.option.name) if review.outlook is not None and r.meets else None
+    rc = oo.ownership.reserved if oo is not None else None
+    if rc is None:
+        return ""
+    beyond = f", ${rc.beyond_horizon_usd:,.0f} more due after it" if rc.beyond_horizon_usd else ""
+    return (
+        f"reserved in {rc.term_months}-month contracts ({rc.basis}): ${rc.monthly_usd:,.0f} a month over the "
+        f"{rc.horizon_months}-month horizon (its reserved cash / {rc.horizon_months} months; the monthly cost here is "
+        f"the peak fleet x the rate){beyond}"
+    )
+
+
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
     older = row_words(r, review.scenario.workload.latency_margin)  # a margin mostly older releases' (trial 31 F4)
     weak = f"price: {r.money.quote.caveat}" if r.money.quote is not None and r.money.quote.caveat else ""  # trial 33 F1
-    note = "; ".join(x for x in (role, weak, older, r.layout_chosen, prompt_time_note(r)) if x)
+    parts = (role, weak, older, r.layout_chosen, prompt_time_note(r), reserved_note(r, review))
+    note = "; ".join(x for x in parts if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
