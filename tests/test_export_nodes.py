@@ -116,3 +116,25 @@ def test_levers_note_in_plan_words(review):
     lever = next(x for x in review.levers if x.name == "More GPUs per replica")
     assert "8 -> 16" in lever.change
     assert TP_SPANS in lever.note
+
+
+def _details_headers(review) -> list[str]:
+    import io
+
+    import openpyxl
+
+    from planner.export import render
+
+    ws = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))["Details"]
+    return [c.value for c in ws[1]]
+
+
+def test_details_md_and_csv_show_the_column_where_an_option_spans_nodes(review):
+    """The 16-GPU dp-ep option has words (above): Details, the Markdown's options table and the CSV carry the column."""
+    from planner.export import render
+
+    assert NODES_LABEL in _details_headers(review)
+    md = render(review, "md").decode()
+    assert f"| {NODES_LABEL} |" in md
+    header = render(review, "csv").decode().splitlines()[0].split(",")
+    assert "nodes_note" in header

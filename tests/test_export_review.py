@@ -422,3 +422,19 @@ class TestPriceKindChoice:
         result = run(str(write_scenario(tmp_path, text)), "-o", str(tmp_path / "r.md"))
         assert result.exit_code == 2, result.output
         assert "no spot cloud price for L40S" in result.output and "price_kind = one of on-demand" in result.output
+
+
+def test_no_column_of_blanks_where_no_option_spans_nodes(readme_example_review):
+    """No option of the README's review spans nodes or runs dp-ep (every ``held_out.nodes_note`` blank): the column
+    is absent from Details, the Markdown and the CSV, as the held-out slow end's columns are where no option has them
+    (``tables.slow_end_columns``). The review: conftest's ``readme_example_review`` (examples/budget-review.toml)."""
+    from planner.export import held_out, render
+    from planner.export.tables import NODES_LABEL, options_table
+
+    budget_review = readme_example_review
+    assert not any(held_out.nodes_note(r) for r in budget_review.results)
+    assert "nodes_note" not in [c.key for c in options_table(budget_review).columns]
+    headers = [c.value for c in openpyxl.load_workbook(io.BytesIO(render(budget_review, "xlsx")))["Details"][1]]
+    assert NODES_LABEL not in headers and "Max batch against the engine's default" in headers  # its neighbour stays
+    assert NODES_LABEL not in render(budget_review, "md").decode()
+    assert "nodes_note" not in render(budget_review, "csv").decode().splitlines()[0].split(",")

@@ -39,6 +39,9 @@ TRIAL = ["--gpus", "H200,B200", "--models", "deepseek-v3,qwen3-235b-a22b,gptoss-
 PLAN = ["--gpu", "H200", "--model", "deepseek-v3", "--context", "4096", "--gpus", "8", "--rate", "40"]
 PLAN += ["--prompt-tokens", "3696", "--output-tokens", "400", "--ttft-target", "1.5", "--tpot-target", "0.05"]
 DP = scenario_col(DP_EP[0])  # the Levers and Calc column of the lever
+#: The dp-ep fleet's edge over the peak's arrival draws (``serving.fleet.draws_edge`` at 12 replicas, then 13:
+#: ``load_figures`` on the trial's Inputs, TestComputedByPlanner below)
+DP_EDGE = "1 of 5 arrival draws miss the p95 targets; 13 replicas (104 GPUs) meet them in every draw"
 
 
 def _rows(ws) -> dict[str, int]:
@@ -75,8 +78,17 @@ class TestTrialF7:
         assert ws[f"{DP}{row['Replicas for the peak']}"].value == 12
         assert ws[f"{DP}{row['Fleet GPUs']}"].value == 96
         assert ws[f"C{row['Fleet GPUs']}"].value == 144
-        assert ws[f"{DP}{row['Meets the latency targets']}"].value == "yes (simulated p95)"
+        assert ws[f"{DP}{row['Meets the latency targets']}"].value == f"yes, at the edge: {DP_EDGE}"
         assert ws[f"{DP}{row['Fleet sized by']}"].value == "simulated p95 under load"
+
+    def test_the_dp_ep_fleet_at_the_edge_says_so_as_the_other_columns_do(self, trial):
+        """The 12 dp-ep replicas meet the p95 targets in seed 0's draw and miss them in 1 of 5 arrival draws
+        (``serving.fleet.draws_edge``, stored in Calc's edge row as the scenarios' are); "Meets the latency targets"
+        reads "yes, at the edge: ..." as tests/test_workbook_trial30_edge.py's Baseline does, in Calc and Levers."""
+        calc = openpyxl.load_workbook(trial, data_only=True)["Calc"]
+        c = calc_rows(lever_kv="fp8", lever_weights="fp8", load=True)
+        assert calc[f"{DP}{c.row_of['edge']}"].value == DP_EDGE
+        assert calc[f"{DP}{c.row_of['meets_text']}"].value == f"yes, at the edge: {DP_EDGE}"
 
     def test_its_figures_are_plans_dp_ep_line(self, trial):
         """Max batch 832, TPOT 47 ms, 17,660 tokens/s, TTFT 294 ms, $0.65 per million output tokens: plan's "Same 8
@@ -164,6 +176,7 @@ class TestComputedByPlanner:
         cells = dp_ep_cells(figures)
         assert cells["rate_repl"] == pytest.approx(40 / 12)
         assert cells["max_batch"] == cells["served_batch"] == 832
+        assert cells["edge"] == figures.dp_ep.load.edge == DP_EDGE  # stored as the scenarios' edge words are
 
     def test_a_dense_baseline_has_none(self):
         """Llama 2 70B has no experts: no dp-ep figures (blank cells)."""

@@ -218,6 +218,42 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     """
 
 
+def run_layout_options(file: str):
+    """--parallelism, --weight-precision (-w) and --kv-precision (-k): the deployment of ``file``'s runs (a benchmark
+    client's result, which does not say it), as validate and calibrate both take them (``RunLayout``)."""
+
+    def decorate(f):
+        for option in reversed(
+            (
+                click.option(
+                    "--parallelism",
+                    type=click.STRING,
+                    callback=layout_name,
+                    help=f"Layout of the runs of {file}, as planner plan takes it: {option_doc('parallelism')} "
+                    "[default: its --metadata data_parallel_size, expert_parallel_size, pipeline_parallel_size and "
+                    "notes, read as the CSV's columns; else tp]; --gpus is then the whole group (vllm serve -tp 1 -dp 8 "
+                    "--enable-expert-parallel: --gpus 8 --parallelism dp-ep).",
+                ),
+                click.option(
+                    "--weight-precision",
+                    "-w",
+                    help=f"Weight precision of {file}'s runs, as planner plan takes it: "
+                    f"{option_doc('weight_precision')} [before the default: its --metadata weight_dtype].",
+                ),
+                click.option(
+                    "--kv-precision",
+                    "-k",
+                    help=f"KV-cache precision of {file}'s runs, as planner plan takes it: "
+                    f"{option_doc('kv_precision')} [before the default: its --metadata kv_cache_dtype].",
+                ),
+            )
+        ):
+            f = option(f)
+        return f
+
+    return decorate
+
+
 @click.command("validate", help=VALIDATE_HELP)
 @click.option("--memory", "memory_file", type=_PATH, help="vLLM start-up CSV [default: the shipped reference rows].")
 @click.option(
@@ -234,27 +270,7 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     help="GPUs in the server's tensor-parallel group, for a --decode result file (JSON: it does not say).",
 )
 @click.option("--model", "model_name", help="Model of a --decode result file [default: its model_id].")
-@click.option(
-    "--parallelism",
-    type=click.STRING,
-    callback=layout_name,
-    help=f"Layout of the runs of a --decode result file, as planner plan takes it: {option_doc('parallelism')} "
-    "[default: its --metadata data_parallel_size, expert_parallel_size, pipeline_parallel_size and notes, read as the "
-    "CSV's columns; else tp]; --gpus is then the whole group (vllm serve -tp 1 -dp 8 --enable-expert-parallel: "
-    "--gpus 8 --parallelism dp-ep).",
-)
-@click.option(
-    "--weight-precision",
-    "-w",
-    help=f"Weight precision of a --decode result file's runs, as planner plan takes it: "
-    f"{option_doc('weight_precision')} [before the default: its --metadata weight_dtype].",
-)
-@click.option(
-    "--kv-precision",
-    "-k",
-    help=f"KV-cache precision of a --decode result file's runs, as planner plan takes it: "
-    f"{option_doc('kv_precision')} [before the default: its --metadata kv_cache_dtype].",
-)
+@run_layout_options("a --decode result file")
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
 @click.option(
     "--engine",
@@ -396,12 +412,11 @@ def _validated_tables(
     engine = engine_profile(engine) if engine is not None else None
     result_file = decode_file is not None and looks_like_result_file(decode_file)
     given = [flag for flag, value in (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name)) if value]
-    given += layout.given()
-    if given and not result_file:
-        raise InvalidInputError(
-            f"{' and '.join(given)} name{'s' if len(given) == 1 else ''} what a --decode result file (JSON) does not "
-            "say; a CSV names them in its gpu, model, tensor_parallel_size (data_parallel_size, "
-            "pipeline_parallel_size), weight_dtype and kv_cache_dtype columns"
+    if not result_file:
+        _for_a_result_file(
+            [*given, *layout.given()],
+            "a --decode result file",
+            "gpu, model, tensor_parallel_size (data_parallel_size, ",
         )
     layout = layout.checked(cat)
     tables = []  # (table, counts for --check)
@@ -427,10 +442,7 @@ def _validated_tables(
         if result_file:  # a benchmark client's own result: each run read as its decode CSV row would be
             decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine, check, layout)
             if heads is not None:  # the header: what each run is predicted as, and where each fact came from
-                heads += [
-                    f"{decode_file}: {line}"
-                    for line in dict.fromkeys(_deployment_line(r, cat, layout, engine) for r in decode_rows)
-                ]
+                heads += deployment_lines(decode_file, decode_rows, cat, layout, engine)
         else:
             if decode_file is not None:
                 _name_unread_columns(decode_file, check)
@@ -512,32 +524,11 @@ def _read_result_file(
     ``check``, the file refused), ``--metadata`` keys not read (a warning, as for a CSV's columns), a backend that
     names an API (unless --engine says the engine), percentiles not compared. The options given (``layout``) win over
     the file's metadata."""
-    from planner.accuracy.serving_results import (
-        LAYOUT_METADATA,
-        METADATA_COLUMNS,
-        read_result_rows,
-        read_results,
-        unread_metadata,
-        unread_percentiles,
-    )
+    from planner.accuracy.serving_results import read_results, unread_percentiles
 
     results = read_results(path)
-    figures = unknown_result_keys(results)
-    _name_unread(figures, "key", path, check)
-    rows, notes = read_result_rows(
-        path, cat, gpu=gpu, gpus=gpus, model=model, results=results, layout_given=layout.parallelism is not None
-    )
-    ignored = [k for k in unread_metadata(results) if k not in {u.name for u in figures}]  # (named above)
-    if ignored:  # trial 31 F10: data_parallel_size and notes were dropped without a word
-        echo(
-            f"warning: {path}: --metadata key{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} not read; "
-            f"validate reads {', '.join(METADATA_COLUMNS)} (each as the CSV column of that name)",
-            err=True,
-        )
-    set_aside = [k for k in LAYOUT_METADATA if layout.parallelism and any(r.get(k) not in (None, "") for r in results)]
-    if set_aside:
-        echo(f"note: {path}: --metadata {', '.join(set_aside)} set aside: --parallelism given", err=True)
-    rows = [layout.applied(r) for r in rows]
+    _name_unread(unknown_result_keys(results), "key", path, check)
+    rows, notes = result_rows(path, cat, results, gpu, gpus, model, layout, "validate")
     for note in notes if engine is None else []:
         echo(f"note: {note}", err=True)
     unread = unread_percentiles(results)
@@ -548,6 +539,48 @@ def _read_result_file(
             err=True,
         )
     return rows
+
+
+def result_rows(
+    path: Path, cat, results: list[dict], gpu, gpus, model, layout: RunLayout, command: str
+) -> tuple[list[DecodeRow], list[str]]:
+    """The runs of a benchmark client's result file as ``command`` (validate, calibrate) reads them: each run read as
+    its decode CSV row (``serving_results.read_result_rows``), its ``--metadata`` layout keys (``LAYOUT_METADATA``)
+    set aside where --parallelism is given, with a note, and the options given (``layout``) in place of what the file
+    says; a ``--metadata`` key read by nothing is named in a warning (trial 31 F10). Returns the rows and the reader's
+    notes (a backend that names an API) for the caller to print or not."""
+    from planner.accuracy.serving_results import LAYOUT_METADATA, METADATA_COLUMNS, read_result_rows, unread_metadata
+
+    rows, notes = read_result_rows(
+        path, cat, gpu=gpu, gpus=gpus, model=model, results=results, layout_given=layout.parallelism is not None
+    )
+    figures = {u.name for u in unknown_result_keys(results)}  # (named by the caller, as keys not read)
+    ignored = [k for k in unread_metadata(results) if k not in figures]
+    if ignored:  # trial 31 F10: data_parallel_size and notes were dropped without a word
+        echo(
+            f"warning: {path}: --metadata key{'s' if len(ignored) > 1 else ''} {', '.join(ignored)} not read; "
+            f"{command} reads {', '.join(METADATA_COLUMNS)} (each as the CSV column of that name)",
+            err=True,
+        )
+    set_aside = [k for k in LAYOUT_METADATA if layout.parallelism and any(r.get(k) not in (None, "") for r in results)]
+    if set_aside:
+        echo(f"note: {path}: --metadata {', '.join(set_aside)} set aside: --parallelism given", err=True)
+    return [layout.applied(r) for r in rows], notes
+
+
+def _for_a_result_file(given: list[str], file: str, columns: str) -> None:
+    """The options that say what a benchmark client's result file does not (``given``: --gpu, --parallelism ...)
+    refused, in one line, for a CSV, which names them in its ``columns`` (then its layout and precision columns)."""
+    if given:
+        raise InvalidInputError(
+            f"{' and '.join(given)} name{'s' if len(given) == 1 else ''} what {file} (JSON) does not say; a CSV "
+            f"names them in its {columns}pipeline_parallel_size), weight_dtype and kv_cache_dtype columns"
+        )
+
+
+def deployment_lines(path: Path, rows: list[DecodeRow], cat, layout: RunLayout, engine) -> list[str]:
+    """The header of a result file's runs: "PATH: predicted as ..." (``_deployment_line``), once per deployment."""
+    return [f"{path}: {line}" for line in dict.fromkeys(_deployment_line(r, cat, layout, engine) for r in rows)]
 
 
 def _deployment_line(row: DecodeRow, cat, layout: RunLayout, engine) -> str:
@@ -663,20 +696,20 @@ def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int)
 
 
 def read_measurement_cells(
-    path: Path, gpu: str | None, model: str | None, gpus: int, catalog=None
+    path: Path, gpu: str | None, model: str | None, gpus: int, catalog=None, layout: RunLayout = RunLayout()
 ) -> list[tuple[DecodeRow, dict | None]]:
     """``read_measurements``' rows, each with its CSV row as written ({column: text} with its ``line``; for a
     benchmark client's result file, the result's keys as written): a message about a row names its line, column and
-    cell as the file has them. A result file is read as ``validate --decode`` reads it
-    (``serving_results.read_result_rows``): a run at a request rate is a serving run, not a static batch of its
-    prompts."""
+    cell as the file has them. A result file is read as ``validate --decode`` reads it (``result_rows``, with
+    ``layout``: calibrate's --parallelism, -w and -k): a run at a request rate is a serving run, not a static batch of
+    its prompts."""
     if looks_like_result_file(path):
-        from planner.accuracy.serving_results import read_result_rows, read_results
+        from planner.accuracy.serving_results import read_results
 
         if not gpu:
             raise InvalidInputError(f"{path}: a benchmark client's result does not name the GPU; pass --gpu")
         results = read_results(path)
-        rows, _ = read_result_rows(path, catalog or load(()), gpu=gpu, gpus=gpus, model=model, results=results)
+        rows, _ = result_rows(path, catalog or load(()), results, gpu, gpus, model, layout, "calibrate")
         cells = [{str(k): "" if v is None else str(v) for k, v in r.items()} for r in results]
         return list(zip(rows, cells, strict=True))
     return _decode_csv_cells(path, gpu, model, gpus)
@@ -888,18 +921,37 @@ def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path, r
     help=f"Engine, {ENGINE_HELP}: write an entry for this engine only (default: one for every engine on this GPU); "
     "a release (vllm==0.15.0) is also the release of each row of that engine that states none, as in validate.",
 )
+@run_layout_options("a result FILE")
 @output_option("--output", "-o", default=Path("planner-calibration.toml"), help="Calibration file to write.")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 @click.option("--device", default=None, help="--measure: torch device [default: cuda if available, else cpu].")
 @catalog_option
-def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, force, device, catalog_dirs):
+def calibrate_command(
+    file,
+    measure,
+    gpu,
+    model_name,
+    gpus,
+    engine,
+    parallelism,
+    weight_precision,
+    kv_precision,
+    output,
+    force,
+    device,
+    catalog_dirs,
+):
     """Fit the efficiency factors to your own measurements and write a calibration file.
 
     FILE is a CSV (gpu, model, batch, input_len, output_len, and tpot_ms and/or output_throughput_tok_s; or gpu,
     model, batch, context, tpot_ms: decode timed at that context; planner validate --decode reads both) or a
     serving benchmark's result file (vllm bench serve --save-result JSON, sglang.bench_serving --output-file JSON
     Lines; give --gpu and --gpus), read as validate reads it: a run at a request rate is not fitted (validate
-    compares its percentiles), a closed loop at --max-concurrency is fitted at that batch. A column (or result key)
+    compares its percentiles), a closed loop at --max-concurrency is fitted at that batch; its layout and precisions
+    are --parallelism, -w and -k, else its --metadata data_parallel_size, expert_parallel_size,
+    pipeline_parallel_size, notes, weight_dtype and kv_cache_dtype (--gpus is the whole group: vllm serve -tp 1 -dp 8
+    --enable-expert-parallel, --gpus 8 --parallelism dp-ep), and the text starts with the deployment each run is
+    predicted as. A column (or result key)
     it does not read is named on standard error with the closest one it reads; one that looks like a figure or a
     misspelt read column (tpot_msx) refuses the file (exit 2): the fit would go on without it. Factors are fitted per
     GPU type; the file is picked up with ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION
@@ -923,6 +975,12 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     check_target(output, force, make_parents=True)
     if measure == (file is not None):
         raise click.UsageError("give a measurements FILE or --measure (one of the two)")
+    layout = RunLayout(parallelism, weight_precision, kv_precision)
+    if measure and layout.given():
+        raise click.UsageError(f"{' and '.join(layout.given())}: for a result FILE's runs; --measure times this GPU")
+    if file is not None and not looks_like_result_file(file):
+        _for_a_result_file(layout.given(), "a result file", "tensor_parallel_size (data_parallel_size, ")
+    layout = layout.checked(cat)
     engine_text = engine  # as given, for the check it suggests (validate --engine vllm==0.15.0)
     release = engine_release(engine)  # --engine vllm==0.15.0: the release of the rows that state none
     engine = engine_profile(engine) if engine is not None else None
@@ -936,7 +994,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         cells = [None] * len(rows)
     else:
         with reading(file, DECODE_COLUMNS):
-            pairs = read_measurement_cells(file, gpu, model_name, gpus, cat)
+            pairs = read_measurement_cells(file, gpu, model_name, gpus, cat, layout)
         rows, cells = [row for row, _ in pairs], [c for _, c in pairs]
         source = f"planner calibrate {file.name}"
     assumed = []
@@ -945,6 +1003,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     if file is not None and not _shipped(file):  # read as validate reads it: a vLLM row without a release is plan's
         rows, assumed = assume_plan_release(rows)
     given = (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name))
+    given += tuple(zip(layout.given(), (v for v in (parallelism, weight_precision, kv_precision) if v), strict=True))
     options = "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in given if value)
     where = file or "--measure"
     if not rows:
@@ -957,6 +1016,10 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
     if assumed:  # (after the refusal above: a file none of whose rows can be used gets its one line alone)
         echo(f"note: {assumed_release_note(str(file), assumed, looks_like_result_file(file))}", err=True)
+    if file is not None and looks_like_result_file(file):  # the header: what each run is fitted as (trial 31 F10)
+        for line in deployment_lines(file, rows, cat, layout, engine):
+            echo(line)
+        echo()
     for line in skipped[:SKIPPED_SHOWN]:
         echo(f"note: {where}: {line}: row skipped", err=True)
     if len(skipped) > SKIPPED_SHOWN:

@@ -486,6 +486,24 @@ def load_notes(values: dict[str, Any]) -> list[str]:
     return spread_notes(values)
 
 
+def load_spread_notes(name: str, values: dict[str, Any], number: float, group: float) -> list[str]:
+    """Beside a percentile function's number (``name``: TTFT_P99 ...): the same percentile over the rate's arrival
+    draws (``planner.serving.fleet.sampling_spread``, the draws ``draws_edge`` runs for REPLICAS' edge warning), in
+    the words of ``fleet.spread_note``: the cell's number is one draw's (seed 0), and another sample of the same
+    traffic lands about this far either way. Run here, not in the cell (five draws more); nothing on any failure (a
+    note beside a number, not a result)."""
+    spec = SPECS[name]
+    kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
+    try:
+        from planner.serving import fleet
+
+        spreads: list = []
+        spec.api(**kwargs, catalog=catalog(), errors="raise", spreads=spreads)
+        return [fleet.spread_note(spreads[-1], name.split("_")[0].lower())]
+    except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
+        return []
+
+
 def replicas_notes(values: dict[str, Any]) -> list[str]:
     """How REPLICAS found its number, as ``planner plan --rate`` says it beside its fleet: with neither target given,
     sized on capacity alone (the fewest replicas each below one replica's capacity, ``fewest_replicas``); with one
@@ -1220,6 +1238,7 @@ SPECS: dict[str, Spec] = {
                 scale=1e3,
                 sequence=("prompt_tokens", "output_tokens"),
                 notes=load_notes,
+                number_notes=functools.partial(load_spread_notes, f"{metric.upper()}_P{q}"),
                 timed=True,
             )
             for metric in ("ttft", "tpot")

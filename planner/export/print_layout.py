@@ -22,7 +22,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from planner.export import breakeven
 from planner.export import money_tables as money
 from planner.export.records import Review
-from planner.export.tables import DETAIL_KEYS, Table, options_table, select, tco_table
+from planner.export.tables import Table, detail_keys, options_table, select, tco_table
 from planner.export.xlsx_cells import (
     INDENT_CHARS,
     LINE_PT,
@@ -71,7 +71,7 @@ def _tables(review: Review) -> list[tuple[str, Table]]:
     return [
         ("Options, ranked by monthly cost", select(full, main_keys(review))),
         ("Total cost of ownership of the options that meet the targets", tco_table(review)),
-        ("Details of each option", select(full, DETAIL_KEYS)),
+        ("Details of each option", select(full, detail_keys(full))),
         ("The margin's price, year-1 cash, the horizon's total, commitments", money.ownership_table(review)),
         *[(breakeven.cumulative_heading(review), t) for t in (breakeven.cumulative_table(review),) if t.rows],
         ("GPUs each quarter (bought: GPUs owned so far)", money.phasing_table(review)),

@@ -69,6 +69,7 @@ def options_table(review: Review) -> Table:
     """One row per option, ranked: meeting options by monthly cost, then the ones that cannot meet the targets."""
     pct = f"{review.scenario.traffic_change:.0%}"
     w = review.scenario.workload
+    nodes = nodes_notes(review)
     cols = (
         Column("Rank", "int", "rank"),
         Column("Option", "text", "option"),
@@ -106,16 +107,29 @@ def options_table(review: Review) -> Table:
         Column(f"Monthly at +{pct}", "usd", "monthly_usd_high"),
         *slow_end_columns(review),
         Column(BATCH_CAP_LABEL, "text", "batch_cap"),
-        Column(NODES_LABEL, "text", "nodes_note"),
+        *((Column(NODES_LABEL, "text", "nodes_note"),) if any(nodes) else ()),
         Column("Note", "text", "note"),
     )
     shown = len(slow_end_columns(review))
     rows = []
-    for i, r in enumerate(review.results, start=1):
+    for i, (r, note) in enumerate(zip(review.results, nodes, strict=True), start=1):
         row = _option_row(i, r, review)
-        nodes = held_out.nodes_note(r) or None  # Details' and the Markdown's, not the Options note (trial 14 F15)
-        rows.append((*row[:-1], *slow_end_values(r)[:shown], cap_note(r), nodes, row[-1]))  # before the note
+        shows = (note,) if any(nodes) else ()  # Details' and the Markdown's, not the Options note (trial 14 F15)
+        rows.append((*row[:-1], *slow_end_values(r)[:shown], cap_note(r), *shows, row[-1]))  # before the note
     return Table(cols, tuple(rows))
+
+
+def nodes_notes(review: Review) -> list[str | None]:
+    """Each option's ``NODES_LABEL`` cell (``held_out.nodes_note``: across nodes, dp-ep's recipe; None where blank):
+    the column is shown only where some option has one (Details, the Markdown and the CSV alike), not as a column of
+    blanks."""
+    return [held_out.nodes_note(r) or None for r in review.results]
+
+
+def detail_keys(table: Table) -> tuple[str, ...]:
+    """``DETAIL_KEYS`` the options ``table`` has (``nodes_note`` only where some option has one: ``nodes_notes``)."""
+    have = {c.key for c in table.columns}
+    return tuple(k for k in DETAIL_KEYS if k in have)
 
 
 #: The fleet at the slow end of the held-out ranges under load (``planner.export.slow_end``), against the plan's: a

@@ -42,13 +42,13 @@ from planner.export.records import LoadCurve, Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
     CHART_MAX_OPTIONS,
-    DETAIL_KEYS,
     LATENCY_CHART_CAP,
     SLOW_END_KEYS,
     Column,
     Table,
     charted,
     charts_sizing_text,
+    detail_keys,
     fmt,
     headroom_table,
     latency_charted,
@@ -720,7 +720,7 @@ def _options(book: _Book) -> None:
 
     ws = book.sheet("Details", snapshot("Details of each option (same order as Options)"))
     widths = {"option": 24, "gpu": 16, "model": 16, "precisions": 11, "pricing": 26, "batch_cap": 40}
-    _write_table(ws, select(full, DETAIL_KEYS), 1, widths)
+    _write_table(ws, select(full, detail_keys(full)), 1, widths)
     ws.freeze_panes = "B2"
 
 

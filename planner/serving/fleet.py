@@ -58,6 +58,7 @@ from planner.units import (
     BARE_TTFT_MAX_S,
     UnitSlipError,
     counted,
+    fmt_seconds,
     ms_words,
     parse_percent,
     parse_seconds,
@@ -328,6 +329,19 @@ def draws_warning(spread: SamplingSpread, replicas: int, gpus: int, missing_one_
         f"{spread.draws_missing} of {n} arrival draws of this traffic miss the {q} targets at "
         f"{counted(replicas, 'replica')} ({on} seed {spread.seeds[0]}'s draw): the fleet sits at the targets' edge, "
         f"and another sample of the same traffic can land past them; {one_more}"
+    )
+
+
+def spread_note(spread: SamplingSpread, metric: str) -> str:
+    """One percentile's spread over its arrival draws (``sampling_spread``), in the words of ``draws_warning`` and of
+    ``planner plan --rate``'s sampling spread line: "p99 TTFT 1.04 s to 1.31 s over 5 arrival draws of this traffic
+    (seeds 0-4; the figure shown is seed 0's draw): another sample of the same traffic lands about this far either
+    way" (PLANNER_WHY of TTFT_P99 and its family, which take no targets to judge the draws by)."""
+    low, high = spread.ttft_s if metric == "ttft" else spread.tpot_s
+    return (
+        f"sampling spread: p{spread.percentile:g} {metric.upper()} {fmt_seconds(low)} to {fmt_seconds(high)} over "
+        f"{len(spread.seeds)} arrival draws of this traffic (seeds {spread.seeds[0]}-{spread.seeds[-1]}; the figure "
+        f"shown is seed {spread.seeds[0]}'s draw): another sample of the same traffic lands about this far either way"
     )
 
 
@@ -1264,6 +1278,7 @@ def load_percentile(
     output_tokens_high: Any = None,
     length_percentile: Any = None,
     context: Any = None,
+    spreads: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` requests whose gaps are gamma of
@@ -1288,7 +1303,9 @@ def load_percentile(
     (None or blank: every request at the means) and ``length_percentile`` (None or blank: 95, plan's default
     ``--percentile``): each request's lengths drawn as ``planner plan --rate --replicas 1 --prompt-tokens-high
     --output-tokens-high`` draws them (``drawn_lengths`` at plan's default --percentile 95: 1,000 requests), cut to
-    ``context`` (plan's --context; None or blank: the model's trained context, no cut below it)."""
+    ``context`` (plan's --context; None or blank: the model's trained context, no cut below it). ``spreads``: a list
+    each scenario's ``sampling_spread`` of the same run is appended to (None: not run; PLANNER_WHY's, not the cell's:
+    five draws more)."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -1322,6 +1339,20 @@ def load_percentile(
         # drawn as plan --rate --replicas 1 draws them at its default --percentile (95)
         lengths = drawn_lengths(replica, prompt, output, p_high, o_high, length_q, 95.0, limit)
         r = replica_run(replica, prompt, output, rate, 1, burstiness=seen, prefix_hit_rate=hit, lengths=lengths)
+        if spreads is not None:  # the same run over the arrival draws (seed 0's is the one above)
+            spreads.append(
+                sampling_spread(
+                    replica,
+                    prompt,
+                    output,
+                    rate,
+                    1,
+                    percentile=percentile,
+                    burstiness=seen,
+                    lengths=lengths,
+                    prefix_hit_rate=hit,
+                )  # fmt: skip
+            )
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)

@@ -67,14 +67,14 @@ DP_EP_SAME = (
 #: Calc rows of the dp-ep column that hold a number planner computed (``load_figures.dp_ep_cells``), not a formula.
 DP_EP_STORED = (
     "max_batch", "served_batch", "budget", "kv_seq", "m_step", "m_tput", "p_ttft", "rate_factor", "rate_repl",
-    "dp_ep_error",
+    "dp_ep_error", "edge",
 )  # fmt: skip
 #: Shared rows over a stored figure that is blank for a dense baseline: #N/A there (the row key: the figure's).
 DP_EP_GUARDED = {"m_cost": "m_tput", "replicas": "rate_repl"}
 #: Calc rows whose formula the dp-ep column shares with the scenarios (over its own column's cells).
 DP_EP_SHARED = (
-    "m_cost", "tpot_ok", "ttft_ok", "unknown", "rate_used", "stale", "stale_unknown", "sim_meets", "replicas", "fleet_gpus",
-    "fleet_usd_month", "budget_rank", "green",
+    "m_cost", "tpot_ok", "ttft_ok", "unknown", "rate_used", "edge_used", "stale", "stale_unknown", "sim_meets", "replicas",
+    "fleet_gpus", "fleet_usd_month", "budget_rank", "green",
 )  # fmt: skip
 
 #: The levers that change the requests, not how they are served: each scenario key, what it changes. They stay on the
@@ -1519,7 +1519,8 @@ def _dp_ep_formulas(load: bool) -> dict[str, str]:
         'refresh)")))',
         "meets": 'IF({unknown}<>"",0,{sim_meets})',
         "meets_text": f'IF({dense_model},"{DENSE_WORDS} (dense model)",IF({{unknown}}<>"",{{unknown}},IF({{sim_meets}}=1,'
-        '"yes (simulated p"&IF(in_latency_percentile="",95,in_latency_percentile)&")",IF(ISERROR({C:E}),{C:E},'
+        'IF({edge_used}<>"","yes, at the edge: "&{edge_used},"yes (simulated p"&IF(in_latency_percentile="",95,'
+        'in_latency_percentile)&")"),IF(ISERROR({C:E}),{C:E},'
         f'IF(NOT({current}),"{stale}",IF({{dp_ep_error}}<>"","no: "&{{dp_ep_error}},'
         '"not known: not simulated (Load sheet)"))))))',
         "same_requests": "1",

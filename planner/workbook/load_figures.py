@@ -435,11 +435,13 @@ def dp_ep_cells(figures: LoadFigures | None) -> dict[str, float | str | None]:
     """The numbers planner computed for Calc's dp-ep column, by Calc row key (``calc.DP_EP_STORED``): max batch
     memory holds and the one the engine serves, KV budget per GPU and per sequence, TPOT, throughput and TTFT at the
     served batch (``planner.report.plan``), the queue's rate factor and the requests/s one replica takes (the
-    simulation's); "dp_ep_error": why there are none. Empty without figures or for a dense baseline (blank cells)."""
+    simulation's); "dp_ep_error": why there are none; "edge": the fleet's edge words (``LeverLoad.edge``, blank where
+    every arrival draw meets). Empty without figures or for a dense baseline (blank cells)."""
     dp = None if figures is None else figures.dp_ep
     if dp is None:
         return {}
     out: dict[str, float | str | None] = {"dp_ep_error": dp.error or dp.load.needed_note or None}
+    out["edge"] = dp.load.edge or None  # the fleet's edge over the arrival draws, as the scenarios' (trial 30 F4)
     if dp.plan is not None:
         p = dp.plan
         out.update(
