@@ -25,7 +25,8 @@ slot T > h (the longest sequence memory is sized for):
   it, on a = (ln h - mu) / s. Every m in between has exactly one mu, so every ratio h / m from the bound up to
   1 / (1 - q) (20 at p95) has a fit, short of a sliver: a is searched up to ``MAX_SPLIT_SCORE`` = 37 (the long
   component's inverse transform reads Phi(-a), 5.7e-300 there, still a float), where the ratio reached is just
-  under 1 / (1 - q) (``mixture_ratio_bound``: 19.5 at p95 with s = z). Past 1 / (1 - q) no distribution of
+  under 1 / (1 - q) (``mixture_ratio_bound``: about 1 / ((1 - q) (1 + s / 37)), 19.1 at p95 with s = z, 18.8 with
+  s = 2.31, 19.97 in a slot 0.3% past h). Past 1 / (1 - q) no distribution of
   positive lengths fits: by Markov's inequality P(x > h) <= m / h, so h / m < 1 / (1 - q) for any (``LongTailError``
   there).
 
