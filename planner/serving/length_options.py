@@ -99,8 +99,9 @@ def sized_lengths(
     """The requests a fleet sized at ``percentile`` is simulated with, where a high length is given: each request's
     (prompt, output) drawn around the means (whole tokens) at ``length_percentile`` (``spread_lengths``: a lognormal
     truncated at the high lengths' sum, past the lognormal's reach a two-part mixture within it, seeded),
-    ``sizing_requests(percentile)`` of them (5,000 at p99), capped at ``max_tokens`` (the context the model admits); None where no high length is given or both equal their means
-    (every request at the means). ``LongTailError`` where no fit holds a high length."""
+    ``sizing_requests(percentile)`` of them (5,000 at p99), capped at ``max_tokens`` (the context the model admits);
+    None where no high length is given or both equal their means (every request at the means). ``LongTailError`` where
+    no fit holds a high length."""
     if prompt_tokens_high is None and output_tokens_high is None:
         return None
     return spread_lengths(

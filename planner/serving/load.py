@@ -610,15 +610,15 @@ def length_fit(
     is so close to h that no truncated lognormal reaches h / m (``truncated_ratio_bound``: T / h = 1.01 reaches 1.18
     at p95, 1.1 2.58): the truncated family cannot hold so many lengths near the slot, the untruncated fit holds m
     and h with a tail past it. Past exp(z^2 / 2), with a slot above h: the two-part distribution
-    (``planner.serving.length_mixture``: a lognormal body of the share q up to h and a long-request component of
-    the share 1 - q between h and T, of the shape this function fits at the bound, its log-location solved for m),
-    up to just under Markov's 1 / (1 - q) (18.8 to 20 at p95, by the shape; the MoE capacity planner's trial F5:
-    1,000 / p95 6,000 in 16,000 tokens; it replaced the lognormal truncated at the slot there, which reached only 4
-    to 6 at p95 and drew shapes of s = 5 where the slot was near h). ``LongTailError`` naming the ratio where none fits (h / m past
-    exp(z^2 / 2) with no slot or a slot at most h, or past the two-part distribution's reach). Trial 27 F12: 3,000 /
-    p95 12,000 output tokens in a 16,000-token slot (a ratio of 4.00: the two-part distribution, s = 2.311 the
-    truncated fit's at a mean of 12,000 / 3.87 = 3,102); 400 / p95 1,200 in 4,200: s = 0.9229, mu = 5.5837
-    (untruncated: 0.9319, 5.5573)."""
+    (``planner.serving.length_mixture``: a lognormal body of the share q up to h and a long-request component of the
+    share 1 - q between h and T, of the shape this function fits at the bound, its log-location solved for m), up to
+    just under Markov's 1 / (1 - q) (18.8 to 20 at p95, by the shape; the MoE capacity planner's trial F5: 1,000 / p95
+    6,000 in 16,000 tokens; it replaced the lognormal truncated at the slot there, which reached only 4 to 6 at p95 and
+    drew shapes of s = 5 where the slot was near h). ``LongTailError`` naming the ratio where none fits (h / m past
+    exp(z^2 / 2) with no slot or a slot at most h, or past the two-part distribution's reach). Trial 27 F12: 3,000 / p95
+    12,000 output tokens in a 16,000-token slot (a ratio of 4.00: the two-part distribution, s = 2.311 the truncated
+    fit's at a mean of 12,000 / 3.87 = 3,102); 400 / p95 1,200 in 4,200: s = 0.9229, mu = 5.5837 (untruncated: 0.9319,
+    5.5573)."""
     m, h = float(mean_tokens), float(high_tokens)
     if not (m > 0 and h > 0):
         raise InvalidInputError(f"lengths must be positive numbers of tokens; got mean {m!r}, high {h!r}")
@@ -688,19 +688,20 @@ def spread_lengths(
     what is left): the fit's tail past it cannot be sent. None where both high lengths equal their means: every
     request at the means (``fixed_lengths``).
 
-    Each length is fitted truncated at the slot T = high prompt + high output (``length_fit``, wherever the
-    truncated family reaches its high / mean within the lognormal's bound: all but slots within a few percent of a
-    high length; past the bound, the two-part mixture within T, ``planner.serving.length_mixture``, drawn by inverse
-    transform as a truncated fit is). Where either fit is truncated, both are drawn by inverse transform (a prompt
-    and an output each from its own uniform stream), the drawn means and percentiles the stated ones within sampling error (trial 27 F12: 3,000 / p95 12,000 output
-    tokens drew p95 10,686 and a request of 163,840 with an untruncated s = z), and, where both are truncated, each
-    request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than
-    the slot memory is sized for; an untruncated one (its slot too close to its high length) is not cut at T, which
-    would draw it short of its mean (trial 28 F16: 1,500 / p95 5,800 prompts cut at 7,000 tokens drew 1,108). That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with those outputs in 16,000:
-    1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the fit gives is that much
-    on the long side). Where neither is truncated (a slot too close to a high length for any truncated lognormal):
-    lognormal through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), capped at ``max_tokens`` only.
-    ``LongTailError`` where no lognormal fits either."""
+    Each length is fitted truncated at the slot T = high prompt + high output (``length_fit``, wherever the truncated
+    family reaches its high / mean within the lognormal's bound: all but slots within a few percent of a high length;
+    past the bound, the two-part mixture within T, ``planner.serving.length_mixture``, drawn by inverse transform as a
+    truncated fit is). Where either fit is truncated, both are drawn by inverse transform (a prompt and an output each
+    from its own uniform stream), the drawn means and percentiles the stated ones within sampling error (trial 27 F12:
+    3,000 / p95 12,000 output tokens drew p95 10,686 and a request of 163,840 with an untruncated s = z), and, where
+    both are truncated, each request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no
+    request is longer than the slot memory is sized for; an untruncated one (its slot too close to its high length) is
+    not cut at T, which would draw it short of its mean (trial 28 F16: 1,500 / p95 5,800 prompts cut at 7,000 tokens
+    drew 1,108). That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with those outputs in
+    16,000: 1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the fit gives is that
+    much on the long side). Where neither is truncated (a slot too close to a high length for any truncated lognormal):
+    lognormal through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), capped at ``max_tokens`` only. ``LongTailError``
+    where no lognormal fits either."""
     if prompt_high_tokens <= prompt_mean_tokens and output_high_tokens <= output_mean_tokens:
         return None
     slot = float(prompt_high_tokens + output_high_tokens)
