@@ -158,7 +158,7 @@ def test_past_the_mixtures_reach_is_refused():
 #: ``spread_lengths`` of these (prompt mean, prompt p95, output mean, output p95, percentile), each within the
 #: lognormal's reach (ratios 1 to 3.8 at p95, 14 at p99, 2.2 at p90: untruncated, truncated at the slot, and a slot
 #: too close to the high length), 2,000 requests capped at 131,072 tokens, as JSON: its SHA-256 on main at 987e03e2,
-#: before the mixture (/tmp/len2/digest.py of this branch's report)
+#: before the mixture (this test's own expression, run there)
 WITHIN_BOUND = [(800, 3000, 400, 1200, 95), (1000, 3800, 3000, 11000, 95), (100, 100, 1000, 3800, 95),
                 (2000, 7000, 300, 1100, 95), (500, 1000, 200, 2800, 99), (1000, 2000, 500, 1100, 90)]  # fmt: skip
 WITHIN_BOUND_SHA256 = "dfdaecd8729b5777237e96728a906a47efa4a96d33bf0c27d58c8fae076d9101"
