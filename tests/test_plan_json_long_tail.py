@@ -18,9 +18,10 @@ BASE = ["plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "16384",
 #: Trial 27 F12's output lengths: 3,000 / p95 12,000 tokens, 4.00 x the mean, past any lognormal's 3.87, in a
 #: 4,000 + 12,000 = 16,000-token slot
 LONG_TAIL = ["--output-tokens", "3000", "--output-tokens-high", "12000"]
-#: 1,000 / p95 12,000 output tokens: 12.00 x the mean, past the 4.82 a lognormal truncated at 16,000 reaches
-#: (``planner.serving.load.truncated_ratio_bound``'s docstring: h = 12,000, T = 16,000, at s = 10 4.82)
-TOO_LONG = ["--output-tokens", "1000", "--output-tokens-high", "12000"]
+#: 600 / p95 12,000 output tokens: 20.00 x the mean, Markov's 1 / (1 - 0.95): past any distribution's reach, and
+#: past the 18.82 the two-part mixture within 16,000 reaches (``planner.serving.load.long_tail_ratio_bound``; the
+#: 1,000 / p95 12,000 refused here before the MoE trial's F5, 12.00, past the truncated lognormal's 4.82, fits now)
+TOO_LONG = ["--output-tokens", "600", "--output-tokens-high", "12000"]
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +35,10 @@ def refused_run():
     return run(*BASE, *TOO_LONG, "--json")
 
 
-def test_json_states_the_truncated_fit_of_a_long_tail(long_tail_runs):
-    """Exit 0; ``under_load.length_fit.output`` is the truncated fit at the 16,000-token slot with s = 2.5906 and
-    mu = 7.9960 (``planner.serving.load.length_fit``'s docstring, trial 27 F12); the prompt's 1,500 / 4,000 (2.67,
+def test_json_states_the_long_tail_fit(long_tail_runs):
+    """Exit 0; ``under_load.length_fit.output`` is the two-part mixture within the 16,000-token slot with s = 2.3107
+    and mu = 7.7706, its long share 0.05 split at 12,000 (tests/test_long_tail.py, trial 27 F12's lengths; the
+    lognormal truncated at the slot before the MoE trial's F5, s = 2.5906, mu = 7.9960); the prompt's 1,500 / 4,000 (2.67,
     within 3.87) truncated at the same slot too (a known slot truncates every fit: docs/hypotheses/truncate-at-slot.md)."""
     r, _ = long_tail_runs
     assert r.exit_code == 0, r.output
@@ -46,29 +48,32 @@ def test_json_states_the_truncated_fit_of_a_long_tail(long_tail_runs):
     out = fit["output"]
     assert (out["mean_tokens"], out["high_tokens"], out["high_over_mean"]) == (3000, 12000, 4.0)
     assert out["truncated"] is True and out["truncated_at_tokens"] == 16000
-    assert (out["s"], out["mu"]) == (pytest.approx(2.5906, abs=5e-5), pytest.approx(7.9960, abs=5e-5))
+    assert out["distribution"] == "two-part mixture" and out["split_tokens"] == 12000
+    assert out["long_share"] == pytest.approx(0.05)
+    assert (out["s"], out["mu"]) == (pytest.approx(2.3107, abs=5e-5), pytest.approx(7.7706, abs=5e-5))
     assert fit["prompt"]["truncated"] is True and fit["prompt"]["truncated_at_tokens"] == 16000
+    assert fit["prompt"]["distribution"] == "truncated lognormal"
 
 
 def test_json_warnings_carry_the_text_outputs_long_tail_warning(long_tail_runs):
-    """The long-tail sentence the text prints under its lengths line (``warning: output p95 / mean ... truncated
-    ...``) is one of --json's ``warnings``, word for word."""
+    """The long-tail sentence the text prints under its lengths line (``warning: output p95 / mean ... two-part
+    mixture ...``) is one of --json's ``warnings``, word for word."""
     r, text = long_tail_runs
     assert text.exit_code == 0, text.output
-    said = [line.strip().removeprefix("warning: ") for line in text.stdout.splitlines() if "truncated at" in line]
+    said = [line.strip().removeprefix("warning: ") for line in text.stdout.splitlines() if "two-part mixture" in line]
     assert len(said) == 1 and said[0].startswith("output p95 / mean 12,000 / 3,000 = 4.00 is beyond")
     assert said[0] in json.loads(r.stdout)["warnings"]
 
 
-def test_json_refuses_a_tail_no_truncated_lognormal_fits_as_an_error_object(refused_run):
-    """1,000 / p95 12,000 output tokens: exit 2 (bad input, as without --json), stdout one JSON object naming
-    ``LongTailError``, the output length, its 12.00 ratio and the 16,000-token slot; the usual stderr line too."""
+def test_json_refuses_a_tail_nothing_fits_as_an_error_object(refused_run):
+    """600 / p95 12,000 output tokens: exit 2 (bad input, as without --json), stdout one JSON object naming
+    ``LongTailError``, the output length, its 20.00 ratio and the 16,000-token slot; the usual stderr line too."""
     r = refused_run
     assert r.exit_code == 2
     err = json.loads(r.stdout)["error"]
     assert err["kind"] == "LongTailError" and err["exit_code"] == 2 and err["length"] == "output"
-    assert (err["mean_tokens"], err["high_tokens"], err["high_over_mean"]) == (1000, 12000, 12.0)
-    assert err["slot_tokens"] == 16000 and "above the 4.82 a lognormal truncated" in err["message"]
+    assert (err["mean_tokens"], err["high_tokens"], err["high_over_mean"]) == (600, 12000, 20.0)
+    assert err["slot_tokens"] == 16000 and "above the 18.82 a two-part mixture" in err["message"]
     assert r.stderr.strip() == f"planner: error: {err['message']}"
 
 

@@ -60,9 +60,10 @@ def test_the_fit_is_continuous_across_the_lognormal_bound(slot):
 
 def test_the_context_in_flight_is_continuous_where_main_jumped():
     """3,000 / p95 11,600 (3.867) in a 15,600-token slot: 3,736 tokens of E[o^2] / 2E[o] (main: 20,516, the untruncated
-    tail), and 11,620 (3.873) 3,746: 10 tokens apart, not 16,770."""
+    tail), and 11,620 (3.873) 3,744, past the bound the two-part mixture of the bound's shape (3,746 with the
+    truncated fit before the MoE trial's F5): 8 tokens apart, not 16,770."""
     at, past = (length_fit(3000, h, 95, 15_600).half_second_moment_tokens for h in (11_600, 11_620))
-    assert (round(at), round(past)) == (3736, 3746)
+    assert (round(at), round(past)) == (3736, 3744)
 
 
 def test_a_long_slot_fits_the_root_continuous_with_the_untruncated_lognormal():
@@ -89,14 +90,16 @@ def test_the_truncated_mean_has_one_least_value(slot_over_high):
 
 def test_a_slot_close_to_the_high_length_falls_back_to_the_lognormal():
     """8,000 / p95 10,000 prompts with 10 / p95 30 outputs: a 10,030-token slot (T / h = 1.003), whose truncated
-    lognormals reach h / m of 1.055 only, not 1.25: the untruncated lognormal (s = 0.1418) as with no slot. Past both
-    bounds: refused, naming the truncated bound."""
+    lognormals reach h / m of 1.055 only, not 1.25: the untruncated lognormal (s = 0.1418) as with no slot. Past the
+    lognormal's 3.87 the two-part mixture holds even there (2,000 / p95 10,000: 5.00, s = z, the fit's at the bound);
+    past its reach (19.97 here), refused, naming it."""
     assert truncated_ratio_bound(10_000, 95, 10_030) == pytest.approx(1.0552, abs=1e-4)
     fit = length_fit(8000, 10_000, 95, 10_030)
     assert not fit.truncated and fit == length_fit(8000, 10_000, 95)
     assert round(fit.s, 4) == 0.1418
-    with pytest.raises(LongTailError, match=r"above the 1\.06 a lognormal truncated at the 10,030-token slot"):
-        length_fit(2000, 10_000, 95, 10_030)
+    assert length_fit(2000, 10_000, 95, 10_030).kind == "two-part mixture"
+    with pytest.raises(LongTailError, match=r"above the 19\.97 a two-part mixture .* the 10,030-token slot"):
+        length_fit(500, 10_000, 95, 10_030)
 
 
 @pytest.mark.parametrize(("mean", "high"), [(1000.0, 1000.0), (1000.0, 999.0)])

@@ -107,6 +107,7 @@ from planner.serving.load import (
     OUTLIER_GAP_FACTOR,
     PERCENTILES,
     DatasetLoad,
+    LengthMixture,
     LongTailError,
     NoPublishedLengthError,
     TraceLoad,
@@ -722,7 +723,9 @@ def length_fits_as_dict(
     """The fit each length is drawn from under ``--prompt-tokens-high`` / ``--output-tokens-high``, for --json
     (``planner.serving.load.length_fit``, as ``spread_lengths`` draws them): the slot (the two high lengths' sum), and
     per length its mean and high tokens, high / mean, the largest any lognormal has at the percentile (3.87 at p95),
-    whether the fit is the lognormal truncated at the slot (wherever one reaches the ratio: s208), and its mu and s."""
+    its distribution ("lognormal", "truncated lognormal" at the slot wherever one reaches a ratio within the bound,
+    s208, or "two-part mixture" past it: ``planner.serving.length_mixture``, with its long share and split), whether
+    no length is past the slot ("truncated"), and its mu and s."""
     slot = float(prompt_high + output_high)
     bound = lognormal_ratio_bound(percentile)
     fits = {}
@@ -732,11 +735,14 @@ def length_fits_as_dict(
             "mean_tokens": m,
             "high_tokens": h,
             "high_over_mean": h / m,
+            "distribution": f.kind,
             "truncated": f.truncated,
             "truncated_at_tokens": f.upper_tokens if f.truncated else None,
             "mu": f.mu,
             "s": f.s,
         }
+        if isinstance(f, LengthMixture):  # past the bound: the long requests' share, split at the high length
+            fits[what] |= {"long_share": f.long_share, "split_tokens": f.split_tokens}
     return {"percentile": percentile, "slot_tokens": slot, "lognormal_ratio_bound": bound} | fits
 
 

@@ -819,7 +819,8 @@ class Workload(BaseModel):
     @property
     def spread_fit_note(self) -> str:
         """Where a length's high / mean is beyond any lognormal's (3.87 at p95), what the review fits instead and
-        where it holds it (``planner.serving.load.spread_fit_note``: truncated at the slot memory is sized for);
+        where it holds it (``planner.serving.load.spread_fit_note``: a two-part mixture within the slot memory is
+        sized for, ``planner.serving.length_mixture``);
         and where an untruncated output lognormal's context in flight is past the slot (``batch_cap_context_tokens``:
         a slot too close to the high output for a truncated fit, 100 / p95 100 prompt, 1,000 / p95 3,800 output:
         4,269 tokens against 3,900; 1,000 / 3,000 / p95 11,600 in 15,600 tokens is truncated, 4,736), that; ""

@@ -202,8 +202,9 @@ def output_length_spread(
     """sigma (s) of the output length's fit with this mean and high percentile (``planner.serving.load.length_fit``,
     the one fit: the simulated sizing draws its lengths with it too): s = z - sqrt(z^2 - 2 ln(high / mean)) of a
     lognormal, z the normal quantile of the percentile (1.645 at p95), 0 when high = mean; where the ratio is beyond
-    any lognormal's (exp(z^2 / 2) = 3.87 at p95) the s of the lognormal truncated at ``slot_tokens`` that holds both,
-    and ``LongTailError`` where none does (trial 27 F12: capped at z before, so the stated high length was dropped).
+    any lognormal's (exp(z^2 / 2) = 3.87 at p95) the shape s of the two-part mixture within ``slot_tokens`` that holds
+    both (``planner.serving.length_mixture``), and ``LongTailError`` where none does (trial 27 F12: capped at z
+    before, so the stated high length was dropped).
     """
     return length_fit(output_mean, output_high, high_percentile, slot_tokens, "output").s
 
@@ -225,8 +226,10 @@ def inflight_context_tokens(
     memory is sized for) with the stated mean and high length (in a 4,200-token slot: s = 0.9229, 1,225.3 tokens),
     E[o^k] = exp(k mu + k^2 s^2 / 2)
     Phi(b - k s) / Phi(b), b = (ln slot - mu) / s: trial 27 F12's 1,000 / 3,000 / p95 12,000 in 16,000 tokens,
-    s = 2.5906, 1,000 + 3,921.4 = 4,921 tokens (at most half the slot past the mean prompt; s = z before gave 23,444,
-    past the slot). ``LongTailError`` where no truncated lognormal fits either.
+    past the bound (4.00), o is the two-part mixture within the slot (``planner.serving.length_mixture``; its E[o^k]
+    the body's and the long requests' weighted by their shares): 1,000 + 3,873.6 = 4,874 tokens (the truncated fit
+    before the MoE trial's F5: s = 2.5906, 4,921; s = z before that gave 23,444, past the slot). ``LongTailError``
+    where no fit holds the ratio (past the mixture's reach, just under 1 / (1 - q), or past 3.87 with no slot).
     """
     fit = length_fit(output_mean, output_high, high_percentile, slot_tokens, "output")
     return prompt_mean + fit.half_second_moment_tokens

@@ -1,8 +1,9 @@
 """The latency percentile and the high lengths a fleet is sized on under load, checked and drawn once for every
 surface that takes them (``planner plan --rate``'s ``--percentile``, ``--length-percentile``,
 ``--prompt-tokens-high`` and ``--output-tokens-high``; ``planner workbook``'s same options and Inputs cells): the
-refusals (``check_length_percentile``, ``check_high_lengths``) and the requests drawn (``sized_lengths``: a lognormal
-truncated at the slot, ``planner.serving.load.spread_lengths``, as many as ``sizing_requests`` at the percentile).
+refusals (``check_length_percentile``, ``check_high_lengths``) and the requests drawn (``sized_lengths``: a lognormal,
+truncated at the slot, and past its reach a two-part mixture within the slot, ``planner.serving.load.spread_lengths``,
+as many as ``sizing_requests`` at the percentile).
 
 Imports: ``planner.serving.load`` and the scenario's percentile rules (``planner.export.scenario``), no surface.
 """
@@ -97,9 +98,10 @@ def sized_lengths(
 ) -> list[tuple[int, int]] | None:
     """The requests a fleet sized at ``percentile`` is simulated with, where a high length is given: each request's
     (prompt, output) drawn around the means (whole tokens) at ``length_percentile`` (``spread_lengths``: a lognormal
-    truncated at the high lengths' sum, seeded), ``sizing_requests(percentile)`` of them (5,000 at p99), capped at
-    ``max_tokens`` (the context the model admits); None where no high length is given or both equal their means
-    (every request at the means). ``LongTailError`` where no fit holds a high length."""
+    truncated at the high lengths' sum, past the lognormal's reach a two-part mixture within it, seeded),
+    ``sizing_requests(percentile)`` of them (5,000 at p99), capped at ``max_tokens`` (the context the model admits);
+    None where no high length is given or both equal their means (every request at the means). ``LongTailError`` where
+    no fit holds a high length."""
     if prompt_tokens_high is None and output_tokens_high is None:
         return None
     return spread_lengths(

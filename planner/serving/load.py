@@ -57,6 +57,7 @@ from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP
     speculative_setup,
     uniform_lengths,
 )
+from planner.serving.length_mixture import LengthMixture, mixture_fit, mixture_ratio_bound
 from planner.serving.simulate import (
     DEFAULT_BEHAVIOUR,
     RunBehaviour,
@@ -440,9 +441,9 @@ MEASURED_LENGTHS_HINT = (
 
 
 class LongTailError(InvalidInputError):
-    """Raised when a stated (mean, high percentile) of a length has no lognormal fit: the ratio high / mean above
-    exp(z^2 / 2) (3.87 at p95), and, where a slot is given, above what a lognormal truncated at it reaches
-    (``truncated_ratio_bound``). The message names the ratio and what is accepted."""
+    """Raised when a stated (mean, high percentile) of a length has no fit: the ratio high / mean above
+    exp(z^2 / 2) (3.87 at p95), and, where a slot is given, above what the two-part mixture within it reaches
+    (``long_tail_ratio_bound``: just under 1 / (1 - q)). The message names the ratio and what is accepted."""
 
     def __init__(self, mean: float, high: float, percentile: float, slot_tokens: float = math.inf, what: str = ""):
         self.mean, self.high, self.percentile, self.slot_tokens = (
@@ -462,12 +463,17 @@ class LongTailError(InvalidInputError):
         fit = f"a {q} of at most {bound * mean:,.0f} tokens ({bound:.2f} x the mean)"
         fix = f"give {fit}"
         if math.isfinite(slot_tokens):
-            most = truncated_ratio_bound(high, percentile, slot_tokens)
+            most = long_tail_ratio_bound(high, percentile, slot_tokens)
             said += (
-                f", and above the {most:.2f} a lognormal truncated at the {slot_tokens:,.0f}-token slot memory is "
-                f"sized for ({q} prompt + {q} output) reaches at this {q}"
+                f", and above the {most:.2f} a two-part mixture (a lognormal body up to the {q}, the longest "
+                f"{100 - percentile:g}% between it and the {slot_tokens:,.0f}-token slot memory is sized for, {q} "
+                f"prompt + {q} output) reaches at this {q} (no distribution of positive lengths reaches "
+                f"1 / (1 - {percentile / 100:g}) = {100 / (100 - percentile):.0f}: Markov's inequality)"
             )
-            fix = f"give a mean of at least {math.ceil(high / most):,} tokens at this {q}, or {fit}"
+            fix = (
+                f"give a mean of at least {math.ceil(high / most):,} tokens at this {q}, or a {q} of at most "
+                f"{math.floor(most * mean):,} tokens ({most:.2f} x the mean)"
+            )
         super().__init__(f"{said}; {fix}; {MEASURED_LENGTHS_HINT}")
 
 
@@ -537,6 +543,12 @@ class LengthFit:
     def truncated(self) -> bool:
         return math.isfinite(self.upper_tokens)
 
+    @property
+    def kind(self) -> str:
+        """What the fit is, as surfaces name it ("lognormal", "truncated lognormal"; ``LengthMixture``'s: "two-part
+        mixture")."""
+        return "truncated lognormal" if self.truncated else "lognormal"
+
     def _b(self) -> float:
         return (math.log(self.upper_tokens) - self.mu) / self.s if self.truncated and self.s > 0 else math.inf
 
@@ -585,28 +597,47 @@ _PEAK_STEPS = 60
 @functools.cache
 def length_fit(
     mean_tokens: float, high_tokens: float, high_percentile: float, slot_tokens: float = math.inf, what: str = ""
-) -> LengthFit:
+) -> LengthFit | LengthMixture:
     """The distribution a length is drawn from, given its mean m and high percentile h (docs/export.md, "Two
     contexts"). Where a slot T = ``slot_tokens`` above h is known (the sequence length memory is sized for: high
     prompt + high output), the lognormal truncated at T whose truncated mean is m and whose q-quantile is h, for
-    every h / m above 1 (no length longer than the slot, and the stated mean and percentile held exactly): for each
-    s, Phi(a) = q Phi(a + ln(T / h) / s) gives a (bisected; the left side over the right rises with a),
-    mu = ln h - s a (``_truncated_fit_at``); then s is bisected on the mean over (0, the s where the mean is least]
-    (``_truncated_peak_spread``), where it falls as s grows (the root that tends to the untruncated fit as T grows).
-    Where no slot is known, the lognormal with s = z - sqrt(z^2 - 2 ln(h / m)), mu = ln m - s^2 / 2
-    (``lognormal_spread``), which exists where h / m <= exp(z^2 / 2) (3.87 at p95); and that too where a slot is so
-    close to h that no truncated lognormal reaches h / m (``truncated_ratio_bound``: T / h = 1.01 reaches 1.18 at
-    p95, 1.1 2.58): the truncated family cannot hold so many lengths near the slot, the untruncated fit holds m and h
-    with a tail past it. ``LongTailError`` naming the ratio where neither fits (h / m past exp(z^2 / 2) with no slot,
-    or past what the truncated family reaches within ``MAX_TRUNCATED_SPREAD`` too). Trial 27 F12: 3,000 / p95 12,000
-    output tokens in a 16,000-token slot: s = 2.5906, mu = 7.9960 (not s = z with its p95 of 10,686 and a tail to
-    163,840); 400 / p95 1,200 in 4,200: s = 0.9229, mu = 5.5837 (untruncated: 0.9319, 5.5573)."""
+    every h / m above 1 up to exp(z^2 / 2) (3.87 at p95; no length longer than the slot, and the stated mean and
+    percentile held exactly): for each s, Phi(a) = q Phi(a + ln(T / h) / s) gives a (bisected; the left side over
+    the right rises with a), mu = ln h - s a (``_truncated_fit_at``); then s is bisected on the mean over (0, the s
+    where the mean is least] (``_truncated_peak_spread``), where it falls as s grows (the root that tends to the
+    untruncated fit as T grows). Where no slot is known, the lognormal with s = z - sqrt(z^2 - 2 ln(h / m)),
+    mu = ln m - s^2 / 2 (``lognormal_spread``), which exists where h / m <= exp(z^2 / 2); and that too where a slot
+    is so close to h that no truncated lognormal reaches h / m (``truncated_ratio_bound``: T / h = 1.01 reaches 1.18
+    at p95, 1.1 2.58): the truncated family cannot hold so many lengths near the slot, the untruncated fit holds m
+    and h with a tail past it. Past exp(z^2 / 2), with a slot above h: the two-part distribution
+    (``planner.serving.length_mixture``: a lognormal body of the share q up to h and a long-request component of the
+    share 1 - q between h and T, of the shape this function fits at the bound, its log-location solved for m), up to
+    just under Markov's 1 / (1 - q) (18.8 to 20 at p95, by the shape; the MoE capacity planner's trial F5: 1,000 / p95
+    6,000 in 16,000 tokens; it replaced the lognormal truncated at the slot there, which reached only 4 to 6 at p95 and
+    drew shapes of s = 5 where the slot was near h). ``LongTailError`` naming the ratio where none fits (h / m past
+    exp(z^2 / 2) with no slot or a slot at most h, or past the two-part distribution's reach). Trial 27 F12: 3,000 / p95
+    12,000 output tokens in a 16,000-token slot (a ratio of 4.00: the two-part distribution, s = 2.311 the truncated
+    fit's at a mean of 12,000 / 3.87 = 3,102); 400 / p95 1,200 in 4,200: s = 0.9229, mu = 5.5837 (untruncated: 0.9319,
+    5.5573)."""
     m, h = float(mean_tokens), float(high_tokens)
     if not (m > 0 and h > 0):
         raise InvalidInputError(f"lengths must be positive numbers of tokens; got mean {m!r}, high {h!r}")
     if h <= m:
         return LengthFit(math.log(m), 0.0)
-    lognormal = h / m <= lognormal_ratio_bound(high_percentile)
+    if h / m <= lognormal_ratio_bound(high_percentile):
+        return _lognormal_fit(m, h, high_percentile, slot_tokens)
+    if not (math.isfinite(slot_tokens) and slot_tokens > h):  # nothing to hold the long requests within
+        raise LongTailError(m, h, high_percentile, what=what)
+    fit = mixture_fit(m, h, high_percentile, slot_tokens, _bound_spread(h, high_percentile, float(slot_tokens)))
+    if fit is None:
+        raise LongTailError(m, h, high_percentile, slot_tokens, what)
+    return fit
+
+
+def _lognormal_fit(m: float, h: float, high_percentile: float, slot_tokens: float) -> LengthFit:
+    """``length_fit`` where h / m is within exp(z^2 / 2): the lognormal truncated at the slot where it reaches the
+    ratio, else the untruncated one (s = z at the bound itself, where ``lognormal_spread``'s rounding may read the
+    ratio just past it)."""
     if (
         math.isfinite(slot_tokens)
         and slot_tokens > h
@@ -617,12 +648,27 @@ def length_fit(
             s = (lo + hi) / 2.0
             lo, hi = (s, hi) if _truncated_fit_at(s, h, high_percentile, slot_tokens).mean_tokens > m else (lo, s)
         return _truncated_fit_at((lo + hi) / 2.0, h, high_percentile, slot_tokens)
-    if lognormal:  # no slot, or one too close to h for any truncated lognormal to reach h / m
-        s = lognormal_spread(m, h, high_percentile)
-        return LengthFit(math.log(m) - s * s / 2.0, s)
-    if not slot_tokens > h:
-        raise LongTailError(m, h, high_percentile, what=what)
-    raise LongTailError(m, h, high_percentile, slot_tokens, what)
+    z = _normal_quantile(high_percentile / 100.0)
+    s = z if h / m >= lognormal_ratio_bound(high_percentile) else lognormal_spread(m, h, high_percentile)
+    return LengthFit(math.log(m) - s * s / 2.0, s)
+
+
+@functools.cache
+def _bound_spread(high_tokens: float, high_percentile: float, slot_tokens: float) -> float:
+    """The two-part distribution's shape at h and T: the s ``length_fit`` fits at the bound, mean h / exp(z^2 / 2)
+    (``planner.serving.length_mixture``: so the distribution is continuous across the bound)."""
+    bound = lognormal_ratio_bound(high_percentile)
+    return _lognormal_fit(high_tokens / bound, high_tokens, high_percentile, slot_tokens).s
+
+
+def long_tail_ratio_bound(high_tokens: float, high_percentile: float, slot_tokens: float) -> float:
+    """The largest high / mean ``length_fit`` fits at h = ``high_tokens`` in T = ``slot_tokens``: the two-part
+    distribution's reach (``mixture_ratio_bound``, just under 1 / (1 - q): 18.8 to 20 at p95); exp(z^2 / 2) where
+    T <= h."""
+    if not slot_tokens > high_tokens:
+        return lognormal_ratio_bound(high_percentile)
+    s = _bound_spread(float(high_tokens), high_percentile, float(slot_tokens))
+    return mixture_ratio_bound(high_tokens, high_percentile, slot_tokens, s)
 
 
 def spread_lengths(
@@ -642,18 +688,20 @@ def spread_lengths(
     what is left): the fit's tail past it cannot be sent. None where both high lengths equal their means: every
     request at the means (``fixed_lengths``).
 
-    Each length is fitted truncated at the slot T = high prompt + high output (``length_fit``, wherever the
-    truncated family reaches its high / mean: all but slots within a few percent of a high length). Where either fit
-    is truncated, both are drawn by inverse transform (a prompt and an output each from its own uniform stream), the
-    drawn means and percentiles the stated ones within sampling error (trial 27 F12: 3,000 / p95 12,000 output
-    tokens drew p95 10,686 and a request of 163,840 with an untruncated s = z), and, where both are truncated, each
-    request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no request is longer than
-    the slot memory is sized for; an untruncated one (its slot too close to its high length) is not cut at T, which
-    would draw it short of its mean (trial 28 F16: 1,500 / p95 5,800 prompts cut at 7,000 tokens drew 1,108). That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with those outputs in 16,000:
-    1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the fit gives is that much
-    on the long side). Where neither is truncated (a slot too close to a high length for any truncated lognormal):
-    lognormal through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), capped at ``max_tokens`` only.
-    ``LongTailError`` where no lognormal fits either."""
+    Each length is fitted truncated at the slot T = high prompt + high output (``length_fit``, wherever the truncated
+    family reaches its high / mean within the lognormal's bound: all but slots within a few percent of a high length;
+    past the bound, the two-part mixture within T, ``planner.serving.length_mixture``, drawn by inverse transform as a
+    truncated fit is). Where either fit is truncated, both are drawn by inverse transform (a prompt and an output each
+    from its own uniform stream), the drawn means and percentiles the stated ones within sampling error (trial 27 F12:
+    3,000 / p95 12,000 output tokens drew p95 10,686 and a request of 163,840 with an untruncated s = z), and, where
+    both are truncated, each request's prompt + output capped at T as well (the smaller of T and ``max_tokens``), so no
+    request is longer than the slot memory is sized for; an untruncated one (its slot too close to its high length) is
+    not cut at T, which would draw it short of its mean (trial 28 F16: 1,500 / p95 5,800 prompts cut at 7,000 tokens
+    drew 1,108). That cap cuts about 1% of requests (that trial's 1,000 / p95 4,000 prompts with those outputs in
+    16,000: 1.3%, the output's mean and p95 about 0.9% below the fit's, so the context in flight the fit gives is that
+    much on the long side). Where neither is truncated (a slot too close to a high length for any truncated lognormal):
+    lognormal through ``lognormal_lengths`` (cv = sqrt(exp(s^2) - 1)), capped at ``max_tokens`` only. ``LongTailError``
+    where no lognormal fits either."""
     if prompt_high_tokens <= prompt_mean_tokens and output_high_tokens <= output_mean_tokens:
         return None
     slot = float(prompt_high_tokens + output_high_tokens)
@@ -693,8 +741,9 @@ def spread_fit_note(
     slot_tokens: float | None = None,
 ) -> str:
     """Where a length of ``spread_lengths`` is beyond any lognormal (high / mean > exp(z^2 / 2)), the sentence that
-    says so: the ratio, the bound, the slot it is truncated at and the fit (s) that holds the stated mean and high
-    length; "" where both fit untruncated. Every surface that draws or times on the spread says it (planner plan
+    says so: the ratio, the bound, the two-part mixture within the slot that holds the stated mean and high length
+    (``planner.serving.length_mixture``: its shares, the body's median, the long requests' mean and the shape s);
+    "" where both are within it. Every surface that draws or times on the spread says it (planner plan
     --rate's lengths line, the review's Warnings and Assumptions). ``slot_tokens``: the slot (None: the two high
     lengths' sum, as ``spread_lengths`` takes it; a review whose prompts are not drawn passes its own)."""
     slot = float(prompt_high_tokens + output_high_tokens if slot_tokens is None else slot_tokens)
@@ -705,12 +754,15 @@ def spread_fit_note(
         ("output", output_mean_tokens, output_high_tokens),
     ):
         f = length_fit(m, h, high_percentile, slot, what)
-        if f.truncated and h / m > lognormal_ratio_bound(high_percentile):  # within it: truncated, said nowhere
+        if isinstance(f, LengthMixture):  # within the bound: a lognormal (truncated or not), said nowhere
+            body, long = 100.0 - f.long_share * 100.0, f.long_share * 100.0
             said.append(
                 f"{what} {q} / mean {h:,.0f} / {m:,.0f} = {h / m:.2f} is beyond any lognormal's "
-                f"({lognormal_ratio_bound(high_percentile):.2f} at {q}), so it is drawn from a lognormal truncated at "
-                f"the {slot:,.0f}-token slot (the {q} prompt + {q} output memory is sized for; s = {f.s:.3f}), whose "
-                f"mean and {q} are the stated ones"
+                f"({lognormal_ratio_bound(high_percentile):.2f} at {q}), so it is drawn from a two-part mixture "
+                f"within the {slot:,.0f}-token slot (the {q} prompt + {q} output memory is sized for): {body:g}% of "
+                f"requests from a lognormal body up to {h:,.0f} tokens (median {f.body_median_tokens:,.0f}), "
+                f"{long:g}% from a long-request component between {h:,.0f} and {slot:,.0f} tokens (mean "
+                f"{f.long_mean_tokens:,.0f}; s = {f.s:.3f} both), whose mean and {q} are the stated ones"
             )
     return "; ".join(said) + f"; no request is longer than {slot:,.0f} tokens" if said else ""
 
