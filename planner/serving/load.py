@@ -1752,8 +1752,8 @@ class RunKey:
 
 #: How many simulated runs are kept. ``planner export`` sizes each option again for the outlook and the levers and
 #: draws its latency curve through the same runs (examples/budget-review.toml: 791 different runs, 832 simulated
-#: while 512 were kept; a 9-option MoE review 755 and 849). A run kept is a ``LoadResult`` of a few dozen floats.
-RUNS_KEPT = 8192
+#: while 512 were kept; a 9-option MoE review 755 and 849).
+RUNS_KEPT = 1024
 
 
 @functools.lru_cache(maxsize=64)

@@ -27,7 +27,6 @@ over the run's duration (first arrival to last completion).
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from dataclasses import dataclass, field
@@ -36,36 +35,6 @@ from typing import NamedTuple
 import numpy as np
 
 from planner.serving.state import Run, arrived, queued, requests
-
-
-def interp_scalar(x: float, xp: tuple[float, ...], fp: tuple[float, ...]) -> float:
-    """``float(numpy.interp(x, xp, fp))`` for one float ``x`` and ascending ``xp``, bit for bit, without numpy's
-    per-call cost (~20 us a call: converting the tuples, dispatching a scalar; the simulation asks it for each step
-    whose prompt tokens it has not seen yet, a large share of an export's time, trial 32 F1). numpy's
-    ``arr_interp`` (``numpy/_core/src/multiarray/compiled_base.c``): j the last index with xp[j] <= x (its binary
-    search); below xp[0] fp[0], at or past xp[-1] fp[-1], at xp[j] itself fp[j], else slope (x - xp[j]) + fp[j]
-    with slope = (fp[j+1] - fp[j]) / (xp[j+1] - xp[j]), and where that is NaN the same from xp[j+1]."""
-    if x != x:  # NaN in, NaN out
-        return x
-    n = len(xp)
-    if n == 1:
-        return float(fp[0])
-    j = bisect.bisect_right(xp, x) - 1
-    if j < 0:
-        return float(fp[0])
-    if j >= n - 1:
-        return float(fp[-1])
-    x0, y0 = float(xp[j]), float(fp[j])
-    if x0 == x:
-        return y0
-    x1, y1 = float(xp[j + 1]), float(fp[j + 1])
-    slope = (y1 - y0) / (x1 - x0)
-    out = slope * (x - x0) + y0
-    if out != out:  # NaN one way: the other
-        out = slope * (x - x1) + y1
-        if out != out and y0 == y1:
-            out = y0
-    return out
 
 
 @dataclass(frozen=True)
@@ -121,8 +90,8 @@ class StepTable:
         if pre is None:
             if len(self._prefill_memo) >= 4096:  # a run of many distinct prompt chunks: keep memory bounded
                 self._prefill_memo.clear()
-            pre = self._prefill_memo[prefill_tokens] = interp_scalar(
-                float(prefill_tokens), self.prefill_tokens, self.prefill_s
+            pre = self._prefill_memo[prefill_tokens] = float(
+                np.interp(prefill_tokens, self.prefill_tokens, self.prefill_s)
             )
         return pre
 
