@@ -332,7 +332,7 @@ class TestCli:
         assert result.exit_code == 0, result.output
         assert result.output.startswith("Recommended: ")
         assert f"Wrote {out} (xlsx)." in result.output and out.exists()
-        assert "Sizing options" not in result.output  # no progress bar off a terminal
+        assert "sizing option" not in result.output  # no progress lines off a terminal
 
     def test_refuses_to_overwrite_without_force(self, tmp_path):
         """An existing output: exit 1 and a hint; --force overwrites."""

@@ -6,6 +6,8 @@ import datetime as dt
 import math
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -150,6 +152,34 @@ def summary_lines(review) -> list[str]:
     return lines
 
 
+def show_progress(asked: bool | None, quiet: bool, stream=None) -> bool:
+    """Whether the export prints its progress lines: --progress / --no-progress as given, else where standard error
+    (``stream``) is a terminal (a redirected log or a test's captured output stays as it was); never with -q."""
+    if quiet:
+        return False
+    if asked is not None:
+        return asked
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def progress_printer(show: bool, clock=time.monotonic) -> Callable[[str], None] | None:
+    """The ``build_review`` progress callback that prints each step as it starts on standard error, after the time
+    since the export began ("  0:42 sizing option 2/5: H100, rented"): an option's sizing under load can take
+    minutes (trial 32 F1: five options, 40 requests in flight, no output for over 17 minutes); None where not
+    ``show``."""
+    if not show:
+        return None
+    start = clock()
+
+    def step(text: str) -> None:
+        seconds = int(clock() - start)
+        echo(f"{seconds // 60:3d}:{seconds % 60:02d} {text} ...", err=True)
+
+    return step
+
+
 def _warnings_to_stderr(review) -> None:
     """Every line of the review's Warnings section, on standard error after the ranked list (trial 30 F9: an
     amortization of 3 months, "3 looks like years", was said only deep in the file)."""
@@ -200,6 +230,12 @@ def _remove_if_empty(folder: Path | None) -> None:
     "--date", "date", metavar="YYYY-MM-DD", help="Date printed in the review [default: $SOURCE_DATE_EPOCH, else today]."
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="A line on standard error as each option and step starts, with the time so far [default: on a terminal "
+    "only]; -q turns it off.",
+)
 @calibration_option
 @catalog_option
 def export_command(
@@ -209,6 +245,7 @@ def export_command(
     force: bool,
     date: str | None,
     quiet: bool,
+    progress: bool | None,
     catalog_dirs: tuple[Path, ...],
 ):
     """Budget review of a scenario: each option sized and costed, the cheapest that meets the targets, the levers.
@@ -257,21 +294,10 @@ def export_command(
             from planner.export.workbook_input import WORKBOOK_ORIGIN
 
             origin = WORKBOOK_ORIGIN
-        show = not quiet and sys.stderr.isatty()
-        if show:
-            with click.progressbar(
-                length=len(sc.option) + 1 + len(sc.mix), label="Sizing options", file=sys.stderr
-            ) as bar:
-                review = build_review(
-                    sc,
-                    catalog,
-                    source=str(scenario),
-                    date=when,
-                    progress=lambda _: bar.update(1),
-                    workload_source=origin,
-                )
-        else:
-            review = build_review(sc, catalog, source=str(scenario), date=when, workload_source=origin)
+        step = progress_printer(show_progress(progress, quiet))
+        review = build_review(sc, catalog, source=str(scenario), date=when, progress=step, workload_source=origin)
+        if step is not None and not to_stdout:
+            step(f"writing {output}")
         if to_stdout:  # the review is the output; the summary would corrupt it
             write_stdout(render(review, kind))
             if not quiet:

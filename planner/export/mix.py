@@ -71,12 +71,13 @@ def size_mix(
 def size_mixes(
     scenario: Scenario, catalog: Catalog, size: SizeOption, progress: Callable[[str], None] | None = None
 ) -> tuple[MixSized, ...]:
-    """Every [[mix]] of the scenario, sized (``size_mix``), in the scenario's order."""
+    """Every [[mix]] of the scenario, sized (``size_mix``), in the scenario's order; ``progress`` is told of each
+    before it is sized."""
     out, sized = [], {}
-    for mix in scenario.mix:
+    for i, mix in enumerate(scenario.mix, 1):
+        if progress:  # before the step, as the review says each option's
+            progress(f"sizing mix {i}/{len(scenario.mix)}: {mix.name}")
         out.append(size_mix(mix, scenario, catalog, size, sized))
-        if progress:
-            progress(f"mix {mix.name}")
     return tuple(out)
 
 

@@ -254,12 +254,16 @@ def build_review(
     workload_source: str = "scenario file [workload]",
 ) -> Review:
     """Size every option, rank them, apply the levers to the baseline (one that misses the targets too:
-    ``Review.baseline_misses`` says what that means). Raises TargetNotMetError when no option meets them."""
+    ``Review.baseline_misses`` says what that means). Raises TargetNotMetError when no option meets them.
+    ``progress``: told of each long step before it runs, in a few words ("sizing option 2/5: H100, rented"; each
+    option, the levers, the outlook, each mix): ``planner export`` prints them on a terminal."""
     check_names(scenario, catalog, source)
     results = []
     ranges = load_loaded_ranges()  # the held-out ranges under load: the sensitivity at their slow end (none: absent)
     bares: dict[str, Result | None] = {}  # each option sized with no margin, once: not_sized's and the outlook's
-    for o in scenario.option:
+    for i, o in enumerate(scenario.option, 1):
+        if progress:  # before the step: an option's sizing under load may take minutes (trial 32 F1)
+            progress(f"sizing option {i}/{len(scenario.option)}: {o.name}")
         result, bares[o.name] = sized_in_layouts(o, scenario, catalog)
         # the fleet at the engine's own max_num_seqs, where the review's batch cap sets it (trial 29 F16)
         result = dc_replace(result, engine_limit=engine_limit_fleet(result, bares[o.name], scenario.workload, catalog))
@@ -267,8 +271,6 @@ def build_review(
         result = with_group_meeting_slow_end(result, scenario, catalog, ranges)  # trial 27 F3
         result = with_sized_again(result, scenario, catalog)
         results.append(result)
-        if progress:
-            progress(o.name)
     if not any(r.meets for r in results):
         raise _impossible(scenario, results, source)
     order = {r.option.name: i for i, r in enumerate(results)}
@@ -289,16 +291,18 @@ def build_review(
         results = [ranked[0] if r.option.name == ranked[0].option.name else r for r in results]
     rec = ranked[0]
     base = rec if scenario.baseline is None else next(r for r in results if r.option.name == scenario.baseline)
+    if progress:
+        progress(f"levers on the baseline ({base.option.name})")
     lv = levers(scenario, base, catalog)  # from a named baseline that misses the targets too (trial 31 F8)
     misses = "" if base.meets else baseline_misses_text(base)
-    if progress:
-        progress("levers")
     tail = scenario.workload.spread_fit_note  # the lengths' fit, said once for every option (trial 27 F12)
     warnings = ((f"Workload: {tail}",) if tail else ()) + tuple(dict.fromkeys(w for r in results for w in r.warnings))
     if (share := scenario.workload.prefix_hit_rate) > 0:  # what the share does not buy, said once (trial 29 F9)
         warnings += (f"Workload: {prefix_memory_note(share)}",)
     if host := reused_host_warning(results):  # the Assumptions' "host figures" rows, where the committee reads (F7)
         warnings += (host,)
+    if progress:
+        progress("like for like, ownership and demand cases")
     outlook = build_outlook(scenario, tuple(ranked), catalog, bares)
     mixes = size_mixes(
         scenario, catalog, size_option_alone, progress
