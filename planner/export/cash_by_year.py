@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 #: The lines of each option's block, in order: (key, label). Depreciation only for a bought option; residual only
 #: where one is recovered.
 LINES = (
-    ("capex", "Capex (GPUs and servers, when bought)"),
-    ("opex", "Opex (power, colocation; or rent)"),
+    ("capex", "Capex, when bought"),
+    ("opex", "Opex: power + colocation, or rent"),
     ("cash_out", "Cash out"),
     ("residual", "Residual value recovered"),
     ("cumulative", "Cumulative cash (less residual)"),
@@ -198,8 +198,9 @@ def cash_by_year_table(review: Review) -> Table:
 
 
 def cash_by_year_heading(review: Review) -> str:
-    """The sheet's printed heading (about 100 characters) and the Markdown section's title."""
-    return "Cash by year: capex, opex, cumulative cash and depreciation of the options compared"
+    """The sheet's printed heading (short: with the snapshot words it runs into the page's title past about 100
+    characters)."""
+    return "Cash by year of the options compared"
 
 
 def cash_by_year_note(review: Review) -> str:

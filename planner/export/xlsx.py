@@ -774,7 +774,7 @@ def _cash_by_year(book: _Book) -> None:
     ws = book.sheet("Cash by year", snapshot(cash_by_year.cash_by_year_heading(review)))
     after = "Break-even" if "Break-even" in book.wb.sheetnames else "Ownership"
     book.wb.move_sheet(ws, offset=book.wb.sheetnames.index(after) + 1 - book.wb.sheetnames.index(ws.title))
-    widths = {"option": 26, "price_kind": 11, "line": 30, **{c.key: 15 for c in table.columns[3:]}}
+    widths = {"option": 30, "price_kind": 11, "line": 32, **{c.key: 15 for c in table.columns[3:]}}
     _write_table(ws, table, 1, widths)
     chars = sum(widths[c.key] for c in table.columns)
     note_row(ws, len(table.rows) + 3, len(table.columns), cash_by_year.cash_by_year_note(review), chars)
