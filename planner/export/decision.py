@@ -47,7 +47,8 @@ def margin_contingency(review: Review, result: Result) -> str:
     (``OptionOutlook.margin_usd_per_month``: the monthly cost less the monthly cost without margin, each its GPUs x
     ``Money.usd_per_gpu_month``, the Options sheet's per GPU-month). "" where the option has no margin or could not
     be sized without it."""
-    oo = review.outlook.of(result.option.name) if review.outlook is not None else None
+    outlook = getattr(review, "outlook", None)  # a review without its money outlook (a stub) has no contingency
+    oo = outlook.of(result.option.name) if outlook is not None else None
     if oo is None or not result.margin or not oo.gpus_without_margin:
         return ""
     extra, usd_month = oo.margin_gpus(result), oo.margin_usd_per_month(result)
