@@ -225,3 +225,40 @@ class TestRiskContingency:
             "The +25% latency margin adds 4 GPUs (48 against 44 without it): contingency $10,497 a month "
             "(4 x $2,624 per GPU-month, on-demand)."
         )
+
+
+class TestAResidualValue:
+    """test_trial26_money's financed review: HAND's bought option alone (16 H100, no growth: all bought in month 1),
+    an 8% cost of capital and a 20% residual value, amortization = horizon = 36 months, so the monthly cost charges the
+    residual (``ownership.charged_residual_share``) and the Ownership sheet recovers it at month 36."""
+
+    @pytest.fixture(scope="class")
+    def financed(self):
+        from test_trial26_money import BOUGHT_ONLY, FINANCE, review_of_text
+
+        review = review_of_text(BOUGHT_ONLY + FINANCE)
+        return review, option_cash_by_year(review, review.recommended)
+
+    def test_the_residual_comes_back_in_the_last_year_and_the_total_is_ownerships(self, financed):
+        """By hand (test_trial26_money F17): capex 16 x $35,883.75 = $574,140 in year 1; residual 20% of it,
+        $114,828, in year 3; cumulative cash at the end = 16 x (0.8 x $35,883.75 + 36 x $379.8735), the CSV's
+        total_usd_36_months, exactly the Ownership sheet's total."""
+        from test_trial26_money import GPUS, H100_CAPEX, H100_OPEX_MONTH
+
+        review, v = financed
+        ow = review.outlook.of(review.recommended.option.name).ownership
+        assert v.capex_usd == pytest.approx((GPUS * H100_CAPEX, 0.0, 0.0), abs=0.01)
+        assert v.residual_usd == pytest.approx((0.0, 0.0, 0.2 * GPUS * H100_CAPEX), abs=0.01)
+        assert v.cumulative_usd[-1] == ow.total_usd
+        assert ow.total_usd == pytest.approx(GPUS * (0.8 * H100_CAPEX + 36 * H100_OPEX_MONTH), abs=0.01)
+        assert sum(v.cash_out_usd) - sum(v.residual_usd) == pytest.approx(ow.total_usd, abs=0.005)
+
+    def test_depreciation_writes_off_capex_less_the_residual(self, financed):
+        """($35,883.75 - 20%) / 36 = $797.4167 a GPU-month (test_trial26_money F6), x 16 x 12 = $153,104 a year; over
+        the 36 months, 80% of the capex."""
+        from test_trial26_money import GPUS, H100_CAPEX
+
+        _, v = financed
+        assert v.depreciation_usd == pytest.approx((GPUS * 12 * 0.8 * H100_CAPEX / 36,) * 3, abs=0.01)
+        assert v.line_total("depreciation") == pytest.approx(0.8 * GPUS * H100_CAPEX, abs=0.01)
+        assert "less a 20% residual value" in v.depreciation_terms
