@@ -162,6 +162,7 @@ class TestXlsx:
             "Like for like",
             "Ownership",
             "Break-even",
+            "Cash by year",
             "Demand cases",
             "Fleet by quarter",
             "Levers",

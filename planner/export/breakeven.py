@@ -54,7 +54,9 @@ class CapexBreakEven:
     recommended: bool  # whether the bought option is the review's recommendation
 
 
-def _cash(review: Review, r: Result) -> np.ndarray | None:
+def option_cash_by_month(review: Review, r: Result) -> np.ndarray | None:
+    """The option's cash out month by month over the horizon (``Ownership.cash_by_month``: its fleet phased by
+    quarter, undiscounted, no residual); None where it has no Ownership figures. ``cash_by_year`` sums it by year."""
     oo = review.outlook.of(r.option.name) if review.outlook is not None else None
     if oo is None or not oo.ownership.cash_by_month:
         return None
@@ -62,7 +64,11 @@ def _cash(review: Review, r: Result) -> np.ndarray | None:
 
 
 def _meeting(review: Review, pricing: str) -> list[Result]:
-    return [r for r in review.results if r.meets and r.money.pricing == pricing and _cash(review, r) is not None]
+    return [
+        r
+        for r in review.results
+        if r.meets and r.money.pricing == pricing and option_cash_by_month(review, r) is not None
+    ]
 
 
 def break_even_month(bought_cash: np.ndarray, rented_cash: np.ndarray) -> int | None:
@@ -79,7 +85,10 @@ def break_evens(review: Review) -> list[BreakEven]:
     rented = _meeting(review, "cloud")
     return [
         BreakEven(
-            b.option.name, r.option.name, r.money.price_kind, break_even_month(_cash(review, b), _cash(review, r))
+            b.option.name,
+            r.option.name,
+            r.money.price_kind,
+            break_even_month(option_cash_by_month(review, b), option_cash_by_month(review, r)),
         )
         for b in _meeting(review, "purchase")
         for r in rented
@@ -192,7 +201,11 @@ def cumulative_table(review: Review) -> Table:
     at which it costs what the cheapest rented option does (blank for a rented one); then its cumulative cash at the
     end of each quarter of the horizon (``Ownership.cash_by_month`` summed)."""
     h = review.scenario.finance.horizon_months
-    outs = [(r, _cash(review, r)) for r in review.results if r.meets and _cash(review, r) is not None]
+    outs = [
+        (r, option_cash_by_month(review, r))
+        for r in review.results
+        if r.meets and option_cash_by_month(review, r) is not None
+    ]
     ends = list(range(3, h + 1, 3)) + ([h] if h % 3 else [])
     evens, capex = break_evens(review), {c.bought: c for c in capex_break_evens(review)}
     cols = (

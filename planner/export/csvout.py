@@ -6,6 +6,7 @@ import csv
 import io
 import math
 
+from planner.export import cash_by_year
 from planner.export.records import Result, Review
 from planner.export.tables import options_table
 from planner.io.safetext import csv_text
@@ -91,16 +92,17 @@ def money_values(review: Review, result: Result) -> tuple:
 def render_csv(review: Review) -> str:
     """Header row of machine names (units in them), one row per option; plain numbers, no currency signs. After the
     options table's columns (its -/+ traffic ones named with the share: ``sensitivity_keys``) and before its note,
-    the money the Summary and Ownership sheets give (``money_columns``)."""
+    the money the Summary and Ownership sheets give (``money_columns``), then each year's cash out, capex, opex and
+    depreciation (the Cash by year sheet's, ``cash_by_year.csv_columns``) for every option that meets the targets."""
     table = options_table(review)
     renamed = sensitivity_keys(review)
-    extra = money_columns(review)
+    extra = money_columns(review) + cash_by_year.csv_columns(review)
     cols = [(renamed.get(c.key, c.key), c.kind) for c in table.columns]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow([k for k, _ in cols[:-1]] + [k for k, _ in extra] + [cols[-1][0]])
     for result, row in zip(review.results, table.rows, strict=True):
-        values = [*row[:-1], *money_values(review, result), row[-1]]
+        values = [*row[:-1], *money_values(review, result), *cash_by_year.csv_values(review, result), row[-1]]
         kinds = [k for _, k in cols[:-1]] + [k for _, k in extra] + [cols[-1][1]]
         writer.writerow([_value(v, k) for v, k in zip(values, kinds, strict=True)])
     return buf.getvalue()

@@ -40,12 +40,44 @@ def _change(new: float, plan: float) -> str:
     return f"{new / plan - 1:+.0%}" if plan > 0 and math.isfinite(new) else ""
 
 
+def margin_contingency(review: Review, result: Result) -> str:
+    """The latency margin of ``result`` in dollars a month, for the Risk row (trial F5/F6: finance reads a contingency,
+    not a percent): the GPUs the margin adds (its fleet less the same option sized with no margin, the Ownership
+    sheet's "GPUs without margin", ``OptionOutlook.margin_gpus``) and their cost at the option's own price kind
+    (``OptionOutlook.margin_usd_per_month``: the monthly cost less the monthly cost without margin, each its GPUs x
+    ``Money.usd_per_gpu_month``, the Options sheet's per GPU-month). "" where the option has no margin or could not
+    be sized without it."""
+    outlook = getattr(review, "outlook", None)  # a review without its money outlook (a stub) has no contingency
+    oo = outlook.of(result.option.name) if outlook is not None else None
+    if oo is None or not result.margin or not oo.gpus_without_margin:
+        return ""
+    extra, usd_month = oo.margin_gpus(result), oo.margin_usd_per_month(result)
+    head = f"The +{result.margin:.0%} latency margin"
+    if not extra:
+        return f"{head} adds no GPU ({result.gpus:,} with or without it): contingency {usd(usd_month)} a month."
+    per = result.money.usd_per_gpu_month
+    return (
+        f"{head} adds {counted(extra, 'GPU', ',.0f')} ({result.gpus:,} against {oo.gpus_without_margin:,} without "
+        f"it): contingency {usd(usd_month)} a month ({extra:,} x {usd(per)} per GPU-month, "
+        f"{result.money.price_kind})."
+    )
+
+
 def risk_line(review: Review) -> str:
-    """The one risk that moves the budget, in money: (1) where most of the deployment's own published runs exceed
+    """The one risk that moves the budget, in money, then the latency margin's contingency in dollars a month
+    (``margin_contingency``): (1) where most of the deployment's own published runs exceed
     its margin (``Result.own_runs``, the rule ``reason.own_runs_budget`` budgets by): the fleet and monthly cost at
     their median ratio; else (2) where the held-out ranges' slow end under load (``Result.slow_end``) costs more
     than the plan or meets no fleet: that cost; else (3) the model's prediction range and the margin that covers
     it. The detail paragraph below says how each figure is drawn."""
+    rec = review.recommended
+    contingency = margin_contingency(review, rec)
+    text = _risk(review)
+    return f"{text} {contingency}" if contingency else text
+
+
+def _risk(review: Review) -> str:
+    """``risk_line``'s first sentence: the risk."""
     rec = review.recommended
     plan = rec.monthly_usd
     own, s = rec.own_runs, rec.slow_end

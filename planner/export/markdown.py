@@ -6,7 +6,7 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
-from planner.export import breakeven, decision, slow_end
+from planner.export import breakeven, cash_by_year, decision, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import terms
 from planner.export.ownership import SIZED_AFRESH, amortization_rule, book_value_note
@@ -111,6 +111,21 @@ def breakeven_section(review: Review) -> list[str]:
     ]
 
 
+def cash_by_year_section(review: Review) -> list[str]:
+    """Cash by year: the compared options' money per year of the horizon (``planner.export.cash_by_year``)."""
+    table = cash_by_year.cash_by_year_table(review)
+    if not table.rows:
+        return []
+    return [
+        "## Cash by year",
+        "",
+        md_text(cash_by_year.cash_by_year_note(review)),
+        "",
+        md_table(table),
+        "",
+    ]
+
+
 def _money_sections(review: Review) -> list[str]:
     """Like for like, ownership over the horizon (with the margin's price), demand cases and quarterly phasing."""
     fin, w = review.scenario.finance, review.scenario.workload
@@ -138,6 +153,7 @@ def _money_sections(review: Review) -> list[str]:
         md_table(money.ownership_table(review)),
         "",
         *breakeven_section(review),
+        *cash_by_year_section(review),
         "## Demand cases",
         "",
         f"Each option {SIZED_AFRESH}; the total ramps to that fleet quarter by quarter.",

@@ -1,11 +1,12 @@
 """The review as an Excel workbook for finance: Summary, Options, Costs, Details, Like for like, Ownership, Break-even,
-Demand cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
+Cash by year, Demand cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
 
 Summary is a snapshot of the review (it says so), with a live box that follows the prices on Options. On
 Options the $ per GPU-month cells are inputs (yellow) and monthly cost, annual cost and the live rank are
 formulas over them (blue); every formula carries the value Python computed, so readers that do not
 recalculate see numbers. Every data table starts at A1 with one header row and has no notes under it: notes
-are on Summary. The file is deterministic: document properties carry the review date, zip entries one timestamp.
+are on Summary (Cash by year's one note, below its table after an empty row, names the review values its figures
+rest on). The file is deterministic: document properties carry the review date, zip entries one timestamp.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
 from planner.accuracy.loaded_ranges import load_loaded_ranges
-from planner.export import breakeven, decision, held_out, slow_end
+from planner.export import breakeven, cash_by_year, decision, held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL, terms
 from planner.export.ownership import (
@@ -763,6 +764,23 @@ def _breakeven(book: _Book) -> None:
     ws.freeze_panes = "B2"
 
 
+def _cash_by_year(book: _Book) -> None:
+    """Cash by year, after Break-even: the compared options' capex, opex, cash out, cumulative cash and depreciation
+    per year of the horizon, and the Total (``planner.export.cash_by_year``); a note under the table says which of
+    the review's values they rest on. No sheet where no option meets the targets."""
+    review = book.review
+    if review.outlook is None or not (table := cash_by_year.cash_by_year_table(review)).rows:
+        return
+    ws = book.sheet("Cash by year", snapshot(cash_by_year.cash_by_year_heading(review)))
+    after = "Break-even" if "Break-even" in book.wb.sheetnames else "Ownership"
+    book.wb.move_sheet(ws, offset=book.wb.sheetnames.index(after) + 1 - book.wb.sheetnames.index(ws.title))
+    widths = {"option": 30, "price_kind": 11, "line": 32, **{c.key: 15 for c in table.columns[3:]}}
+    _write_table(ws, table, 1, widths)
+    chars = sum(widths[c.key] for c in table.columns)
+    note_row(ws, len(table.rows) + 3, len(table.columns), cash_by_year.cash_by_year_note(review), chars)
+    ws.freeze_panes = "D2"
+
+
 def _mixes(book: _Book) -> None:
     """Mixes: each [[mix]]'s parts, each its option sized alone at its share, and the total row, their sums
     (``money_tables.mix_table``); no sheet where the scenario has no mix."""
@@ -1291,6 +1309,7 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _options(book)  # Options, Costs and Details
     _money(book)  # Like for like, Ownership, Demand cases, Fleet by quarter
     _breakeven(book)  # under Ownership: cumulative cash by quarter, buy or rent (trial 30 F1, F3)
+    _cash_by_year(book)  # under Break-even: capex, opex, cash and depreciation per year
     _mixes(book)  # Mixes, where the scenario has a [[mix]]
     _levers(book)
     _charts(book)  # Chart data and Charts
