@@ -44,7 +44,7 @@ from planner.workbook.load_figures import (
     review_cells,
 )
 from planner.workbook.load_sheet import load_sheet
-from planner.workbook.ranges_sheet import ranges_sheet
+from planner.workbook.ranges_sheet import longest_answers, ranges_sheet
 from planner.workbook.results import results_sheet
 from planner.workbook.spec import Name, Sheet, WorkbookSpec
 from planner.workbook.sweeps import sweeps_sheet
@@ -180,12 +180,13 @@ def build_whatif(
     )
     calc, probes = calc_sheet(c)
     inputs, names = inputs_sheet(opening, c, load=figures is not None)
-    results, p2 = results_sheet(c)
+    longest = longest_answers([g.name for g in gpu_list], [e.name for e in engines])
+    results, p2 = results_sheet(c, longest)
     levers, p3 = levers_sheet(c, load=figures is not None)
     sweeps, p4, where = sweeps_sheet(c)
     charts = charts_sheet(where)
     assumptions, n2 = assumptions_sheet(engines, cal)
-    built = [ranges_sheet(c, e, [g.name for g in gpu_list]) for e in engines]
+    built = [ranges_sheet(c, e, [g.name for g in gpu_list], [x.name for x in engines]) for e in engines]
     ranges, n4 = merged([sheet for sheet, _ in built]), built[0][1]
     explain = merged([explain_sheet(cat, e) for e in engines], variant_col=EXPLAIN_VARIANT_COL)
     catalog_sheets, n3 = build_catalog_sheets(cat, gpu_list, model_list, engines, cal)

@@ -10,6 +10,8 @@ rounded outwards to whole percent; a calibration entry's own range (GPUs sheet) 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from planner.accuracy import ranges
 from planner.engines.profiles import DEFAULT_RESIDUALS, EngineProfile
 from planner.workbook.calc import Calc
@@ -68,8 +70,71 @@ def _line_height(texts: list[str], width: float) -> float | None:
     return 13.5 * lines + 2 if lines > 1 else None
 
 
+#: The borrowed kernel curves' sentence of the Widened and Note answers (the "Kernel curves of another vendor" row's
+#: formula below), with ``{gpu}`` for the GPU, ``{source}`` for the one whose curves stand in
+CURVES_SENTENCE = (
+    "kernel curves of {source} stand in on {gpu} (x9.99 either way: the borrowed GEMM rate's miss on a published "
+    "matmul figure; published GEMM, memory and all-reduce figures replace them where they exist)"
+)
+
+
+class LongestAnswers(NamedTuple):
+    """Characters, at most, of the query's notes (``longest_answers``)."""
+
+    region: int  # "Region: low / high"'s note, its flat dimensions' sentences included
+    factor: int  # "Widening factor (product)"'s
+    curves: int  # "Kernel curves of another vendor"'s
+    widened: int  # "Widened, all" and the Widened answer (rng_widened)
+    note: int  # the Note answer (rng_note)
+
+
+def longest_answers(
+    gpu_names: list[str] | tuple[str, ...], engine_names: list[str] | tuple[str, ...] = ()
+) -> LongestAnswers:
+    """Characters, at most, of the query's Widened and Note answers (``rng_widened``, ``rng_note``) for any of
+    ``gpu_names`` and ``engine_names``: their formulas' text is not measured when written, so the rows that show them
+    (here and on Results) are made tall enough for the longest they can get (trial 33 F12: MI325X's borrowed curves
+    printed over the next row). Every dimension uncovered with a 3-digit count and factor, the longest names, the
+    longest sources of a GPU's region; a calibration file's own note is not counted."""
+    gpu = max(map(len, gpu_names), default=20)
+    value = {
+        "gpu": gpu,
+        "tp": 3,
+        "engine": max(map(len, engine_names), default=12),
+        "moe": len("dense"),
+        "size": max(len(label) for _, label in (*ranges.SIZE_CLASSES, (0, ">100B"))),
+    }
+    regions = ranges.load_regions()
+    widens, flat = 0, 0
+    for dim in ranges.DIMENSIONS:  # each uncovered dimension said in the widening (G) or, x1.00, in the region's (H)
+        before, after = ranges.WHERE[dim]
+        said = len(f"only {ranges.MIN_ROWS - 1} held-out figures ") + len(before) + value[dim] + len(after)
+        held = regions.get((dim, "*"))
+        if held is None or held.widen > 1:  # no file: the factor table's 1.0 (ranges_sheet), said on either side
+            widens += len(", ") + said + len(" (x9.99)")
+        if held is None or held.widen <= 1:
+            flat += len("; ") + said + len(" (holding one out did not widen the residuals: x9.99)")
+    curves = len(CURVES_SENTENCE.format(source="x" * gpu, gpu="x" * gpu))
+    widened = len("x9.99: ") + widens - len(", ") + len("; ") + curves
+    sources = max((len(g.sources) for (dim, _), g in regions.items() if dim == "gpu"), default=0)
+    region = max(
+        len("held-out residuals of 999 published figures on  (sources: )") + gpu + sources,
+        len("all GPUs' held-out residuals (-99% / +99%, 999 figures)"),
+    )
+    note = region + flat + len("; widened x9.99: ") + len("; ") + curves
+    return LongestAnswers(region + flat, len("x9.99: ") + widens - len(", "), curves, widened, note)
+
+
+def note_height(chars: int, width: float) -> float:
+    """A row's height for a note of ``chars`` characters wrapped in ``width`` (a merged range's widths summed)."""
+    return _line_height(["x" * chars], width) or 15
+
+
 def ranges_sheet(
-    c: Calc, engine: EngineProfile, gpu_names: list[str] | tuple[str, ...] = ()
+    c: Calc,
+    engine: EngineProfile,
+    gpu_names: list[str] | tuple[str, ...] = (),
+    engine_names: list[str] | tuple[str, ...] = (),
 ) -> tuple[Sheet, list[Name]]:
     """The sheet and its defined names; ``gpu_names``: the GPUs the Inputs offer, whose longest name (and lookup key)
     the query's GPU row is made tall enough for."""
@@ -261,8 +326,16 @@ def ranges_sheet(
     s.set(f"A{r}", "Widened, all", style="label")
     _merged_note(s, f"G{r}", f'=IF(AND(G{factor}<>"",G{curves}<>""),G{factor}&"; "&G{curves},G{factor}&G{curves})')
     all_widened = r
-    for row in range(region, r + 1):  # two lines of G:H: a GPU's sources, a borrowed curve's sentence
-        s.heights[row] = 2 * 13.5 + 2
+    # as many lines of G:H as the longest note any GPU gets: a GPU's sources, a borrowed curve's sentence
+    longest = longest_answers(gpu_names, engine_names or [engine.name])
+    notes_width = WIDTHS["G"] + WIDTHS["H"]
+    for row, chars in (
+        (region, longest.region),
+        (factor, longest.factor),
+        (curves, longest.curves),
+        (r, longest.widened),
+    ):
+        s.heights[row] = note_height(chars, notes_width)
     r += 1
     s.set(f"A{r}", "Before the curves' miss: low / high", style="label")
     s.set(f"B{r}", f"={_widen(f'B{region}', f'B{factor}')}", fmt=PCT, style="calc")
@@ -283,7 +356,8 @@ def ranges_sheet(
     # the answers in C:F, on the first page beside their labels, out of the repeated B
     s.set(f"A{r}", "Widened", style="label")
     _merged_note(s, f"C{r}", f'=IF(OR({calibrated},G{all_widened}=""),"no",G{all_widened})', "F")
-    s.heights[r] = 2 * 13.5 + 2
+    answer_width = sum(WIDTHS[col] for col in "CDEF")
+    s.heights[r] = note_height(longest.widened, answer_width)
     names.append(Name("rng_widened", f"{RANGES_SHEET}!$C${r}"))
     r += 1
     s.set(f"A{r}", "Note", style="label")
@@ -294,7 +368,7 @@ def ranges_sheet(
         f"&G{all_widened}))",
         "F",
     )
-    s.heights[r] = 3 * 13.5 + 2
+    s.heights[r] = note_height(longest.note, answer_width)
     names.append(Name("rng_note", f"{RANGES_SHEET}!$C${r}"))
     assert r == r_fac - 3, "the query block's rows and the factor table's place disagree"
     return s, names

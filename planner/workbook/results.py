@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from planner.catalog import default_catalog
 from planner.workbook.calc import Calc, weights_words_formula
 from planner.workbook.formats import GB, INT, MS, MS_BEFORE_TEXT, USD, cell_holds
 from planner.workbook.inputs import price_text
 from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
+from planner.workbook.ranges_sheet import LongestAnswers, longest_answers, note_height
 from planner.workbook.spec import Probe, Sheet
 
 #: Lines of a range row's note (``range_note``, about 350 characters) in the 90-wide column D.
@@ -44,7 +46,9 @@ def range_note(quantity: str) -> str:
     )
 
 
-def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
+def results_sheet(c: Calc, longest: LongestAnswers | None = None) -> tuple[Sheet, list[Probe]]:
+    """The sheet and its probes; ``longest``: the most characters the Range widened and Range from notes take for any
+    GPU the Inputs offer (``ranges_sheet.longest_answers``; None: the shipped catalog's), their rows made as tall."""
     s = Sheet(RESULTS_SHEET, freeze="A4", tab_color="70AD47")
     s.widths.update(A=40, B=18, C=14, D=90)  # C: the high end of a range, up to "99,999.99 ms"
     s.set("A1", "Results for the baseline inputs", style="title")
@@ -234,11 +238,16 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s.set(f"A{r}", "Range widened", style="label")
     s.set(f"B{r}", "=rng_widened", style="note")
     s.merges.append(f"B{r}:D{r}")
+    # wrapped in B:D on rows as tall as the longest any GPU gets (trial 33 F12: MI325X's borrowed kernel curves
+    # overflowed rows sized for H100's notes and printed over each other)
+    longest = longest or longest_answers([g.name for g in default_catalog().gpus])
+    notes_width = sum(s.widths[col] for col in "BCD")
+    s.heights[r] = note_height(longest.widened, notes_width)
     r += 1
     s.set(f"A{r}", "Range from", style="label")
     s.set(f"B{r}", "=rng_note", style="note")
     s.merges.append(f"B{r}:D{r}")
-    s.heights[r] = 44
+    s.heights[r] = note_height(longest.note, notes_width)
     r += 2
     s.set(f"A{r}", 'Why "GPU-Util 80%" says nothing about these', style="subtitle")
     util = [
