@@ -3,7 +3,7 @@ published rows from sources the planner's time factors were not fitted on.
 
     python bench/heldout.py                      # planner; the estimators from bench/heldout_{aic,la}_cache.json
     python bench/heldout.py --why                # also one line per row without a prediction: why
-    python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band, lengths
+    python bench/heldout.py --signed             # also the median signed error per vendor, GPU, TP, engine, MoE, batch band, lengths
     python bench/heldout.py --worst TTFT 30      # also the 30 worst TTFT figures, one line per row
     python bench/heldout.py --worst-aic TTFT 10  # the same on the rows aiconfigurator predicts, its error beside
     python bench/heldout.py --allreduce-fit      # all-reduces from the latency + bandwidth form, not vLLM's measured table
@@ -19,7 +19,7 @@ Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` wh
 in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
 worst |error| per quantity (TPOT, TTFT, static-batch throughput, serving throughput) against the issue's goals,
 each on all rows with, on the line under it, the same without the figures whose source contradicts itself
-(``catalogs/reference/source_conflicts.csv``, ``planner.accuracy.source_conflicts``; nothing dropped), then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts, batch band), planner beside
+(``catalogs/reference/source_conflicts.csv``, ``planner.accuracy.source_conflicts``; nothing dropped), then per group (GPU vendor, GPU, TP size, model size, MoE, engine, how the run sent its prompts, batch band), planner beside
 aiconfigurator and llm-analysis on the rows each predicted, and for each estimator the figures it cannot do and
 why. A serving row's TTFT carries the per-request front-end time its benchmark client measures
 (``planner.accuracy.frontend.frontend_s_of_rows``: the other sources' votes, never the row's own).
@@ -60,6 +60,7 @@ from planner.accuracy.validation import LIMITS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
 from planner.model.layouts import layout_label  # noqa: E402
+from planner.units import counted  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 AIC_PYTHON = Path("/work/venvs/aic/bin/python")
@@ -197,6 +198,7 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
         except acc.PlannerError:
             gpu, model = None, None
         groups = {
+            "vendor": cat.gpu(gpu).vendor if gpu else "(unknown)",
             "GPU": gpu or "(unknown)",
             "TP": layout_label(r.parallelism, r.gpus),
             "size": size_class(param_counts(model)[0]) if model else "(unknown)",
@@ -244,6 +246,7 @@ def memory_checks() -> list[dict]:
                 pred, model, gpu, why = None, None, None, str(exc)
             tier = memory_tier(r.record_id, r.source, groups.get(r.record_id, ""))
             groups_of_row = {
+                "vendor": cat.gpu(gpu).vendor if gpu else "(unknown)",
                 "GPU": gpu or "(unknown)",
                 "TP": f"TP{r.tensor_parallel_size}",
                 "size": size_class(param_counts(model)[0]) if model else "(unknown)",
@@ -514,7 +517,7 @@ def report(checks: list[dict], bootstrap: int = 0) -> str:
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
         if unpredicted:
             lines.append(f"{'  (planner: no prediction)':<34}{unpredicted:>13}")
-        for by in ("GPU", "TP", "size", "MoE", "engine", "run", "batch", "lengths"):
+        for by in ("vendor", "GPU", "TP", "size", "MoE", "engine", "run", "batch", "lengths"):
             groups = defaultdict(list)
             for c in qc:
                 groups[c[by]].append(c)
@@ -542,7 +545,7 @@ def signed_report(checks: list[dict]) -> str:
             f"== {q}: median signed error (figures)",
             f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}",
         ]
-        for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch", "lengths"):
+        for by in ("all", "vendor", "GPU", "TP", "MoE", "engine", "run", "batch", "lengths"):
             groups = defaultdict(list)
             for c in qc:
                 groups["all" if by == "all" else f"  {by} {c[by]}"].append(c)
@@ -634,13 +637,45 @@ def summary_markdown(checks: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_docs_summary(checks: list[dict], doc: Path = Path(__file__).parents[1] / "docs" / "accuracy.md") -> Path:
-    """Rewrite docs/accuracy.md's ``DOC_BLOCK`` with ``summary_markdown(checks)``."""
+#: The block of docs/accuracy.md with the held-out figures per GPU vendor (``vendor_markdown``; trial 33 F3).
+VENDOR_BLOCK = ("<!-- heldout:vendor -->\n", "<!-- /heldout:vendor -->\n")
+
+
+def vendor_markdown(checks: list[dict]) -> str:
+    """The held-out figures per GPU vendor as docs/accuracy.md states them: per vendor and time quantity, median /
+    worst |error| (figures) and median signed error (+: predicted above measured), the GPUs (how many, past three)
+    and how many sources; rows whose GPU the catalog does not know (no prediction) are left out."""
+    lines = [
+        "| vendor (GPUs; sources) | " + " | ".join(TIME_QUANTITIES) + " |",
+        "| --- |" + " --- |" * len(TIME_QUANTITIES),
+    ]
+    for vendor in sorted({c["vendor"] for c in checks if c["q"] in TIME_QUANTITIES} - {"(unknown)"}):
+        vc = [c for c in checks if c["vendor"] == vendor and c["q"] in TIME_QUANTITIES]
+        named = sorted({c["GPU"] for c in vc})
+        gpus = ", ".join(named) if len(named) <= 3 else f"{len(named)} GPUs"
+        sources = counted(len({c["row"].source_group for c in vc}), "source")
+        cells = []
+        for q in TIME_QUANTITIES:
+            errs = [c["planner"] for c in vc if c["q"] == q]
+            known = [e for e in errs if not math.isnan(e)]
+            cells.append(f"{_pct(errs)}, signed {statistics.median(known):+.0%}" if known else "-")
+        lines.append(f"| {vendor} ({gpus}; {sources}) | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _rewrite_block(doc: Path, block: tuple[str, str], body: str) -> None:
     text = doc.read_text(encoding="utf-8")
-    start, end = DOC_BLOCK
+    start, end = block
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    doc.write_text(head + start + summary_markdown(checks) + end + tail, encoding="utf-8")
+    doc.write_text(head + start + body + end + tail, encoding="utf-8")
+
+
+def write_docs_summary(checks: list[dict], doc: Path = Path(__file__).parents[1] / "docs" / "accuracy.md") -> Path:
+    """Rewrite docs/accuracy.md's ``DOC_BLOCK`` with ``summary_markdown(checks)`` and its ``VENDOR_BLOCK`` with
+    ``vendor_markdown(checks)``."""
+    _rewrite_block(doc, DOC_BLOCK, summary_markdown(checks))
+    _rewrite_block(doc, VENDOR_BLOCK, vendor_markdown(checks))
     return doc
 
 

@@ -81,6 +81,20 @@ def test_accuracy_doc_states_todays_held_out_figures(with_aic):
     assert stated == heldout.summary_markdown(with_aic), "run: python bench/heldout.py --write-docs"
 
 
+def test_accuracy_doc_states_todays_held_out_figures_per_vendor(checks):
+    """docs/accuracy.md's "Per GPU vendor, today" table is what bench/heldout.py computes now (trial 33 F3: the
+    historical MI300X paragraphs read as today's); `python bench/heldout.py --write-docs` rewrites it."""
+    text = (Path(__file__).parents[1] / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    start, end = heldout.VENDOR_BLOCK
+    stated = text.split(start, 1)[1].split(end, 1)[0]
+    assert stated == heldout.vendor_markdown(checks), "run: python bench/heldout.py --write-docs"
+    # the grouping is by the catalog's vendor: every MI300X figure is AMD's, every H100 figure NVIDIA's
+    assert {c["vendor"] for c in checks if c["GPU"] == "MI300X"} == {"AMD"}
+    assert {c["vendor"] for c in checks if c["GPU"] == "H100 SXM 80GB"} == {"NVIDIA"}
+    amd = [c for c in checks if c["vendor"] == "AMD" and c["q"] == "static-batch throughput"]
+    assert len(amd) == 32  # AMD's vLLM static batches on 8 x MI300X (rocm-vllm-dev-docker-v0.10.0), held out
+
+
 def _figures(errs):
     e = [abs(x) for x in errs if not math.isnan(x)]
     return int(f"{statistics.median(e):.0%}"[:-1]), int(f"{max(e):.0%}"[:-1]), len(e)

@@ -470,6 +470,9 @@ def _validated_tables(
                 from planner.export.scenario import MAX_LATENCY_MARGIN
 
                 hints = margin_hints(t, loaded, cat, MAX_LATENCY_MARGIN)
+    if decode_file is not None:  # trial 33 F7: plan's notes on borrowed kernel and all-reduce rates, once per GPU
+        for line in borrowed_rate_notes(decode_rows, engine, cat):
+            echo(f"note: {line}", err=True)
     borrowed = sorted({c.quantity for t, _ in tables for c in t.checks if c.quantity in BORROWED_RANGE})
     if borrowed:  # trial 24 F11: a p95 compared, whose held-out range is p99's
         echo(f"note: {borrowed_range_note(borrowed)}", err=True)
@@ -484,6 +487,31 @@ def _validated_tables(
             err=True,
         )
     return tables, (str(in_effect.path or calibration) if in_effect.entries else None), hints
+
+
+def borrowed_rate_notes(rows: list[DecodeRow], engine, cat) -> list[str]:
+    """``planner plan``'s warnings that a GPU's rates are another's (``planner.engines.kernel_curves.curves_note``:
+    kernel curves; ``planner.engines.allreduce_table.borrowed_note``: all-reduce, where the row's group all-reduces
+    within one fabric domain), on the same conditions as ``planner.report``'s, for the catalog GPUs among ``rows``,
+    each text once (trial 33 F7: validate said nothing of MI325X's borrowed rates while its runs failed)."""
+    from planner.accuracy.predict import _base_profile_for
+    from planner.catalog.resolve import fabric_numbers, uses_allreduce_table
+    from planner.engines.allreduce_table import borrowed_note
+    from planner.engines.kernel_curves import curves_note
+
+    out: list[str] = []
+    for r in rows:
+        try:
+            g = cat.gpu(resolve_gpu_name(r.gpu, cat))
+            eng = _base_profile_for(r, engine)
+        except PlannerError:  # a row the tables already say they cannot predict
+            continue
+        notes = [curves_note(g.name, g.architecture) if eng.kernel_curves else ""]
+        if r.parallelism != "dp-ep" and 1 < r.gpus <= fabric_numbers(g)["interconnect_domain_gpus"]:
+            if uses_allreduce_table(eng):
+                notes.append(borrowed_note(g, g.interconnect_bytes_per_s or 32e9, cat, r.gpus))
+        out += [n for n in notes if n and n not in out]
+    return out
 
 
 def _releases(

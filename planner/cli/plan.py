@@ -25,6 +25,7 @@ from planner.accuracy.loaded_ranges import (
     uncovered_texts,
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
+from planner.accuracy.ranges import range_table_words
 from planner.accuracy.same_deployment import Deployment
 from planner.api import groups_to_try, layout_kept, weight_bytes, weight_bytes_per_gpu
 from planner.catalog import Model, no_rental_price
@@ -509,7 +510,7 @@ def render_plan(p: Plan) -> str:
     if p.calibration is not None:
         row("Calibration", p.calibration.text)
     if p.time_range_widened:
-        row("Time ranges widened", p.time_range_widened)
+        row("Time ranges widened", range_table_words(p.time_range_widened, g.name))
     for label, words in _ranges_not_kept_apart(p):
         row(label, words)
     if p.time_range_held:
