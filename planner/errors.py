@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 
 class PlannerError(Exception):
@@ -38,10 +38,18 @@ class UnknownNameError(PlannerError, KeyError):
     excel_error = "#N/A"
     exit_code = 2
 
-    def __init__(self, kind: str, name: object, known: Iterable[str]):
+    def __init__(self, kind: str, name: object, known: Iterable[str], same: Callable[[str], object] | None = None):
         self.kind, self.name = kind, name
         known = sorted(set(known), key=lambda k: (k.lower(), k))  # ties by case too: the same order every run
         self.suggestions = closest_names(str(name), known)
+        if same is not None:  # one name per entry, the names holding every typed word next (trial 32 F4: "rtx 6000"
+            # gave RTX A6000 first and no RTX PRO 6000; now RTX 6000 Ada, RTX PRO 6000 SE, RTX PRO 6000 WS)
+            near = closest_names(str(name), known, n=12)
+            words = str(name).lower().split()
+            holding = sorted((k for k in known if words and set(words) <= set(k.lower().split())), key=len)
+            order = list(dict.fromkeys([*(k for k in near if _prefixed(str(name), k)), *holding, *near]))
+            firsts = {same(s): s for s in reversed(order)}
+            self.suggestions = list(dict.fromkeys(firsts[same(s)] for s in order))[:3]
         first = bit_width_precision(str(name), known) if kind == "precision" else None
         if first is not None:  # "8-bit": fp8 first, the 8-bit format KV caches and weights are served in (trial 30 F8)
             self.suggestions = [first, *(s for s in self.suggestions if s != first)][:3]
@@ -173,6 +181,12 @@ def bit_width_precision(name: str, known: Iterable[str]) -> str | None:
     match = re.fullmatch(r"\s*(\d+)\s*[-_ ]?\s*bits?\s*", name, re.IGNORECASE)
     first = BIT_WIDTH_PRECISIONS.get(int(match.group(1))) if match else None
     return first if first is not None and first in set(known) else None
+
+
+def _prefixed(name: str, known: str) -> bool:
+    """Whether one of ``name`` and ``known`` begins the other (case-insensitive), ``closest_names``' first rule."""
+    a, b = name.strip().lower(), known.lower()
+    return bool(a) and (b.startswith(a) or a.startswith(b))
 
 
 def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:

@@ -49,8 +49,9 @@ class TestPlan:
     def test_unknown_gpu_is_one_line_and_exit_2(self):
         r = run("plan", "--gpu", "H10", "--model", "llama2-70b", "--context", "8192")
         assert r.exit_code == 2
+        # three GPUs, one name each (trial 32 F4): before, H100 SXM (the H100 itself) filled the third place
         assert r.output.strip().splitlines() == [
-            "planner: error: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 SXM?"
+            "planner: error: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 PCIe?"
         ]
 
     def test_does_not_fit_is_one_line_and_exit_1(self):

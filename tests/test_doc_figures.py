@@ -874,7 +874,7 @@ class TestExcelDoc:
         wb.close()
 
     def test_error_example_and_bench_rows(self):
-        """'`#N/A: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 SXM?`' is what planner says for 'H10';
+        """'`#N/A: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 PCIe?`' is what planner says for 'H10';
         'one 10,000-row range call against 10,000 scalar calls' is bench/bench_excel.py's default."""
         from planner import max_batch
         from planner.errors import PlannerError

@@ -96,31 +96,32 @@ def purchase_folder(tmp_path_factory):
 
 def test_owned_cost_per_gpu_hour_is_the_exports(purchase_folder):
     """Hand-computed from trial 32's quote (L40S purchase $7,800, /tmp/lena-cat/prices.toml) and the export's
-    defaults (catalogs/costs/ownership.toml: host server $32,010 and network $15,060 per 8-GPU node, host power 4,600 W
-    per node, colocation $184.06/kW-month, $0.12/kWh, PUE 1.3; L40S TDP 350 W, catalogs/gpus.toml): capex 7,800 +
-    47,070 / 8 = 13,683.75, / 36 months = 380.104; IT load 350 + 575 = 925 W: power 0.925 x 1.3 x 0.12 x 730 =
-    105.339, colocation 0.925 x 184.06 = 170.256; 655.699 a month / 730 h = $0.8982/GPU-hour."""
+    defaults for a PCIe card (catalogs/costs/ownership.toml [pcie_node], trial 32 F10: host server $10,424 and no
+    network per 8-GPU node, host power 2,200 W per node; colocation $184.06/kW-month, $0.12/kWh, PUE 1.3; L40S TDP
+    350 W, catalogs/gpus.toml): capex 7,800 + 10,424 / 8 = 9,103, / 36 months = 252.861; IT load 350 + 275 = 625 W:
+    power 0.625 x 1.3 x 0.12 x 730 = 71.175, colocation 0.625 x 184.06 = 115.038; 439.074 a month / 730 h =
+    $0.6015/GPU-hour (a DGX H100's node gave $0.8982)."""
     from cli_support import run
 
     from planner.cli.options import load
     from planner.cli.plan import owned_usd_per_gpu_hour
 
-    capex = 7800 + (32010 + 15060) / 8
-    month = capex / 36 + 0.925 * 1.3 * 0.12 * 730 + 0.925 * 184.06
+    capex = 7800 + (10424 + 0) / 8
+    month = capex / 36 + 0.625 * 1.3 * 0.12 * 730 + 0.625 * 184.06
     hourly, words = owned_usd_per_gpu_hour(load((purchase_folder,)).gpu("L40S"), "qwen2.5-32b", 36, None)
     assert hourly == pytest.approx(month / 730)
-    assert hourly == pytest.approx(0.89822, abs=1e-5)
+    assert hourly == pytest.approx(0.60147, abs=1e-5)
     args = ("plan", "--gpu", "L40S", "--model", "qwen2.5-32b", "--context", "8k", "-w", "awq", "-k", "fp8")
     out = run(*args, "--catalog", str(purchase_folder), "--price-kind", "purchase")
     assert out.exit_code == 0, out.output
     assert (
-        "($0.8982/GPU-hour: bought, over 36 months amortization incl. power and colocation (the export's "
+        "($0.6015/GPU-hour: bought, over 36 months amortization incl. power and colocation (the export's "
         "defaults: $7,800 GPU (Reseller, 2026-11-20)" in out.output
     )
     assert "n/a" not in [line for line in out.output.splitlines() if line.startswith("Cost at batch")][0]
-    # 24 months: the capital charge alone changes, 13,683.75 / 24
+    # 24 months: the capital charge alone changes, 9,103 / 24
     out = run(*args, "--catalog", str(purchase_folder), "--price-kind", "purchase", "--amortization-months", "24")
-    two_years = (capex / 24 + 0.925 * 1.3 * 0.12 * 730 + 0.925 * 184.06) / 730
+    two_years = (capex / 24 + 0.625 * 1.3 * 0.12 * 730 + 0.625 * 184.06) / 730
     assert f"(${two_years:.4f}/GPU-hour: bought, over 24 months" in out.output
 
 

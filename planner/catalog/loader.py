@@ -73,7 +73,9 @@ class Table(Generic[E]):
         try:
             return self._index[normalize_name(name)]
         except KeyError:
-            raise UnknownNameError(self.kind, name.strip(), self.names() + self.aliases()) from None
+            raise UnknownNameError(
+                self.kind, name.strip(), self.names() + self.aliases(), lambda n: id(self._index[normalize_name(n)])
+            ) from None
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and normalize_name(name) in self._index

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.accuracy.same_deployment import FIGURE_WORDS, Deployment, same_deployment_runs
+from planner.catalog import Gpu
 from planner.export import sizing
 from planner.export.margin_releases import margin_releases_text
 from planner.export.ownership import (
@@ -166,12 +167,12 @@ def _and_list(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _borrowed_node_figures(gpu_name: str, money: Money) -> dict[str, str]:
+def _borrowed_node_figures(gpu: Gpu, money: Money) -> dict[str, str]:
     """{words: field} of the per-node figures a bought ``gpu_name`` takes from the catalog's default node (DGX
     H100) for want of its own, leaving out those the scenario gives."""
     return {
         _NODE_FIGURE_WORDS[f]: f
-        for f in ownership_defaults().borrowed_fields(gpu_name)
+        for f in ownership_defaults().borrowed_fields(gpu)
         if not getattr(money, f).label.startswith("scenario file")
     }
 
@@ -181,7 +182,7 @@ def _reused_host_figures(result) -> dict[str, str]:
     H100 (``_borrowed_node_figures``); none for a rented option or an H100/H200 one, whose node the DGX H100 is."""
     if result.money.pricing != "purchase" or any(k in result.gpu.name for k in ("H100", "H200")):
         return {}
-    return _borrowed_node_figures(result.gpu.name, result.money)
+    return _borrowed_node_figures(result.gpu, result.money)
 
 
 #: The node figures that are capex (host power is opex: power and colocation).

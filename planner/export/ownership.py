@@ -84,18 +84,33 @@ class OwnershipDefaults(BaseModel):
     colocation_usd_per_kw_month: Figure
     power_usd_per_kwh: Figure
     pue: Figure
+    #: the node of a PCIe card (``is_pcie_card``): a PCIe GPU server's host, not a DGX's (trial 32 F10)
+    pcie_node: NodeFigures = NodeFigures()
     nodes: dict[str, NodeFigures] = {}
 
-    def node_figure(self, gpu_name: str, field: str) -> Figure:
-        """``field`` (one of ``NODE_FIELDS``) of ``gpu_name``'s own node where the catalog has it, else the default
-        node's."""
-        own = self.nodes.get(gpu_name)
-        return getattr(own, field, None) or getattr(self, field)
+    def _own(self, gpu: Gpu) -> tuple[NodeFigures | None, ...]:
+        """The node figures ``gpu`` has before the default node's: its own node's, then a PCIe card's."""
+        return (self.nodes.get(gpu.name), self.pcie_node if is_pcie_card(gpu) else None)
 
-    def borrowed_fields(self, gpu_name: str) -> tuple[str, ...]:
-        """The ``NODE_FIELDS`` a ``gpu_name`` node takes from the default node (DGX H100) for want of its own."""
-        own = self.nodes.get(gpu_name)
-        return tuple(f for f in NODE_FIELDS if getattr(own, f, None) is None)
+    def node_figure(self, gpu: Gpu, field: str) -> Figure:
+        """``field`` (one of ``NODE_FIELDS``) of ``gpu``'s own node where the catalog has it, else the PCIe server's
+        for a PCIe card (``is_pcie_card``), else the default node's (DGX H100's)."""
+        for own in self._own(gpu):
+            if getattr(own, field, None) is not None:
+                return getattr(own, field)
+        return getattr(self, field)
+
+    def borrowed_fields(self, gpu: Gpu) -> tuple[str, ...]:
+        """The ``NODE_FIELDS`` a ``gpu`` node takes from the default node (DGX H100) for want of its own or a PCIe
+        server's."""
+        return tuple(f for f in NODE_FIELDS if all(getattr(o, f, None) is None for o in self._own(gpu)))
+
+
+def is_pcie_card(gpu: Gpu) -> bool:
+    """Whether ``gpu`` is a PCIe add-in card (L40S, L4, RTX PRO 6000, A10, RTX 4090, H100 PCIe, H100 NVL...), bought
+    into a PCIe GPU server rather than an HGX/DGX baseboard: the catalog's form factor names PCIe. SXM, OAM and
+    superchip parts keep the DGX H100's host (``catalogs/costs/ownership.toml``)."""
+    return gpu.form_factor.startswith("PCIe")
 
 
 @functools.cache
@@ -178,6 +193,27 @@ def _pick(option: Option, field: str, default: Figure, scale: float = 1.0) -> So
     return Sourced(
         default.value * scale, f"{default.label}, {default.date}{note}", default.url, default.source, default.date
     )
+
+
+def host_basis(money: Money, gpu: Gpu) -> str:
+    """Whose host server and network a bought option's capex adds, per GPU, for its price note (trial 32 F10: a
+    DGX H100's host on two L40S was said only in a warning after the ranking): "host and network $1,303/GPU, a PCIe
+    server's" ($10,424 + $0 over 8 GPUs, ``catalogs/costs/ownership.toml`` [pcie_node]), "... a DGX H100's",
+    "... the scenario's" where it gives both; "" when rented."""
+    if money.pricing != "purchase" or money.host_server_usd is None or money.networking_usd is None:
+        return ""
+    share = (money.host_server_usd.value + money.networking_usd.value) / money.node_size
+    given = [x.label.startswith("scenario file") for x in (money.host_server_usd, money.networking_usd)]
+    borrowed = ownership_defaults().borrowed_fields(gpu)
+    if all(given):
+        whose = "the scenario's"
+    elif "host_server_usd" in borrowed and not given[0]:
+        whose = "a DGX H100's"
+    elif is_pcie_card(gpu) and not given[0]:
+        whose = "a PCIe server's"
+    else:
+        whose = f"{gpu.name} node's" if not given[0] else "the scenario's host"
+    return f"host and network ${share:,.0f}/GPU, {whose}"
 
 
 def dated_on(date: str) -> dt.date:
@@ -522,9 +558,9 @@ def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Mo
     scale = node / d.node_gpus
     purchase = float(option.purchase_usd or price.purchase_usd)
     gpu_src = "scenario file (purchase_usd)" if option.purchase_usd else cat_src
-    host = _pick(option, "host_server_usd", d.node_figure(gpu.name, "host_server_usd"), scale)
-    net = _pick(option, "networking_usd", d.node_figure(gpu.name, "networking_usd"), scale)
-    host_w = _pick(option, "host_power_w", d.node_figure(gpu.name, "host_power_w"), scale)
+    host = _pick(option, "host_server_usd", d.node_figure(gpu, "host_server_usd"), scale)
+    net = _pick(option, "networking_usd", d.node_figure(gpu, "networking_usd"), scale)
+    host_w = _pick(option, "host_power_w", d.node_figure(gpu, "host_power_w"), scale)
     colo = _pick(option, "colocation_usd_per_kw_month", d.colocation_usd_per_kw_month)
     kwh = _pick(option, "power_usd_per_kwh", d.power_usd_per_kwh)
     pue = _pick(option, "pue", d.pue)

@@ -17,7 +17,7 @@ from planner.export.evaluate import sized_levels
 from planner.export.glossary import LOAD_LABEL, OUTPUT_ALL_IN_LABEL, OUTPUT_SHARE_LABEL
 from planner.export.margin_releases import row_words
 from planner.export.outlook import stale_text
-from planner.export.ownership import SIZED_AFRESH, capital_terms
+from planner.export.ownership import SIZED_AFRESH, capital_terms, host_basis
 from planner.export.records import Result, Review
 from planner.export.scenario import Workload
 from planner.export.slow_end import basis_text, ratios_text
@@ -226,7 +226,8 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     parts = (role, weak, older, r.layout_chosen, prompt_time_note(r), reserved_note(r, review))
     note = "; ".join(x for x in parts if x)
     price = (
-        f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
+        f"bought, ${r.money.purchase_usd:,.0f}/GPU + {host_basis(r.money, r.gpu)}, "
+        f"{capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
         else f"rented, {fmt_usd_per_gpu_hour(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
         + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
