@@ -137,7 +137,11 @@ def test_calibrate_says_where_a_factor_sits_at_its_bound_and_what_the_file_chang
     it re-times every engine's and every model's plans on that GPU."""
     r = calibrated
     text = (files["dir"] / "cal.toml").read_text()
-    assert "bandwidth_efficiency = 1.0" in text and "decode_flop_efficiency = 1.0" in text
+    for name in ("bandwidth_efficiency", "decode_flop_efficiency"):
+        # at the bound to the fit's tolerance: since s211's SGLang eager launch floor (h-b200moe) the bandwidth
+        # factor stops at 0.9997, which calibrate reads (and prints) as at its bound
+        written = float(re.search(rf"^{name} = ([\d.]+)$", text, re.M).group(1))
+        assert 0.999 <= written <= 1.0, (name, written)
     for name in ("bandwidth_efficiency", "decode_flop_efficiency"):
         assert f"  at its bound: {name} = 1 sits at the fit's upper bound" in r.stdout
     assert (
