@@ -224,4 +224,4 @@ class TestTheTrialsReview:
             w.ttft_target_s / s.ttft_ratio,
             w.tpot_target_s / s.tpot_ratio,
         )
-        assert round(s.ttft_ratio, 2) == 6.41  # the trial's "p95 TTFT x6.41"
+        assert round(s.ttft_ratio, 2) == 6.39  # the trial's "p95 TTFT x6.41" (6.39 since s211's SGLang launch floor)

@@ -47,7 +47,7 @@ MI300X_TPOT = [1.03, 1.05, 1.12, 1.14, 1.15, 1.17, 1.2, 1.2, 1.39]
 MI300X_TTFT = [2.26, 2.33, 2.74, 2.76, 2.79, 2.82, 2.87, 2.88, 3.51]
 #: the shipped held-out ends under load (loaded_residuals.csv, docs/export.md "Which end"): p99 TTFT without the one
 #: source that sets the full end, p99 TPOT
-TTFT_END, TPOT_END = 6.41, 1.57  # loaded_residuals.csv p99 ends (TPOT 1.58 before s207's AMD sibling rates)
+TTFT_END, TPOT_END = 6.39, 1.56  # loaded_residuals.csv p99 ends (6.41, 1.57 before s211; TPOT 1.58 before s207)
 
 
 def _own_ratios(gpu: str, metric: str) -> list[float]:
