@@ -221,7 +221,7 @@ class TestExportDoc:
 
     @pytest.mark.xdist_group("test_export_review")  # the README review, built once by that group's worker
     def test_held_out_tpot_range_example(self, readme_example_review):
-        """'for the README's example the TPOT range, 31.7 - 60.8 ms at 38.7 ms simulated': the recommended option's
+        """'for the README's example the TPOT range, 31.7 - 60.4 ms at 38.7 ms simulated': the recommended option's
         simulated p95 TPOT at peak and its held-out range (planner.export.held_out), as Summary shows them (a trial:
         the docs said 30.9 - 58.8 ms at 37.7 ms)."""
         from planner.accuracy.loaded_ranges import load_loaded_ranges
@@ -236,7 +236,7 @@ class TestExportDoc:
         assert (f"{low} - {high} ms", simulated) == (shown, f"{tpot_ms:.1f}")
 
     def test_held_out_ratios_and_coverage(self):
-        """'TTFT 0.79x to 15.66x against p50's 0.76x to 3.37x; TPOT 0.82x to 1.57x against 0.79x to 1.33x', p99's
+        """'TTFT 0.79x to 15.66x against p50's 0.76x to 3.37x; TPOT 0.82x to 1.56x against 0.79x to 1.33x', p99's
         15.66x for =LOADED_RANGE and 'p99 TTFT 90%, p99 TPOT 79%': catalogs/reference/loaded_residuals.csv's steady
         rows (1 + low, 1 + high, inside_left_out), read with the csv module."""
         import csv
@@ -538,7 +538,7 @@ class TestExportDoc:
         )
         assert stated(
             self.DOC,
-            r"traffic growth by the end of the horizon \(0\.5 = \+50%; default (\d+)\), months \(default (\d+)\)",
+            r"traffic growth by the end of the horizon \(0\.5 = \+50%; default (\d+)\), months \(default (\d+);",
         ) == (
             default(scenario.Workload, "growth_over_horizon"),
             default(scenario.Workload, "horizon_months"),

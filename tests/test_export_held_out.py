@@ -69,9 +69,9 @@ class TestQuantity:
 
     def test_text_is_the_figure_times_the_ratios_in_its_unit(self):
         """0.7842 s with p99 TTFT's table ratios (0.79x, 15.66x; s199's regeneration, 0.78x / 15.27x before): "0.62 -
-        12.28 s"; 42.495 ms with p99 TPOT's (0.82x, 1.57x; 1.58x before s207's AMD sibling rates): "34.8 - 66.7 ms"."""
+        12.28 s"; 42.495 ms with p99 TPOT's (0.82x, 1.56x; 1.57x before s211, 1.58x before s207): "34.8 - 66.3 ms"."""
         assert held_out.range_text(0.7842, _p99("ttft"), "s") == "0.62 - 12.28 s"
-        assert held_out.range_text(42.495, _p99("tpot"), "ms") == "34.8 - 66.7 ms"
+        assert held_out.range_text(42.495, _p99("tpot"), "ms") == "34.8 - 66.3 ms"
         assert held_out.range_text(float("nan"), _p99("tpot"), "ms") == ""
         assert held_out.range_text(42.5, None, "ms") == ""
 

@@ -284,7 +284,7 @@ class TestTheTrialsMI300X:
         table = options_table(mi300x_review)
         keys = [c.key for c in table.columns]
         note = table.rows[0][keys.index("slow_end_note")]
-        assert "TPOT x2.33, the plan's own +133% margin (the held-out range's end: x1.57)" in note
+        assert "TPOT x2.33, the plan's own +133% margin (the held-out range's end: x1.56)" in note
         assert "below the plan" not in str(table.rows[0])
 
     def test_the_margin_row_names_the_older_releases(self, mi300x_review):
