@@ -35,10 +35,15 @@ def test_applies_to_mla_with_a_q_lora_only():
 def _host_s(model: str) -> float:
     """The eager launch floor of one SGLang 0.5.5-0.5.9 run on 8 x B200 (the cookbook's SGC016 shape: 610 / 421
     tokens, one request at a time), from the serving simulation's step table."""
+    return _floor_s("B200", model, 610.0, 421.0, 10, SGLANG_055)
+
+
+def _floor_s(gpu: str, model: str, prompt: float, output: float, requests: int, engine) -> float:
+    """``prefill_host_s`` of the step table of ``requests`` prompts one at a time on 8 x ``gpu`` under ``engine``."""
     _, setups, _ = B.serving_setups(
-        "B200", model, 610.0, 421.0, 1, 10, None, None, "sglang", None, 8,
+        gpu, model, prompt, output, 1, requests, None, None, "sglang", None, 8,
         dict(weight_precision=None, kv_precision=None),
-        dict(engine=SGLANG_055, catalog=None, calibration=None, errors="raise"),
+        dict(engine=engine, catalog=None, calibration=None, errors="raise"),
     )  # fmt: skip
     return setups[0].table.prefill_host_s
 
@@ -59,12 +64,7 @@ def test_the_rule_moves_deepseek_r1s_floor_and_nothing_else(monkeypatch):
 
 def _host_s_on(model: str, engine) -> float:
     """Like ``_host_s`` for one SGLang release profile (8 x H200, PR 13466's 1,024 / 16 tokens, one at a time)."""
-    _, setups, _ = B.serving_setups(
-        "H200", model, 1024.0, 16.0, 1, 16, None, None, "sglang", None, 8,
-        dict(weight_precision=None, kv_precision=None),
-        dict(engine=engine, catalog=None, calibration=None, errors="raise"),
-    )  # fmt: skip
-    return setups[0].table.prefill_host_s
+    return _floor_s("H200", model, 1024.0, 16.0, 16, engine)
 
 
 def test_a_graphed_release_keeps_no_floor_with_the_switch_on(monkeypatch):
