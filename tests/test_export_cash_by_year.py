@@ -227,17 +227,19 @@ class TestRiskContingency:
         )
 
 
+@pytest.fixture(scope="module")
+def financed():
+    """TestAResidualValue's review and its recommended option's cash by year."""
+    from test_trial26_money import BOUGHT_ONLY, FINANCE, review_of_text
+
+    review = review_of_text(BOUGHT_ONLY + FINANCE)
+    return review, option_cash_by_year(review, review.recommended)
+
+
 class TestAResidualValue:
     """test_trial26_money's financed review: HAND's bought option alone (16 H100, no growth: all bought in month 1),
     an 8% cost of capital and a 20% residual value, amortization = horizon = 36 months, so the monthly cost charges the
     residual (``ownership.charged_residual_share``) and the Ownership sheet recovers it at month 36."""
-
-    @pytest.fixture(scope="class")
-    def financed(self):
-        from test_trial26_money import BOUGHT_ONLY, FINANCE, review_of_text
-
-        review = review_of_text(BOUGHT_ONLY + FINANCE)
-        return review, option_cash_by_year(review, review.recommended)
 
     def test_the_residual_comes_back_in_the_last_year_and_the_total_is_ownerships(self, financed):
         """By hand (test_trial26_money F17): capex 16 x $35,883.75 = $574,140 in year 1; residual 20% of it,

@@ -162,14 +162,14 @@ class TestRule:
     def test_with_the_current_line_first_todays_sglang_takes_its_own_runs(self, monkeypatch):
         """DeepSeek-R1 on H200 + SGLang: +202% from 13 runs, 9 of them SGLang 0.4.3.post2's (trial 9 F1: a dp-ep fleet
         sized at 1,736 GPUs where 32 meet the targets as predicted). With ``CURRENT_LINE_FIRST`` (s198's experiment,
-        not shipped) the current line's 9 MLA runs on any GPU (-9% / +4%) and H200's own 4 (SGLang 0.5.7, -4% to +2%)
+        not shipped) the current line's 9 MLA runs on any GPU (-9% / +4%) and H200's own 4 (SGLang 0.5.7, -5% to +2%)
         widen the prediction range instead; a query pinned to the 0.4 line (the "sglang-0.4" profile) still reads every
-        release's 13 (-2% / +202%)."""
+        release's 13 (-3% / +202%; -2% before s211's eager launch floor for DeepSeek-V3-architecture models)."""
         from planner.accuracy import serving_margin
 
         prediction = residual_range("H200 SXM 141GB", "sglang", gpus=8, model="DeepSeek-R1")
         shipped = margin_range(prediction, "H200 SXM 141GB", "sglang", "MLA")
-        assert quantiles(shipped_row("H200 SXM 141GB", "sglang", "MLA")) == (-0.02, 2.02)  # 2 sources: widened
+        assert quantiles(shipped_row("H200 SXM 141GB", "sglang", "MLA")) == (-0.03, 2.02)  # 2 sources: widened
         # every GPU's 27: -9% / +140% since s208 timed the pre-AITER ROCm MoE of dstack's MI300X runs (-5% / +180%)
         assert quantiles(shipped_row(EVERY_GPU, "sglang", "MLA")) == (-0.09, 1.40) and shipped[:2] == (-0.09, 2.02)
         monkeypatch.setattr(serving_margin, "CURRENT_LINE_FIRST", True)
@@ -178,8 +178,8 @@ class TestRule:
             shipped_row("H200 SXM 141GB", "sglang", "MLA", "current"),
         )
         assert (int(pooled["rows"]), quantiles(pooled), int(own["rows"]), ends(own)) == (
-            9, (-0.09, 0.04), 4, (-0.04, 0.02)
-        )  # fmt: skip
+            9, (-0.09, 0.04), 4, (-0.05, 0.02)
+        )  # fmt: skip  # -4% before s211's eager launch floor
         prediction = residual_range("H200 SXM 141GB", "sglang", gpus=8, model="DeepSeek-R1")
         got = margin_range(prediction, "H200 SXM 141GB", "sglang", "MLA")
         assert got[:2] == (min(prediction.low, -0.09, -0.04), max(prediction.high, 0.04, 0.02)) and got.high < 0.3

@@ -186,7 +186,7 @@ class TestF5SlowEndBelowThePlanHasNoOtherwiseUpTo:
             is_burst=False,
         )
         rec = SimpleNamespace(
-            slow_end=SimpleNamespace(meets=True, gpus=96, monthly_usd=362314.0),
+            slow_end=SimpleNamespace(meets=True, gpus=96, monthly_usd=362314.0, ttft_ratio=1.49, tpot_ratio=1.49),
             under_load=sim,
             time_range_note="",
             margin=1.49,

@@ -252,8 +252,8 @@ def export_command(
 
     SCENARIO is a scenario TOML file (see examples/budget-review.toml) or a what-if workbook made by
     `planner workbook`. The xlsx opens on Summary (the recommendation, its risk and cost of ownership), then
-    Options, Costs, Details, Like for like, Ownership, Break-even, Demand cases, Fleet by quarter, Levers, Charts, Glossary
-    and Assumptions (every number with its source); csv is the options table; md is for a document or a ticket;
+    Options, Costs, Details, Like for like, Ownership, Break-even, Cash by year, Demand cases, Fleet by quarter, Levers,
+    Charts, Glossary and Assumptions (every number with its source); csv is the options table; md is for a document or a ticket;
     pdf needs LibreOffice. A scenario's [[mix]] tables (several options serving the traffic at once, each its share:
     two models behind one gateway) add a line each, the sum of its parts, and a Mixes sheet.
 

@@ -911,9 +911,11 @@ PARALLELISM_FLAGS = (
     "a review's prompt_tokens_high at its high_percentile): each simulated request's prompt drawn from a lognormal "
     "truncated at the slot memory is sized for (the two high lengths' sum) whose mean and high length are these "
     "(seeded), as planner export sizes; where that slot is within a few percent of a high length (no truncated fit "
-    "reaches it: T / h = 1.1 reaches 2.58 at p95), the untruncated lognormal, its draws not cut at the slot; where no "
-    "fit holds them (a long tail in a short slot), refused, naming the mean or high length that fits (a measured "
-    "sample: --lengths FILE instead). Every drawn request longer than --context is cut to it (its prompt cut to "
+    "reaches it: T / h = 1.1 reaches 2.58 at p95), the untruncated lognormal, its draws not cut at the slot; where "
+    "the high length is past any lognormal's reach (high / mean above 3.87 at p95), a two-part mixture: a lognormal "
+    "body up to the high length and the longest 5% between it and the slot; where no distribution of positive "
+    "lengths holds them (high / mean near 1 / (1 - percentile), 20 at p95), refused, naming the mean or high length "
+    "that fits (a measured sample: --lengths FILE instead). Every drawn request longer than --context is cut to it (its prompt cut to "
     "the context less its output, as an application capping its context does; a note counts them): the engine "
     "rejects a longer one. Default: the mean, every prompt alike.",
 )
@@ -921,7 +923,7 @@ PARALLELISM_FLAGS = (
     "--output-tokens-high",
     type=TokenCount(),
     help="With --rate and --output-tokens: the output length at --length-percentile (default --percentile), drawn "
-    "as --prompt-tokens-high (refused where no truncated fit holds it; an output longer than --context alone cut to "
+    "as --prompt-tokens-high (refused where no distribution holds it; an output longer than --context alone cut to "
     "it less one token).",
 )
 @click.option(
