@@ -59,7 +59,7 @@ from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import GroupOptions, Options
-from planner.timing import _decode_step, _prefill, _prompt_busy_s
+from planner.timing import _decode_breakdown, _decode_step, _prefill, _prompt_busy_s
 from planner.units import fmt_bytes
 
 if TYPE_CHECKING:  # the serving simulation is imported when a replica is made, not with every plan
@@ -79,6 +79,41 @@ class LayoutOption:
     ttft_s: float
     cost_per_mtok_usd: float
     memory_max_batch: int = 0  # the sequences its memory holds (max_batch where the engine's limit does not bind)
+
+
+#: The engine profile a plan on another engine is compared with (``EngineDifference``): vLLM, README's default.
+COMPARED_ENGINE = "vllm"
+
+
+@dataclass(frozen=True)
+class EngineDifference:
+    """The same deployment (GPU, model, precisions, group, layout, batch) on vLLM (``COMPARED_ENGINE``), for a plan
+    on another engine (trial 33 F11: SGLang's TPOT at batch 1,024 was 1.8x vLLM's, nothing said why): both TPOTs,
+    and each part's difference (this engine's - vLLM's, ``planner.model.decode_step_breakdown``'s parts), which sum
+    to the TPOTs' difference. ``refused``: why vLLM cannot run the deployment (then the times are NaN)."""
+
+    batch: int
+    tpot_s: float
+    vllm_tpot_s: float
+    parts_s: dict[str, float]  # part key -> seconds more than vLLM's ({} where the step is not broken down)
+    refused: str = ""
+
+    @property
+    def largest(self) -> str:
+        """The part key whose difference is largest in size, "" without parts."""
+        return max(self.parts_s, key=lambda k: abs(self.parts_s[k])) if self.parts_s else ""
+
+    def as_dict(self) -> dict:
+        return {
+            "engine": COMPARED_ENGINE,
+            "batch": self.batch,
+            "tpot_s": None if self.refused else self.tpot_s,
+            "vllm_tpot_s": None if self.refused else self.vllm_tpot_s,
+            "difference_s": None if self.refused else self.tpot_s - self.vllm_tpot_s,
+            "parts_difference_s": self.parts_s or None,
+            "largest_part": self.largest or None,
+            "refused": self.refused or None,
+        }
 
 
 @dataclass(frozen=True)
@@ -178,6 +213,13 @@ class Plan:
     #: NCCL / custom all-reduce buffers of a tensor-parallel group), summing to ``memory.reserve_bytes_per_gpu``
     #: (``planner.model.memory.reserve_parts``); () where they do not (a calibrated reserve, dp-ep, a pipeline)
     reserve_parts: tuple[float, ...] = ()
+    #: the decode step at ``batch`` and, where it is another, at batch 1 in parts (``planner.model.decode_step_breakdown``:
+    #: each operator group's seconds and bound, summing to the TPOT; trial 33 F5); () for a layout it does not break
+    #: down (dp-ep, a pipeline), with the reason in ``breakdown_refused``
+    step_breakdowns: tuple[m.StepBreakdown, ...] = ()
+    breakdown_refused: str = ""
+    #: the same deployment on vLLM, for a plan on another engine (``EngineDifference``; trial 33 F11); None on vLLM
+    vs_vllm: EngineDifference | None = None
 
     def request_ttft_range(self) -> tuple[float, float]:
         """``time_range`` of ``request_ttft_s``, at least its roofline floor."""
@@ -263,6 +305,10 @@ class Plan:
             "parallelism": p.parallelism,
             "alternatives": [vars(a) for a in p.alternatives],
             "published_runs": [r.as_dict() for r in p.published_runs],
+            # the decode step in parts at the batch and at batch 1, by batch (trial 33 F5; planner plan --explain)
+            "step_breakdown_s": {str(int(b.batch)): breakdown_as_dict(b) for b in p.step_breakdowns} or None,
+            "step_breakdown_refused": p.breakdown_refused or None,
+            "vs_vllm": None if p.vs_vllm is None else p.vs_vllm.as_dict(),
         }
 
     @property
@@ -498,7 +544,43 @@ def plan(
         weight_parts=weight_parts_split(cat, mdl, wp, eng, float(mem.weight_bytes)),
         weight_alias=weight_alias_words(cat, options.get("weight_precision"), wp),
         reserve_parts=reserve_parts_split(cat, g, mdl, wp, eng, n, layout, float(mem.reserve_bytes_per_gpu)),
+        **_step_parts(g, mdl, context, replace(o, gpus=n), b, float(at_batch.step_s), layout),
     )
+
+
+def breakdown_as_dict(b: m.StepBreakdown) -> dict:
+    """A decode step's parts for ``plan --json``: the TPOT, each part's seconds and bound, and the residual (what the
+    parts' sum misses of the TPOT: rounding)."""
+    return {
+        "batch": int(b.batch),
+        "tpot_s": b.step_s,
+        "parts_s": b.seconds(),
+        "bound": {p.key: p.bound for p in b.parts},
+        "residual_s": b.residual_s,
+    }
+
+
+def _step_parts(g: Gpu, mdl: Model, context: Any, o: Options, b: int, tpot_s: float, layout: str) -> dict:
+    """``Plan``'s ``step_breakdowns`` (at ``b`` and at 1), ``breakdown_refused`` and ``vs_vllm``."""
+    out: dict = {}
+    batches = (b, 1) if b != 1 else (b,)
+    try:
+        out["step_breakdowns"] = tuple(_decode_breakdown(g, mdl, context, replace(o, batch=x)) for x in batches)
+    except InvalidInputError as exc:  # a layout the breakdown does not cover
+        out["breakdown_refused"] = str(exc)
+    if o.engine.name.startswith(COMPARED_ENGINE):
+        return out
+    vllm = replace(o, engine=engine_profile(COMPARED_ENGINE), batch=b, check_fit=False)
+    try:
+        vllm_s = float(_decode_step(g, mdl, context, vllm).step_s)
+        parts: dict[str, float] = {}
+        if out.get("step_breakdowns"):
+            ours, theirs = out["step_breakdowns"][0].seconds(), _decode_breakdown(g, mdl, context, vllm).seconds()
+            parts = {k: ours[k] - theirs[k] for k in ours}
+        out["vs_vllm"] = EngineDifference(b, tpot_s, vllm_s, parts)
+    except PlannerError as exc:
+        out["vs_vllm"] = EngineDifference(b, tpot_s, math.nan, {}, refused=str(exc))
+    return out
 
 
 def reserve_parts_split(

@@ -331,3 +331,27 @@ def peak_fleet(
     else:
         price = float(_price(price_per_gpu_hour))
     return PeakFleet(rate, replicas, gpus, float(cloud_usd_per_gpu_month(price)) * gpus)
+
+
+# -- a decode step in parts -----------------------------------------------------------------------------
+
+
+def _decode_breakdown(gpu: Any, model: Any, context: Any, options: Options) -> m.StepBreakdown:
+    """``model.decode_step_breakdown`` of one scenario on read options (``planner plan --explain``): the same
+    deployment ``_decode_step`` times, in parts. A tensor-parallel step only (tp, tp-ep): the data-parallel and
+    pipeline steps are timed by other functions (``model.dp_decode_step``, ``model.pp_decode_step``)."""
+    layout = check_parallelism(options.parallelism)
+    if layout == "dp-ep" or is_pipeline(layout):
+        raise InvalidInputError(
+            f"--explain breaks down a tensor-parallel decode step (--parallelism tp or tp-ep), not {layout}'s"
+        )
+    d = deploy(gpu, model, context, options)
+    f = d.facts
+    return m.decode_step_breakdown(
+        f.gpu, f.model, f.precision, f.limits, _number(d.context), _number(d.batch), _number(d.gpus_safe)
+    )
+
+
+def _number(x: Any) -> float:
+    """One scenario's value as a Python float."""
+    return float(gathered(x)) if not isinstance(x, float) else x

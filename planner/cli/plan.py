@@ -59,11 +59,20 @@ from planner.export.scenario import (
     reported_percentile,
 )
 from planner.export.sizing import margin_target, range_margin, rate_from_concurrency
+from planner.model.breakdown import LABELS as STEP_LABELS
 from planner.model.fleet import HOURS_PER_MONTH
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import cached_tokens_per_layer_sum, padded_kv_layer_tokens
 from planner.options import SPECULATION_OPTIONS, option_doc
-from planner.report import Plan, engine_release_words, kv_replication_words, limit_words, plan, replica_of
+from planner.report import (
+    EngineDifference,
+    Plan,
+    engine_release_words,
+    kv_replication_words,
+    limit_words,
+    plan,
+    replica_of,
+)
 from planner.serving.fleet import (
     HEADROOM_STEP,
     IN_FLIGHT_TOLERANCE,
@@ -554,6 +563,8 @@ def render_plan(p: Plan) -> str:
         )
     width = max(len(label) for label, _ in rows) + 2
     lines = [head, ""] + [f"{label:<{width}}{value}".rstrip() for label, value in rows]
+    if p.vs_vllm is not None:  # trial 33 F11: another engine's TPOT beside vLLM's, and the part that differs most
+        lines.append(vs_vllm_line(p.vs_vllm))
     if p.larger_group is not None:
         more, held = p.larger_group
         lines.append(
@@ -563,6 +574,43 @@ def render_plan(p: Plan) -> str:
     lines += [f"warning: {w}" for w in p.warnings]
     lines += [f"warning: {w}" for w in [untimed_release(p)] if w]
     return "\n".join(lines)
+
+
+def vs_vllm_line(d: EngineDifference) -> str:
+    """ "vs vLLM on the same deployment: TPOT 133 ms vs 72.8 ms at batch 1,024; the difference is mostly host
+    per-sequence cost (+60.4 ms)" (``Plan.vs_vllm``), or why vLLM cannot run it."""
+    head = "vs vLLM on the same deployment: "
+    if d.refused:
+        return head + f"vLLM cannot run it ({d.refused})"
+    line = head + f"TPOT {fmt_seconds(d.tpot_s)} vs {fmt_seconds(d.vllm_tpot_s)} at batch {d.batch:,}"
+    if not d.parts_s:
+        return line + " (the parts of a tensor-parallel step only: --parallelism tp or tp-ep)"
+    part = d.largest
+    return line + f"; the difference is mostly {STEP_LABELS[part]} ({d.parts_s[part] * 1e3:+.3g} ms)"
+
+
+def explain_lines(p: Plan) -> list[str]:
+    """``plan --explain``: each decode step of ``Plan.step_breakdowns`` in parts, ms, share of the step and bound
+    (``planner.model.decode_step_breakdown``; trial 33 F5); parts that take no time are left out."""
+    lines: list[str] = []
+    for b in p.step_breakdowns:
+        shown = [x for x in b.parts if x.seconds != 0.0]
+        width = max(len(x.label) for x in shown) + 2
+        lines += [
+            "",
+            f"Decode step at batch {int(b.batch):,} on {int(b.gpus):,} GPUs: TPOT {b.step_s * 1e3:.3f} ms in parts",
+            f"  {'part':<{width}}{'ms':>9}  {'share':>6}  bound",
+        ]
+        lines += [
+            f"  {x.label:<{width}}{x.seconds * 1e3:>9.3f}  {x.seconds / b.step_s:>6.1%}  {x.bound}" for x in shown
+        ]
+        if b.residual_s != 0.0:
+            lines.append(
+                f"  {'residual':<{width}}{b.residual_s * 1e3:>9.3f}  {b.residual_s / b.step_s:>6.1%}  "
+                f"floating-point rounding of the sum ({b.residual_s:.2g} s)"
+            )
+        lines.append(f"  {'= TPOT':<{width}}{b.step_s * 1e3:>9.3f}  {1:>6.1%}")
+    return lines
 
 
 def concurrency_rate(
@@ -1027,6 +1075,15 @@ PARALLELISM_FLAGS = (
     is_flag=True,
     help='Print JSON instead of text; a refusal is then also a JSON object {"error": ...} on stdout (same exit code).',
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="After the plan, the decode step at the batch and at batch 1 in parts: the dense and MoE GEMMs, attention, "
+    "kernel floors, all-reduces and the engine's per-step, per-layer and per-sequence costs, each in ms with its "
+    "share of the TPOT and what bounded it (memory or compute with the rate achieved, a kernel floor, a measured "
+    "table, a fitted cost); they sum to the TPOT. --json always carries them (step_breakdown_s). Tensor-parallel "
+    "steps only (--parallelism tp or tp-ep).",
+)
 @catalog_option
 @errors_as_json
 def plan_command(
@@ -1034,6 +1091,7 @@ def plan_command(
     model_name,
     context,
     as_json,
+    explain,
     catalog_dirs: tuple[Path, ...],
     rate_per_s,
     concurrency,
@@ -1199,6 +1257,8 @@ def plan_command(
         output = max(min(output, int(context) - prompt), 1)  # a dataset's or trace's means, rounded, within the context
         request = dict(prompt_tokens=prompt, output_tokens=output)
     p = plan(gpu, served, context, catalog=cat, **request, **options)  # the options by their API names
+    if explain and p.breakdown_refused:  # dp-ep, a pipeline: before any sizing under load
+        raise InvalidInputError(p.breakdown_refused)
     sized = None
     others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
@@ -1471,7 +1531,8 @@ def plan_command(
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         text = f"\n\n{concurrency_line}" + text if concurrency is not None else text
-        echo(render_plan(dc_replace(p, price_source=owned) if owned else p) + text)
+        explained = "".join("\n" + line for line in explain_lines(p)) if explain else ""
+        echo(render_plan(dc_replace(p, price_source=owned) if owned else p) + text + explained)
 
 
 def routing_words(routing: str) -> str:

@@ -3,6 +3,7 @@
 - ``facts``: ``GpuFacts``, ``ModelFacts``, ``PrecisionFacts``, ``EngineFacts``: numbers or numpy arrays per field.
 - ``memory``: weights, KV cache, tensor-parallel groups, the engine's KV budget, max batch (``memory_plan``).
 - ``decode``: one decode step, TPOT (``decode_step``).
+- ``breakdown``: one decode step in parts, each operator group's time and bound (``decode_step_breakdown``).
 - ``prefill``: one prefill, TTFT, the busy time of a prompt (``prefill_step``).
 - ``parallel``: data-parallel attention with expert parallelism (memory, decode, prefill, the all-to-all).
 - ``pipeline``: pipeline parallelism, one GPU per stage (decode, prefill; memory: ``memory.pipeline_stage_facts``).
@@ -15,6 +16,7 @@ docs/model.md lists every quantity with its function and formula.
 May import ``planner.errors`` and ``planner.units`` only: nothing of the catalog, the engines or a surface.
 """
 
+from planner.model.breakdown import StepBreakdown, StepPart, decode_step_breakdown
 from planner.model.decode import (
     DecodeStep,
     allreduce_time_s,
@@ -77,6 +79,8 @@ __all__ = [
     "ModelFacts",
     "PrecisionFacts",
     "PrefillStep",
+    "StepBreakdown",
+    "StepPart",
     "activation_peak_bytes",
     "allreduce_time_s",
     "attention_intensity_flop_per_byte",
@@ -86,6 +90,7 @@ __all__ = [
     "cost_per_million_output_tokens_with_prompts_usd",
     "cost_per_million_tokens_usd",
     "decode_step",
+    "decode_step_breakdown",
     "dp_decode_step",
     "dp_prefill_step",
     "expert_alltoall_time_s",

@@ -114,10 +114,19 @@ def step_overhead_s(model: ModelFacts, limits: EngineFacts, tokens: ArrayLike = 
     routing, ``moe_align_block_size``, ``invoke_fused_moe_kernel`` on w13, the activation, ``invoke_fused_moe_kernel``
     on w2 and ``moe_sum``, each with a floor of a few microseconds whatever it reads. Dense models: 0 x it.
     """
+    fixed, layers, moe_layers = step_overhead_parts(model, limits, tokens)
+    return fixed + layers + moe_layers
+
+
+def step_overhead_parts(
+    model: ModelFacts, limits: EngineFacts, tokens: ArrayLike = 1.0
+) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
+    """``step_overhead_s``'s three terms, seconds, which it sums: (the fixed per-step cost, per layer x layers, per
+    MoE layer x MoE layers)."""
     t = ops.minimum(ops.maximum(tokens, 1.0), 8.0)
     doublings = math.log2(t) if type(t) in (float, int) else np.log2(t)
     per_moe_layer = limits.moe_layer_overhead_s + limits.moe_floor_s + limits.moe_floor_per_doubling_s * doublings
-    return limits.step_overhead_s + limits.layer_overhead_s * model.num_layers + per_moe_layer * model.moe_layers
+    return limits.step_overhead_s, limits.layer_overhead_s * model.num_layers, per_moe_layer * model.moe_layers
 
 
 @dataclass(frozen=True)
@@ -205,15 +214,51 @@ def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, ba
     (``limits.host_overlap`` 1: vLLM's asynchronous loop from 0.14, ``planner.engines.profiles.with_vllm_host_loop``,
     s189; s101's reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
     min(host, device + per-step cost)."""
-    per_step = step_overhead_s(model, limits, batch)
+    return summed_costs(step_cost_parts(model, limits, device_s, batch))
+
+
+def summed_costs(c: StepCosts) -> ArrayLike:
+    """``step_costs_s`` from its terms: per-step terms + host - the host time hidden."""
+    per_step = c.fixed_s + c.layers_s + c.moe_layers_s
+    if c.decode_moe_layers_s is not None:
+        per_step = per_step + c.decode_moe_layers_s
+    if c.eager_s is not None:
+        per_step = per_step + c.eager_s
+    if c.host_hidden_s is not None:
+        return per_step + c.host_s - c.host_hidden_s
+    return per_step + c.host_s
+
+
+@dataclass(frozen=True)
+class StepCosts:
+    """A decode step's engine costs in terms (``step_cost_parts``), seconds; None: a term the engine does not have
+    for any scenario (``step_costs_s`` then skips its arithmetic)."""
+
+    fixed_s: ArrayLike  # per step (scheduling, sampling)
+    layers_s: ArrayLike  # per layer x layers
+    moe_layers_s: ArrayLike  # per MoE layer x MoE layers (the fused-MoE floor + the engine's own term)
+    decode_moe_layers_s: ArrayLike | None  # a release's decode-path cost per MoE layer x MoE layers
+    eager_s: ArrayLike | None  # eager launch above the largest decode graph (``eager_surplus_s``)
+    host_s: ArrayLike  # per sequence x batch, on the host
+    host_hidden_s: ArrayLike | None  # the host time the engine loop hides behind the device (``host_overlap``)
+
+
+def step_cost_parts(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> StepCosts:
+    """``step_costs_s``'s terms, which it sums: ``step_overhead_parts`` at ``batch``, the decode-path MoE cost, the
+    eager surplus, the host's per-sequence cost and the part of it hidden behind ``device_s`` + the per-step cost."""
+    fixed, layers, moe_layers = step_overhead_parts(model, limits, batch)
+    per_step = fixed + layers + moe_layers
+    decode_moe = eager = hidden = None
     if operators.any_nonzero(limits.decode_moe_layer_overhead_s):  # a release's decode-path MoE cost (h-moetab)
-        per_step = per_step + limits.decode_moe_layer_overhead_s * model.moe_layers
+        decode_moe = limits.decode_moe_layer_overhead_s * model.moe_layers
+        per_step = per_step + decode_moe
     if operators.any_nonzero(limits.decode_graph_max_batch):  # an eager step above the graphs (SGLang 0.4, s123)
-        per_step = per_step + eager_surplus_s(model, limits, batch)
+        eager = eager_surplus_s(model, limits, batch)
+        per_step = per_step + eager
     host = limits.sequence_overhead_s * batch
     if operators.any_nonzero(limits.host_overlap):
-        return per_step + host - limits.host_overlap * ops.minimum(host, device_s + per_step)
-    return per_step + host
+        hidden = limits.host_overlap * ops.minimum(host, device_s + per_step)
+    return StepCosts(fixed, layers, moe_layers, decode_moe, eager, host, hidden)
 
 
 def decode_step(
@@ -238,6 +283,66 @@ def decode_step(
     batch x (2 x params per token + attention FLOP per attended token x attended tokens + indexer + recurrence)
     (``memory.decode_attention_bytes``, ``memory.decode_attention_flop``).
     """
+    t = _decode_terms(gpu, model, precision, limits, context_tokens, batch, gpus)
+    t_mem = memory_time_s(t.bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
+    t_flop = compute_time_s(t.flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
+    return DecodeStep(
+        gpus=gpus,
+        batch=batch,
+        step_s=t.step_s,
+        bytes_moved=t.bytes_moved,
+        flop=t.flop,
+        memory_time_s=t_mem,
+        compute_time_s=t_flop,
+        communication_s=t.communication_s,
+        overhead_s=t.overhead_s,
+        peak_flop_per_s=gpu.peak_flop_per_s,
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+    )
+
+
+@dataclass(frozen=True)
+class _DecodeTerms:
+    """What ``decode_step`` times a step from: the kernels' inputs, each operator group's time and the step's sum."""
+
+    rows: ArrayLike  # the CUDA-graph batch the kernels run at
+    dense_bytes: ArrayLike
+    expert_bytes: ArrayLike
+    touched: ArrayLike
+    attention_bytes: ArrayLike  # KV bytes the attention curves time (DSA through the sparse kernel: not its latents)
+    attention_flop: ArrayLike
+    sparse: ArrayLike  # 1 where the sparse MLA kernel runs (``operators.sparse_mla_applies``)
+    bytes_moved: ArrayLike
+    flop: ArrayLike
+    kernel_parts: tuple[ArrayLike, ArrayLike, ArrayLike]  # ``operators.forward_kernel_parts``
+    sparse_s: ArrayLike  # ``operators.sparse_mla_time_s``
+    communication_s: ArrayLike
+    costs: StepCosts  # ``step_cost_parts``
+    overhead_s: ArrayLike  # their sum (``step_costs_s``)
+    step_s: ArrayLike
+
+    def kernel_args(self, precision: PrecisionFacts) -> dict:
+        """The keyword arguments ``decode_step`` gives ``operators.forward_kernel_parts``, but gpu, model, limits and
+        gpus."""
+        return dict(
+            prefill=False, rows=self.rows, dense_bytes=self.dense_bytes, expert_bytes=self.expert_bytes,
+            attention_bytes=self.attention_bytes, attention_flop=self.attention_flop, touched=self.touched,
+            weight_bytes_per_param=precision.weight_bytes_per_param,
+            kv_bytes_per_element=precision.kv_bytes_per_element,
+        )  # fmt: skip
+
+
+def _decode_terms(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    context_tokens: ArrayLike,
+    batch: ArrayLike,
+    gpus: ArrayLike,
+) -> _DecodeTerms:
+    """``decode_step``'s arithmetic (see there), kept in terms so that ``decode_step_breakdown`` lists the same
+    numbers the TPOT sums."""
     rows = operators.cuda_graph_batch(batch)
     dense_bytes = operators.dense_weight_bytes(model, precision)
     dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
@@ -252,26 +357,20 @@ def decode_step(
     if not (type(sparse) is float and sparse == 0.0):  # DSA latents through the fp8 sparse kernel: not read twice
         kv_read = decode_attention_bytes(model, precision, context_tokens, batch, replication, sparse)
         attention_flop = decode_attention_flop(model, context_tokens, batch, sparse)
-    kernels_s = operators.forward_kernels_time_s(
+    kernel_parts = operators.forward_kernel_parts(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_read, attention_flop=attention_flop, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
-    ) + operators.sparse_mla_time_s(model, limits, rows, gpus, sparse, precision.kv_bytes_per_element, context_tokens)  # fmt: skip
-    t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
-    t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
-    comm = tp_communication_s(model, gpu, limits, batch, gpus)
-    overhead = step_costs_s(model, limits, kernels_s + comm, batch)
-    step = kernels_s + (comm + overhead)
-    return DecodeStep(
-        gpus=gpus,
-        batch=batch,
-        step_s=step,
-        bytes_moved=bytes_moved,
-        flop=flop,
-        memory_time_s=t_mem,
-        compute_time_s=t_flop,
-        communication_s=comm,
-        overhead_s=overhead,
-        peak_flop_per_s=gpu.peak_flop_per_s,
-        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+    )  # fmt: skip
+    sparse_s = operators.sparse_mla_time_s(
+        model, limits, rows, gpus, sparse, precision.kv_bytes_per_element, context_tokens
     )
+    kernels_s = kernel_parts[0] + kernel_parts[1] + kernel_parts[2] + sparse_s
+    comm = tp_communication_s(model, gpu, limits, batch, gpus)
+    costs = step_cost_parts(model, limits, kernels_s + comm, batch)
+    overhead = summed_costs(costs)  # step_costs_s
+    step = kernels_s + (comm + overhead)
+    return _DecodeTerms(
+        rows, dense_bytes, expert_bytes, touched, kv_read, attention_flop, sparse, bytes_moved, flop, kernel_parts,
+        sparse_s, comm, costs, overhead, step,
+    )  # fmt: skip

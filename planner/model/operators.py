@@ -435,6 +435,18 @@ def forward_kernels_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
     limits: EngineFacts,
+    **kwargs,
+) -> ArrayLike:
+    """One forward pass's kernels: the sum of ``forward_kernel_parts`` (dense GEMMs + MoE grouped GEMMs +
+    attention), seconds. Keyword arguments: ``forward_kernel_parts``'."""
+    linear, experts, attention = forward_kernel_parts(gpu, model, limits, **kwargs)
+    return linear + experts + attention
+
+
+def forward_kernel_parts(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
     *,
     prefill: bool,
     rows: ArrayLike,
@@ -450,8 +462,9 @@ def forward_kernels_time_s(
     weight_bytes_per_param: ArrayLike | None = None,
     kv_bytes_per_element: ArrayLike = 2.0,
     head_rows: ArrayLike | None = None,
-) -> ArrayLike:
-    """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
+) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
+    """One forward pass's kernels, each on its own curve, as (dense GEMMs, MoE grouped GEMMs, attention) seconds,
+    what ``forward_kernels_time_s`` sums and ``planner.model.decode.decode_step_breakdown`` lists: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
     (``attention_time_s``) at the decode or prefill FLOP efficiency, attention efficiency and floor; a decode
     step's KV bytes x ``decode_kv_read_factor`` (1 but for engines whose kernel reads a KV head once per query head).
@@ -488,15 +501,15 @@ def forward_kernels_time_s(
     return (
         linear_layers_time_s(
             gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus, weight_bytes_per_param, head_rows
-        )
-        + (
+        ),
+        (
             0.0
             if no_experts
             else expert_layers_time_s(
                 gpu, limits, expert_bytes, model, expert_rows, flop_efficiency, expert_gpus, expert_width, touched
             )
-        )
-        + attention_time_s(
+        ),
+        attention_time_s(
             gpu,
             model,
             limits,
@@ -506,5 +519,5 @@ def forward_kernels_time_s(
             attention_floor_s,
             attention_gpus,
             kv_bytes_per_element,
-        )
+        ),
     )
