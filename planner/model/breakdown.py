@@ -190,12 +190,12 @@ def decode_step_breakdown(
     parts.append(StepPart("all_reduce", comm, words))
     c = t.costs
     layers, moe_layers = float(model.num_layers), float(model.moe_layers)
-    parts.append(StepPart("step_fixed", float(c.fixed_s), "fitted per-step cost"))
+    parts.append(StepPart("step_fixed", float(c.fixed_s), "engine profile's per-step cost"))
     parts.append(
         StepPart(
             "layer_overhead",
             float(c.layers_s),
-            f"fitted per-layer cost: {float(limits.layer_overhead_s) * 1e6:.2f} us x {layers:,.0f} layers",
+            f"engine profile's per-layer cost: {float(limits.layer_overhead_s) * 1e6:.2f} us x {layers:,.0f} layers",
         )
     )
     per_moe = float(c.moe_layers_s) / moe_layers if moe_layers else 0.0
@@ -203,26 +203,28 @@ def decode_step_breakdown(
         StepPart(
             "moe_layer_floor",
             float(c.moe_layers_s),
-            f"measured fused-MoE floor + engine's cost: {per_moe * 1e6:.2f} us x {moe_layers:,.0f} MoE layers"
+            f"measured fused-MoE floor + engine profile's cost: {per_moe * 1e6:.2f} us x {moe_layers:,.0f} MoE layers"
             if moe_layers
             else "none (dense model)",
         )
     )
     decode_moe = 0.0 if c.decode_moe_layers_s is None else float(c.decode_moe_layers_s)
-    parts.append(StepPart("decode_moe_layer", decode_moe, "fitted per-MoE-layer decode cost" if decode_moe else "none"))
+    parts.append(
+        StepPart(
+            "decode_moe_layer", decode_moe, "engine profile's decode-path cost per MoE layer" if decode_moe else "none"
+        )
+    )
     eager = 0.0 if c.eager_s is None else float(c.eager_s)
     graph = float(limits.decode_graph_max_batch)
     parts.append(
         StepPart(
             "eager_launch",
             eager,
-            f"measured eager launch: batch {batch:,.0f} above the largest decode graph ({graph:,.0f})"
-            if eager
-            else "none",
+            f"eager launch: batch {batch:,.0f} above the largest decode graph ({graph:,.0f})" if eager else "none",
         )
     )
     host, hidden = float(c.host_s), 0.0 if c.host_hidden_s is None else float(c.host_hidden_s)
-    words = f"fitted host cost: {float(limits.sequence_overhead_s) * 1e6:.2f} us x {counted(batch, 'sequence', ',.0f')}"
+    words = f"engine profile's host cost: {float(limits.sequence_overhead_s) * 1e6:.2f} us x {counted(batch, 'sequence', ',.0f')}"
     if hidden:
         words += f", {hidden * 1e3:.3g} ms of it hidden behind the device by the engine's asynchronous loop"
     parts.append(StepPart("host_sequences", host - hidden, words))

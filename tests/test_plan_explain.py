@@ -1,0 +1,173 @@
+"""``planner plan --explain`` and ``step_breakdown_s``: the decode step in parts summing to the TPOT (trial 33 F5),
+and the vs-vLLM line of another engine (trial 33 F11)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from cli_support import one_line, run
+
+from planner.engines.profiles import engine_profile
+from planner.model.breakdown import LABELS, STEP_PARTS
+
+#: Trial 33 F5 and F11's deployment: Llama-3.3-70B fp8 on 8 x MI325X at 2,560 tokens.
+MI325X = ("--gpu", "MI325X", "--model", "llama3.3-70b", "-w", "fp8", "--context", "2560", "--gpus", "8")
+#: A MoE model: Mixtral-8x7B on 2 x H100 (every expert touched at its max batch, two at batch 1).
+MIXTRAL = ("--gpu", "H100", "--model", "mixtral-8x7b", "--context", "4096", "--gpus", "2")
+
+
+def _plan(*args: str) -> tuple[str, dict]:
+    """The text of ``plan ARGS --explain`` and the object of ``plan ARGS --json``."""
+    text = run("plan", *args, "--explain")
+    assert text.exit_code == 0, text.output
+    js = run("plan", *args, "--json")
+    assert js.exit_code == 0, js.output
+    return text.stdout, json.loads(js.stdout)
+
+
+@pytest.fixture(scope="module")
+def sglang() -> tuple[str, dict]:
+    return _plan(*MI325X, "--engine", "sglang")
+
+
+@pytest.fixture(scope="module")
+def vllm() -> tuple[str, dict]:
+    return _plan(*MI325X)
+
+
+@pytest.fixture(scope="module")
+def mixtral() -> tuple[str, dict]:
+    return _plan(*MIXTRAL, "--engine", "sglang")
+
+
+def _block(text: str, batch: int) -> list[str]:
+    """The lines of the "Decode step at batch N" block."""
+    lines = text.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith(f"Decode step at batch {batch:,} "))
+    end = next(i for i in range(start, len(lines)) if lines[i].strip().startswith("= TPOT"))
+    return lines[start : end + 1]
+
+
+@pytest.mark.parametrize("which", ["sglang", "vllm", "mixtral"])
+def test_the_parts_sum_to_the_printed_tpot(which, request):
+    """Each batch's parts (``step_breakdown_s``) plus the residual are the TPOT --json gives and the text prints
+    ("TPOT (per sequence)"), for the dense model on two engines and a MoE model."""
+    text, d = request.getfixturevalue(which)
+    breakdowns = d["step_breakdown_s"]
+    assert set(breakdowns) == {str(d["batch"]), "1"}
+    for key, tpot in ((str(d["batch"]), d["tpot_s"]), ("1", d["tpot_s_batch_1"])):
+        b = breakdowns[key]
+        assert b["tpot_s"] == tpot  # the plan's own TPOT, not a second model of it
+        assert math.fsum(b["parts_s"].values()) + b["residual_s"] == pytest.approx(tpot, rel=1e-15)
+        assert abs(b["residual_s"]) < 1e-12 * tpot  # rounding only
+        # the text: the printed parts (ms, 3 decimals) add up to the "= TPOT" line, which is the plan's TPOT
+        block = _block(text, int(key))
+        total = float(block[-1].split()[2])
+        assert total == pytest.approx(tpot * 1e3, abs=5e-4)
+        ms = [float(m.group(1)) for line in block[2:-1] if (m := re.search(r"\s(-?\d+\.\d{3})\s+-?[\d.]+%", line))]
+        assert math.fsum(ms) == pytest.approx(total, abs=5e-4 * len(ms))
+
+
+def test_the_json_parts_are_every_part_with_a_number_and_a_bound(sglang):
+    """``step_breakdown_s`` carries every part of ``STEP_PARTS`` (0 where one does not apply), numeric, each with its
+    bound in words."""
+    _, d = sglang
+    for b in d["step_breakdown_s"].values():
+        assert list(b["parts_s"]) == [k for k, _ in STEP_PARTS]
+        assert all(isinstance(v, float) and math.isfinite(v) for v in b["parts_s"].values())
+        assert set(b["bound"]) == set(b["parts_s"]) and all(isinstance(v, str) and v for v in b["bound"].values())
+        assert b["parts_s"]["expert_gemms"] == 0.0 and b["parts_s"]["moe_layer_floor"] == 0.0  # a dense model
+    assert d["vs_vllm"]["engine"] == "vllm"
+
+
+def test_batch_one_against_the_trials_hand_roofline(vllm):
+    """Trial 33 F5's hand roofline of batch 1 on 8 x MI325X: 160 all-reduces x ~8.7 us (the measured MI300X table
+    that stands in on MI325X), 9.08 GB of weights a GPU (plan's "- weights" line) of which the GEMMs stream all but
+    the input embedding (a row lookup: 128,256 x 8,192 x 2 B / 8 = 0.263 GB, config.json of Llama-3.3-70B); planner
+    prints 8.15 ms (the trial's figure)."""
+    text, d = vllm
+    one = d["step_breakdown_s"]["1"]
+    assert d["tpot_s_batch_1"] * 1e3 == pytest.approx(8.15, abs=0.005)
+    assert one["parts_s"]["all_reduce"] == pytest.approx(160 * 8.7e-6, rel=0.01)
+    assert "measured all-reduce table: 160 all-reduces" in one["bound"]["all_reduce"]
+    assert one["bound"]["dense_gemms"].startswith("memory: 8.82 GB a GPU")  # 9.08 - 0.263
+    assert "9.08 GB" in text
+    # what the hand roofline leaves out is named: the kernel floors and the engine's costs (vLLM's 15.7 us a layer: planner.engines.profiles)
+    for key in ("gemm_floors", "attention_floors", "layer_overhead", "step_fixed"):
+        assert one["parts_s"][key] > 0
+    assert one["bound"]["layer_overhead"] == "engine profile's per-layer cost: 15.70 us x 80 layers"
+
+
+def test_the_vllm_line_names_the_part_with_the_largest_difference(sglang, vllm):
+    """Trial 33 F11: SGLang 133 ms against vLLM's 72.8 ms at batch 1,024 (the trial's figures). The difference is
+    SGLang's host cost, 59 us a sequence a step exposed (its profile's ``sequence_overhead_s``), where vLLM's
+    asynchronous loop hides its own 21.5 us x 1,024 = 22 ms behind the device; the parts' differences sum to the
+    two TPOTs' difference, and the vLLM figure is vLLM's own plan's TPOT."""
+    text, d = sglang
+    _, v = vllm
+    diff = d["vs_vllm"]
+    assert diff["batch"] == d["batch"] == 1024
+    assert diff["tpot_s"] == d["tpot_s"] and diff["vllm_tpot_s"] == v["tpot_s"]
+    assert (d["tpot_s"] * 1e3, v["tpot_s"] * 1e3) == (pytest.approx(133, abs=0.5), pytest.approx(72.8, abs=0.05))
+    parts = diff["parts_difference_s"]
+    assert math.fsum(parts.values()) == pytest.approx(d["tpot_s"] - v["tpot_s"], rel=1e-12)
+    assert diff["difference_s"] == pytest.approx(d["tpot_s"] - v["tpot_s"], rel=1e-15)
+    largest = max(parts, key=lambda k: abs(parts[k]))
+    assert largest == diff["largest_part"] == "host_sequences"
+    assert parts["host_sequences"] == pytest.approx(1024 * engine_profile("sglang").sequence_overhead_s, rel=1e-12)
+    line = next(x for x in text.splitlines() if x.startswith("vs vLLM on the same deployment:"))
+    assert line == (
+        "vs vLLM on the same deployment: TPOT 133 ms vs 72.8 ms at batch 1,024; the difference is mostly "
+        f"{LABELS[largest]} (+60.4 ms)"
+    )
+
+
+def test_a_moe_step_lists_its_experts(mixtral):
+    """Mixtral-8x7B's step has expert GEMMs and the fused-MoE floor x 32 MoE layers (config.json: 32 layers, all
+    MoE); at batch 1 the experts read are 2 of 8 (top-2), a quarter of those at the max batch, where all 8 are
+    touched (E x (1 - (1 - k/E)^B), docs/model.md)."""
+    _, d = mixtral
+    at_max, one = d["step_breakdown_s"][str(d["batch"])], d["step_breakdown_s"]["1"]
+    for b in (at_max, one):
+        assert b["parts_s"]["expert_gemms"] > 0 and b["parts_s"]["moe_layer_floor"] > 0
+        assert "x 32 MoE layers" in b["bound"]["moe_layer_floor"]
+    gb = [float(re.match(r"memory: ([\d.]+) GB a GPU", b["bound"]["expert_gemms"]).group(1)) for b in (at_max, one)]
+    assert gb[1] / gb[0] == pytest.approx(2 / 8, rel=0.01)
+
+
+def test_default_output_is_unchanged():
+    """Without --explain no breakdown is printed, and on vLLM (the default) no vs-vLLM line (README's transcripts)."""
+    r = run("plan", *MI325X)
+    assert r.exit_code == 0, r.output
+    assert "Decode step at batch" not in r.stdout and "vs vLLM" not in r.stdout
+
+
+def test_vllm_that_cannot_run_the_deployment_is_said():
+    """LMDeploy's int8 KV cache: vLLM caches fp16, bf16, fp32 or fp8 only (planner.engines.profiles), so the line
+    says vLLM cannot run it instead of a figure."""
+    r = run(
+        "plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--engine", "lmdeploy", "-k", "int8"
+    )
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.stdout.splitlines() if x.startswith("vs vLLM"))
+    assert line.startswith("vs vLLM on the same deployment: vLLM cannot run it (the 'vllm' engine cannot cache KV")
+
+
+@pytest.mark.parametrize(
+    "args, layout",
+    [
+        (
+            ("--gpu", "H200", "--model", "deepseek-v3", "--context", "4096", "--gpus", "8", "--parallelism", "dp-ep"),
+            "dp-ep",
+        ),
+        (("--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--gpus", "4", "--parallelism", "pp"), "pp"),
+    ],
+)
+def test_explain_refuses_a_step_it_does_not_break_down(args, layout):
+    """The breakdown reads the tensor-parallel step (``planner.model.decode.decode_step``); dp-ep and pipeline steps
+    are timed by other functions, so --explain refuses them: exit 2, one line."""
+    line = one_line(run("plan", *args, "--explain"), 2)
+    assert f"--explain breaks down a tensor-parallel decode step (--parallelism tp or tp-ep), not {layout}'s" in line
