@@ -171,3 +171,36 @@ def test_explain_refuses_a_step_it_does_not_break_down(args, layout):
     are timed by other functions, so --explain refuses them: exit 2, one line."""
     line = one_line(run("plan", *args, "--explain"), 2)
     assert f"--explain breaks down a tensor-parallel decode step (--parallelism tp or tp-ep), not {layout}'s" in line
+
+
+@pytest.mark.parametrize(
+    "gpu, model, context, batch, gpus, engine, part, expected_s",
+    [
+        # SGLang 0.4 above its largest decode graph (160, profiles.SGLANG_04_GRAPH_MAX_BATCH, s123): Llama-3.1-8B's
+        # 32 layers x profiles.SGLANG_EAGER_LAYER_S (69.4 us) of eager launch
+        ("H100", "llama3.1-8b", 1024, 168, 1, "sglang-0.4-eager", "eager_launch", 32 * 69.375e-6),
+        # the ideal engine: the datasheet, no kernel floors and no engine costs (profiles.IDEAL)
+        ("H100", "llama3.1-8b", 1024, 8, 1, "ideal", "gemm_floors", 0.0),
+        # DeepSeek-V3.2 with an fp8 cache on vLLM: its latents through the sparse MLA kernel (a measured time per
+        # token, operators.sparse_mla_time_s), 61 layers (config.json) at batch 1 and 128 heads / 8 GPUs = one tile
+        ("H200", "deepseek-v3.2", 4096, 1, 8, "vllm", "sparse_mla", None),
+    ],
+)
+def test_the_core_breakdown_is_the_tpot(gpu, model, context, batch, gpus, engine, part, expected_s):
+    """``planner.model.decode_step_breakdown`` (through ``planner.timing._decode_breakdown``, as plan calls it) sums
+    to ``planner.tpot`` of the same scenario, for terms plan's shipped deployments above do not reach."""
+    from planner import timing, tpot
+    from planner.engines.profiles import with_sglang_eager_decode
+    from planner.options import DecodeOptions, Options
+
+    eng = with_sglang_eager_decode(engine_profile("sglang"), "sglang", "0.4.0") if engine.endswith("eager") else engine
+    given = dict(batch=batch, gpus=gpus, engine=eng, check_fit=False) | (
+        {"kv_precision": "fp8"} if "v3.2" in model else {}
+    )
+    b = timing._decode_breakdown(gpu, model, context, Options.read(DecodeOptions, given, tpot))
+    assert b.step_s == tpot(gpu, model, context, **given)
+    assert math.fsum(b.seconds().values()) + b.residual_s == pytest.approx(b.step_s, rel=1e-15)
+    if expected_s is None:
+        assert b.part(part).seconds > 0 and b.part(part).bound == "measured kernel time per token"
+    else:
+        assert b.part(part).seconds == pytest.approx(expected_s, rel=1e-12, abs=0.0)

@@ -125,14 +125,14 @@ def decode_step_breakdown(
     costs, its eager launch surplus and the host's per-sequence cost (less what the engine loop hides behind the
     device)."""
     t = _decode_terms(gpu, model, precision, limits, context_tokens, batch, gpus)
-    kwargs = t.kernel_args(precision)
+    kwargs = t.kernel_args
     inf = math.inf
     # the same kernels with one side free: FLOPs at infinite rate (memory side + floor), bytes at infinite rate
     # (compute side + floor), both (floor alone)
-    memory_side = operators.forward_kernel_parts(gpu, model, replace(limits, decode_flop_efficiency=inf), gpus=gpus, **kwargs)  # fmt: skip
-    compute_side = operators.forward_kernel_parts(gpu, model, replace(limits, bandwidth_efficiency=inf), gpus=gpus, **kwargs)  # fmt: skip
+    memory_side = operators.forward_kernel_parts(gpu, model, replace(limits, decode_flop_efficiency=inf), **kwargs)
+    compute_side = operators.forward_kernel_parts(gpu, model, replace(limits, bandwidth_efficiency=inf), **kwargs)
     floors = operators.forward_kernel_parts(
-        gpu, model, replace(limits, decode_flop_efficiency=inf, bandwidth_efficiency=inf), gpus=gpus, **kwargs
+        gpu, model, replace(limits, decode_flop_efficiency=inf, bandwidth_efficiency=inf), **kwargs
     )
     bandwidth, peak = float(gpu.bandwidth_bytes_per_s), float(gpu.peak_flop_per_s)
     rows = float(t.rows)
@@ -163,7 +163,7 @@ def decode_step_breakdown(
     parts.append(
         _roofline_part(
             "attention", attention_t, float(floors[2]), float(memory_side[2]), float(compute_side[2]),
-            kv_bytes, float(t.attention_flop), gpus, bandwidth, float(gpu.bf16_peak_flop_per_s),
+            kv_bytes, float(t.attention_flop), gpus, bandwidth, float(operators.attention_peak_flop_per_s(gpu)),
         )
     )  # fmt: skip
     parts.append(

@@ -314,22 +314,14 @@ class _DecodeTerms:
     sparse: ArrayLike  # 1 where the sparse MLA kernel runs (``operators.sparse_mla_applies``)
     bytes_moved: ArrayLike
     flop: ArrayLike
-    kernel_parts: tuple[ArrayLike, ArrayLike, ArrayLike]  # ``operators.forward_kernel_parts``
+    #: the keyword arguments ``operators.forward_kernel_parts`` is called with (but gpu, model, limits) and its parts
+    kernel_args: dict
+    kernel_parts: tuple[ArrayLike, ArrayLike, ArrayLike]
     sparse_s: ArrayLike  # ``operators.sparse_mla_time_s``
     communication_s: ArrayLike
     costs: StepCosts  # ``step_cost_parts``
     overhead_s: ArrayLike  # their sum (``step_costs_s``)
     step_s: ArrayLike
-
-    def kernel_args(self, precision: PrecisionFacts) -> dict:
-        """The keyword arguments ``decode_step`` gives ``operators.forward_kernel_parts``, but gpu, model, limits and
-        gpus."""
-        return dict(
-            prefill=False, rows=self.rows, dense_bytes=self.dense_bytes, expert_bytes=self.expert_bytes,
-            attention_bytes=self.attention_bytes, attention_flop=self.attention_flop, touched=self.touched,
-            weight_bytes_per_param=precision.weight_bytes_per_param,
-            kv_bytes_per_element=precision.kv_bytes_per_element,
-        )  # fmt: skip
 
 
 def _decode_terms(
@@ -357,11 +349,12 @@ def _decode_terms(
     if not (type(sparse) is float and sparse == 0.0):  # DSA latents through the fp8 sparse kernel: not read twice
         kv_read = decode_attention_bytes(model, precision, context_tokens, batch, replication, sparse)
         attention_flop = decode_attention_flop(model, context_tokens, batch, sparse)
-    kernel_parts = operators.forward_kernel_parts(
-        gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
+    kernel_args = dict(
+        prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_read, attention_flop=attention_flop, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
     )  # fmt: skip
+    kernel_parts = operators.forward_kernel_parts(gpu, model, limits, **kernel_args)
     sparse_s = operators.sparse_mla_time_s(
         model, limits, rows, gpus, sparse, precision.kv_bytes_per_element, context_tokens
     )
@@ -371,6 +364,6 @@ def _decode_terms(
     overhead = summed_costs(costs)  # step_costs_s
     step = kernels_s + (comm + overhead)
     return _DecodeTerms(
-        rows, dense_bytes, expert_bytes, touched, kv_read, attention_flop, sparse, bytes_moved, flop, kernel_parts,
-        sparse_s, comm, costs, overhead, step,
+        rows, dense_bytes, expert_bytes, touched, kv_read, attention_flop, sparse, bytes_moved, flop, kernel_args,
+        kernel_parts, sparse_s, comm, costs, overhead, step,
     )  # fmt: skip
