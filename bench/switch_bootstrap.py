@@ -109,6 +109,11 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   SXM's dense bf16 peak, NVIDIA's datasheet) of the profile's: the reading that the model's H100 compute is too fast
   (``planner.accuracy.predict.H100_COMPUTE_SCALE``; docs/hypotheses/h100-tpot-split.md, h-h100tpot);
   ``h100-compute:gpustack`` (diagnostic, never to ship): gpustack's H100 rows only, that source's machine.
+- ``rocm-pre-aiter-prefill``: a MoE model's prompt steps on an AMD GPU under SGLang before 0.4.4 or vLLM before 0.8
+  (before AITER: Triton's block-FP8 GEMM, fused MoE and extend attention) at 0.3232 of the profile's prefill FLOP
+  factor, sized on sgl-project/sglang pull request 3237's DeepSeek-V3 prefill on 8 x MI300X (``planner.accuracy.
+  predict.ROCM_PRE_AITER_PREFILL``, ``planner.engines.profiles.ROCM_PRE_AITER_PREFILL_FLOP_FACTOR``;
+  docs/hypotheses/amd-ttft.md, h-amdttft); ``rocm-pre-aiter-prefill:sglang`` (ablation): SGLang's releases alone.
 - ``dp-gather-as-engine:off`` (ablation; ``dp-gather-as-engine`` shipped, h-dpgather): data-parallel attention's MoE
   all-gather and reduce-scatter at g x the busiest rank's tokens for every engine, as before; shipped, they carry the
   tokens the engine gathers (SGLang 0.5.3+: a step with a prefill all-reduces the ranks' summed tokens twice; vLLM from
@@ -173,6 +178,7 @@ SWITCHES = (
     "vllm-hopper-mxfp4-marlin",
     "h100-compute:all",
     "sglang-piecewise-coverage",
+    "rocm-pre-aiter-prefill",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -205,6 +211,7 @@ ABLATIONS = (
     "vllm-v0-long-context-eager:spread",  # the switch with the requests spread over their progress (h-mi300b)
     "vllm-hopper-mxfp4-marlin:ceiling",  # Marlin's fraction as a ceiling, not a factor (h-tpotcls, after the first run)
     "h100-compute:gpustack",  # diagnostic (h-h100tpot): gpustack's H100 rows only, never to ship
+    "rocm-pre-aiter-prefill:sglang",  # only SGLang's pre-AITER ROCm releases, the engine it was measured on (h-amdttft)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -318,6 +325,10 @@ MODULE_FLAGS = {
     "h100-compute:all": ("planner.accuracy.predict", "H100_COMPUTE_SCALE", "all"),
     # ... gpustack's H100 rows only: a diagnostic of that source's machine (h-h100tpot), never to ship
     "h100-compute:gpustack": ("planner.accuracy.predict", "H100_COMPUTE_SCALE", "gpustack"),
+    # a pre-AITER ROCm release's MoE prompt steps at 0.3232 of the prefill FLOP factor, sglang PR 3237 (h-amdttft)
+    "rocm-pre-aiter-prefill": ("planner.accuracy.predict", "ROCM_PRE_AITER_PREFILL", "all"),
+    # ... SGLang's releases alone (ablation)
+    "rocm-pre-aiter-prefill:sglang": ("planner.accuracy.predict", "ROCM_PRE_AITER_PREFILL", "sglang"),
 }
 
 

@@ -1472,6 +1472,53 @@ ROCM_TRITON_MOE_LAYER_S = (
     ROCM_TRITON_MOE_MEASURED_STEP_S - ROCM_TRITON_MOE_PLANNER_STEP_S
 ) / ROCM_TRITON_MOE_MOE_LAYERS
 
+#: ``rocm-pre-aiter-prefill``: EXPERIMENT (h-amdttft; docs/hypotheses/amd-ttft.md), off
+#: (``planner.accuracy.predict.ROCM_PRE_AITER_PREFILL``). A MoE model's prompt steps on an AMD GPU under a release
+#: before AITER (the ``ROCM_TRITON_MOE_BEFORE`` releases: SGLang before 0.4.4, vLLM before 0.8) run their block-FP8
+#: linears on Triton's ``w8a8_block_fp8_matmul`` (no CUTLASS on ROCm: sglang 0.4.3 ``fp8_utils.py`` l.71-84, vllm
+#: 0.7.3 ``fp8_utils.py`` l.50-74), their experts on Triton's fused MoE and (SGLang) MLA's prompt attention on
+#: Triton's extend kernel, at a FLOP rate ``ROCM_PRE_AITER_PREFILL_FLOP_FACTOR`` of the planner's MI300X rate.
+#: Sized on the same run as ``ROCM_TRITON_MOE_MEASURED_STEP_S``: sgl-project/sglang pull request 3237 (comment of
+#: 2025-02-24), ``bench_one_batch --batch-size 4 --input 2048 --output 256``, DeepSeek-V3, TP 8, 8 x MI300X, "Total.
+#: latency: 10.656 s". bench_one_batch's total is one prefill of the batch plus ``output_len - 1`` decode steps
+#: (sglang 0.4.3 ``bench_one_batch.py`` l.351-373), so the prefill of 4 x 2,048 tokens took 10.656 - 255 x 0.03850
+#: (the decode median) = 0.8385 s (the same run with the fused MLA decode: 9.970 - 255 x 0.03581 = 0.8384 s).
+ROCM_PRE_AITER_PREFILL_TOTAL_S = 10.656
+ROCM_PRE_AITER_PREFILL_DECODE_STEPS = 255
+ROCM_PRE_AITER_PREFILL_MEASURED_S = (
+    ROCM_PRE_AITER_PREFILL_TOTAL_S - ROCM_PRE_AITER_PREFILL_DECODE_STEPS * ROCM_TRITON_MOE_MEASURED_STEP_S
+)
+#: The planner's prefill of that batch on main 8e4cbcfd (``planner.prefill("MI300X", "DeepSeek-V3", 2048, batch=4,
+#: gpus=8, engine=<SGLang's profile with the shipped rocm-triton-moe term>)``): 351.9 ms (dense GEMMs 42.4, MoE 181.8,
+#: attention 10.8, all-reduces 86.3, overheads 30.7). ``bench/rocm_pre_aiter_prefill.py`` and
+#: tests/test_rocm_pre_aiter_prefill.py re-derive it.
+ROCM_PRE_AITER_PREFILL_PLANNER_S = 0.3519
+#: The factor on the profile's ``prefill_flop_efficiency`` that makes that prefill 0.8385 s (solved by bisection,
+#: ``bench/rocm_pre_aiter_prefill.py``): the GEMM, MoE and attention FLOP rates of the prompt step at 32.3% of the
+#: planner's (each compute term 3.09x); bandwidth, all-reduce and host terms unchanged.
+ROCM_PRE_AITER_PREFILL_FLOP_FACTOR = 0.3232
+
+
+def rocm_pre_aiter_prefill_applies(
+    engine: str, version: str, vendor: str, moe: bool, engines=("sglang", "vllm")
+) -> bool:
+    """Whether a row's prompt steps run at ``ROCM_PRE_AITER_PREFILL_FLOP_FACTOR`` (the switch aside): a MoE model on
+    an AMD GPU under an ``engines`` release before AITER (``ROCM_TRITON_MOE_BEFORE``; the version parsed: a dated
+    build does not)."""
+    name = _engine_name(engine)
+    if not moe or str(vendor).upper() != "AMD" or name not in engines or name not in ROCM_TRITON_MOE_BEFORE:
+        return False
+    v = parse_version(version)
+    if v is None:
+        return False
+    return (tuple(v.release) + (0, 0))[:3] < ROCM_TRITON_MOE_BEFORE[name]
+
+
+def with_rocm_pre_aiter_prefill(profile: EngineProfile, factor: float = ROCM_PRE_AITER_PREFILL_FLOP_FACTOR):
+    """``profile`` with its prompt steps' FLOP factor times ``factor`` (one copy per profile and factor)."""
+    return _copy_with(profile, prefill_flop_efficiency=profile.prefill_flop_efficiency * factor)
+
+
 #: ``sglang-early-hopper-moe``: EXPERIMENT (h-h200dsk; docs/hypotheses/sglang-early-hopper-deepseek-step.md), off. A
 #: row on an NVIDIA GPU served by SGLang 0.4.1 to before 0.4.4 pays ``SGLANG_EARLY_HOPPER_MOE_LAYER_S``. Failed the
 #: ship rule (held-out TTFT worst 464.85% -> 548.00%, DSTK-042's prompt steps; TPOT 16.45% -> 16.14%): kept off.
