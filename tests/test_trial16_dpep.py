@@ -82,11 +82,17 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
         assert said.endswith(NO_DP_EP_RUN)
 
     def test_a_pooled_margin_names_the_pooled_runs(self):
-        # B200 + vLLM has no MLA run of its own: the 19 on any GPU (H200 10, MI300X 9) widen its range
+        # B200 + vLLM has no MLA run of its own: the 19 on any GPU (H200 10, MI300X 9) widen its range, and since
+        # s212's no-data rule (trial 33 F10) it is held at least as wide as H200's own +149%
+        # (heldout_serving_residuals.csv 'H200 SXM 141GB,vllm,MLA,all,10,0.40,..,1.49'; the 19's +133% before)
         prediction = TimeRange(-0.2, 0.2, "all GPUs' held-out residuals")
-        note = margin_range(prediction, "B200 180GB", "vllm", "MLA", parallelism="dp-ep").note
+        got = margin_range(prediction, "B200 180GB", "vllm", "MLA", parallelism="dp-ep")
+        note = got.note
         assert "vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9), 0.11.0 (1); layout TP8 (all 19)" in note
-        assert margin_basis(note).startswith("the model's range, widened to hold 19 MLA-model runs on any GPU + vLLM: ")
+        assert got.high == 1.49 and margin_basis(note).startswith(
+            "the model's range, widened to hold 19 MLA-model runs on any GPU + vLLM; held at least as wide as "
+            "H200 SXM 141GB's +149%, the widest GPU measured for vLLM MLA runs: "
+        )
 
     def test_the_plans_margin_line_names_them(self):
         text = _rendered("H200", "deepseek-r1", 2500, gpus=8, parallelism="dp-ep")

@@ -39,6 +39,17 @@ MoE models (H200 + vLLM: 10 and 1, MI300X + vLLM: 9 and 1), so the data cannot t
 - another class's figures never set a margin, on this GPU or any (the reason for the classes);
 - no figure of the engine and class anywhere: the prediction range unchanged.
 
+**No data is never narrower than some data** (``no_data_floor``, s212, trial 33 F10): a GPU with no runs of its own
+of the engine and class (its pool's ``own`` None: the "every GPU" branch above, and a sibling part's margin,
+``sibling_margin``) takes at each end the wider of its range and the widest end of the GPUs whose margin is their own
+runs' (``measured_ends``: pool "own" or "own thin", each end as that GPU's ``margin_range`` gives it). Until s212
+MI325X + SGLang took MI300X's DeepSeek-R1 margin moved out x1.17, -24% / +182%, while H200, with 13 runs of its own,
+had +202%: the part without data got the narrower slow end, so every margin-sized comparison (the export's fleets
+at the margin) leaned toward it. A GPU whose kernel curves are its own vendor's takes the floor only from measured
+GPUs whose curves are too (``borrows_curves``): MI300X's runs hold the miss of H100's curves standing in, which an
+NVIDIA part's prediction does not have (Llama-3.3-70B on H200 + vLLM keeps the dense runs' +25% rather than
+MI300X's +55%). A GPU with runs of its own, few or many, is unchanged.
+
 ``MIN_ROWS`` (5) is the prediction ranges' minimum for a region's own quantiles (fewer give percentiles that are
 one or two figures' values); it was kept, not chosen on the left-out coverage (``bench/range_coverage.py``).
 A calibration file's range replaces all of this (``planner.accuracy.calibration.calibrated_range``).
@@ -434,6 +445,70 @@ def _runs(n: int, architecture: str, pool: MarginPool | None = None) -> str:
 THIN_WIDENED = "widened to"
 
 
+#: The words that start a no-data floor's part of a note (``no_data_floor``).
+NO_DATA_FLOOR = "no runs on"
+
+
+@functools.lru_cache(maxsize=64)
+def borrows_curves(gpu_name: str) -> bool:
+    """Whether a catalog GPU's kernel curves are another vendor's (``kernel_curves.curves_miss``: MI300X, MI325X take
+    H100's); False for a name the catalog does not hold."""
+    from planner.catalog import default_catalog
+    from planner.engines.kernel_curves import curves_miss
+
+    catalog = default_catalog()
+    if gpu_name not in catalog.gpus:
+        return False
+    return curves_miss(catalog.gpu(gpu_name), catalog)[0] > 1.0
+
+
+def _own_ends(pool: MarginPool) -> tuple[float, float]:
+    """The range of a GPU whose margin is its own runs' (pool "own" or "own thin"): their percentiles, a thin
+    region's widened by the engine and class on every GPU (``margin_range``'s two first branches)."""
+    own, pooled = pool.own, pool.pooled
+    if pool.kind == "own thin":
+        return min(own.low, pooled.low), max(own.high, pooled.high)
+    return own.low, own.high
+
+
+def measured_ends(pool: MarginPool, regions: Regions) -> list[tuple[str, float, float]]:
+    """(GPU, low, high) of each GPU whose margin for ``pool``'s engine, class and releases is its own runs' (pool
+    "own" or "own thin"), the ends as its ``margin_range`` gives them; where ``pool``'s GPU borrows no other vendor's
+    kernel curves, only GPUs that borrow none either (``borrows_curves``)."""
+    out = []
+    foreign_ok = borrows_curves(pool.gpu)
+    for gpu, eng, arch, releases in sorted(regions):
+        if gpu in (EVERY_GPU, pool.gpu) or (eng, arch, releases) != (pool.engine, pool.architecture, pool.releases):
+            continue
+        theirs = margin_pool(gpu, eng, arch, regions, releases, pool.min_sources)
+        if theirs.kind in ("own", "own thin") and (foreign_ok or not borrows_curves(gpu)):
+            out.append((gpu, *_own_ends(theirs)))
+    return out
+
+
+def no_data_floor(low: float, high: float, pool: MarginPool, regions: Regions) -> tuple[float, float, str]:
+    """(low, high, words) of a margin ``low`` / ``high`` for a GPU with no runs of its own of the engine and class
+    (``pool.own`` None): each end at least as wide as the widest of ``measured_ends`` (the module's "No data is never
+    narrower than some data"), and "; no runs on MI325X: at least as wide as the widest measured GPU of SGLang MLA
+    runs, H200 SXM 141GB's +202%: -24% / +182% -> -24% / +202%" where an end moved ("" where none did, or the GPU
+    has runs of its own, or no GPU is measured)."""
+    measured = measured_ends(pool, regions) if pool.own is None else []
+    if not measured:
+        return low, high, ""
+    slow = max(measured, key=lambda m: m[2])
+    fast = min(measured, key=lambda m: m[1])
+    new_low, new_high = min(low, fast[1]), max(high, slow[2])
+    if (new_low, new_high) == (low, high):
+        return low, high, ""
+    label = ENGINE_LABELS.get(pool.engine, pool.engine)
+    ends = [f"{slow[0]}'s {slow[2]:+.0%}"] * (new_high != high) + [f"{fast[0]}'s {fast[1]:+.0%}"] * (new_low != low)
+    words = (
+        f"; {NO_DATA_FLOOR} {pool.gpu}: at least as wide as the widest measured GPU of {label} {pool.architecture} "
+        f"runs, {' and '.join(ends)}: {low:+.0%} / {high:+.0%} -> {new_low:+.0%} / {new_high:+.0%}"
+    )
+    return new_low, new_high, words
+
+
 def _from_sources(region: ServingRegion) -> str:
     """ "7 runs from 2 sources": a region's figures and its independent sources (``ServingRegion.source_count``)."""
     return f"{counted(region.rows, 'run')} from {counted(region.source_count, 'source')}"
@@ -488,7 +563,7 @@ def margin_range(
             note += f"; {_from_sources(own)}, fewer than {pool.min_sources}, and no other GPU's runs to widen them"
         return TimeRange(own.low, own.high, note + runs_clause(own, parallelism))
     if kind == "own thin":
-        low, high = min(own.low, pooled.low), max(own.high, pooled.high)
+        low, high = _own_ends(pool)
         note = f"from {_runs(own.rows, architecture, pool)} on {gpu_name} + {label} ({held}; sources: {own.sources}): "
         note += f"{own.low:+.0%} / {own.high:+.0%}; {_from_sources(own)}, fewer than {pool.min_sources}: "
         note += f"{THIN_WIDENED} {label} {architecture} on every GPU ({_from_sources(pooled)}: "
@@ -515,7 +590,8 @@ def margin_range(
     clause = runs_clause(pooled if kind.startswith("every GPU") else own, parallelism)
     # trial 24 F12: "no held-out figures on B200 180GB" beside "B200 180GB 4" read as a contradiction: two tables
     table = f" ({PREDICTION_TABLE})" if prediction.widened else ""
-    note = f"{prediction.note}{table}; {verb} " + " and of ".join(parts) + clause
+    low, high, floor = no_data_floor(low, high, pool, regions)  # trial 33 F10: never narrower than a measured GPU
+    note = f"{prediction.note}{table}; {verb} " + " and of ".join(parts) + floor + clause
     return TimeRange(low, high, note, prediction.widened)
 
 
@@ -572,6 +648,40 @@ def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None, paral
     return with_calibration_note(margin, gpu, engine, calibration)
 
 
+#: How the one-line verdict on a margin-sized fleet starts (``margin_verdict``).
+MARGIN_VERDICT = "Margin: "
+
+
+def margin_verdict(
+    model_name: str,
+    architecture: str,
+    engine: object,
+    gpu_names: Sequence[str],
+    from_runs: bool = True,
+    regions: Regions | None = None,
+) -> str:
+    """One line for the top of a plan or review whose fleet sized at the margin's slow end is not a budget figure
+    (trial 33 F10): "Margin: DeepSeek-R1 (MLA) on SGLang has runs from 3 sources (none on MI325X); the margin-sized
+    fleet is not a budget figure: measure one replica". ``gpu_names``: the GPUs whose fleets it is said of (each with
+    its own runs' sources, or none); ``from_runs`` False: the margin is not the serving runs' (a calibration file's,
+    or the prediction range where the engine and class have none), so their sources are not said."""
+    fleets = "fleet is not a budget figure" if len(gpu_names) == 1 else "fleets are not budget figures"
+    tail = f"the margin-sized {fleets}: measure one replica"
+    if not from_runs or not gpu_names:
+        return f"{MARGIN_VERDICT}{tail}"
+    regions = load_serving() if regions is None else regions
+    pools = [margin_pool(g, engine, architecture, regions) for g in gpu_names]
+    label = ENGINE_LABELS.get(pools[0].engine, pools[0].engine)
+    pooled = pools[0].pooled
+    if pooled is None:
+        return f"{MARGIN_VERDICT}{model_name} ({architecture}) on {label} has no serving runs; {tail}"
+    each = "; ".join(
+        f"{q.own.source_count} of them on {q.gpu}" if q.own is not None else f"none on {q.gpu}" for q in pools
+    )
+    runs = f"has runs from {counted(pooled.source_count, 'source')} ({each})"
+    return f"{MARGIN_VERDICT}{model_name} ({architecture}) on {label} {runs}; {tail}"
+
+
 #: How a margin taken from a sibling part's starts (``sibling_margin``), which ``planner.export.reason.range_basis``
 #: reads back.
 SIBLING_MARGIN = "'s margin, moved out x"
@@ -617,10 +727,12 @@ def sibling_margin(
         own = f"; widened to hold the {_runs(pool.own.rows, cls, pool)} on {gpu.name} ({pool.own.smallest:+.0%} to "
         own += f"{pool.own.largest:+.0%})"
     same = "the same compute die" if sib.architecture == gpu.architecture else "another architecture"
+    moved = f"{low:+.0%} / {high:+.0%}"
+    low, high, floor = no_data_floor(low, high, pool, load_serving())  # trial 33 F10: never narrower than measured
     note = (
         f"{sib.name}{SIBLING_MARGIN}{miss:.2f} either way for {gpu.name} ({gpu.name} takes {sib.name}'s kernel rates, "
         f"{same}, and has no serving runs of its own: {DATA_GAP} {gpu.name}): {theirs.low:+.0%} / {theirs.high:+.0%} "
-        f"-> {low:+.0%} / {high:+.0%}{own}; {sib.name}'s margin: {theirs.note}"
+        f"-> {moved}{own}{floor}; {sib.name}'s margin: {theirs.note}"
     )
     return TimeRange(low, high, note, theirs.widened)
 

@@ -361,8 +361,9 @@ def engine_line(p: Plan) -> str:
     return f"\nengine: {p.engine_release} (as --engine asked; planner models it with its {p.engine.name} profile)"
 
 
-def render_plan(p: Plan) -> str:
-    """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
+def render_plan(p: Plan, verdict: str = "") -> str:
+    """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost. ``verdict``: a
+    line under the head lines (``margin_verdict_line``: the fleet at the margin's slow end is not a budget figure)."""
     mem, m, g = p.memory, p.model, p.gpu
     stages, per_stage = _stages(p)
     # the GPUs one sequence's KV heads are split over: a stage's, or one attention rank's (dp-ep: none split)
@@ -396,6 +397,8 @@ def render_plan(p: Plan) -> str:
     ) + engine_line(p)
     if p.weight_alias:  # trial 32 F8: -w awq read as the catalog's int4, said once
         head += f"\n{p.weight_alias}"
+    if verdict:  # trial 33 F10: the margin's verdict before the figures, not only under the replicas
+        head += f"\n{verdict}"
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
     row(
@@ -1532,7 +1535,8 @@ def plan_command(
         text += "".join("\n" + line for line in lines)
         text = f"\n\n{concurrency_line}" + text if concurrency is not None else text
         explained = "".join("\n" + line for line in explain_lines(p)) if explain else ""
-        echo(render_plan(dc_replace(p, price_source=owned) if owned else p) + text + explained)
+        verdict = margin_verdict_line(margin, sized, p) if sized and margin is not None else ""
+        echo(render_plan(dc_replace(p, price_source=owned) if owned else p, verdict) + text + explained)
 
 
 def routing_words(routing: str) -> str:
@@ -2514,6 +2518,24 @@ def _metric_at_ends(metric: str, lo: float, hi: float, target_s: float, m: Margi
     )
 
 
+def margin_not_budget(m: MarginCheck, s: Sizing) -> bool:
+    """Whether the fleet sized at the margin's slow end is ``MARGIN_SETS_FLEET`` times the fleet here or more: the
+    margin, not the traffic, sets it, so it is not a budget figure (trial 20, F1)."""
+    return bool(m.replicas) and m.replicas >= MARGIN_SETS_FLEET * max(s.replicas, 1)
+
+
+def margin_verdict_line(m: MarginCheck, s: Sizing, p: Plan) -> str:
+    """The one line under the plan's head where ``margin_not_budget`` (trial 33 F10: the verdict sat 40 lines down):
+    ``serving_margin.margin_verdict`` of the model, its class, the engine and this GPU, the runs' sources said where
+    the margin is the serving runs'; "" elsewhere."""
+    if not margin_not_budget(m, s):
+        return ""
+    from planner.accuracy.serving_margin import margin_class, margin_verdict
+
+    from_runs = "held-out TPOT at steady load" in m.note
+    return margin_verdict(p.model.name, margin_class(p.model), p.engine.name, [p.gpu.name], from_runs)
+
+
 def margin_lines(m: MarginCheck, s: Sizing, p: Plan, given: bool = False) -> list[str]:
     """``MarginCheck`` in words, under the replica count: that the fleet is sized (or judged) on the prediction with no
     margin; each targeted percentile figure at the Budget review's margin's two ends against its target; and where
@@ -2534,7 +2556,7 @@ def margin_lines(m: MarginCheck, s: Sizing, p: Plan, given: bool = False) -> lis
     if math.isfinite(s.ttft_target_s):  # trial 20, F2: the TTFT margin is TPOT's
         lines.append(f"  {ttft_borrowed_text(s.percentile)}")
     hi_margin = f"{hi.margin:+.0%}"
-    if m.replicas and m.replicas >= MARGIN_SETS_FLEET * max(s.replicas, 1):
+    if margin_not_budget(m, s):
         # trial 20, F1: a slow end many times the plan is the margin's evidence speaking, not a budget figure
         lines.append(
             f"  low confidence: measure one replica first. At the {hi_margin} margin's end planner export sizes "

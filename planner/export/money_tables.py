@@ -11,7 +11,7 @@ import math
 from planner.catalog.resolve import weights_phrase
 from planner.engines.profiles import IDEAL
 from planner.export.margin_releases import current_words, older_split, older_words, scope_words
-from planner.export.not_sized import margin_basis
+from planner.export.not_sized import NOT_SIZED, margin_basis
 from planner.export.outlook import GridRow, reserved_commitment, stale_text
 from planner.export.ownership import (
     cost_of_capital_words,
@@ -358,6 +358,33 @@ def margin_sets_fleet_line(review: Review) -> str:
         # the verb of the price kind (trial 26 F11): nothing is bought on a rented option
         f"{'before buying on' if all(bought) else 'before committing to'} {'either' if len(parts) > 1 else 'it'}."
     )
+
+
+def margin_verdict_lines(review: Review) -> list[str]:
+    """One line per model and engine whose options' fleets at the margin's slow end are not budget figures (trial 33
+    F10): each option ``margin_sets_fleet_line`` names (its fleet ``MARGIN_SETS_FLEET`` times the fleet as predicted
+    or more) or ``not_sized`` left unsized; ``serving_margin.margin_verdict`` of the model, its class, the engine and
+    those options' GPUs ("Margin: DeepSeek-R1 (MLA) on SGLang has runs from 3 sources (none on MI325X; 2 of them on
+    H200 SXM 141GB); the margin-sized fleets are not budget figures: measure one replica"). [] where none is."""
+    from planner.accuracy.serving_margin import margin_class, margin_verdict
+
+    groups: dict[tuple[str, str], list] = {}
+    for r in review.results:
+        oo = review.outlook.of(r.option.name)
+        sized_on_margin = (
+            r.fleet is not None
+            and oo is not None
+            and bool(oo.gpus_without_margin)
+            and r.gpus >= MARGIN_SETS_FLEET * oo.gpus_without_margin
+        )
+        if sized_on_margin or r.shortfall.startswith(NOT_SIZED):
+            groups.setdefault((r.model.name, r.engine.name), []).append(r)
+    lines = []
+    for (model, engine), results in groups.items():
+        gpus = list(dict.fromkeys(r.gpu.name for r in results))
+        from_runs = all("held-out TPOT at steady load" in r.time_range_note for r in results)
+        lines.append(margin_verdict(model, margin_class(results[0].model), engine, gpus, from_runs))
+    return lines
 
 
 def _in_flight(r) -> str:

@@ -11,7 +11,7 @@ from types import EllipsisType
 from planner.accuracy.serving_margin import runs_named
 from planner.catalog import Catalog
 from planner.export.outlook import without_margin
-from planner.export.reason import range_basis, usd
+from planner.export.reason import floor_words, range_basis, usd
 from planner.export.records import Result
 from planner.export.scenario import Scenario
 from planner.units import counted
@@ -37,7 +37,7 @@ def margin_basis(note: str) -> str:
     """The runs a margin's note (``Result.time_range_note``) names, for a sentence on the margin: "13 MLA-model runs
     on H200 SXM 141GB + SGLang: SGLang 0.4.2.post4 (9 runs), ...; layout TP8 (all 13)" (``reason.range_basis``, then
     ``serving_margin.runs_named``), or "the model's range"."""
-    basis = range_basis(note)
+    basis = range_basis(note, floor=False)  # said after the head, before the runs
     # the runs' releases and layout (trial 16, F1): "vLLM 0.7.4.dev181 (9 runs), 0.11.0 (1); layout TP8 (all 10)"
     runs = runs_named(note)
     if basis == "its benchmark rows":
@@ -46,7 +46,7 @@ def margin_basis(note: str) -> str:
     else:
         thin = re.search(r": (widened to [^;]+);", basis)  # a region from too few sources (trial 20, F1)
         head = basis.split(" (")[0] + (f", {thin[1]}" if thin else "")
-    return head + (f": {runs}" if runs else "")
+    return head + floor_words(note) + (f": {runs}" if runs else "")  # trial 33 F10: held to a measured GPU's end
 
 
 def not_sized(result: Result, scenario: Scenario, catalog: Catalog, bare: Result | None | EllipsisType = ...) -> Result:

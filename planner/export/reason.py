@@ -28,7 +28,25 @@ def _ms(s: float) -> str:
 TTFT_BORROWED = "TTFT's margin borrowed from TPOT"
 
 
-def range_basis(note: str) -> str:
+def range_basis(note: str, floor: bool = True) -> str:
+    """``_range_basis`` of ``note``, and where the margin was held to a measured GPU's end (``serving_margin.
+    no_data_floor``, trial 33 F10; ``floor`` False: not said), "; held at least as wide as H200 SXM 141GB's +202%, the
+    widest GPU measured for SGLang MLA runs" after it."""
+    return _range_basis(note) + (floor_words(note) if floor else "")
+
+
+def floor_words(note: str) -> str:
+    """ "; held at least as wide as H200 SXM 141GB's +202%, the widest GPU measured for SGLang MLA runs" where a
+    margin's note says it was held to a measured GPU's end (``serving_margin.no_data_floor``); "" elsewhere."""
+    from planner.accuracy.serving_margin import NO_DATA_FLOOR
+
+    floor = re.search(
+        rf"; {NO_DATA_FLOOR} [^:;]+: at least as wide as the widest measured GPU of (.+?) runs, (.+?): [-+]\d", note
+    )
+    return f"; held at least as wide as {floor[2]}, the widest GPU measured for {floor[1]} runs" if floor else ""
+
+
+def _range_basis(note: str) -> str:
     """What a sizing range rests on, in a few words, from its note (``serving_margin.margin_range``'s "from 7
     dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load; sources: a b): ..."): "7 dense-model runs
     on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT's margin borrowed from TPOT)"; a region

@@ -533,6 +533,7 @@ def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
 def _reading_notes(review: Review) -> list[str]:
     x, w = review.scenario.traffic_change, review.scenario.workload
     return [
+        *money.margin_verdict_lines(review),  # trial 33 F10: a margin-sized fleet is not a budget figure, said first
         "Options: every option, ranked by monthly cost; the rank is the snapshot's, Live rank follows the yellow "
         "$ per GPU-month cells (monthly cost = GPUs x $ per GPU-month, annual = monthly x 12). Green: recommended. "
         "Grey: cannot meet the targets (why: Note). Price kind says which price each row pays: rows of different "
