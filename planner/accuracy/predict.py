@@ -306,7 +306,7 @@ H100_COMPUTE_SCALE: str | None = None
 #: ``planner.engines.profiles.ROCM_PRE_AITER_PREFILL_FLOP_FACTOR`` of the profile's prefill FLOP factor (Triton's
 #: block-FP8 GEMM, fused MoE and extend attention, sized on sgl-project/sglang pull request 3237's DeepSeek-V3 prefill);
 #: "sglang" (ablation): SGLang's releases alone, the engine it was measured on. Decode steps unchanged.
-ROCM_PRE_AITER_PREFILL: str | None = None
+ROCM_PRE_AITER_PREFILL: str | None = "all"  # shipped s212 (docs/hypotheses/amd-ttft.md)
 #: the H100 PCIe's over the H100 SXM's dense bf16 tensor peak (NVIDIA H100 Tensor Core GPU datasheet: 1,513 / 1,979
 #: TFLOP/s with sparsity, 756 / 989 dense)
 H100_PCIE_OVER_SXM_FLOP = 1513 / 1979
