@@ -50,8 +50,10 @@ def test_the_planners_prefill_and_the_solved_factor_re_derive(derivation):
     assert derivation.solve(profiles.ROCM_PRE_AITER_PREFILL_MEASURED_S) == pytest.approx(factor, rel=0.01)
 
 
-def test_off_on_main(rows):
-    assert acc.ROCM_PRE_AITER_PREFILL is None
+def test_shipped_and_off_under_its_ablation(rows, monkeypatch):
+    """Shipped in s212 (docs/history.md: held-out TTFT 35.86% -> 31.79%); ``None`` is the rule before it."""
+    assert acc.ROCM_PRE_AITER_PREFILL == "all"
+    monkeypatch.setattr(acc, "ROCM_PRE_AITER_PREFILL", None)
     base = acc._profile_for(rows["DSTK-013"], None)
     assert base.prefill_flop_efficiency == profiles.ENGINES["sglang"].prefill_flop_efficiency
 
@@ -70,6 +72,7 @@ def test_off_on_main(rows):
 )
 def test_which_rows_it_reaches(rows, monkeypatch, record, scaled):
     row = rows[record]
+    monkeypatch.setattr(acc, "ROCM_PRE_AITER_PREFILL", None)
     off = acc._profile_for(row, None)
     monkeypatch.setattr(acc, "ROCM_PRE_AITER_PREFILL", "all")
     on = acc._profile_for(row, None)

@@ -66,7 +66,7 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
         dp = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA", parallelism="dp-ep")
         tp = margin_range(prediction, "H200 SXM 141GB", "vllm", "MLA", parallelism="tp")
         # the margin's size does not move (s197, s198); 2 sources: widened by the 19 MLA runs on every GPU (s202)
-        assert (dp.low, dp.high) == (tp.low, tp.high) == (0.11, 1.49)
+        assert (dp.low, dp.high) == (tp.low, tp.high) == (0.02, 1.49)  # +11% before s212's pre-AITER ROCm prefill
         assert f"{RUNS_CLAUSE}vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9), 0.11.0 (1); layout TP8 (all 19)" in dp.note
         assert NO_DP_EP_RUN in dp.note and NO_DP_EP_RUN not in tp.note
         assert "none of these runs used data-parallel attention" in NO_DP_EP_RUN
