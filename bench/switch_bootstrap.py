@@ -113,7 +113,8 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   (before AITER: Triton's block-FP8 GEMM, fused MoE and extend attention) at 0.3232 of the profile's prefill FLOP
   factor, sized on sgl-project/sglang pull request 3237's DeepSeek-V3 prefill on 8 x MI300X (``planner.accuracy.
   predict.ROCM_PRE_AITER_PREFILL``, ``planner.engines.profiles.ROCM_PRE_AITER_PREFILL_FLOP_FACTOR``;
-  docs/hypotheses/amd-ttft.md, h-amdttft); ``rocm-pre-aiter-prefill:sglang`` (ablation): SGLang's releases alone.
+  docs/hypotheses/amd-ttft.md, h-amdttft; shipped s212, ``rocm-pre-aiter-prefill:off`` turns it off);
+  ``rocm-pre-aiter-prefill:sglang`` (ablation): SGLang's releases alone.
 - ``dp-gather-as-engine:off`` (ablation; ``dp-gather-as-engine`` shipped, h-dpgather): data-parallel attention's MoE
   all-gather and reduce-scatter at g x the busiest rank's tokens for every engine, as before; shipped, they carry the
   tokens the engine gathers (SGLang 0.5.3+: a step with a prefill all-reduces the ranks' summed tokens twice; vLLM from
@@ -212,6 +213,7 @@ ABLATIONS = (
     "vllm-hopper-mxfp4-marlin:ceiling",  # Marlin's fraction as a ceiling, not a factor (h-tpotcls, after the first run)
     "h100-compute:gpustack",  # diagnostic (h-h100tpot): gpustack's H100 rows only, never to ship
     "rocm-pre-aiter-prefill:sglang",  # only SGLang's pre-AITER ROCm releases, the engine it was measured on (h-amdttft)
+    "rocm-pre-aiter-prefill:off",  # shipped s212; the ablation turns it off
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -329,6 +331,8 @@ MODULE_FLAGS = {
     "rocm-pre-aiter-prefill": ("planner.accuracy.predict", "ROCM_PRE_AITER_PREFILL", "all"),
     # ... SGLang's releases alone (ablation)
     "rocm-pre-aiter-prefill:sglang": ("planner.accuracy.predict", "ROCM_PRE_AITER_PREFILL", "sglang"),
+    # ... off: the rule before s212 shipped it
+    "rocm-pre-aiter-prefill:off": ("planner.accuracy.predict", "ROCM_PRE_AITER_PREFILL", None),
 }
 
 
