@@ -229,7 +229,8 @@ gpu = "H200"
 
 class TestExport:
     @pytest.fixture(scope="class")
-    def notes(self, tmp_path_factory):
+    @classmethod
+    def notes(cls, tmp_path_factory):
         from planner.export.review import build_review
         from planner.export.scenario import load_scenario
         from planner.export.xlsx import _reading_notes
