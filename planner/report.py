@@ -544,7 +544,7 @@ def plan(
         weight_parts=weight_parts_split(cat, mdl, wp, eng, float(mem.weight_bytes)),
         weight_alias=weight_alias_words(cat, options.get("weight_precision"), wp),
         reserve_parts=reserve_parts_split(cat, g, mdl, wp, eng, n, layout, float(mem.reserve_bytes_per_gpu)),
-        **_step_parts(g, mdl, context, replace(o, gpus=n), b, float(at_batch.step_s), layout),
+        **_step_parts(g, mdl, context, replace(o, gpus=n), b, float(at_batch.step_s)),
     )
 
 
@@ -560,7 +560,7 @@ def breakdown_as_dict(b: m.StepBreakdown) -> dict:
     }
 
 
-def _step_parts(g: Gpu, mdl: Model, context: Any, o: Options, b: int, tpot_s: float, layout: str) -> dict:
+def _step_parts(g: Gpu, mdl: Model, context: Any, o: Options, b: int, tpot_s: float) -> dict:
     """``Plan``'s ``step_breakdowns`` (at ``b`` and at 1), ``breakdown_refused`` and ``vs_vllm``."""
     out: dict = {}
     batches = (b, 1) if b != 1 else (b,)

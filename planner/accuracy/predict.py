@@ -301,7 +301,7 @@ SGLANG_DP_ATTENTION_KV_POOL = False
 #: reading that the model's H100 compute is too fast); "gpustack": gpustack's H100 rows only (a diagnostic of that
 #: source's machine, never to ship). Bandwidth, interconnect and host terms unchanged.
 H100_COMPUTE_SCALE: str | None = None
-#: EXPERIMENT switch (issue 21, h-amdttft; docs/hypotheses/amd-ttft.md), read at call time; off (None) on main. "all":
+#: Switch (issue 21, h-amdttft; docs/hypotheses/amd-ttft.md), read at call time; shipped s212 ("all"; None: before). "all":
 #: a MoE model's prompt steps on an AMD GPU under SGLang before 0.4.4 or vLLM before 0.8 (before AITER) at
 #: ``planner.engines.profiles.ROCM_PRE_AITER_PREFILL_FLOP_FACTOR`` of the profile's prefill FLOP factor (Triton's
 #: block-FP8 GEMM, fused MoE and extend attention, sized on sgl-project/sglang pull request 3237's DeepSeek-V3 prefill);
@@ -408,7 +408,7 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = _moe_layer_costs(profile, row)
     # EXPERIMENT (h-h100tpot, off unless H100_COMPUTE_SCALE): the H100's FLOP rate at the PCIe part's share
     profile = _h100_compute_scale(profile, row)
-    # EXPERIMENT (h-amdttft, off unless ROCM_PRE_AITER_PREFILL): a pre-AITER ROCm release's prompt steps on Triton kernels
+    # h-amdttft (shipped s212; off where ROCM_PRE_AITER_PREFILL is None): a pre-AITER ROCm release's prompt steps on Triton kernels
     profile = _rocm_pre_aiter_prefill(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
@@ -441,7 +441,7 @@ def _rocm_pre_aiter_prefill(profile: EngineProfile, row: DecodeRow) -> EnginePro
     """``profile`` with its prefill FLOP factor times ``ROCM_PRE_AITER_PREFILL_FLOP_FACTOR`` where
     ``ROCM_PRE_AITER_PREFILL`` is on and the row is a MoE model on an AMD GPU under a release before AITER
     (``planner.engines.profiles.rocm_pre_aiter_prefill_applies``; "sglang": SGLang's releases only); else
-    ``profile`` (a GPU or model that does not resolve too). EXPERIMENT (h-amdttft): docs/hypotheses/amd-ttft.md."""
+    ``profile`` (a GPU or model that does not resolve too). h-amdttft, shipped s212: docs/hypotheses/amd-ttft.md."""
     if ROCM_PRE_AITER_PREFILL is None:
         return profile
     from planner.engines import profiles

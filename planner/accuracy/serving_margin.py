@@ -445,6 +445,16 @@ def _runs(n: int, architecture: str, pool: MarginPool | None = None) -> str:
 THIN_WIDENED = "widened to"
 
 
+#: What a margin taken from the serving runs says it is (``margin_range``'s notes; ``from_serving_runs`` reads it).
+HELD_OUT_STEADY = "held-out TPOT at steady load"
+
+
+def from_serving_runs(note: str) -> bool:
+    """Whether a margin's note says it is the serving runs' (``margin_range``), not a calibration file's or the
+    prediction range where the engine and class have none."""
+    return HELD_OUT_STEADY in note
+
+
 #: The words that start a no-data floor's part of a note (``no_data_floor``).
 NO_DATA_FLOOR = "no runs on"
 
@@ -551,7 +561,7 @@ def margin_range(
     pool = margin_pool(gpu_name, engine, architecture, regions, min_sources=min_sources)
     kind, own, pooled = pool.kind, pool.own, pool.pooled
     label = ENGINE_LABELS.get(pool.engine, pool.engine)
-    held = "held-out TPOT at steady load"
+    held = HELD_OUT_STEADY
     if kind == "none":
         return prediction
     if kind == "own":

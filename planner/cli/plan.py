@@ -2530,9 +2530,9 @@ def margin_verdict_line(m: MarginCheck, s: Sizing, p: Plan) -> str:
     the margin is the serving runs'; "" elsewhere."""
     if not margin_not_budget(m, s):
         return ""
-    from planner.accuracy.serving_margin import margin_class, margin_verdict
+    from planner.accuracy.serving_margin import from_serving_runs, margin_class, margin_verdict
 
-    from_runs = "held-out TPOT at steady load" in m.note
+    from_runs = from_serving_runs(m.note)
     return margin_verdict(p.model.name, margin_class(p.model), p.engine.name, [p.gpu.name], from_runs)
 
 

@@ -366,7 +366,7 @@ def margin_verdict_lines(review: Review) -> list[str]:
     or more) or ``not_sized`` left unsized; ``serving_margin.margin_verdict`` of the model, its class, the engine and
     those options' GPUs ("Margin: DeepSeek-R1 (MLA) on SGLang has runs from 3 sources (none on MI325X; 2 of them on
     H200 SXM 141GB); the margin-sized fleets are not budget figures: measure one replica"). [] where none is."""
-    from planner.accuracy.serving_margin import margin_class, margin_verdict
+    from planner.accuracy.serving_margin import from_serving_runs, margin_class, margin_verdict
 
     groups: dict[tuple[str, str], list] = {}
     for r in review.results:
@@ -382,7 +382,7 @@ def margin_verdict_lines(review: Review) -> list[str]:
     lines = []
     for (model, engine), results in groups.items():
         gpus = list(dict.fromkeys(r.gpu.name for r in results))
-        from_runs = all("held-out TPOT at steady load" in r.time_range_note for r in results)
+        from_runs = all(from_serving_runs(r.time_range_note) for r in results)
         lines.append(margin_verdict(model, margin_class(results[0].model), engine, gpus, from_runs))
     return lines
 
