@@ -118,3 +118,18 @@ def test_published_rows_read_their_commands(switch_on):
         1.0,
     )
     assert (got["old"].sequence_overhead_s, got["old"].host_overlap) == (profiles.VLLM_SEQUENCE_OVERHEAD_S, 0.0)
+
+
+@pytest.mark.parametrize(
+    "reading, off, cost_us, overlap",
+    [
+        ("cost", None, 38.29, 0.0),  # SGLang's figure summed, the overlap not read
+        ("overlap", None, 59.0, 1.0),  # the borrowed 59 us (``profiles._sglang``) hidden
+        ("overlap", "speculative", 59.0, 0.0),  # ... summed where the command turns the overlap off
+    ],
+)
+def test_ablations_take_one_part_each(monkeypatch, reading, off, cost_us, overlap):
+    monkeypatch.setattr(profiles, "SGLANG_HOST_OVERLAP", reading)
+    p = profiles.with_sglang_host_overlap(profiles.ENGINES["sglang"], "sglang", "0.5.6", off)
+    assert p.sequence_overhead_s * 1e6 == pytest.approx(cost_us, abs=0.01)
+    assert p.host_overlap == overlap
