@@ -115,6 +115,13 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   predict.ROCM_PRE_AITER_PREFILL``, ``planner.engines.profiles.ROCM_PRE_AITER_PREFILL_FLOP_FACTOR``;
   docs/hypotheses/amd-ttft.md, h-amdttft; shipped s212, ``rocm-pre-aiter-prefill:off`` turns it off);
   ``rocm-pre-aiter-prefill:sglang`` (ablation): SGLang's releases alone.
+- ``sglang-host-overlap``: an SGLang >= 0.4 row's per-sequence host cost is SGLang's own published one (38.3 us a
+  sequence a step, the time its overlap scheduler hides in sgl-project/sglang pull request 5608), hidden behind the
+  device (step = max(device, host)) unless the row's command turns the overlap scheduler off (``--disable-overlap-
+  schedule``, ``--pp-size`` above 1, speculative decoding without SGLANG_ENABLE_SPEC_V2: then summed), not vLLM V0's
+  fitted 59 us summed (``planner.engines.profiles.SGLANG_HOST_OVERLAP``, ``with_sglang_host_overlap``;
+  docs/hypotheses/sglang-host-overlap.md, h-sglhost; failed the ship rule). Ablations: ``sglang-host-overlap:cost``
+  (38.3 us summed, no overlap), ``sglang-host-overlap:overlap`` (the borrowed 59 us, hidden on SGLang alone).
 - ``dp-gather-as-engine:off`` (ablation; ``dp-gather-as-engine`` shipped, h-dpgather): data-parallel attention's MoE
   all-gather and reduce-scatter at g x the busiest rank's tokens for every engine, as before; shipped, they carry the
   tokens the engine gathers (SGLang 0.5.3+: a step with a prefill all-reduces the ranks' summed tokens twice; vLLM from
@@ -180,6 +187,7 @@ SWITCHES = (
     "h100-compute:all",
     "sglang-piecewise-coverage",
     "rocm-pre-aiter-prefill",
+    "sglang-host-overlap",
 )
 #: The switches that turn an entry of ``planner.engines.profiles.MOE_LAYER_COSTS`` (its key, the fields it changes).
 MOE_LAYER_COST_SWITCHES = {
@@ -214,6 +222,8 @@ ABLATIONS = (
     "h100-compute:gpustack",  # diagnostic (h-h100tpot): gpustack's H100 rows only, never to ship
     "rocm-pre-aiter-prefill:sglang",  # only SGLang's pre-AITER ROCm releases, the engine it was measured on (h-amdttft)
     "rocm-pre-aiter-prefill:off",  # shipped s212; the ablation turns it off
+    "sglang-host-overlap:cost",  # SGLang's 38.3 us summed, no overlap (h-sglhost, after the switch was measured)
+    "sglang-host-overlap:overlap",  # the borrowed 59 us hidden on SGLang >= 0.4 alone (h-sglhost; s187 took TRT-LLM too)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -333,6 +343,11 @@ MODULE_FLAGS = {
     "rocm-pre-aiter-prefill:sglang": ("planner.accuracy.predict", "ROCM_PRE_AITER_PREFILL", "sglang"),
     # ... off: the rule before s212 shipped it
     "rocm-pre-aiter-prefill:off": ("planner.accuracy.predict", "ROCM_PRE_AITER_PREFILL", None),
+    # SGLang 0.4+'s own host cost (sglang PR 5608's 38.3 us a sequence), hidden by its overlap scheduler (h-sglhost)
+    "sglang-host-overlap": ("planner.engines.profiles", "SGLANG_HOST_OVERLAP", True),
+    # ... its two parts alone (ablations, after the switch was measured): 38.3 us summed; the borrowed 59 us hidden
+    "sglang-host-overlap:cost": ("planner.engines.profiles", "SGLANG_HOST_OVERLAP", "cost"),
+    "sglang-host-overlap:overlap": ("planner.engines.profiles", "SGLANG_HOST_OVERLAP", "overlap"),
 }
 
 

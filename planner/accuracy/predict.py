@@ -84,6 +84,7 @@ from planner.engines.profiles import (
     with_row_scheduler_recv_interval,
     with_row_sglang_piecewise_off,
     with_sglang_eager_decode,
+    with_sglang_host_overlap,
     with_stream_interval,
     with_trtllm_bench_build,
     with_trtllm_bench_host_cost,
@@ -369,6 +370,9 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
+    # EXPERIMENT (h-sglhost, off unless SGLANG_HOST_OVERLAP): SGLang 0.4+'s own host cost, hidden by its overlap
+    # scheduler unless the row's command turns that off (before the stream interval, which divides it)
+    profile = with_sglang_host_overlap(profile, row.engine, row.engine_version, row.sglang_overlap_off)
     # an offline trtllm-bench run of TensorRT-LLM 1.x pays its loop's published exposed host cost (s158)
     profile = with_trtllm_bench_host_cost(profile, row.engine, row.engine_version, row.offline_benchmark)
     # TensorRT-LLM 1.x and SGLang build a streamed output every stream interval where the row's options set it (s189)

@@ -687,6 +687,9 @@ class DecodeRow:
     #: the flag of the row's SGLang command that turns the piecewise prefill graph off (``sglang_piecewise_off_flag``,
     #: EXPERIMENT h-ttftp50); None where none is set
     sglang_piecewise_off: str | None = None
+    #: what in the row's SGLang command turns the overlap scheduler off (``sglang_overlap_off_of``; EXPERIMENT
+    #: h-sglhost); None where nothing does
+    sglang_overlap_off: str | None = None
     #: TensorRT-LLM's attention-DP balancing gate (``attention_dp_gate_of``): ``timeout_iters`` where the row's
     #: options turn on ``enable_attention_dp`` and ``attention_dp_config.enable_balance``; None: no gate
     attention_dp_gate: int | None = None
@@ -1153,6 +1156,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
         sglang_piecewise_off=sglang_piecewise_off_flag(r),
+        sglang_overlap_off=sglang_overlap_off_of(r, speculation),
         attention_dp_gate=attention_dp_gate_of(r),
         stream_interval=stream_interval_of(r),
         server_memory_share=server_memory_share(r),
@@ -1413,6 +1417,32 @@ def sglang_piecewise_off_flag(r: dict[str, str]) -> str | None:
         return None
     hit = SGLANG_PIECEWISE_OFF_FLAGS.search(command_cells(r))
     return next(g for g in hit.groups() if g) if hit else None
+
+
+#: The SGLang server flags after which its overlap scheduler is off: the flag itself, and pipeline parallelism above 1
+#: (``ServerArgs._handle_pipeline_parallelism``: "Pipeline parallelism is incompatible with overlap schedule"), as a
+#: row's command quotes them (EXPERIMENT h-sglhost).
+SGLANG_OVERLAP_OFF_FLAGS = re.compile(
+    r"(?<!no )(?<!without )--(disable-overlap-schedule)(?![\w-])|--(pp-size|pipeline-parallel-size)[ =]0*[2-9]"
+)
+
+
+def sglang_overlap_off_of(r: dict[str, str], speculation: Any = None) -> str | None:
+    """What in an SGLang row's quoted server command (``command_cells``) turns its overlap scheduler off
+    (``SGLANG_OVERLAP_OFF_FLAGS``, the flag's name without dashes), or "speculative" where the run decodes
+    speculatively (``speculation``, or a speculative flag quoted) and does not set SGLANG_ENABLE_SPEC_V2: SGLang 0.4-0.5
+    sets ``disable_overlap_schedule`` for EAGLE / EAGLE3 / STANDALONE ("Overlap scheduler is disabled because of using
+    eagle speculative decoding", ``server_args.py``) unless that variable turns on the spec-v2 overlap path. None for
+    another engine or where nothing does."""
+    if str(r.get("engine", "")).strip().lower() != "sglang":
+        return None
+    text = command_cells(r)
+    hit = SGLANG_OVERLAP_OFF_FLAGS.search(text)
+    if hit:
+        return next(g for g in hit.groups() if g)
+    if (speculation is not None or SPECULATIVE_FLAG.search(text)) and "SGLANG_ENABLE_SPEC_V2=1" not in text:
+        return "speculative"
+    return None
 
 
 def stream_interval_of(r: dict[str, str]) -> int | None:

@@ -1125,6 +1125,44 @@ def with_published_host_cost(
     return replace(profile, sequence_overhead_s=cost, host_overlap=float(overlap))
 
 
+#: SGLang's decode server's generation throughput at 16 running requests without and with its overlap scheduler,
+#: tokens per second (catalogs/reference/host_cost_published.csv SGLANG-PD-OVERLAP-16: sgl-project/sglang pull request
+#: 5608, Llama-3.1-8B-Instruct at TP 4, SGLang main between 0.4.5 and 0.4.6; "gen throughput (token/s): 3053.86" before,
+#: "3458.31" after, one decode-batch log line each).
+SGLANG_PD_OVERLAP_TOK_S = (3053.86, 3458.31)
+#: SGLang's host time per sequence per decode step, seconds: what its overlap scheduler hides in that pair, 16 / 3053.86
+#: - 16 / 3458.31 s a step over 16 sequences = 1 / 3053.86 - 1 / 3458.31 = 38.3 us (the file's per_seq_us; a lower
+#: bound of the host work, the part the overlap hid). EXPERIMENT (h-sglhost, ``with_sglang_host_overlap``).
+SGLANG_OVERLAP_SEQUENCE_COST_S = 1.0 / SGLANG_PD_OVERLAP_TOK_S[0] - 1.0 / SGLANG_PD_OVERLAP_TOK_S[1]
+#: EXPERIMENT switch (issue 21, h-sglhost; docs/hypotheses/sglang-host-overlap.md), read at call time; off on main.
+#: On: an SGLang >= 0.4 row's per-sequence host cost is ``SGLANG_OVERLAP_SEQUENCE_COST_S``, hidden behind the device
+#: (a decode step takes max(device, host)) unless the row's command turns the overlap scheduler off. Ablations (measured
+#: after the switch, ``bench/switch_bootstrap.py sglang-host-overlap:cost`` / ``:overlap``): "cost", SGLang's figure
+#: summed everywhere (no overlap); "overlap", the borrowed 59 us kept and hidden where the overlap is on.
+SGLANG_HOST_OVERLAP: bool | str = False
+
+
+def with_sglang_host_overlap(
+    profile: EngineProfile, engine: str, version: str, overlap_off: str | None = None
+) -> EngineProfile:
+    """EXPERIMENT (h-sglhost, off unless ``SGLANG_HOST_OVERLAP``): ``profile`` with SGLang's own host cost where a row
+    ran SGLang from ``SGLANG_OVERLAP_VERSION`` (0.4; its "zero-overhead" overlap scheduler, on by default,
+    lmsys.org/blog/2024-12-04-sglang-v0-4/): ``SGLANG_OVERLAP_SEQUENCE_COST_S`` a sequence a step, hidden behind the
+    device (``host_overlap`` 1: step = max(device, host)), or summed with it where ``overlap_off`` names what in the
+    row's command turned the overlap scheduler off (``--disable-overlap-schedule``; pipeline parallelism,
+    ``_handle_pipeline_parallelism``; EAGLE-family speculative decoding without SGLANG_ENABLE_SPEC_V2, 0.4.x-0.5.x
+    ``server_args.py``). Unchanged: the switch off, another engine, an SGLang release before 0.4 or not parsed, a
+    profile without a per-sequence cost."""
+    if not SGLANG_HOST_OVERLAP or profile.sequence_overhead_s == 0.0 or _engine_name(engine) != "sglang":
+        return profile
+    v = parse_version(str(version or ""))
+    if v is None or v.release < SGLANG_OVERLAP_VERSION:
+        return profile
+    cost = profile.sequence_overhead_s if SGLANG_HOST_OVERLAP == "overlap" else SGLANG_OVERLAP_SEQUENCE_COST_S
+    hidden = not overlap_off and SGLANG_HOST_OVERLAP != "cost"
+    return replace(profile, sequence_overhead_s=cost, host_overlap=1.0 if hidden else 0.0)
+
+
 #: TensorRT-LLM 1.x's host cost per sequence per decode step that its overlap scheduler leaves exposed, seconds:
 #: catalogs/reference/host_cost_published.csv TRTLLM-PYEXEC-64, "~580 us/iter of host overhead as GPU idle" at 64
 #: requests in flight (Llama-3.1-8B FP8, B200; NVIDIA/TensorRT-LLM issue 13957), 580 / 64 = 9.062 us. Summed with
