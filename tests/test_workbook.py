@@ -748,6 +748,62 @@ class TestPrintedSize:
         # 40 columns: four pages of 10
         assert [b.id for b in sheet(40).col_breaks.brk] == [11, 21, 31]
 
+    def test_rows_just_over_a_page_share_the_last_two_pages_evenly_not_a_few_rows_alone(self):
+        """planner.workbook.printing.no_near_empty_page: at 73% with 0.5-in margins an A4 landscape page holds
+        (8.27 - 1) x 72 / 0.73 = 717 pt of rows: a 30-pt title row and 46 rows of 15 pt (720 pt). 50 rows leave 4
+        alone on a second page (60 pt, 9% of the 687 pt under the repeated title); the 50 rows then split 25 + 25 (the
+        page ends after row 26). 60 rows leave 14 (210 pt, 31%): split 30 + 30. 65 leave 19 (285 pt, 41%): kept."""
+        from openpyxl.worksheet.pagebreak import Break
+
+        from planner.workbook.printing import no_near_empty_page, pages_down
+
+        def sheet(rows: int, fit: bool = False):
+            ws = openpyxl.Workbook().active
+            ws.page_setup.orientation = "landscape"
+            ws.sheet_properties.pageSetUpPr.fitToPage = fit
+            ws.page_setup.scale = 73
+            for m in ("top", "bottom", "left", "right"):
+                setattr(ws.page_margins, m, 0.5)
+            ws.column_dimensions["A"].width = 150  # 150 x 7 pt x 73% = 767 pt: one page wide either way
+            ws["A1"] = "header"
+            ws.row_dimensions[1].height = 30
+            ws.print_title_rows = "1:1"
+            for r in range(2, rows + 2):
+                ws.cell(r, 1, r)
+            no_near_empty_page(ws)
+            return ws
+
+        assert pages_down(sheet(50)) == [[1], [27]]  # blocks at the break: rows 1-26 and 27-51
+        assert [b.id for b in sheet(50).row_breaks.brk] == [26]
+        assert [b.id for b in sheet(60).row_breaks.brk] == [31]
+        assert not sheet(65).row_breaks.brk and pages_down(sheet(65)) == [[1, 47]]
+        assert not sheet(40).row_breaks.brk  # one page
+        assert not sheet(50, fit=True).row_breaks.brk  # fit to width: LibreOffice's scale not known well enough
+        # a block after a page break of the sheet's own is judged alone: rows 2-10, then 11-61 (4 alone: split)
+        ws = openpyxl.Workbook().active
+        ws.page_setup.orientation, ws.page_setup.scale = "landscape", 73
+        ws.sheet_properties.pageSetUpPr.fitToPage = False
+        for m in ("top", "bottom"):
+            setattr(ws.page_margins, m, 0.5)
+        for r in range(1, 62):
+            ws.cell(r, 1, r)
+        ws.row_breaks.append(Break(id=10))
+        no_near_empty_page(ws)
+        assert sorted(b.id for b in ws.row_breaks.brk) == [10, 35]  # 48 + 3 rows of 15 pt: 26 + 25 (717 pt = 47 rows)
+
+    def test_the_gpus_table_prints_two_even_pages_down_not_its_last_rows_alone(self, book):
+        """s211's 35 GPUs: the header row (110 pt), 35 rows (636 pt) and the note (15 + 69.5 pt) are 830 pt, over the
+        717 pt of a page at 73%; the printer's break after row 34 left two GPU rows and the note alone under the header
+        on a page of each group of columns (four of the 77 pages). Now each page down holds about half."""
+        from planner.workbook.printing import MIN_LAST_PAGE, pages_down, printable_height_pt, row_height_pt
+
+        ws = openpyxl.load_workbook(book)["GPUs"]
+        ([first], [second]) = pages_down(ws)  # one page each side of the break
+        assert first == 1 and [b.id for b in ws.row_breaks.brk] == [second - 1]
+        room = printable_height_pt(ws) / 0.73 - row_height_pt(ws, 1)
+        below = sum(row_height_pt(ws, r) for r in range(second, 39))
+        assert MIN_LAST_PAGE * room <= below <= room
+
 
 class TestWhatAReaderSees:
     """Issue 14's what-if workbook points that show in the file itself, without a spreadsheet engine."""

@@ -603,6 +603,19 @@ def _word_box_heights(pdf: Path) -> list[tuple[list[str], float]]:
     return out
 
 
+def _lowest_words(pdf: Path) -> list[tuple[str, float]]:
+    """Each page's sheet (the header's first word) and how far down its lowest word of the body (the header and
+    footer, the top and bottom 8%, left out) ends, as a share of the page's height (pdftotext -bbox)."""
+    html = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    out = []
+    for page in html.split("<page ")[1:]:
+        height = float(re.search(r'height="([\d.]+)"', page).group(1))
+        words = re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>', page)
+        body = [float(b) for a, b, _ in words if 0.08 * height < float(a) < 0.92 * height]
+        out.append((words[0][2] if words else "", max(body, default=0.0) / height))
+    return out
+
+
 class TestRenderedPages:
     def test_every_sheet_renders_to_pdf_and_png(self, tmp_path):
         """soffice --convert-to pdf and pdftoppm give at least one page per sheet (the pictures a reviewer looks at),
@@ -625,8 +638,14 @@ class TestRenderedPages:
         # three down), GPUs over seven (seven across: s201's first-party quotes made the price columns wider), AllReduce over four (the measured table: two across, two down),
         # Ranges over four (two across; its factors and coverage: a page break of their own). Fit to one page wide they took
         # 6, 1, 1, 2 and 2 pages, at 2.2-5.5 pt. s211's two workstation GPUs (RTX PRO 6000 WS, RTX 6000 Ada) pushed the
-        # GPUs sheet's last rows onto a second page down (seven across: 11 pages; Models 12, Ranges 6): 77 in all.
-        assert len(sheets) <= len(pages) <= len(sheets) + 63
+        # GPUs sheet's last rows onto a second page down (seven across: 11 pages; Models 12, Ranges 6): 77 in all, four
+        # of GPUs' pages two rows and the note alone, Models' third pages down a third full. Since s212 a block of rows
+        # whose last page down would hold under 40% of a page shares the last two pages evenly
+        # (planner.workbook.printing.no_near_empty_page): GPUs' 830 pt of rows are over one page at 73% (717 pt), so
+        # two even pages down in each group of columns, and its name column at most 24 characters (the two RTX PRO
+        # 6000 names wrap; 43 before, on every page across) makes six groups, not seven: 12 pages, 78 in all. Models
+        # stays 12 (three pages down of four groups, the last two even).
+        assert len(sheets) <= len(pages) <= len(sheets) + 64
         boxes = _word_box_heights(pdf)
         # the first GPUs page prints at exactly 73%: its words' boxes give an 11-pt word's box at 100%
         gpus = openpyxl.load_workbook(path)["GPUs"]
@@ -637,6 +656,11 @@ class TestRenderedPages:
             # 8 pt or more in Excel; LibreOffice without Calibri (DejaVu Sans, 7 pt a character of width, not 5.25)
             # prints a sheet fit to width at 3/4 of that: 6 pt. Fit to width, GPUs and Models printed at 2.2 pt.
             assert 11 * box / box_11pt >= 6.0, f"page {i} ({' '.join(words[:4])}): {11 * box / box_11pt:.1f} pt"
+        # no page of a table printed at a fixed scale holds only a few rows: its lowest word is below 45% of the
+        # page's height (the 77-page book's GPUs pages of two rows and the note: 23-31%; Models' thirds: 29-35%)
+        for i, (sheet, lowest) in enumerate(_lowest_words(pdf), 1):
+            if sheet in ("GPUs", "Models", "AllReduce", "Calc"):
+                assert lowest >= 0.45, f"page {i} ({sheet}) ends at {lowest:.0%} of the page: a few rows alone"
         for i in range(1, len(pages) + 1):  # no blank page: each has its sheet's title or table header
             text = subprocess.run(
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True

@@ -55,6 +55,7 @@ class Column:
     name: str | None = None  # defined name of the column's data range
     formula: bool = False  # the values are spreadsheet formulas; otherwise catalog data, text kept as text
     detail: bool | None = None  # folded away (outline, "+" to show): default for formulas and long text
+    max_width: float | None = None  # the widest a shown text column grows to (None: ``MAX_TEXT_WIDTH``); longer wraps
 
     @property
     def folded(self) -> bool:
@@ -123,7 +124,8 @@ def _table_sheet(
             text = isinstance(value, str) and not col.formula  # a name or source starting with '=' stays text
             sheet.set(f"{letter}{r}", value, fmt=col.fmt, text=text)
             if text and not col.folded:  # a shown name is not cut by the next column ("RTX PRO 6000 Blackwell Se")
-                sheet.widths[letter] = max(sheet.widths[letter], min(len(value) + 1.0, MAX_TEXT_WIDTH))
+                widest = col.max_width or MAX_TEXT_WIDTH
+                sheet.widths[letter] = max(sheet.widths[letter], min(len(value) + 1.0, widest))
         if not col.folded:  # a shown text longer than the column wraps, its row as tall as it takes (writer)
             for r in range(first, first + len(entries)):
                 cell = sheet.cells[f"{letter}{r}"]
@@ -254,7 +256,10 @@ def _gpus_sheet(
         ]
 
     cols = [
-        Column("GPU", text(lambda g, r: g.name), width=18, name="gpu_names"),
+        # at most 24 characters: printed, column A repeats on each of the pages across; the two RTX PRO 6000 names
+        # (37 and 42 characters) wrap to two lines rather than widen it on every page (seven pages across at 43, six
+        # at 24: planner.workbook.printing.legible_print)
+        Column("GPU", text(lambda g, r: g.name), width=18, name="gpu_names", max_width=24),
         Column("Vendor", lambda g, r: g.vendor, width=8, name="gpu_vendor"),
         Column("Architecture", text(lambda g, r: g.architecture), width=12),
         Column(f"Memory, physical ({shown_unit('GB')})", lambda g, r: g.memory_bytes, GB_NUM, 10, "gpu_memory"),

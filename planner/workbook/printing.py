@@ -16,6 +16,7 @@ size: 6 pt for a sheet at Excel's 8 pt.
 from __future__ import annotations
 
 from openpyxl.utils import column_index_from_string, get_column_letter
+from openpyxl.utils.cell import range_boundaries
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -137,4 +138,116 @@ def legible_print(ws: Worksheet) -> None:
         ws.col_breaks.append(Break(id=body[end - 1][0], max=1048575))  # the page ends after this column
 
 
-__all__ = ["MIN_PRINT_PT", "column_pages", "legible_print", "print_scale", "printable_width_pt"]
+#: A block of rows (a sheet, or the rows between two of its page breaks) running onto a further page down leaves that
+#: last page at least this share of a page's room; when it would hold less, the last two pages share the rows
+#: evenly (planner.export.print_layout.MIN_LAST_PAGE, the review's rule). s211's two workstation GPUs left the GPUs
+#: table's last two rows and its note alone on a page of each group of columns (four pages of 4-6 rows).
+MIN_LAST_PAGE = 0.4
+#: The default row height in points (openpyxl writes the sheets' defaultRowHeight 15; LibreOffice keeps it).
+ROW_PT = 15.0
+
+
+def printable_height_pt(ws: Worksheet) -> float:
+    """The page's height between the top and bottom margins, in points (the header and footer print in the
+    margins: a what-if page of GPUs at 73% held rows 1-34, 716 pt, of the 717 this gives)."""
+    paper = A4_IN[0] if ws.page_setup.orientation == "landscape" else A4_IN[1]
+    return (paper - (ws.page_margins.top or 0.0) - (ws.page_margins.bottom or 0.0)) * 72
+
+
+def _title_rows(ws: Worksheet) -> range:
+    titles = ws.print_title_rows
+    if not titles:
+        return range(1, 1)
+    first, last = (int(r.strip("$")) for r in str(titles).split(":"))
+    return range(first, last + 1)
+
+
+def last_printed_row(ws: Worksheet) -> int:
+    """The last row with a value in a shown column (a merged cell counts its whole range): rows below, and cells of
+    folded columns, print nothing."""
+    hidden = {
+        j for j in range(1, ws.max_column + 1) if (d := ws.column_dimensions.get(get_column_letter(j))) and d.hidden
+    }
+    last = max(
+        (c.row for row in ws.iter_rows() for c in row if c.value is not None and c.column not in hidden), default=0
+    )
+    for rng in ws.merged_cells.ranges:
+        c0, r0, _, r1 = range_boundaries(str(rng))
+        if c0 not in hidden and ws.cell(r0, c0).value is not None:
+            last = max(last, r1)
+    return last
+
+
+def row_height_pt(ws: Worksheet, r: int) -> float:
+    """A row's printed height at 100%: its set height, the sheet's default without one, 0 hidden."""
+    dim = ws.row_dimensions.get(r)
+    if dim is not None and dim.hidden:
+        return 0.0
+    if dim is not None and dim.height is not None:
+        return dim.height
+    return ws.sheet_format.defaultRowHeight or ROW_PT
+
+
+def pages_down(ws: Worksheet) -> list[list[int]]:
+    """The first row of each page down, per block of rows between the sheet's page breaks, as a printer fills a page
+    with rows until the next does not fit (the title rows repeated on each page after the first)."""
+    last = last_printed_row(ws)
+    titles = _title_rows(ws)
+    scale = print_scale(ws, LO_PT_PER_CHAR)
+    title_pt = sum(row_height_pt(ws, r) for r in titles)
+    room = printable_height_pt(ws) / scale
+    ends = sorted(b.id for b in ws.row_breaks.brk if b.id < last)
+    blocks = []
+    for first, end in zip([1] + [e + 1 for e in ends], [*ends, last], strict=True):
+        starts, used = [first], title_pt if first > titles.stop - 1 and titles else 0.0
+        for r in range(first, end + 1):
+            h = row_height_pt(ws, r)
+            if used > title_pt and used + h > room:
+                starts.append(r)
+                used = title_pt
+            used += h
+        blocks.append(starts)
+    return blocks
+
+
+def no_near_empty_page(ws: Worksheet) -> None:
+    """Where a block of rows runs onto a further page down that its rows would fill less than ``MIN_LAST_PAGE`` of,
+    break its last two pages between rows at half their height (together under 1.4 pages: each under 0.7 and a
+    row), the title rows repeated on both: no page of a few rows alone, and no text shrunk below the sheet's scale. Only sheets printed at a fixed
+    scale (``legible_print``'s): a sheet fit to width prints at a scale LibreOffice works out a little below
+    ``print_scale``'s (the what-if Inputs, 945 pt of rows at 59.6%, 563 pt, printed on one 523-pt page), so its
+    pages down are not known well enough to move them. Sheets with charts keep their pages."""
+    if ws._charts or ws.sheet_properties.pageSetUpPr.fitToPage:
+        return
+    titles = _title_rows(ws)
+    title_pt = sum(row_height_pt(ws, r) for r in titles)
+    room = printable_height_pt(ws) / print_scale(ws, LO_PT_PER_CHAR) - title_pt
+    last = last_printed_row(ws)
+    ends = sorted(b.id for b in ws.row_breaks.brk if b.id < last)
+    for starts in pages_down(ws):
+        if len(starts) < 2:
+            continue
+        end = next((e for e in ends if e >= starts[-1]), last)
+        if sum(row_height_pt(ws, r) for r in range(starts[-1], end + 1)) >= MIN_LAST_PAGE * room:
+            continue
+        pair = range(max(starts[-2], titles.stop if titles else 1), end + 1)
+        half, acc = sum(row_height_pt(ws, r) for r in pair) / 2, 0.0
+        for r in pair:
+            if acc + row_height_pt(ws, r) > half:
+                break
+            acc += row_height_pt(ws, r)
+        # the page ends before row r; the pages before keep the printer's own breaks (one of them a row off ours
+        # moves a row into or out of the first of the two, each under 0.7 of a page: the last is still not alone)
+        ws.row_breaks.append(Break(id=r - 1))
+
+
+__all__ = [
+    "MIN_PRINT_PT",
+    "column_pages",
+    "legible_print",
+    "no_near_empty_page",
+    "pages_down",
+    "print_scale",
+    "printable_height_pt",
+    "printable_width_pt",
+]

@@ -27,7 +27,7 @@ from planner import __version__
 from planner.export.xlsx_cells import titled_pages
 from planner.io.files import write_file
 from planner.io.safetext import write_text
-from planner.workbook.printing import legible_print
+from planner.workbook.printing import legible_print, no_near_empty_page
 from planner.workbook.spec import Chart, Sheet, WorkbookSpec
 
 _thin = Side(style="thin", color="BFBFBF")
@@ -240,6 +240,7 @@ def write_sheet(ws, s: Sheet) -> None:
     titled_pages(ws, s.name, PRINTED_TITLE, printed_footer(), PRINTED_FIELDS)
     legible_print(ws)  # a sheet too wide for one page at 8 pt prints over several, its title columns on each
     _merges_on_their_pages(ws)
+    no_near_empty_page(ws)  # its rows heights final: a block's last page down not a few rows alone
 
 
 #: The printed pages' header (right of the sheet's name) and footer fields (codes: the date printed, the file).
