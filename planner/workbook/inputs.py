@@ -174,7 +174,7 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
         "Change the yellow cells; every other sheet recalculates, but the peak fleet and its cost come from planner's "
         "simulation (Load sheet): after an edit they read 'not known' ('~N est.' where only the peak changed) until "
         "planner workbook refresh (Python) runs on this file. Blank optional cells take the default in column D. For a meeting, print Inputs, Results and "
-        "Levers (4 pages; the whole workbook prints about 70).",
+        "Levers (4 pages; the whole workbook prints about 80).",
     )
     for col, h in zip("ABCD", ("Input", "Value", "Unit", "What it means / default"), strict=True):
         s.set(f"{col}3", h, style="header")
