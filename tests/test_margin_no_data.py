@@ -21,6 +21,7 @@ Figures from catalogs/reference/heldout_serving_residuals.csv (every release's r
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -200,6 +201,21 @@ class TestPlan:
         )  # fmt: skip
         assert "  at the +25% margin's end: 9 x 4 = 36 GPUs" in "\n".join(lines)
         assert not any(x.startswith("Margin: ") for x in lines)
+
+    def test_json_carries_the_verdict_line(self, trial_plans):
+        """``plan --json``'s ``margin_verdict`` is the text's line under the head, word for word (MI325X, the trial's
+        command: the verdict of ``test_the_verdict_is_the_line_under_the_head``)."""
+        r = run("plan", "--gpu", "MI325X", *TRIAL, "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["margin_verdict"] == trial_plans["MI325X"][1]
+        assert trial_plans["MI325X"][1].startswith("Margin: ")
+
+    def test_json_verdict_is_null_without_a_fleet(self):
+        """No --rate, no fleet sized at the margin's end: the key is there, null (the text has no "Margin: " line)."""
+        args = ("plan", "--gpu", "MI325X", *TRIAL[: TRIAL.index("--rate")])
+        assert not any(x.startswith("Margin: ") for x in run(*args).stdout.splitlines())
+        d = json.loads(run(*args, "--json").stdout)
+        assert "margin_verdict" in d and d["margin_verdict"] is None
 
 
 EXPORT = """title = "MI325X against H200, DeepSeek-R1 dp-ep"
