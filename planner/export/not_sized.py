@@ -37,7 +37,8 @@ NOT_SIZED = "not sized, low confidence: measure one replica first"
 def margin_basis(note: str, floor: NoDataFloor | None = None) -> str:
     """The runs a margin's note (``Result.time_range_note``) names, for a sentence on the margin: "13 MLA-model runs
     on H200 SXM 141GB + SGLang: SGLang 0.4.2.post4 (9 runs), ...; layout TP8 (all 13)" (``reason.range_basis``, then
-    ``serving_margin.runs_named``), or "the model's range"."""
+    ``serving_margin.runs_named``), or "the model's range"; ``floor`` (``Result.time_range_floor``, the range's
+    ``TimeRange.floor``) said after the head where the margin was held to a measured GPU's end (``reason.floor_words``)."""
     basis = range_basis(note)  # its floor said after the head, before the runs
     # the runs' releases and layout (trial 16, F1): "vLLM 0.7.4.dev181 (9 runs), 0.11.0 (1); layout TP8 (all 10)"
     runs = runs_named(note)
