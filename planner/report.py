@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Unpack
 
 from planner import api
@@ -213,13 +214,28 @@ class Plan:
     #: NCCL / custom all-reduce buffers of a tensor-parallel group), summing to ``memory.reserve_bytes_per_gpu``
     #: (``planner.model.memory.reserve_parts``); () where they do not (a calibrated reserve, dp-ep, a pipeline)
     reserve_parts: tuple[float, ...] = ()
-    #: the decode step at ``batch`` and, where it is another, at batch 1 in parts (``planner.model.decode_step_breakdown``:
-    #: each operator group's seconds and bound, summing to the TPOT; trial 33 F5); () for a layout it does not break
-    #: down (dp-ep, a pipeline), with the reason in ``breakdown_refused``
-    step_breakdowns: tuple[m.StepBreakdown, ...] = ()
-    breakdown_refused: str = ""
-    #: the same deployment on vLLM, for a plan on another engine (``EngineDifference``; trial 33 F11); None on vLLM
-    vs_vllm: EngineDifference | None = None
+    #: what ``step_breakdowns``, ``breakdown_refused`` and ``vs_vllm`` are computed from, on first read (``StepParts``);
+    #: None: a plan made without it (they read empty)
+    step_parts: StepParts | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def step_breakdowns(self) -> tuple[m.StepBreakdown, ...]:
+        """The decode step at ``batch`` and, where it is another, at batch 1 in parts
+        (``planner.model.decode_step_breakdown``: each operator group's seconds and bound, summing to the TPOT; trial
+        33 F5); () for a layout it does not break down (dp-ep, a pipeline), with the reason in ``breakdown_refused``.
+        Computed on first read (``StepParts``)."""
+        return () if self.step_parts is None else self.step_parts.breakdowns[0]
+
+    @property
+    def breakdown_refused(self) -> str:
+        """Why the decode step is not broken down (``step_breakdowns`` ()), "" where it is."""
+        return "" if self.step_parts is None else self.step_parts.breakdowns[1]
+
+    @property
+    def vs_vllm(self) -> EngineDifference | None:
+        """The same deployment on vLLM, for a plan on another engine (``EngineDifference``; trial 33 F11); None on
+        vLLM. Computed on first read (``StepParts``)."""
+        return None if self.step_parts is None else self.step_parts.vs_vllm
 
     def request_ttft_range(self) -> tuple[float, float]:
         """``time_range`` of ``request_ttft_s``, at least its roofline floor."""
@@ -544,7 +560,7 @@ def plan(
         weight_parts=weight_parts_split(cat, mdl, wp, eng, float(mem.weight_bytes)),
         weight_alias=weight_alias_words(cat, options.get("weight_precision"), wp),
         reserve_parts=reserve_parts_split(cat, g, mdl, wp, eng, n, layout, float(mem.reserve_bytes_per_gpu)),
-        **_step_parts(g, mdl, context, replace(o, gpus=n), b, float(at_batch.step_s)),
+        step_parts=StepParts(g, mdl, context, replace(o, gpus=n), b, float(at_batch.step_s)),
     )
 
 
@@ -560,27 +576,47 @@ def breakdown_as_dict(b: m.StepBreakdown) -> dict:
     }
 
 
-def _step_parts(g: Gpu, mdl: Model, context: Any, o: Options, b: int, tpot_s: float) -> dict:
-    """``Plan``'s ``step_breakdowns`` (at ``b`` and at 1), ``breakdown_refused`` and ``vs_vllm``."""
-    out: dict = {}
-    batches = (b, 1) if b != 1 else (b,)
-    try:
-        out["step_breakdowns"] = tuple(_decode_breakdown(g, mdl, context, replace(o, batch=x)) for x in batches)
-    except InvalidInputError as exc:  # a layout the breakdown does not cover
-        out["breakdown_refused"] = str(exc)
-    if o.engine.name.startswith(COMPARED_ENGINE):
-        return out
-    vllm = replace(o, engine=engine_profile(COMPARED_ENGINE), batch=b, check_fit=False)
-    try:
-        vllm_s = float(_decode_step(g, mdl, context, vllm).step_s)
-        parts: dict[str, float] = {}
-        if out.get("step_breakdowns"):
-            ours, theirs = out["step_breakdowns"][0].seconds(), _decode_breakdown(g, mdl, context, vllm).seconds()
-            parts = {k: ours[k] - theirs[k] for k in ours}
-        out["vs_vllm"] = EngineDifference(b, tpot_s, vllm_s, parts)
-    except PlannerError as exc:
-        out["vs_vllm"] = EngineDifference(b, tpot_s, math.nan, {}, refused=str(exc))
-    return out
+@dataclass(frozen=True, eq=False)
+class StepParts:
+    """A plan's decode step in parts (``Plan.step_breakdowns``, ``breakdown_refused``) and beside vLLM's
+    (``Plan.vs_vllm``), each computed when first read and kept: ``plan`` stores the deployment here, ``planner plan``
+    reads them for ``--explain``, ``--json`` and its vs-vLLM line, and a caller that never reads them (the what-if
+    workbook's plan per lever) never pays for another engine's whole step and two breakdowns. ``options``: the plan's,
+    its group (``gpus``) resolved; ``batch`` and ``tpot_s``: the plan's batch and its TPOT."""
+
+    gpu: Gpu
+    model: Model
+    context: Any
+    options: Options
+    batch: int
+    tpot_s: float
+
+    @functools.cached_property
+    def breakdowns(self) -> tuple[tuple[m.StepBreakdown, ...], str]:
+        """(the step at ``batch`` and, where it is another, at 1 in parts; why not, "" where they are)."""
+        batches = (self.batch, 1) if self.batch != 1 else (self.batch,)
+        g, mdl, context, o = self.gpu, self.model, self.context, self.options
+        try:
+            return tuple(_decode_breakdown(g, mdl, context, replace(o, batch=x)) for x in batches), ""
+        except InvalidInputError as exc:  # a layout the breakdown does not cover
+            return (), str(exc)
+
+    @functools.cached_property
+    def vs_vllm(self) -> EngineDifference | None:
+        """``Plan.vs_vllm``: the step at ``batch`` on vLLM, and each part's difference where the step breaks down."""
+        g, mdl, context, b = self.gpu, self.model, self.context, self.batch
+        if self.options.engine.name.startswith(COMPARED_ENGINE):
+            return None
+        vllm = replace(self.options, engine=engine_profile(COMPARED_ENGINE), batch=b, check_fit=False)
+        try:
+            vllm_s = float(_decode_step(g, mdl, context, vllm).step_s)
+            parts: dict[str, float] = {}
+            if self.breakdowns[0]:
+                ours, theirs = self.breakdowns[0][0].seconds(), _decode_breakdown(g, mdl, context, vllm).seconds()
+                parts = {k: ours[k] - theirs[k] for k in ours}
+            return EngineDifference(b, self.tpot_s, vllm_s, parts)
+        except PlannerError as exc:
+            return EngineDifference(b, self.tpot_s, math.nan, {}, refused=str(exc))
 
 
 def reserve_parts_split(

@@ -21,12 +21,13 @@ Figures from catalogs/reference/heldout_serving_residuals.csv (every release's r
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
 from cli_support import run
 
-from planner.accuracy.ranges import TimeRange, _shift
+from planner.accuracy.ranges import NoDataFloor, TimeRange, _shift
 from planner.accuracy.serving_margin import (
     EVERY_GPU,
     ServingRegion,
@@ -93,13 +94,28 @@ class TestRule:
         from planner.export.not_sized import margin_basis
         from planner.export.reason import range_basis
 
-        note = margin_of("MI325X", "DeepSeek-R1", "sglang", 8).note
+        got = margin_of("MI325X", "DeepSeek-R1", "sglang", 8)
+        note, floor = got.note, got.floor
         held = "held at least as wide as H200 SXM 141GB's +202%, the widest GPU measured for SGLang MLA runs"
-        assert range_basis(note).startswith("MI300X's margin moved out x1.17 for MI325X, which has no runs of its own")
-        assert range_basis(note).endswith(f"; {held}") and f"3 sources; {held}: SGLang 0.4.2.post4" in margin_basis(
-            note
+        basis = range_basis(note, floor)
+        assert basis.startswith("MI300X's margin moved out x1.17 for MI325X, which has no runs of its own")
+        assert basis.endswith(f"; {held}") and f"3 sources; {held}: SGLang 0.4.2.post4" in margin_basis(note, floor)
+        h200 = margin_of("H200", "DeepSeek-R1", "sglang", 8)
+        assert h200.floor is None and "held at least" not in range_basis(h200.note, h200.floor)
+
+    def test_the_floor_is_a_field_not_words_to_read_back(self):
+        """``TimeRange.floor`` says whose end the margin was held to (``no_data_floor``), and the note's words are
+        written from it: MI325X's slow end moved to H200's +202% (its fast end, -24%, already wider than H200's -9%
+        and MI300X's -10%: ``test_mi325x_without_runs_is_no_narrower_than_h200_with_them``)."""
+        from planner.export.reason import floor_words, range_basis
+
+        got = margin_of("MI325X", "DeepSeek-R1", "sglang", 8)
+        assert got.floor == NoDataFloor(
+            "MI325X", "SGLang MLA", (("H200 SXM 141GB", 2.02),), (-0.24, 1.82), (-0.24, 2.02)
         )
-        assert "held at least" not in range_basis(margin_of("H200", "DeepSeek-R1", "sglang", 8).note)
+        assert got.floor.note_words() in got.note
+        # a review reads the field, not the note: the same note without it says no floor
+        assert "held at least" not in range_basis(got.note) and floor_words(None) == ""
 
     def test_a_gpu_with_runs_of_its_own_is_unchanged(self):
         """H200 and MI300X + SGLang have their own MLA runs: each keeps its own (widened) range, -9% / +202% and
@@ -200,6 +216,21 @@ class TestPlan:
         )  # fmt: skip
         assert "  at the +25% margin's end: 9 x 4 = 36 GPUs" in "\n".join(lines)
         assert not any(x.startswith("Margin: ") for x in lines)
+
+    def test_json_carries_the_verdict_line(self, trial_plans):
+        """``plan --json``'s ``margin_verdict`` is the text's line under the head, word for word (MI325X, the trial's
+        command: the verdict of ``test_the_verdict_is_the_line_under_the_head``)."""
+        r = run("plan", "--gpu", "MI325X", *TRIAL, "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["margin_verdict"] == trial_plans["MI325X"][1]
+        assert trial_plans["MI325X"][1].startswith("Margin: ")
+
+    def test_json_verdict_is_null_without_a_fleet(self):
+        """No --rate, no fleet sized at the margin's end: the key is there, null (the text has no "Margin: " line)."""
+        args = ("plan", "--gpu", "MI325X", *TRIAL[: TRIAL.index("--rate")])
+        assert not any(x.startswith("Margin: ") for x in run(*args).stdout.splitlines())
+        d = json.loads(run(*args, "--json").stdout)
+        assert "margin_verdict" in d and d["margin_verdict"] is None
 
 
 EXPORT = """title = "MI325X against H200, DeepSeek-R1 dp-ep"

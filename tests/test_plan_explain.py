@@ -204,3 +204,29 @@ def test_the_core_breakdown_is_the_tpot(gpu, model, context, batch, gpus, engine
         assert b.part(part).seconds > 0 and b.part(part).bound == "measured kernel time per token"
     else:
         assert b.part(part).seconds == pytest.approx(expected_s, rel=1e-12, abs=0.0)
+
+
+def test_plan_computes_the_parts_and_the_vllm_step_only_when_read(monkeypatch):
+    """``planner.report.plan`` keeps the deployment and breaks the step down when ``step_breakdowns`` or ``vs_vllm``
+    is first read (``report.StepParts``): none of the breakdowns for a plan nobody reads them of (the what-if
+    workbook's dp-ep lever), three when read (this engine's at the batch and at 1, vLLM's at the batch: the
+    EngineDifference's parts), and no more on a second read or on a copy (``dataclasses.replace``, as plan's CLI
+    copies a plan to set its price source)."""
+    import dataclasses
+
+    from planner import report
+
+    made: list[int] = []
+    real = report._decode_breakdown
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(report, "_decode_breakdown", counted)
+    p = report.plan("MI325X", "llama3.3-70b", 2560, gpus=8, weight_precision="fp8", engine="sglang")
+    assert made == []
+    d = p.to_dict()
+    assert len(made) == 3 and d["vs_vllm"]["largest_part"] == p.vs_vllm.largest
+    copy = dataclasses.replace(p, price_source="owned")
+    assert copy.vs_vllm is p.vs_vllm and copy.step_breakdowns is p.step_breakdowns and len(made) == 3

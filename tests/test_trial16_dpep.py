@@ -89,7 +89,7 @@ class TestF1MarginNamesItsRunsReleasesAndLayout:
         got = margin_range(prediction, "B200 180GB", "vllm", "MLA", parallelism="dp-ep")
         note = got.note
         assert "vLLM 0.7.3.dev138 (9 runs), 0.7.4.dev181 (9), 0.11.0 (1); layout TP8 (all 19)" in note
-        assert got.high == 1.49 and margin_basis(note).startswith(
+        assert got.high == 1.49 and margin_basis(note, got.floor).startswith(
             "the model's range, widened to hold 19 MLA-model runs on any GPU + vLLM; held at least as wide as "
             "H200 SXM 141GB's +149%, the widest GPU measured for vLLM MLA runs: "
         )

@@ -64,6 +64,38 @@ class Region:
     sources: str = ""
 
 
+#: The words that start a no-data floor's part of a margin's note (``serving_margin.no_data_floor``).
+NO_DATA_FLOOR = "no runs on"
+
+
+@dataclass(frozen=True)
+class NoDataFloor:
+    """Where ``serving_margin.no_data_floor`` held a margin of a GPU without runs of its own to measured GPUs' ends
+    (trial 33 F10): that GPU, the runs measured ("SGLang MLA": the engine's label and the class), each end that moved
+    as (the measured GPU, its end), the slow end first, and the margin before and after. ``TimeRange.floor`` carries
+    it, so a review says whose end it is (``planner.export.reason.floor_words``) without reading the note back."""
+
+    gpu: str
+    runs: str
+    ends: tuple[tuple[str, float], ...]
+    before: tuple[float, float]
+    after: tuple[float, float]
+
+    @property
+    def ends_words(self) -> str:
+        """ "H200 SXM 141GB's +202%" (" and " between two ends)."""
+        return " and ".join(f"{gpu}'s {end:+.0%}" for gpu, end in self.ends)
+
+    def note_words(self) -> str:
+        """The note's part: "; no runs on MI325X: at least as wide as the widest measured GPU of SGLang MLA runs, H200
+        SXM 141GB's +202%: -24% / +182% -> -24% / +202%"."""
+        (low, high), (new_low, new_high) = self.before, self.after
+        return (
+            f"; {NO_DATA_FLOOR} {self.gpu}: at least as wide as the widest measured GPU of {self.runs} runs, "
+            f"{self.ends_words}: {low:+.0%} / {high:+.0%} -> {new_low:+.0%} / {new_high:+.0%}"
+        )
+
+
 class TimeRange(NamedTuple):
     """(low, high) relative residuals, where they come from, what widened them ("" when nothing did), and whether
     they are a calibration file's own (which the held-out coverage, ``coverage_note``, does not judge)."""
@@ -73,6 +105,8 @@ class TimeRange(NamedTuple):
     note: str
     widened: str = ""
     calibrated: bool = False
+    #: where a serving margin was held to measured GPUs' ends (``serving_margin.no_data_floor``), None elsewhere
+    floor: NoDataFloor | None = None
 
 
 def residuals_file() -> Path:

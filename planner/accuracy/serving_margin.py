@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.accuracy.ranges import MIN_ROWS, MIN_SOURCES, TimeRange, curves_part
+from planner.accuracy.ranges import MIN_ROWS, MIN_SOURCES, NoDataFloor, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.profiles import ENGINE_ALIASES, parse_version
 from planner.model.layouts import layout_label
@@ -455,10 +455,6 @@ def from_serving_runs(note: str) -> bool:
     return HELD_OUT_STEADY in note
 
 
-#: The words that start a no-data floor's part of a note (``no_data_floor``).
-NO_DATA_FLOOR = "no runs on"
-
-
 @functools.lru_cache(maxsize=64)
 def borrows_curves(gpu_name: str) -> bool:
     """Whether a catalog GPU's kernel curves are another vendor's (``kernel_curves.curves_miss``: MI300X, MI325X take
@@ -496,27 +492,26 @@ def measured_ends(pool: MarginPool, regions: Regions) -> list[tuple[str, float, 
     return out
 
 
-def no_data_floor(low: float, high: float, pool: MarginPool, regions: Regions) -> tuple[float, float, str]:
-    """(low, high, words) of a margin ``low`` / ``high`` for a GPU with no runs of its own of the engine and class
+def no_data_floor(
+    low: float, high: float, pool: MarginPool, regions: Regions
+) -> tuple[float, float, NoDataFloor | None]:
+    """(low, high, floor) of a margin ``low`` / ``high`` for a GPU with no runs of its own of the engine and class
     (``pool.own`` None): each end at least as wide as the widest of ``measured_ends`` (the module's "No data is never
-    narrower than some data"), and "; no runs on MI325X: at least as wide as the widest measured GPU of SGLang MLA
-    runs, H200 SXM 141GB's +202%: -24% / +182% -> -24% / +202%" where an end moved ("" where none did, or the GPU
-    has runs of its own, or no GPU is measured)."""
+    narrower than some data"), and the ``NoDataFloor`` saying whose end where an end moved (its ``note_words``: ";
+    no runs on MI325X: at least as wide as the widest measured GPU of SGLang MLA runs, H200 SXM 141GB's +202%: -24% /
+    +182% -> -24% / +202%"); None where none did, or the GPU has runs of its own, or no GPU is measured."""
     measured = measured_ends(pool, regions) if pool.own is None else []
     if not measured:
-        return low, high, ""
+        return low, high, None
     slow = max(measured, key=lambda m: m[2])
     fast = min(measured, key=lambda m: m[1])
     new_low, new_high = min(low, fast[1]), max(high, slow[2])
     if (new_low, new_high) == (low, high):
-        return low, high, ""
+        return low, high, None
     label = ENGINE_LABELS.get(pool.engine, pool.engine)
-    ends = [f"{slow[0]}'s {slow[2]:+.0%}"] * (new_high != high) + [f"{fast[0]}'s {fast[1]:+.0%}"] * (new_low != low)
-    words = (
-        f"; {NO_DATA_FLOOR} {pool.gpu}: at least as wide as the widest measured GPU of {label} {pool.architecture} "
-        f"runs, {' and '.join(ends)}: {low:+.0%} / {high:+.0%} -> {new_low:+.0%} / {new_high:+.0%}"
-    )
-    return new_low, new_high, words
+    ends = ((slow[0], slow[2]),) * (new_high != high) + ((fast[0], fast[1]),) * (new_low != low)
+    floor = NoDataFloor(pool.gpu, f"{label} {pool.architecture}", ends, (low, high), (new_low, new_high))
+    return new_low, new_high, floor
 
 
 def _from_sources(region: ServingRegion) -> str:
@@ -601,8 +596,9 @@ def margin_range(
     # trial 24 F12: "no held-out figures on B200 180GB" beside "B200 180GB 4" read as a contradiction: two tables
     table = f" ({PREDICTION_TABLE})" if prediction.widened else ""
     low, high, floor = no_data_floor(low, high, pool, regions)  # trial 33 F10: never narrower than a measured GPU
-    note = f"{prediction.note}{table}; {verb} " + " and of ".join(parts) + floor + clause
-    return TimeRange(low, high, note, prediction.widened)
+    floored = floor.note_words() if floor else ""
+    note = f"{prediction.note}{table}; {verb} " + " and of ".join(parts) + floored + clause
+    return TimeRange(low, high, note, prediction.widened, floor=floor)
 
 
 #: The words ``runs_clause`` starts with, which ``runs_named`` finds in a note.
@@ -739,12 +735,13 @@ def sibling_margin(
     same = "the same compute die" if sib.architecture == gpu.architecture else "another architecture"
     moved = f"{low:+.0%} / {high:+.0%}"
     low, high, floor = no_data_floor(low, high, pool, load_serving())  # trial 33 F10: never narrower than measured
+    floored = floor.note_words() if floor else ""
     note = (
         f"{sib.name}{SIBLING_MARGIN}{miss:.2f} either way for {gpu.name} ({gpu.name} takes {sib.name}'s kernel rates, "
         f"{same}, and has no serving runs of its own: {DATA_GAP} {gpu.name}): {theirs.low:+.0%} / {theirs.high:+.0%} "
-        f"-> {moved}{own}{floor}; {sib.name}'s margin: {theirs.note}"
+        f"-> {moved}{own}{floored}; {sib.name}'s margin: {theirs.note}"
     )
-    return TimeRange(low, high, note, theirs.widened)
+    return TimeRange(low, high, note, theirs.widened, floor=floor)
 
 
 #: The words of an engine line before ``KERNEL_LINES``' (how ``release_split``'s statement names the older runs).

@@ -1405,9 +1405,17 @@ def plan_command(
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if spec is not None:  # a speculating deployment is another: the plan's published runs are not its own
         p = dc_replace(p, published_runs=())
+    # trial 33 F10: the fleet at the margin's slow end is no budget figure (the line under the head; --json's key)
+    verdict = margin_verdict_line(margin, sized, p) if sized and margin is not None else ""
     if as_json:
-        out = plan_as_dict(dc_replace(p, price_source=owned) if owned else p) | (
-            {"under_load": sizing_as_dict(sized, p, sent_output, length_q) | {"prefix_hit_rate": hit}} if sized else {}
+        out = (
+            plan_as_dict(dc_replace(p, price_source=owned) if owned else p)
+            | {"margin_verdict": verdict or None}
+            | (
+                {"under_load": sizing_as_dict(sized, p, sent_output, length_q) | {"prefix_hit_rate": hit}}
+                if sized
+                else {}
+            )
         )
         out["warnings"] = [*out.get("warnings", []), *([tail] if tail else []), *([draws] if draws else [])]
         if check is not None:  # --replicas: the given fleet, sized on nothing
@@ -1535,7 +1543,6 @@ def plan_command(
         text += "".join("\n" + line for line in lines)
         text = f"\n\n{concurrency_line}" + text if concurrency is not None else text
         explained = "".join("\n" + line for line in explain_lines(p)) if explain else ""
-        verdict = margin_verdict_line(margin, sized, p) if sized and margin is not None else ""
         echo(render_plan(dc_replace(p, price_source=owned) if owned else p, verdict) + text + explained)
 
 

@@ -771,6 +771,7 @@ def evaluate(
         time_range=(kept.time_range.low, kept.time_range.high),
         time_range_note=kept.time_range.note,
         time_range_widened=kept.time_range.widened,
+        time_range_floor=kept.time_range.floor,
         tpot_goal_s=tpot_goal,
         ttft_goal_s=kept.goal_s(workload.ttft_target_s),
         calibration=calibration_in_effect(gpu, eng),

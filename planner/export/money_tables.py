@@ -345,7 +345,7 @@ def margin_sets_fleet_line(review: Review) -> str:
             parts.append(
                 f"{r.option.name} {counted(r.gpus, 'GPU', ',.0f')} at +{r.margin:.0%} against "
                 f"{oo.gpus_without_margin:,.0f} as predicted (x{r.gpus / oo.gpus_without_margin:,.0f}"
-                f"{_in_flight(r)}; the margin from {margin_basis(r.time_range_note)})"
+                f"{_in_flight(r)}; the margin from {margin_basis(r.time_range_note, r.time_range_floor)})"
             )
     if not parts:
         return ""

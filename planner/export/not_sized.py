@@ -8,6 +8,7 @@ import re
 from dataclasses import replace as dc_replace
 from types import EllipsisType
 
+from planner.accuracy.ranges import NoDataFloor
 from planner.accuracy.serving_margin import runs_named
 from planner.catalog import Catalog
 from planner.export.outlook import without_margin
@@ -33,11 +34,12 @@ MARGIN_NOT_SIZED = 10.0
 NOT_SIZED = "not sized, low confidence: measure one replica first"
 
 
-def margin_basis(note: str) -> str:
+def margin_basis(note: str, floor: NoDataFloor | None = None) -> str:
     """The runs a margin's note (``Result.time_range_note``) names, for a sentence on the margin: "13 MLA-model runs
     on H200 SXM 141GB + SGLang: SGLang 0.4.2.post4 (9 runs), ...; layout TP8 (all 13)" (``reason.range_basis``, then
-    ``serving_margin.runs_named``), or "the model's range"."""
-    basis = range_basis(note, floor=False)  # said after the head, before the runs
+    ``serving_margin.runs_named``), or "the model's range"; ``floor`` (``Result.time_range_floor``, the range's
+    ``TimeRange.floor``) said after the head where the margin was held to a measured GPU's end (``reason.floor_words``)."""
+    basis = range_basis(note)  # its floor said after the head, before the runs
     # the runs' releases and layout (trial 16, F1): "vLLM 0.7.4.dev181 (9 runs), 0.11.0 (1); layout TP8 (all 10)"
     runs = runs_named(note)
     if basis == "its benchmark rows":
@@ -46,7 +48,7 @@ def margin_basis(note: str) -> str:
     else:
         thin = re.search(r": (widened to [^;]+);", basis)  # a region from too few sources (trial 20, F1)
         head = basis.split(" (")[0] + (f", {thin[1]}" if thin else "")
-    return head + floor_words(note) + (f": {runs}" if runs else "")  # trial 33 F10: held to a measured GPU's end
+    return head + floor_words(floor) + (f": {runs}" if runs else "")  # trial 33 F10: held to a measured GPU's end
 
 
 def not_sized(result: Result, scenario: Scenario, catalog: Catalog, bare: Result | None | EllipsisType = ...) -> Result:
@@ -72,7 +74,7 @@ def not_sized(result: Result, scenario: Scenario, catalog: Catalog, bare: Result
         "which one sequence's decode nearly uses, so the fleet would be "
     )
     predicted = f"{counted(bare.gpus, 'GPU', ',.0f')} ({usd(bare.monthly_usd)} a month) sized on the prediction"
-    source = f"the margin, not the traffic, sets it; the margin from {margin_basis(result.time_range_note)}"
+    source = f"the margin, not the traffic, sets it; the margin from {margin_basis(result.time_range_note, result.time_range_floor)}"
     if stopped:  # searched below the bound only: no exact figure, only that it is at least there
         least = MARGIN_NOT_SIZED * bare.gpus
         fleet = (

@@ -11,6 +11,7 @@ from planner.export.ownership import ON_PREMISES_LEFT_OUT, RENT_HOURS, capital_t
 from planner.units import counted
 
 if TYPE_CHECKING:
+    from planner.accuracy.ranges import NoDataFloor
     from planner.export.records import Result
     from planner.export.scenario import Scenario
 
@@ -28,22 +29,19 @@ def _ms(s: float) -> str:
 TTFT_BORROWED = "TTFT's margin borrowed from TPOT"
 
 
-def range_basis(note: str, floor: bool = True) -> str:
-    """``_range_basis`` of ``note``, and where the margin was held to a measured GPU's end (``serving_margin.
-    no_data_floor``, trial 33 F10; ``floor`` False: not said), "; held at least as wide as H200 SXM 141GB's +202%, the
-    widest GPU measured for SGLang MLA runs" after it."""
-    return _range_basis(note) + (floor_words(note) if floor else "")
+def range_basis(note: str, floor: NoDataFloor | None = None) -> str:
+    """``_range_basis`` of ``note``, and where the margin was held to a measured GPU's end (``floor``, the range's
+    ``TimeRange.floor``: ``serving_margin.no_data_floor``, trial 33 F10; None: not said), "; held at least as wide as
+    H200 SXM 141GB's +202%, the widest GPU measured for SGLang MLA runs" after it."""
+    return _range_basis(note) + floor_words(floor)
 
 
-def floor_words(note: str) -> str:
+def floor_words(floor: NoDataFloor | None) -> str:
     """ "; held at least as wide as H200 SXM 141GB's +202%, the widest GPU measured for SGLang MLA runs" where a
-    margin's note says it was held to a measured GPU's end (``serving_margin.no_data_floor``); "" elsewhere."""
-    from planner.accuracy.serving_margin import NO_DATA_FLOOR
-
-    floor = re.search(
-        rf"; {NO_DATA_FLOOR} [^:;]+: at least as wide as the widest measured GPU of (.+?) runs, (.+?): [-+]\d", note
-    )
-    return f"; held at least as wide as {floor[2]}, the widest GPU measured for {floor[1]} runs" if floor else ""
+    margin was held to a measured GPU's end (``floor``: ``ranges.NoDataFloor``); "" for None."""
+    if floor is None:
+        return ""
+    return f"; held at least as wide as {floor.ends_words}, the widest GPU measured for {floor.runs} runs"
 
 
 def _range_basis(note: str) -> str:
@@ -90,7 +88,7 @@ def risk(scenario: Scenario, rec: Result) -> str:
     text = (
         f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of "
         # with a margin, the sentence after says the TTFT margin is borrowed, with TTFT's own range
-        f"{range_basis(rec.time_range_note).replace(f'; {TTFT_BORROWED}', '' if rec.margin else f'; {TTFT_BORROWED}')}"
+        f"{range_basis(rec.time_range_note, rec.time_range_floor).replace(f'; {TTFT_BORROWED}', '' if rec.margin else f'; {TTFT_BORROWED}')}"
         + (f" (widened {rec.time_range_widened})" if rec.time_range_widened else "")
         + (f", the figures it is drawn from; {held}. Sized with {how}" if held else f"; sized with {how}")
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")

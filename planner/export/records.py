@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 
 from planner.accuracy.calibration import CalibrationUse
-from planner.accuracy.ranges import TimeRange
+from planner.accuracy.ranges import NoDataFloor, TimeRange
 from planner.catalog import Gpu, Model
 from planner.catalog.resolve import experts_words
 from planner.engines.profiles import EngineProfile
@@ -181,6 +181,8 @@ class Result:
     time_range: tuple[float, float] = (0.0, 0.0)
     time_range_note: str = ""  # where that range comes from
     time_range_widened: str = ""  # why it was widened ("" when the data covers this GPU, group and model)
+    #: where that range was held to measured GPUs' ends (``ranges.NoDataFloor``), None elsewhere
+    time_range_floor: NoDataFloor | None = None
     tpot_goal_s: float = math.nan  # target / (1 + margin): what the central prediction must meet
     ttft_goal_s: float = math.nan
     #: the simulated run of one replica at the planned peak, when replicas were sized on percentiles (else None)
