@@ -12,7 +12,7 @@ from planner.api import check_parallelism
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import PlannerError
-from planner.units import counted, parse_seconds, parse_token_count, token_count_accepted
+from planner.units import SpeedNotTimeError, counted, parse_seconds, parse_token_count, token_count_accepted
 
 
 class TokenCount(click.ParamType):
@@ -128,7 +128,7 @@ class Seconds(click.ParamType):
         try:
             seconds = parse_seconds(text if number is None else number, self.bare_max_s, "", self.example_s)
         except ValueError as exc:
-            if number is not None:
+            if number is not None or isinstance(exc, SpeedNotTimeError):  # its own words: the way out
                 self.fail(str(exc), param, ctx)
             e = self.example_s
             self.fail(
