@@ -110,3 +110,15 @@ def test_scenario_tpot_target_given_as_a_speed_is_refused_in_one_line_with_the_t
     assert 'write 0.05 (seconds) or "50 ms"' in line
     assert re.search(r"\(line 9\)$", line), line
     assert not (tmp_path / "r.md").exists()
+
+
+def test_plan_without_context_says_what_a_context_is_and_what_to_give():
+    """F7: click's bare "Missing option '--context'." now goes on with what it is (prompt + answer, vLLM's
+    --max-model-len, as --help says) and an example to type; still a usage error, exit 2 (README "Exit codes")."""
+    r = run("plan", "--gpu", "H100", "--model", "llama3.1-8b")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    message = " ".join(r.output.split())
+    assert "Missing option '--context'. It is the most tokens one request holds, prompt + answer" in message
+    assert "e.g. 8k (8,192 tokens) for a chat" in message
+    # the example it gives runs: 8k is --context's own "8k (k = 1,024 tokens)"
+    assert run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k").exit_code == 0

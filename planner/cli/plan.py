@@ -833,7 +833,9 @@ PARALLELISM_FLAGS = (
     required=True,
     type=TokenCount(
         whole_because="--context is the tokens one sequence holds and sizes its KV cache: whole tokens; only "
-        "--prompt-tokens and --output-tokens, means, may have a fraction"
+        "--prompt-tokens and --output-tokens, means, may have a fraction",
+        missing="It is the most tokens one request holds, prompt + answer (the engine's --max-model-len), e.g. 8k "
+        "(8,192 tokens) for a chat; the model's trained maximum is its max_context (planner catalog show MODEL)",
     ),
     help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens); the "
     "engine's --max-model-len: with --rate, requests drawn longer (--prompt-tokens-high) are cut to it, a trace's, "
