@@ -266,6 +266,34 @@ _DURATION = re.compile(
 )
 
 
+class SpeedNotTimeError(ValueError):
+    """A speed in tokens a second ("20 tokens/s") where a time is asked: refused with the time it stands for."""
+
+
+#: A speed as people write it for a chat's feel: "20 tokens/s", "20 tok/s", "20 tokens per second" (trial 34 F6).
+_TOKEN_SPEED = re.compile(
+    r"(?P<number>[0-9]*\.?[0-9]+)\s*(?:tokens?|toks?)\s*(?:/|per|a)\s*(?:s|sec|secs|second)", re.IGNORECASE
+)
+
+
+def _speed_words(text: str, bare_max_s: float, example_s: float) -> str | None:
+    """The refusal of a speed given for a time (trial 34 F6: a product manager's "answers feel fast" is 20 tokens a
+    second), or None where ``text`` is no speed. A per-token time (``bare_max_s`` at most ``BARE_TPOT_MAX_S``: the
+    TPOT) is its inverse, said with the number to write; another time (a TTFT) has no such inverse."""
+    hit = _TOKEN_SPEED.fullmatch(text.strip())
+    if hit is None:
+        return None
+    speed = float(hit["number"])
+    head = f"{text.strip()[:40]!r} is a speed, not a time"
+    if bare_max_s <= BARE_TPOT_MAX_S and speed > 0:
+        per = 1 / speed
+        return (
+            f"{head}: {speed:g} tokens a second is one token every {per:.4g} s; write {per:.4g} (seconds) or "
+            f'"{per * 1e3:.4g} ms"'
+        )
+    return f'{head}: give the wait in seconds, e.g. {example_s:g} or "{example_s * 1e3:g} ms"'
+
+
 def parse_seconds(value: object, bare_max_s: float, name: str, example_s: float = 0.05) -> float:
     """A duration in seconds: a number is seconds, text carries its unit ("50 ms", "0.05 s", "800us", "60 msec":
     ``TIME_UNITS``). A negative duration is returned as read ("-1s" -> -1.0): the caller refuses it as not positive.
@@ -289,6 +317,8 @@ def parse_seconds(value: object, bare_max_s: float, name: str, example_s: float 
     if not isinstance(value, str):
         raise ValueError(f"expected seconds, e.g. {example}; got {type(value).__name__}")
     hit = _DURATION.fullmatch(value.strip())
+    if hit is None and (speed := _speed_words(value, bare_max_s, example_s)) is not None:
+        raise SpeedNotTimeError(speed)
     if hit is None:
         raise ValueError(
             f'{value[:40]!r} is not a duration; write {name} = {example_s:g} (seconds) or "{example_s * 1e3:g} ms"'

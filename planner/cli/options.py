@@ -12,7 +12,7 @@ from planner.api import check_parallelism
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import PlannerError
-from planner.units import counted, parse_seconds, parse_token_count, token_count_accepted
+from planner.units import SpeedNotTimeError, counted, parse_seconds, parse_token_count, token_count_accepted
 
 
 class TokenCount(click.ParamType):
@@ -20,10 +20,14 @@ class TokenCount(click.ParamType):
 
     name = "TOKENS"
 
-    def __init__(self, minimum: int = 1, mean: bool = False, whole_because: str = ""):
+    def __init__(self, minimum: int = 1, mean: bool = False, whole_because: str = "", missing: str = ""):
         """``mean``: a mean length (800.5 kept as a float, "8k" an int); else whole tokens, a fraction refused with
-        ``whole_because``."""
-        self.minimum, self.mean, self.whole_because = minimum, mean, whole_because
+        ``whole_because``. ``missing``: what a required option left out is and what to give (click prints it after
+        "Missing option '--context'.": trial 34 F7)."""
+        self.minimum, self.mean, self.whole_because, self.missing = minimum, mean, whole_because, missing
+
+    def get_missing_message(self, param, ctx) -> str | None:
+        return self.missing or None
 
     def convert(self, value, param, ctx) -> int | float:
         """The count; one refusal for any count below ``minimum``, negative or zero alike ("'-3' is less than 1
@@ -128,7 +132,7 @@ class Seconds(click.ParamType):
         try:
             seconds = parse_seconds(text if number is None else number, self.bare_max_s, "", self.example_s)
         except ValueError as exc:
-            if number is not None:
+            if number is not None or isinstance(exc, SpeedNotTimeError):  # its own words: the way out
                 self.fail(str(exc), param, ctx)
             e = self.example_s
             self.fail(

@@ -833,7 +833,9 @@ PARALLELISM_FLAGS = (
     required=True,
     type=TokenCount(
         whole_because="--context is the tokens one sequence holds and sizes its KV cache: whole tokens; only "
-        "--prompt-tokens and --output-tokens, means, may have a fraction"
+        "--prompt-tokens and --output-tokens, means, may have a fraction",
+        missing="It is the most tokens one request holds, prompt + answer (the engine's --max-model-len), e.g. 8k "
+        "(8,192 tokens) for a chat; the model's trained maximum is its max_context (planner catalog show MODEL)",
     ),
     help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens); the "
     "engine's --max-model-len: with --rate, requests drawn longer (--prompt-tokens-high) are cut to it, a trace's, "
@@ -2131,6 +2133,7 @@ def render_sizing(
         *(binding_lines(binding, s) if binding is not None else []),
         *([group_line(choice)] if choice is not None and len(choice.tried) > 1 else []),
         *(f"  note: {t.reason}" for t in (choice.tried if choice is not None else ()) if t.skipped),
+        fleet_cost_line(s.replicas * p.gpus, p),  # the month's cost, before the figures (trial 34 F2)
         *(
             f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
             for label, value in (
@@ -2153,6 +2156,25 @@ def render_sizing(
 #: A p95 ITL more than this many times the TPOT target gets a note (trial 24 F12: 226 ms against 60 ms, printed and
 #: never compared).
 ITL_STALL_FACTOR = 2.0
+
+
+def fleet_usd_per_month(gpus: int, p: Plan) -> float:
+    """The fleet's month at the plan's price per GPU-hour: GPUs x price x ``HOURS_PER_MONTH`` (730 h, billed 24 x 7, as
+    planner export bills a rented GPU); NaN where the plan has no price."""
+    return gpus * p.price_usd_per_gpu_hour * HOURS_PER_MONTH
+
+
+def fleet_cost_line(gpus: int, p: Plan) -> str:
+    """What the fleet under load costs a month (trial 34 F2: ``plan --rate`` sized a fleet and priced only a token at
+    100% busy, which a reader took for the budget): GPUs x the Cost line's price per GPU-hour x 730 h, said to be the
+    GPUs sized here, without what a budget from planner export adds."""
+    if p.price_usd_per_gpu_hour != p.price_usd_per_gpu_hour:  # no price: the Cost line says how to give one
+        return "  fleet cost: not known, no price per GPU-hour for this GPU (give --price US$ per GPU-hour)"
+    return (
+        f"  fleet cost: {counted(gpus, 'GPU')} x {fmt_usd_per_gpu_hour(p.price_usd_per_gpu_hour)}/GPU-hour (the Cost "
+        f"line's price) x {HOURS_PER_MONTH:g} h = ${fleet_usd_per_month(gpus, p):,.0f} a month; these GPUs only: a "
+        "budget from planner export adds its latency margin, spare replicas and whole nodes"
+    )
 
 
 def itl_stall_note(r, tpot_target_s: float) -> str:
@@ -2710,6 +2732,8 @@ def sizing_as_dict(s: Sizing, p: Plan, output_mean: float = math.nan, length_per
     return {
         "replicas": s.replicas,
         "gpus": s.replicas * p.gpus,
+        # GPUs x price per GPU-hour x 730 h (``fleet_cost_line``); None: no price
+        "usd_per_month": None if math.isnan(usd := fleet_usd_per_month(s.replicas * p.gpus, p)) else usd,
         "rate_per_replica_per_s": None if s.is_burst else s.rate_per_replica_s,
         "burst_requests_per_replica": s.burst_requests_per_replica if s.is_burst else None,
         "percentile": s.percentile,

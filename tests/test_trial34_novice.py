@@ -1,0 +1,124 @@
+"""Trial 34 (docs/trials/trial-34.md): a novice product manager sizing a chat assistant.
+
+F2: ``plan --rate`` sized a fleet and priced only a token at 100% busy; it now says what the fleet costs a month.
+F6: a TPOT target written as a speed ("20 tokens/s") was "not a duration"; it is now refused with the time it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.cli_support import SCENARIO, one_line, run
+
+#: The persona's small-model plan: Llama 3 8B on H100 at their peak of 30 requests/s, 500 / 300 tokens, and the
+#: targets they chose (trial 34's transcript).
+RATE = (
+    "plan", "--gpu", "H100", "--model", "llama-3-8b", "--context", "4k", "--rate", "30",
+    "--prompt-tokens", "500", "--output-tokens", "300", "--ttft-target", "1s", "--tpot-target", "50ms",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def rate_text():
+    r = run(*RATE)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+@pytest.fixture(scope="module")
+def rate_json():
+    r = run(*RATE, "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+def test_plan_rate_states_the_fleets_month_as_gpus_times_price_times_730_hours(rate_text, rate_json):
+    """A line of the sizing, after the replicas and before their latency figures: the sized fleet's GPUs x the Cost
+    line's price per GPU-hour x 730 h (the month planner export bills a rented GPU: README, "Budget review", "rented =
+    $/GPU-hour x 730 h"; planner.model.fleet.HOURS_PER_MONTH), each factor read from the same run's --json."""
+    lines = rate_text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  replicas ("))
+    figures = next(i for i, line in enumerate(lines) if line.startswith("  TTFT p50 / p95 / p99"))
+    (cost,) = [line for line in lines[at + 1 : figures] if line.startswith("  fleet cost:")]
+    gpus = rate_json["under_load"]["gpus"]
+    price = rate_json["price_usd_per_gpu_hour"]
+    month = gpus * price * 730
+    assert cost.startswith(f"  fleet cost: {gpus:,} GPU"), cost
+    assert f"${price:g}/GPU-hour" in cost and "x 730 h" in cost, cost
+    assert f"= ${month:,.0f} a month" in cost, cost
+    # not the budget: what planner export adds is named (docs/export.md, "How an option is sized")
+    assert "latency margin, spare replicas and whole nodes" in cost
+    assert rate_json["under_load"]["usd_per_month"] == pytest.approx(month, rel=1e-12)
+
+
+def test_plan_rate_fleet_cost_moves_with_the_price_given(rate_json):
+    """--price 2 (US$ per GPU-hour) on the same traffic: the same GPUs at $2 x 730 h each."""
+    r = run(*RATE, "--price", "2", "--json")
+    assert r.exit_code == 0, r.output
+    under = json.loads(r.output)["under_load"]
+    assert under["gpus"] == rate_json["under_load"]["gpus"]
+    assert under["usd_per_month"] == pytest.approx(under["gpus"] * 2 * 730, rel=1e-12)
+
+
+def test_plan_rate_on_a_gpu_without_a_price_says_the_fleet_cost_is_not_known():
+    """The H20 has no price in the catalog (`planner catalog list`: "no price"): the line says so and how to give one;
+    --json's usd_per_month is null (JSON has no NaN)."""
+    args = ("plan", "--gpu", "H20", "--model", "llama-3-8b", "--context", "4k", "--rate", "2")
+    args += ("--prompt-tokens", "500", "--output-tokens", "300")
+    text = run(*args)
+    assert text.exit_code == 0, text.output
+    assert "  fleet cost: not known, no price per GPU-hour for this GPU (give --price US$ per GPU-hour)" in text.output
+    assert json.loads(run(*args, "--json").output)["under_load"]["usd_per_month"] is None
+
+
+@pytest.mark.parametrize(
+    ("written", "seconds", "ms"),
+    [("20 tokens/s", "0.05", "50"), ("25 tok/s", "0.04", "40"), ("40 tokens per second", "0.025", "25")],
+)
+def test_plan_tpot_target_given_as_a_speed_is_refused_with_the_time_per_token(written, seconds, ms):
+    """A TPOT is the time between two tokens, so N tokens a second is 1 / N s (the example scenario's comment:
+    "50 ms = 20 tokens/s per user"): exit 2 (a usage error, README "Exit codes"), the number to write in the message."""
+    r = run(*RATE[:-2], "--tpot-target", written)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert f"'{written}' is a speed, not a time" in r.output
+    assert f'write {seconds} (seconds) or "{ms} ms"' in r.output
+
+
+def test_plan_ttft_target_given_as_a_speed_asks_for_the_wait_in_seconds():
+    """A TTFT is one wait, not a per-token time: no inverse is offered, the example (1.5 s, the option's help) is."""
+    r = run(*RATE[:-4], "--ttft-target", "20 tokens/s")
+    assert r.exit_code == 2
+    assert "'20 tokens/s' is a speed, not a time: give the wait in seconds, e.g. 1.5 or \"1500 ms\"" in r.output
+
+
+def test_plan_tpot_target_in_words_keeps_the_duration_message():
+    """Text that is no speed reads as before: "'fast' is not a duration" (the speed check does not catch it)."""
+    r = run(*RATE[:-2], "--tpot-target", "fast")
+    assert r.exit_code == 2 and "'fast' is not a duration" in r.output and "speed" not in r.output
+
+
+def test_scenario_tpot_target_given_as_a_speed_is_refused_in_one_line_with_the_time(tmp_path):
+    """The scenario file's tpot_target_s reads the same way (planner.units.parse_seconds, both surfaces): one line,
+    exit 2, naming the field, the time to write and the line."""
+    path = tmp_path / "chat.toml"
+    path.write_text(SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = "20 tokens/s"'))
+    line = one_line(run("export", str(path), "-o", str(tmp_path / "r.md")), 2)
+    assert "workload.tpot_target_s: '20 tokens/s' is a speed, not a time" in line
+    assert 'write 0.05 (seconds) or "50 ms"' in line
+    assert re.search(r"\(line 9\)$", line), line
+    assert not (tmp_path / "r.md").exists()
+
+
+def test_plan_without_context_says_what_a_context_is_and_what_to_give():
+    """F7: click's bare "Missing option '--context'." now goes on with what it is (prompt + answer, vLLM's
+    --max-model-len, as --help says) and an example to type; still a usage error, exit 2 (README "Exit codes")."""
+    r = run("plan", "--gpu", "H100", "--model", "llama3.1-8b")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    message = " ".join(r.output.split())
+    assert "Missing option '--context'. It is the most tokens one request holds, prompt + answer" in message
+    assert "e.g. 8k (8,192 tokens) for a chat" in message
+    # the example it gives runs: 8k is --context's own "8k (k = 1,024 tokens)"
+    assert run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k").exit_code == 0
