@@ -222,8 +222,8 @@ class Plan:
     def step_breakdowns(self) -> tuple[m.StepBreakdown, ...]:
         """The decode step at ``batch`` and, where it is another, at batch 1 in parts
         (``planner.model.decode_step_breakdown``: each operator group's seconds and bound, summing to the TPOT; trial
-        33 F5); () for a layout it does not break down (dp-ep, a pipeline), with the reason in ``breakdown_refused``.
-        Computed on first read (``StepParts``)."""
+        33 F5; a pipeline's: ``pp_decode_step_breakdown``); () for a layout it does not break down (dp-ep), with the
+        reason in ``breakdown_refused``. Computed on first read (``StepParts``)."""
         return () if self.step_parts is None else self.step_parts.breakdowns[0]
 
     @property

@@ -17,6 +17,8 @@ from planner.model.breakdown import LABELS, STEP_PARTS
 MI325X = ("--gpu", "MI325X", "--model", "llama3.3-70b", "-w", "fp8", "--context", "2560", "--gpus", "8")
 #: A MoE model: Mixtral-8x7B on 2 x H100 (every expert touched at its max batch, two at batch 1).
 MIXTRAL = ("--gpu", "H100", "--model", "mixtral-8x7b", "--context", "4096", "--gpus", "2")
+#: A pipeline: Llama-3.1-70B on 4 x H100 as 4 stages of one GPU (--parallelism pp: one stage a GPU).
+PIPELINE = ("--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--gpus", "4", "--parallelism", "pp")
 
 
 def _plan(*args: str) -> tuple[str, dict]:
@@ -43,6 +45,11 @@ def mixtral() -> tuple[str, dict]:
     return _plan(*MIXTRAL, "--engine", "sglang")
 
 
+@pytest.fixture(scope="module")
+def pipeline() -> tuple[str, dict]:
+    return _plan(*PIPELINE)
+
+
 def _block(text: str, batch: int) -> list[str]:
     """The lines of the "Decode step at batch N" block."""
     lines = text.splitlines()
@@ -51,10 +58,10 @@ def _block(text: str, batch: int) -> list[str]:
     return lines[start : end + 1]
 
 
-@pytest.mark.parametrize("which", ["sglang", "vllm", "mixtral"])
+@pytest.mark.parametrize("which", ["sglang", "vllm", "mixtral", "pipeline"])
 def test_the_parts_sum_to_the_printed_tpot(which, request):
     """Each batch's parts (``step_breakdown_s``) plus the residual are the TPOT --json gives and the text prints
-    ("TPOT (per sequence)"), for the dense model on two engines and a MoE model."""
+    ("TPOT (per sequence)"), for the dense model on two engines, a MoE model and a pipeline."""
     text, d = request.getfixturevalue(which)
     breakdowns = d["step_breakdown_s"]
     assert set(breakdowns) == {str(d["batch"]), "1"}
@@ -156,21 +163,31 @@ def test_vllm_that_cannot_run_the_deployment_is_said():
     assert line.startswith("vs vLLM on the same deployment: vLLM cannot run it (the 'vllm' engine cannot cache KV")
 
 
-@pytest.mark.parametrize(
-    "args, layout",
-    [
-        (
-            ("--gpu", "H200", "--model", "deepseek-v3", "--context", "4096", "--gpus", "8", "--parallelism", "dp-ep"),
-            "dp-ep",
-        ),
-        (("--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--gpus", "4", "--parallelism", "pp"), "pp"),
-    ],
-)
-def test_explain_refuses_a_step_it_does_not_break_down(args, layout):
-    """The breakdown reads the tensor-parallel step (``planner.model.decode.decode_step``); dp-ep and pipeline steps
-    are timed by other functions, so --explain refuses them: exit 2, one line."""
+def test_a_pipeline_step_lists_its_stage_sends(pipeline):
+    """A pipeline of 4 stages of one GPU (``planner.model.pipeline.pp_decode_step``): one stream's step on a stage
+    (no all-reduces: one GPU a stage) + its 3 sends between stages (S - 1), each a stream's tokens x hidden state and
+    residual (``pipeline.SENT_BYTES_PER_HIDDEN``, 4 B a value; Llama-3.1-70B's hidden size 8,192, config.json); the
+    text names the stream and the stages, and exits 0."""
+    text, d = pipeline
+    one = d["step_breakdown_s"]["1"]
+    assert one["parts_s"]["stage_sends"] > 0 and one["parts_s"]["all_reduce"] == 0.0
+    assert one["parts_s"]["expert_exchange"] == 0.0  # a dense model, no expert parallelism
+    assert one["bound"]["stage_sends"].startswith(f"3 sends of {8192 * 4 / 1e3:.1f} kB (a stream's 1 token")
+    assert d["step_breakdown_s"][str(d["batch"])]["parts_s"]["stage_sends"] > one["parts_s"]["stage_sends"]
+    head = next(x for x in text.splitlines() if x.startswith("Decode step at batch 1 "))
+    assert head.endswith("(one stream of 1 sequence through 4 stages of 1 GPU in turn, 1 stream in flight)")
+    assert any(x.lstrip().startswith("pipeline stage sends") for x in _block(text, 1))
+
+
+def test_explain_refuses_a_step_it_does_not_break_down():
+    """dp-ep's step is timed by ``planner.model.dp_decode_step``, which the breakdown does not read, so --explain
+    refuses it: exit 2, one line."""
+    args = ("--gpu", "H200", "--model", "deepseek-v3", "--context", "4096", "--gpus", "8", "--parallelism", "dp-ep")
     line = one_line(run("plan", *args, "--explain"), 2)
-    assert f"--explain breaks down a tensor-parallel decode step (--parallelism tp or tp-ep), not {layout}'s" in line
+    assert (
+        "--explain breaks down a tensor-parallel or pipeline decode step (--parallelism tp, tp-ep or pp), not " in line
+    )
+    assert line.endswith("not dp-ep's")
 
 
 @pytest.mark.parametrize(
@@ -204,6 +221,26 @@ def test_the_core_breakdown_is_the_tpot(gpu, model, context, batch, gpus, engine
         assert b.part(part).seconds > 0 and b.part(part).bound == "measured kernel time per token"
     else:
         assert b.part(part).seconds == pytest.approx(expected_s, rel=1e-12, abs=0.0)
+
+
+def test_the_pipeline_breakdown_is_the_pipelines_tpot():
+    """``planner.model.pp_decode_step_breakdown`` (through ``timing._decode_breakdown``) of Llama-3.1-70B as 2 stages
+    of 2 GPUs at batch 8 sums to ``planner.tpot`` of that pipeline; its stage sends are what the pipeline's TPOT adds
+    to one stream's (8 / min(2, 8) = 4 sequences) tensor-parallel step on a stage's 2 GPUs
+    (``planner.model.pipeline.pp_decode_step``), and the stage's all-reduces are there (2 GPUs a stage)."""
+    from planner import timing, tpot
+    from planner.options import DecodeOptions, Options
+
+    given = dict(batch=8, gpus=4, parallelism="pp2", check_fit=False)
+    b = timing._decode_breakdown("H100", "llama3.1-70b", 4096, Options.read(DecodeOptions, given, tpot))
+    assert b.step_s == tpot("H100", "llama3.1-70b", 4096, **given)
+    assert (b.batch, b.gpus) == (8.0, 4.0)
+    assert math.fsum(b.seconds().values()) + b.residual_s == pytest.approx(b.step_s, rel=1e-15)
+    assert abs(b.residual_s) < 1e-12 * b.step_s
+    stage = tpot("H100", "llama3.1-70b", 4096, batch=4, gpus=2, check_fit=False)
+    assert b.part("stage_sends").seconds == pytest.approx(b.step_s - stage, rel=1e-9)
+    assert b.part("stage_sends").bound.startswith("1 send of")
+    assert b.part("all_reduce").seconds > 0 and b.part("expert_exchange").seconds == 0.0
 
 
 def test_plan_computes_the_parts_and_the_vllm_step_only_when_read(monkeypatch):

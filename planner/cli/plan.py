@@ -601,7 +601,8 @@ def explain_lines(p: Plan) -> list[str]:
         width = max(len(x.label) for x in shown) + 2
         lines += [
             "",
-            f"Decode step at batch {int(b.batch):,} on {int(b.gpus):,} GPUs: TPOT {b.step_s * 1e3:.3f} ms in parts",
+            f"Decode step at batch {int(b.batch):,} on {int(b.gpus):,} GPUs: TPOT {b.step_s * 1e3:.3f} ms in parts"
+            + (f" ({b.layout})" if b.layout else ""),
             f"  {'part':<{width}}{'ms':>9}  {'share':>6}  bound",
         ]
         lines += [
@@ -1262,7 +1263,7 @@ def plan_command(
         output = max(min(output, int(context) - prompt), 1)  # a dataset's or trace's means, rounded, within the context
         request = dict(prompt_tokens=prompt, output_tokens=output)
     p = plan(gpu, served, context, catalog=cat, **request, **options)  # the options by their API names
-    if explain and p.breakdown_refused:  # dp-ep, a pipeline: before any sizing under load
+    if explain and p.breakdown_refused:  # dp-ep: before any sizing under load
         raise InvalidInputError(p.breakdown_refused)
     sized = None
     others: tuple[OtherLayout, ...] = ()

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from planner.model import operators
-from planner.model.decode import _decode_terms, allreduce_time_s
+from planner.model import operators, pipeline
+from planner.model.decode import StepCosts, _decode_terms, allreduce_time_s
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.units import counted, fmt_bytes
 
@@ -28,6 +28,8 @@ STEP_PARTS = (
     ("attention_floors", "attention kernel floors"),
     ("sparse_mla", "sparse MLA kernel"),
     ("all_reduce", "all-reduces"),
+    ("stage_sends", "pipeline stage sends"),
+    ("expert_exchange", "MoE expert exchange (all-to-all or gather-scatter)"),
     ("step_fixed", "per-step cost (scheduling, sampling)"),
     ("layer_overhead", "per-layer cost (norms, element-wise, launch gaps)"),
     ("moe_layer_floor", "per-MoE-layer fused-MoE floor"),
@@ -61,6 +63,9 @@ class StepBreakdown:
     gpus: float
     step_s: float
     parts: tuple[StepPart, ...]
+    #: the layout in words where the step is not one tensor-parallel group's ("one stream of 19 sequences on a
+    #: stage of 1 GPU, 4 stages"), "" where it is
+    layout: str = ""
 
     @property
     def residual_s(self) -> float:
@@ -108,24 +113,13 @@ def _roofline_part(
     return StepPart(key, total - floor, bound if total > floor else "none")
 
 
-def decode_step_breakdown(
-    gpu: GpuFacts,
-    model: ModelFacts,
-    precision: PrecisionFacts,
-    limits: EngineFacts,
-    context_tokens: float,
-    batch: float,
-    gpus: float,
-) -> StepBreakdown:
-    """One tensor-parallel decode step (``planner.model.decode.decode_step``, one scenario: numbers, not arrays) in
-    parts summing to its ``step_s``: the dense GEMMs, MoE expert GEMMs and attention above their kernel floors, each
-    bound by memory or compute (the bytes or FLOPs a GPU moves, the rate achieved and its fraction of the datasheet);
-    the GEMM and attention kernel floors; the sparse MLA kernel (a measured time per token); the tensor-parallel
-    all-reduces (the measured table or the latency + bandwidth form); the engine's per-step, per-layer and per-MoE-layer
-    costs, its eager launch surplus and the host's per-sequence cost (less what the engine loop hides behind the
-    device)."""
-    t = _decode_terms(gpu, model, precision, limits, context_tokens, batch, gpus)
-    kwargs = t.kernel_args
+def _operator_parts(
+    gpu: GpuFacts, model: ModelFacts, limits: EngineFacts, kwargs: dict, kernel_parts: tuple, sparse_s: float
+) -> list[StepPart]:
+    """The kernels' parts (dense GEMMs, MoE expert GEMMs, GEMM floors, attention, attention floors, sparse MLA) of
+    ``operators.forward_kernel_parts`` called with ``kwargs`` (its own result: ``kernel_parts``), each group's bytes
+    and FLOPs a GPU over the GPUs it runs on (``dense_gpus``, ``expert_rows``, ``attention_gpus``: the data-parallel
+    forms; else ``gpus`` and ``rows``)."""
     inf = math.inf
     # the same kernels with one side free: FLOPs at infinite rate (memory side + floor), bytes at infinite rate
     # (compute side + floor), both (floor alone)
@@ -135,21 +129,25 @@ def decode_step_breakdown(
         gpu, model, replace(limits, decode_flop_efficiency=inf, bandwidth_efficiency=inf), **kwargs
     )
     bandwidth, peak = float(gpu.bandwidth_bytes_per_s), float(gpu.peak_flop_per_s)
-    rows = float(t.rows)
+    gpus = float(kwargs["gpus"])
+    dense_gpus = gpus if kwargs.get("dense_gpus") is None else float(kwargs["dense_gpus"])
+    attention_gpus = gpus if kwargs.get("attention_gpus") is None else float(kwargs["attention_gpus"])
+    rows = float(kwargs["rows"])
+    expert_rows = rows if kwargs.get("expert_rows") is None else float(kwargs["expert_rows"])
     dense_flop = 2.0 * rows * float(model.params_read_per_step)
-    expert_flop = 2.0 * rows * float(model.moe_layers * model.experts_per_token * model.params_per_expert_layer)
-    kv_bytes = float(t.attention_bytes)
+    expert_flop = 2.0 * expert_rows * float(model.moe_layers * model.experts_per_token * model.params_per_expert_layer)
+    kv_bytes = float(kwargs["attention_bytes"])
     if operators.any_nonzero(limits.decode_kv_reads_per_query_head):
-        kv_bytes *= float(operators.decode_kv_read_factor(model, limits, gpus))
-    dense_t, expert_t, attention_t = (float(x) for x in t.kernel_parts)
+        kv_bytes *= float(operators.decode_kv_read_factor(model, limits, attention_gpus))
+    dense_t, expert_t, attention_t = (float(x) for x in kernel_parts)
     parts = [
         _roofline_part(
             "dense_gemms", dense_t, float(floors[0]), float(memory_side[0]), float(compute_side[0]),
-            float(t.dense_bytes), dense_flop, gpus, bandwidth, peak,
+            float(kwargs["dense_bytes"]), dense_flop, dense_gpus, bandwidth, peak,
         ),
         _roofline_part(
             "expert_gemms", expert_t, float(floors[1]), float(memory_side[1]), float(compute_side[1]),
-            float(t.expert_bytes), expert_flop, gpus, bandwidth, peak,
+            float(kwargs["expert_bytes"]), expert_flop, gpus, bandwidth, peak,
         ),
     ]  # fmt: skip
     gemm_kernels = float(floors[0]) / float(limits.gemm_floor_s) if float(limits.gemm_floor_s) > 0 else 0.0
@@ -163,7 +161,8 @@ def decode_step_breakdown(
     parts.append(
         _roofline_part(
             "attention", attention_t, float(floors[2]), float(memory_side[2]), float(compute_side[2]),
-            kv_bytes, float(t.attention_flop), gpus, bandwidth, float(operators.attention_peak_flop_per_s(gpu)),
+            kv_bytes, float(kwargs["attention_flop"]), attention_gpus, bandwidth,
+            float(operators.attention_peak_flop_per_s(gpu)),
         )
     )  # fmt: skip
     parts.append(
@@ -173,22 +172,13 @@ def decode_step_breakdown(
             f"kernel floor: {float(model.num_layers):,.0f} layers x {float(limits.attention_floor_s) * 1e6:.2f} us",
         )
     )
-    sparse_s = float(t.sparse_s)
     parts.append(StepPart("sparse_mla", sparse_s, "measured kernel time per token" if sparse_s else "none"))
-    comm = float(t.communication_s)
-    if comm > 0:
-        message = batch * float(model.hidden_size) * 2.0
-        each = comm / (2.0 * float(model.num_layers))
-        form = float(allreduce_time_s(gpu, replace(limits, allreduce_table=None), message, gpus, batch))
-        source = "measured all-reduce table" if form != each else "latency + bytes / link form"
-        words = (
-            f"{source}: {2 * float(model.num_layers):,.0f} all-reduces of {fmt_bytes(message)} x "
-            f"{_figure(each * 1e6)} us"
-        )
-    else:
-        words = "none (one GPU)"
-    parts.append(StepPart("all_reduce", comm, words))
-    c = t.costs
+    return parts
+
+
+def _cost_parts(model: ModelFacts, limits: EngineFacts, c: StepCosts, batch: float) -> list[StepPart]:
+    """The engine's costs (``step_cost_parts``' terms ``c``, of ``batch`` sequences on the host) as parts."""
+    parts = []
     layers, moe_layers = float(model.num_layers), float(model.moe_layers)
     parts.append(StepPart("step_fixed", float(c.fixed_s), "engine profile's per-step cost"))
     parts.append(
@@ -228,4 +218,74 @@ def decode_step_breakdown(
     if hidden:
         words += f", {hidden * 1e3:.3g} ms of it hidden behind the device by the engine's asynchronous loop"
     parts.append(StepPart("host_sequences", host - hidden, words))
+    return parts
+
+
+def decode_step_breakdown(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    context_tokens: float,
+    batch: float,
+    gpus: float,
+) -> StepBreakdown:
+    """One tensor-parallel decode step (``planner.model.decode.decode_step``, one scenario: numbers, not arrays) in
+    parts summing to its ``step_s``: the dense GEMMs, MoE expert GEMMs and attention above their kernel floors, each
+    bound by memory or compute (the bytes or FLOPs a GPU moves, the rate achieved and its fraction of the datasheet);
+    the GEMM and attention kernel floors; the sparse MLA kernel (a measured time per token); the tensor-parallel
+    all-reduces (the measured table or the latency + bandwidth form); the engine's per-step, per-layer and per-MoE-layer
+    costs, its eager launch surplus and the host's per-sequence cost (less what the engine loop hides behind the
+    device)."""
+    t = _decode_terms(gpu, model, precision, limits, context_tokens, batch, gpus)
+    parts = _operator_parts(gpu, model, limits, t.kernel_args, t.kernel_parts, float(t.sparse_s))
+    comm = float(t.communication_s)
+    if comm > 0:
+        message = batch * float(model.hidden_size) * 2.0
+        each = comm / (2.0 * float(model.num_layers))
+        form = float(allreduce_time_s(gpu, replace(limits, allreduce_table=None), message, gpus, batch))
+        source = "measured all-reduce table" if form != each else "latency + bytes / link form"
+        words = (
+            f"{source}: {2 * float(model.num_layers):,.0f} all-reduces of {fmt_bytes(message)} x "
+            f"{_figure(each * 1e6)} us"
+        )
+    else:
+        words = "none (one GPU)"
+    parts.append(StepPart("all_reduce", comm, words))
+    parts += [StepPart("stage_sends", 0.0, "none (one stage)"), StepPart("expert_exchange", 0.0, "none")]
+    parts += _cost_parts(model, limits, t.costs, batch)
     return StepBreakdown(float(batch), float(gpus), float(t.step_s), tuple(parts))
+
+
+def pp_decode_step_breakdown(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    context_tokens: float,
+    batch: float,
+    gpus: float,
+    stages: float,
+) -> StepBreakdown:
+    """A pipeline's decode step (``planner.model.pipeline.pp_decode_step``, one scenario) in parts summing to its
+    ``step_s``: one stream's step on one stage's g / S GPUs (``decode_step_breakdown`` of B / min(S, B) sequences)
+    and the stream's S - 1 sends between stages (``pipeline.stage_sends_s``)."""
+    n = float(pipeline.streams(batch, stages))
+    stream = batch / n
+    stage = decode_step_breakdown(gpu, model, precision, limits, context_tokens, stream, gpus / stages)
+    sends = float(pipeline.stage_sends_s(gpu, limits, model, stream, stages, gpus))
+    hops = max(float(stages) - 1.0, 0.0)
+    message = stream * float(model.hidden_size) * pipeline.SENT_BYTES_PER_HIDDEN
+    words = (
+        f"{counted(hops, 'send', ',.0f')} of {fmt_bytes(message)} (a stream's {counted(stream, 'token', ',.4g')}: "
+        f"hidden state and residual) x {_figure(sends / hops * 1e6)} us"
+        if hops
+        else "none (one stage)"
+    )
+    parts = tuple(StepPart("stage_sends", sends, words) if p.key == "stage_sends" else p for p in stage.parts)
+    layout = (
+        f"one stream of {counted(stream, 'sequence', ',.4g')} through {float(stages):,.0f} stages of "
+        f"{counted(gpus / stages, 'GPU', ',.0f')} in turn, {counted(n, 'stream', ',.0f')} in flight"
+    )
+    # pp_decode_step's sum: the stream's step on a stage + its sends
+    return StepBreakdown(float(batch), float(gpus), stage.step_s + sends, parts, layout)
