@@ -338,16 +338,15 @@ def peak_fleet(
 
 def _decode_breakdown(gpu: Any, model: Any, context: Any, options: Options) -> m.StepBreakdown:
     """``model.decode_step_breakdown`` of one scenario on read options (``planner plan --explain``): the same
-    deployment ``_decode_step`` times, in parts: a tensor-parallel step (tp, tp-ep) or a pipeline's
-    (``model.pp_decode_step_breakdown``). The data-parallel step (``model.dp_decode_step``) is refused."""
-    layout = check_parallelism(options.parallelism)
-    if layout == "dp-ep":
-        raise InvalidInputError(
-            f"--explain breaks down a tensor-parallel or pipeline decode step (--parallelism tp, tp-ep or pp), not "
-            f"{layout}'s"
-        )
+    deployment ``_decode_step`` times, in parts: a tensor-parallel step (tp, tp-ep), a pipeline's
+    (``model.pp_decode_step_breakdown``) or dp-ep's (``model.dp_decode_step_breakdown``)."""
+    check_parallelism(options.parallelism)
     d = deploy(gpu, model, context, options)
     f = d.facts
+    if d.parallelism == "dp-ep":
+        return m.dp_decode_step_breakdown(
+            f.gpu, f.model, f.precision, f.limits, _number(d.context), _number(d.batch), _number(d.gpus_safe)
+        )
     if is_pipeline(d.parallelism):
         return m.pp_decode_step_breakdown(
             f.gpu, f.model, f.precision, f.limits, _number(d.context), _number(d.batch), _number(d.gpus_safe),

@@ -8,7 +8,7 @@ import math
 import re
 
 import pytest
-from cli_support import one_line, run
+from cli_support import run
 
 from planner.engines.profiles import engine_profile
 from planner.model.breakdown import LABELS, STEP_PARTS
@@ -19,6 +19,8 @@ MI325X = ("--gpu", "MI325X", "--model", "llama3.3-70b", "-w", "fp8", "--context"
 MIXTRAL = ("--gpu", "H100", "--model", "mixtral-8x7b", "--context", "4096", "--gpus", "2")
 #: A pipeline: Llama-3.1-70B on 4 x H100 as 4 stages of one GPU (--parallelism pp: one stage a GPU).
 PIPELINE = ("--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--gpus", "4", "--parallelism", "pp")
+#: Data-parallel attention + expert parallelism: DeepSeek-R1 on 8 x H200 at 8k (--parallelism dp-ep).
+DPEP = ("--gpu", "H200", "--model", "deepseek-r1", "--context", "8k", "--gpus", "8", "--parallelism", "dp-ep")
 
 
 def _plan(*args: str) -> tuple[str, dict]:
@@ -50,6 +52,11 @@ def pipeline() -> tuple[str, dict]:
     return _plan(*PIPELINE)
 
 
+@pytest.fixture(scope="module")
+def dpep() -> tuple[str, dict]:
+    return _plan(*DPEP)
+
+
 def _block(text: str, batch: int) -> list[str]:
     """The lines of the "Decode step at batch N" block."""
     lines = text.splitlines()
@@ -58,10 +65,10 @@ def _block(text: str, batch: int) -> list[str]:
     return lines[start : end + 1]
 
 
-@pytest.mark.parametrize("which", ["sglang", "vllm", "mixtral", "pipeline"])
+@pytest.mark.parametrize("which", ["sglang", "vllm", "mixtral", "pipeline", "dpep"])
 def test_the_parts_sum_to_the_printed_tpot(which, request):
     """Each batch's parts (``step_breakdown_s``) plus the residual are the TPOT --json gives and the text prints
-    ("TPOT (per sequence)"), for the dense model on two engines, a MoE model and a pipeline."""
+    ("TPOT (per sequence)"), for the dense model on two engines, a MoE model, a pipeline and dp-ep."""
     text, d = request.getfixturevalue(which)
     breakdowns = d["step_breakdown_s"]
     assert set(breakdowns) == {str(d["batch"]), "1"}
@@ -179,15 +186,51 @@ def test_a_pipeline_step_lists_its_stage_sends(pipeline):
     assert any(x.lstrip().startswith("pipeline stage sends") for x in _block(text, 1))
 
 
-def test_explain_refuses_a_step_it_does_not_break_down():
-    """dp-ep's step is timed by ``planner.model.dp_decode_step``, which the breakdown does not read, so --explain
-    refuses it: exit 2, one line."""
-    args = ("--gpu", "H200", "--model", "deepseek-v3", "--context", "4096", "--gpus", "8", "--parallelism", "dp-ep")
-    line = one_line(run("plan", *args, "--explain"), 2)
-    assert (
-        "--explain breaks down a tensor-parallel or pipeline decode step (--parallelism tp, tp-ep or pp), not " in line
-    )
-    assert line.endswith("not dp-ep's")
+def test_a_dpep_step_lists_its_expert_exchange(dpep):
+    """dp-ep (``planner.model.parallel.dp_decode_step``): no all-reduces (attention is not split), the MoE layers'
+    exchange in their place, here vLLM's measured all-gather + reduce-scatter of the group's tokens over DeepSeek-R1's
+    58 MoE layers (61 layers, the first 3 dense: config.json ``first_k_dense_replace``); the text names each GPU's
+    sequences (B / 8) and exits 0, and nothing is refused."""
+    text, d = dpep
+    assert d["step_breakdown_refused"] is None
+    at = d["step_breakdown_s"][str(d["batch"])]
+    assert at["parts_s"]["all_reduce"] == 0.0 and at["parts_s"]["stage_sends"] == 0.0
+    assert at["parts_s"]["expert_exchange"] > 0 and at["parts_s"]["expert_gemms"] > 0
+    assert at["bound"]["expert_exchange"].startswith("measured all-gather + reduce-scatter table: 58 MoE layers x ")
+    assert at["bound"]["expert_exchange"].endswith(f"{d['batch']:,} tokens gathered")
+    head = next(x for x in text.splitlines() if x.startswith(f"Decode step at batch {d['batch']:,} "))
+    per_gpu = f"{d['batch'] / 8:,.4g}"
+    assert head.endswith(f"(each of 8 GPUs: attention over its own {per_gpu} sequences, 1/8 of the experts)")
+    assert any(x.lstrip().startswith("MoE expert exchange") for x in _block(text, d["batch"]))
+
+
+@pytest.mark.parametrize(
+    "gpu, engine, words",
+    [
+        # vLLM on H200: the measured NCCL all-gather + reduce-scatter table (parallel.moe_gather_scatter_time_s)
+        ("H200", "vllm", "measured all-gather + reduce-scatter table: 58 MoE layers x "),
+        # MI300X: no gather table, the all-to-all (parallel.expert_alltoall_time_s); each GPU sends 8 sequences x
+        # top-8 experts x 7,168 hidden x 2 B x 7/8 off the GPU = 803 kB (DeepSeek-R1's config.json)
+        ("MI300X", "vllm", "all-to-all (dispatch + combine): 58 MoE layers x "),
+    ],
+)
+def test_the_dpep_breakdown_is_the_dpep_tpot(gpu, engine, words):
+    """``planner.model.dp_decode_step_breakdown`` (through ``timing._decode_breakdown``) of DeepSeek-R1 on 8 GPUs
+    at batch 64 sums to ``planner.tpot`` of that dp-ep step, and its expert exchange is the step record's
+    ``communication_s`` (``dp_decode_step``'s ``ep_communication_s``), on both of its forms."""
+    from planner import decode_step, timing, tpot
+    from planner.options import DecodeOptions, Options
+
+    given = dict(batch=64, gpus=8, parallelism="dp-ep", engine=engine, check_fit=False)
+    b = timing._decode_breakdown(gpu, "deepseek-r1", 4096, Options.read(DecodeOptions, given, tpot))
+    assert b.step_s == tpot(gpu, "deepseek-r1", 4096, **given)
+    assert math.fsum(b.seconds().values()) + b.residual_s == pytest.approx(b.step_s, rel=1e-15)
+    assert abs(b.residual_s) < 1e-12 * b.step_s
+    assert b.part("expert_exchange").seconds == float(decode_step(gpu, "deepseek-r1", 4096, **given).communication_s)
+    assert b.part("expert_exchange").bound.startswith(words)
+    if "all-to-all" in words:
+        assert b.part("expert_exchange").bound.endswith(f"{8 * 8 * 7168 * 2 * 7 / 8 / 1e3:.0f} kB a GPU sends each way")
+    assert b.part("all_reduce").seconds == 0.0
 
 
 @pytest.mark.parametrize(

@@ -1087,8 +1087,8 @@ PARALLELISM_FLAGS = (
     help="After the plan, the decode step at the batch and at batch 1 in parts: the dense and MoE GEMMs, attention, "
     "kernel floors, all-reduces and the engine's per-step, per-layer and per-sequence costs, each in ms with its "
     "share of the TPOT and what bounded it (memory or compute with the rate achieved, a kernel floor, a measured "
-    "table, a fitted cost); they sum to the TPOT. --json always carries them (step_breakdown_s). Tensor-parallel "
-    "steps only (--parallelism tp or tp-ep).",
+    "table, a fitted cost); they sum to the TPOT. --json always carries them (step_breakdown_s). A pipeline adds its "
+    "stage sends (the parts are one stream's step on a stage); dp-ep its MoE expert exchange in place of all-reduces.",
 )
 @catalog_option
 @errors_as_json

@@ -16,7 +16,13 @@ docs/model.md lists every quantity with its function and formula.
 May import ``planner.errors`` and ``planner.units`` only: nothing of the catalog, the engines or a surface.
 """
 
-from planner.model.breakdown import StepBreakdown, StepPart, decode_step_breakdown, pp_decode_step_breakdown
+from planner.model.breakdown import (
+    StepBreakdown,
+    StepPart,
+    decode_step_breakdown,
+    dp_decode_step_breakdown,
+    pp_decode_step_breakdown,
+)
 from planner.model.decode import (
     DecodeStep,
     allreduce_time_s,
@@ -91,6 +97,7 @@ __all__ = [
     "cost_per_million_tokens_usd",
     "decode_step",
     "decode_step_breakdown",
+    "dp_decode_step_breakdown",
     "pp_decode_step_breakdown",
     "dp_decode_step",
     "dp_prefill_step",

@@ -5,7 +5,10 @@
 ``step_cost_parts``), so its parts are the TPOT's own numbers, not a second model of it. What bounded an operator
 group (memory or compute) is read by timing the same group again with the engine's FLOP or byte factor made
 infinite (that side then takes no time), and its kernel floors with both: the same functions, other inputs.
-Trial 33 F5: "the CLI has no per-operator breakdown"; ``planner plan --explain`` prints this.
+Trial 33 F5: "the CLI has no per-operator breakdown"; ``planner plan --explain`` prints this. A pipeline's step
+(``pp_decode_step_breakdown``) is one stream's tensor-parallel step on a stage + its stage sends, as
+``planner.model.pipeline.pp_decode_step`` sums it; dp-ep's (``dp_decode_step_breakdown``) reads the terms
+``planner.model.parallel.dp_decode_step`` sums (``parallel._dp_terms``), its expert exchange in place of all-reduces.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from planner.model import operators, pipeline
+from planner.model import operators, parallel, pipeline
 from planner.model.decode import StepCosts, _decode_terms, allreduce_time_s
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.units import counted, fmt_bytes
@@ -289,3 +292,48 @@ def pp_decode_step_breakdown(
     )
     # pp_decode_step's sum: the stream's step on a stage + its sends
     return StepBreakdown(float(batch), float(gpus), stage.step_s + sends, parts, layout)
+
+
+def dp_decode_step_breakdown(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    context_tokens: float,
+    batch: float,
+    gpus: float,
+) -> StepBreakdown:
+    """A data-parallel-attention + expert-parallel decode step (``planner.model.parallel.dp_decode_step``, one
+    scenario) in parts summing to its ``step_s``: one GPU's kernels at its own B / g sequences (the dense GEMMs and
+    attention whole on the GPU, 1/g of the batch's expert work), the MoE layers' expert exchange in place of
+    all-reduces (``parallel.ep_communication_s``: the all-to-all's dispatch + combine, or the engine's all-gather +
+    reduce-scatter) and the engine's costs at the rank's sequences (``parallel._dp_terms``: the same terms)."""
+    t = parallel._dp_terms(gpu, model, precision, limits, context_tokens, batch, gpus)
+    per_rank = float(t.per_rank)
+    parts = _operator_parts(gpu, model, limits, t.kernel_args, t.kernel_parts, float(t.sparse_s))
+    parts.append(StepPart("all_reduce", 0.0, "none (data-parallel attention: no all-reduces)"))
+    parts.append(StepPart("stage_sends", 0.0, "none (one stage)"))
+    comm, moe_layers = float(t.communication_s), float(model.moe_layers)
+    alltoall = moe_layers * float(parallel.expert_alltoall_time_s(gpu, limits, model, per_rank, gpus))
+    each = comm / moe_layers if moe_layers else 0.0
+    if comm <= 0:
+        words = "none (one GPU)"
+    elif comm == alltoall:
+        sent = per_rank * float(model.experts_per_token * model.hidden_size) * parallel.ALLTOALL_BYTES_PER_VALUE
+        words = (
+            f"all-to-all (dispatch + combine): {moe_layers:,.0f} MoE layers x {_figure(each * 1e6)} us, "
+            f"{fmt_bytes(sent * (gpus - 1.0) / gpus)} a GPU sends each way"
+        )
+    else:
+        gathered = batch if t.gathered is None else float(t.gathered)
+        words = (
+            f"measured all-gather + reduce-scatter table: {moe_layers:,.0f} MoE layers x {_figure(each * 1e6)} us, "
+            f"{counted(gathered, 'token', ',.4g')} gathered"
+        )
+    parts.append(StepPart("expert_exchange", comm, words))
+    parts += _cost_parts(model, limits, t.costs, per_rank)
+    layout = (
+        f"each of {counted(gpus, 'GPU', ',.0f')}: attention over its own {counted(per_rank, 'sequence', ',.4g')}, "
+        f"1/{gpus:,.0f} of the experts"
+    )
+    return StepBreakdown(float(batch), float(gpus), float(t.step_s), tuple(parts), layout)

@@ -13,11 +13,19 @@ the first E mod g ranks one more); routing uniform, as ``experts_touched``.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from planner.model import operators, ops
 from planner.model.collectives import table_allreduce_time_s
-from planner.model.decode import DecodeStep, collective_link, experts_touched, step_costs_s, step_overhead_s
+from planner.model.decode import (
+    DecodeStep,
+    StepCosts,
+    collective_link,
+    experts_touched,
+    step_cost_parts,
+    step_overhead_s,
+    summed_costs,
+)
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import (
@@ -219,7 +227,46 @@ def dp_decode_step(
     are bound by the bytes (vLLM's measured MLA modules, ``catalogs/reference/mla_module_aic.csv``, H200: fp8 0.70x
     bf16 at 16 heads, 0.93x at 128; trial 22 F6, tests/test_mla_attention_per_rank.py).
     """
-    batch, gpus = split.batch, split.gpus
+    t = _dp_terms(gpu, model, precision, limits, context_tokens, split.batch, split.gpus)
+    gpus = split.gpus
+    return replace(
+        split,
+        step_s=t.step_s,
+        bytes_moved=t.bytes_gpu * gpus,
+        memory_time_s=memory_time_s(t.bytes_gpu, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
+        communication_s=t.communication_s,
+        overhead_s=t.overhead_s,
+    )
+
+
+@dataclass(frozen=True)
+class _DpTerms:
+    """What ``dp_decode_step`` times a step from, kept in terms so that
+    ``planner.model.breakdown.dp_decode_step_breakdown`` lists the same numbers the TPOT sums."""
+
+    per_rank: ArrayLike  # sequences a rank holds (B / g)
+    gathered: ArrayLike | None  # the tokens the gather carries (``dp_gather_tokens``)
+    #: the keyword arguments ``operators.forward_kernel_parts`` is called with (but gpu, model, limits) and its parts
+    kernel_args: dict
+    kernel_parts: tuple[ArrayLike, ArrayLike, ArrayLike]
+    sparse_s: ArrayLike  # ``operators.sparse_mla_time_s``
+    bytes_gpu: ArrayLike  # one GPU's bytes: dense + experts / g + its KV
+    communication_s: ArrayLike  # ``ep_communication_s``
+    costs: StepCosts  # ``step_cost_parts`` at the rank's sequences
+    overhead_s: ArrayLike  # their sum (``step_costs_s``)
+    step_s: ArrayLike
+
+
+def _dp_terms(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    context_tokens: ArrayLike,
+    batch: ArrayLike,
+    gpus: ArrayLike,
+) -> _DpTerms:
+    """``dp_decode_step``'s arithmetic (see there) of ``batch`` sequences on ``gpus`` attention ranks."""
     per_rank = batch / gpus
     rows = operators.cuda_graph_batch(per_rank)
     dense = operators.dense_weight_bytes(model, precision)
@@ -233,24 +280,27 @@ def dp_decode_step(
         else (decode_attention_bytes(model, precision, context_tokens, per_rank, 1.0, sparse))
     )
     attention_flop = decode_attention_flop(model, context_tokens, per_rank, sparse)
-    kernels_s = operators.forward_kernels_time_s(
-        gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
+    kernel_args = dict(
+        prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
         attention_bytes=kv_read, attention_flop=attention_flop,
         dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
-    ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse, precision.kv_bytes_per_element, context_tokens)  # fmt: skip
+    )  # fmt: skip
+    kernel_parts = operators.forward_kernel_parts(gpu, model, limits, **kernel_args)
+    sparse_s = operators.sparse_mla_time_s(
+        model, limits, rows, 1.0, sparse, precision.kv_bytes_per_element, context_tokens
+    )
+    # ``operators.forward_kernels_time_s``' sum, then the sparse kernel
+    kernels_s = (kernel_parts[0] + kernel_parts[1] + kernel_parts[2]) + sparse_s
     bytes_gpu = dense + experts / gpus + kv_all
     gathered = dp_gather_tokens(limits.dp_gather, batch, per_rank, gpus, prefill=False)
     comm = ep_communication_s(gpu, limits, model, precision, per_rank, gpus, gathered)
-    overhead = step_costs_s(model, limits, kernels_s + comm, per_rank)
-    return replace(
-        split,
-        step_s=kernels_s + (comm + overhead),
-        bytes_moved=bytes_gpu * gpus,
-        memory_time_s=memory_time_s(bytes_gpu, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
-        communication_s=comm,
-        overhead_s=overhead,
-    )
+    costs = step_cost_parts(model, limits, kernels_s + comm, per_rank)
+    overhead = summed_costs(costs)  # step_costs_s
+    return _DpTerms(
+        per_rank, gathered, kernel_args, kernel_parts, sparse_s, bytes_gpu, comm, costs, overhead,
+        kernels_s + (comm + overhead),
+    )  # fmt: skip
 
 
 def dp_prefill_step(
