@@ -222,8 +222,8 @@ class Plan:
     def step_breakdowns(self) -> tuple[m.StepBreakdown, ...]:
         """The decode step at ``batch`` and, where it is another, at batch 1 in parts
         (``planner.model.decode_step_breakdown``: each operator group's seconds and bound, summing to the TPOT; trial
-        33 F5; a pipeline's: ``pp_decode_step_breakdown``); () for a layout it does not break down (dp-ep), with the
-        reason in ``breakdown_refused``. Computed on first read (``StepParts``)."""
+        33 F5; a pipeline's: ``pp_decode_step_breakdown``, dp-ep's: ``dp_decode_step_breakdown``); () where the step
+        cannot be broken down, with the reason in ``breakdown_refused``. Computed on first read (``StepParts``)."""
         return () if self.step_parts is None else self.step_parts.breakdowns[0]
 
     @property
@@ -598,7 +598,7 @@ class StepParts:
         g, mdl, context, o = self.gpu, self.model, self.context, self.options
         try:
             return tuple(_decode_breakdown(g, mdl, context, replace(o, batch=x)) for x in batches), ""
-        except InvalidInputError as exc:  # a layout the breakdown does not cover
+        except InvalidInputError as exc:  # a step the breakdown cannot time
             return (), str(exc)
 
     @functools.cached_property
