@@ -547,17 +547,19 @@ def simulate(
             if not opened:
                 cutoff = -math.inf
         budget, preempted = budget_max, False
-        held = run.held()
+        kv_held = run.dec_prompt + run.a * (run.b * run.steps - run.nbase) - run.b  # ``Run.held``, inline
+        if run.prefilling:
+            kv_held = kv_held + sum(c.n * c.done for c in run.prefilling)
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
             # (``Run.preempt`` called only when its first test would preempt: else it changes nothing)
-            if not reserve and run.kv - held < per_step * run.b:
+            if not reserve and run.kv - kv_held < per_step * run.b:
                 preempted = run.preempt(per_step, now, decoding_only=False)
-                held = run.held()
+                kv_held = run.held()
             budget -= 0 if prefill_first else run.b
         b = run.b
-        free = run.kv - held - (0 if reserve else b * per_step)
+        free = run.kv - kv_held - (0 if reserve else b * per_step)
         if reserve:  # what is kept back for the running requests' outputs (all of it: TensorRT-LLM)
-            owed = per_step * (run.dec_olen - run.made())
+            owed = per_step * (run.dec_olen - (b * run.steps - run.nbase))  # (``Run.made``)
             if run.prefilling:
                 owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
             free -= (ratio if sg else 1.0) * owed + run.unheld_reserved()  # (the rest of their reservations' blocks)
@@ -590,9 +592,12 @@ def simulate(
             not preempted and not latched and budget > 0 and run.n_run < cap and queue
             and queue[0].ready_s <= cutoff
         ):  # fmt: skip
-            k = run.waiting(cutoff, cap - run.n_run)
             head = queue[0]
             need = head.need
+            # how many can enter as one cohort, counted no further than one past what the budget takes (the queue can
+            # hold thousands): ``k`` is read only as min(k, budget // need), k > 0 and whole < k, which a count of
+            # min(k, that limit) answers alike (whole <= budget // need < the limit)
+            k = run.waiting(cutoff, min(cap - run.n_run, max(budget // need, 1) + 1))
             per = need + (per_step * min(head.olen - head.out0, clip) + run.pad(head) if reserve else 0)  # KV it needs
             fit = _count(free, per)
             others = min(k, budget // need)
@@ -651,7 +656,9 @@ def simulate(
         stuck = 0
         steps = 1
         held = fresh * stream_stall_s  # the front end held the running requests' streams this long
-        ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
+        ctx = (
+            (run.dec_prompt + (b * run.steps - run.nbase)) / b if b else 0.0
+        )  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
             # launched kernel by kernel: no shorter than the host's launch, of which an overlapping loop launches the
@@ -683,9 +690,12 @@ def simulate(
                     steps = min(steps, n)
                 elif sg and not latched:  # (latched: nothing enters before a request leaves, the next event)
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
-            room = run.kv - run.held()
-            if math.isfinite(room):
-                steps = max(1, min(steps, _count(room, b * per_step)))
+            kv_held = run.dec_prompt + run.a * (b * run.steps - run.nbase) - b  # (``Run.held``)
+            if run.prefilling:
+                kv_held = kv_held + sum(c.n * c.done for c in run.prefilling)
+            room = run.kv - kv_held
+            if math.isfinite(room):  # (``_count`` of a finite room)
+                steps = max(1, min(steps, int(room // (b * per_step)) if room > 0 else 0))
             steps = int(steps)
             dt = steps * one + slope * steps * (steps - 1) / 2.0
             if sg:
@@ -728,8 +738,15 @@ def simulate(
             run.decode(c)
         if trace is not None:
             trace.append(TracedStep(started, dt, steps, b if steps else 0, prefill, tuple(firsts)))
-        while run.next_finish() <= run.steps:
-            c = running[heapq.heappop(heap)[1]]
+        while heap:  # the cohorts that finish at this step (``Run.next_finish``'s stale entries dropped, inline)
+            step, seq = heap[0]
+            c = running.get(seq)
+            if c is None or c.base is None or c.base + c.olen != step:
+                heapq.heappop(heap)
+                continue
+            if step > run.steps:
+                break
+            heapq.heappop(heap)
             n, c.n = c.n, 0
             run.drop(c, n)
             latched = False  # a request left the running batch: SGLang admits again
