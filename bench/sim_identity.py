@@ -5,7 +5,8 @@ Run: PYTHONPATH=. python bench/sim_identity.py [--against /work/main]
 A fixed set of ~30 runs (``SCENARIOS``: vLLM, SGLang and TensorRT-LLM schedulers; rate, burstiness, closed loop, burst
 and trace arrivals; fixed and varied lengths; a KV cache small enough to preempt; prefix cache; speculative decoding,
 fixed and drawn; async, multi-step, prefill-only, stream stalls, a serial front end, the recv interval, the attention-DP
-gate) through ``planner.serving.simulate.simulate`` and ``planner.serving.load.latency_under_load``, each in a fresh
+gate) through ``planner.serving.simulate.simulate`` and ``planner.serving.load.latency_under_load``, and the
+approximation (``planner.serving.approx.approximate_percentiles``) at 37 rates for 7 deployments, each in a fresh
 process per tree (``--dump``: this tree's answers as JSON, every float as ``float.hex``), then compared field by field
 with == (nothing approximate). Prints the count of equal runs and every field that differs; exits 1 on any."""
 
@@ -113,6 +114,17 @@ def _scenarios():
     sim("sim trt gate", "tensorrt-llm", 200_000, 800, arrivals_s=arr, lengths=lens, behaviour=b)
     b = RunBehaviour(scheduler_steps=4, stream_stall_s=0.001)
     sim("sim multistep closed", "vllm", 100_000, 500, client_concurrency=100, lengths=lens, behaviour=b)
+    # the vectorized approximation (``planner.serving.approx``) over a range of rates, past capacity included
+    from planner.serving.approx import approximate_percentiles
+
+    rates = np.linspace(0.1, 60.0, 37)
+    for name, replica, p, o, q in (
+        ("approx vllm p99", one, 1024, 256, 99), ("approx vllm p50", one, 4096, 64, 50),
+        ("approx sglang p90", sgl, 2048, 512, 90), ("approx trt p99", trt, 1024, 256, 99),
+        ("approx 70b p95", big, 2048, 256, 95), ("approx spec p99", spec, 1024, 256, 99),
+    ):  # fmt: skip
+        out.append((name, lambda r=replica, p=p, o=o, q=q: approximate_percentiles(r, p, o, rates, q)))
+    out.append(("approx one rate", lambda: approximate_percentiles(one, 1024, 256, [7.5], 99)))
     trace: list = []
     sim("sim traced", "sglang", 80_000, 300, arrivals_s=arr, lengths=lens, trace=trace)
     out.append(("sim traced steps", lambda: trace))
