@@ -656,9 +656,8 @@ def simulate(
         stuck = 0
         steps = 1
         held = fresh * stream_stall_s  # the front end held the running requests' streams this long
-        ctx = (
-            (run.dec_prompt + (b * run.steps - run.nbase)) / b if b else 0.0
-        )  # mean tokens of a decoding request's context
+        # mean tokens of a decoding request's context (``Run.made`` inline)
+        ctx = (run.dec_prompt + (b * run.steps - run.nbase)) / b if b else 0.0
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
             # launched kernel by kernel: no shorter than the host's launch, of which an overlapping loop launches the
