@@ -60,9 +60,12 @@ def _prefill(table: StepTable, tokens: np.ndarray) -> np.ndarray:
     return np.interp(tokens, prefill_tokens, prefill_s)
 
 
-def _step(table: StepTable, batch: np.ndarray, context: float, tokens: np.ndarray) -> np.ndarray:
-    """``StepTable.step_s`` over arrays: decode + prefill - shared, at least the larger alone."""
-    dec = _decode(table, batch, context)
+def _step(
+    table: StepTable, batch: np.ndarray, context: float, tokens: np.ndarray, dec: np.ndarray | None = None
+) -> np.ndarray:
+    """``StepTable.step_s`` over arrays: decode + prefill - shared, at least the larger alone (``dec``: the decode
+    step ``_decode(table, batch, context)`` where the caller has it already)."""
+    dec = _decode(table, batch, context) if dec is None else dec
     pre = _prefill(table, tokens)
     both = np.maximum(np.maximum(dec, pre), dec + pre - table.shared_s)
     return np.where(tokens <= 0, dec, np.where(batch <= 0, pre, both))
@@ -124,7 +127,8 @@ def _approximate_load(
         some = -np.expm1(-arrive)
         with np.errstate(divide="ignore", invalid="ignore"):
             tokens = np.minimum(np.where(some > 0, p * arrive / some, 0.0), budget)
-        new = (1.0 - some) * _decode(table, batch, ctx) + some * _step(table, batch, ctx, tokens)
+        dec = _decode(table, batch, ctx)  # (once: ``_step`` takes it too)
+        new = (1.0 - some) * dec + some * _step(table, batch, ctx, tokens, dec)
         tau = DAMPING * tau + (1.0 - DAMPING) * new
     q = float(percentile) / 100.0
     z = NormalDist().inv_cdf(min(max(q, 1e-9), 1 - 1e-9))
@@ -133,8 +137,10 @@ def _approximate_load(
     tpot = _decode(table, np.maximum(n, 1.0), ctx) + n * extra / max(o - 1.0, 1.0)
     left = np.maximum(budget - batch, 1.0)  # prompt tokens a step can take beside the decodes
     chunks = np.ceil(p / left)
-    own = np.where(chunks <= 1, _step(table, batch, ctx, np.full_like(x, p)), chunks * _step(table, batch, ctx, left))
-    service = np.minimum(p, left) / left * _step(table, batch, ctx, left) * np.maximum(chunks, 1.0)
+    dec = _decode(table, batch, ctx)
+    beside = _step(table, batch, ctx, left, dec)  # a step of the prompt tokens the decodes leave room for
+    own = np.where(chunks <= 1, _step(table, batch, ctx, np.full_like(x, p), dec), chunks * beside)
+    service = np.minimum(p, left) / left * beside * np.maximum(chunks, 1.0)
     rho = x * service
     with np.errstate(divide="ignore", invalid="ignore"):
         wait = np.where(rho > 1 - q, service / (2 * (1 - rho)) * np.log(rho / (1 - q)), 0.0)

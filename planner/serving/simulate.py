@@ -28,6 +28,7 @@ over the run's duration (first arrival to last completion).
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -277,8 +278,9 @@ class Samples:
 def _pairs(pairs: list[tuple[float, int]], shift_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     if not pairs:
         return np.zeros(0), np.zeros(0, dtype=np.int64)
-    v, n = zip(*pairs, strict=True)
-    return np.asarray(v, dtype=float) + shift_s, np.asarray(n, dtype=np.int64)
+    # (value, count) pairs flattened into one float array (counts are whole and far below 2**53: exact as floats)
+    flat = np.fromiter(itertools.chain.from_iterable(pairs), dtype=float, count=2 * len(pairs))
+    return flat[0::2] + shift_s, flat[1::2].astype(np.int64)
 
 
 def weighted_percentile(samples: tuple[np.ndarray, np.ndarray], q: float | np.ndarray) -> np.ndarray:
@@ -521,13 +523,19 @@ def simulate(
     polled, received_s = 0, (math.inf if interval == 1 else -math.inf)  # arrivals up to received_s have been read
     gate, since, opened = how.context_gate, 0, True  # attention-DP balancing: steps since its counter's last reset
     quorum = how.context_gate_quorum
-    while run.running or run.queue:
-        if not run.running:
+    # the loop's constants and the run's containers (changed in place, never replaced; ``run.prefilling`` is) as
+    # locals, and ``StepTable.decode_s`` / ``decode_slope_s`` inline below (the same operations in the same order)
+    queue, running, heap = run.queue, run.running, run.heap
+    dec_lo, dec_hi, ctx_lo = table.decode_lo_s, table.decode_hi_s, table.ctx_lo_tokens
+    rows, span = len(dec_lo), table.ctx_hi_tokens - ctx_lo
+    wait_steps = int(async_scheduling)
+    while running or queue:
+        if not running:
             ratio = ratio0  # SGLang resets its estimate when idle
             latched = False  # (and an empty running batch is not full)
-            if run.queue[0].ready_s > now:  # idle until the next request arrives: no step in flight to launch behind
+            if queue[0].ready_s > now:  # idle until the next request arrives: no step in flight to launch behind
                 last_dt = 0.0
-            now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
+            now = max(now, queue[0].ready_s)  # idle until the next request arrives
             seen_s = now
             polled = interval  # an idle loop takes microseconds: the arrival is read at once
         if interval > 1 and polled >= interval:
@@ -535,17 +543,23 @@ def simulate(
         cutoff = min(seen_s if async_scheduling else now, received_s)  # the latest arrival this step can hold
         if gate:  # TensorRT-LLM's attention-DP balancing: prompts enter at the gate, when nothing decodes, or when
             # this rank holds as many waiting as every rank's having one takes (``context_gate_quorum``)
-            opened = run.b == 0 or since + 1 >= gate or _quorum_s(run.queue, quorum) <= now
+            opened = run.b == 0 or since + 1 >= gate or _quorum_s(queue, quorum) <= now
             if not opened:
                 cutoff = -math.inf
         budget, preempted = budget_max, False
+        kv_held = run.dec_prompt + run.a * (run.b * run.steps - run.nbase) - run.b  # ``Run.held``, inline
+        if run.prefilling:
+            kv_held = kv_held + sum(c.n * c.done for c in run.prefilling)
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
-            preempted = False if reserve else run.preempt(per_step, now, decoding_only=False)
+            # (``Run.preempt`` called only when its first test would preempt: else it changes nothing)
+            if not reserve and run.kv - kv_held < per_step * run.b:
+                preempted = run.preempt(per_step, now, decoding_only=False)
+                kv_held = run.held()
             budget -= 0 if prefill_first else run.b
         b = run.b
-        free = run.kv - run.held() - (0 if reserve else b * per_step)
+        free = run.kv - kv_held - (0 if reserve else b * per_step)
         if reserve:  # what is kept back for the running requests' outputs (all of it: TensorRT-LLM)
-            owed = per_step * (run.dec_olen - run.made())
+            owed = per_step * (run.dec_olen - (b * run.steps - run.nbase))  # (``Run.made``)
             if run.prefilling:
                 owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
             free -= (ratio if sg else 1.0) * owed + run.unheld_reserved()  # (the rest of their reservations' blocks)
@@ -575,12 +589,15 @@ def simulate(
                 free -= 0 if reserve else chunk
             still.append(c)
         while (
-            not preempted and not latched and budget > 0 and run.n_run < cap and run.queue
-            and run.queue[0].ready_s <= cutoff
+            not preempted and not latched and budget > 0 and run.n_run < cap and queue
+            and queue[0].ready_s <= cutoff
         ):  # fmt: skip
-            k = run.waiting(cutoff, cap - run.n_run)
-            head = run.queue[0]
+            head = queue[0]
             need = head.need
+            # how many can enter as one cohort, counted no further than one past what the budget takes (the queue can
+            # hold thousands): ``k`` is read only as min(k, budget // need), k > 0 and whole < k, which a count of
+            # min(k, that limit) answers alike (whole <= budget // need < the limit)
+            k = run.waiting(cutoff, min(cap - run.n_run, max(budget // need, 1) + 1))
             per = need + (per_step * min(head.olen - head.out0, clip) + run.pad(head) if reserve else 0)  # KV it needs
             fit = _count(free, per)
             others = min(k, budget // need)
@@ -614,7 +631,7 @@ def simulate(
             if whole < k or not whole:
                 break
         run.prefilling = still
-        if latch and run.n_run >= cap and run.queue:  # every slot taken: batch_is_full too
+        if latch and run.n_run >= cap and queue:  # every slot taken: batch_is_full too
             latched = True
         if (
             sg and prefill == 0 and run.b and run.kv - run.held() < run.b * per_step
@@ -628,7 +645,7 @@ def simulate(
             if run.prefilling:  # prompts part way through hold the KV the others need: the newest gives way
                 c = run.prefilling[-1]
                 n = c.n
-                run.queue.appendleft(c.part(n, ready_s=now, done=0))
+                queue.appendleft(c.part(n, ready_s=now, done=0))
                 run.drop(c, n)
                 run.preemptions += n
                 continue
@@ -639,7 +656,8 @@ def simulate(
         stuck = 0
         steps = 1
         held = fresh * stream_stall_s  # the front end held the running requests' streams this long
-        ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
+        # mean tokens of a decoding request's context (``Run.made`` inline)
+        ctx = (run.dec_prompt + (b * run.steps - run.nbase)) / b if b else 0.0
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
             # launched kernel by kernel: no shorter than the host's launch, of which an overlapping loop launches the
@@ -648,31 +666,37 @@ def simulate(
                 dt = max(dt, table.prefill_host_s - (last_dt if async_scheduling else 0.0))
             stall += dt + held if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
+            i = (b if b < rows else rows) - 1  # (b > 0 here) one step and its slope: ``StepTable.decode_s``,
+            lo, hi = dec_lo[i], dec_hi[i]  # ``decode_slope_s``
+            one = lo + (hi - lo) * (ctx - ctx_lo) / span if span > 0 else lo
+            slope = (hi - lo) / span if span > 0 else 0.0
             steps = run.next_finish() - run.steps
             if window > 1:
                 steps = window  # the whole window runs; arrivals wait for its end
-            elif run.queue and run.n_run < cap:
-                head = run.queue[0]
+            elif queue and run.n_run < cap:
+                head = queue[0]
                 if head.ready_s > cutoff:  # async: it joins the step after the one that starts after it arrives
                     wait = head.ready_s - now
-                    n = 1 if wait <= 0 else _steps_until(table, b, ctx, wait) + int(async_scheduling)
+                    n = 1 if wait <= 0 else _steps_after(one, slope, wait) + wait_steps
                     if interval > 1:  # read at the first of the scheduler's reads at or after its arrival
                         first = max(interval - polled, 1)
                         n = first if n <= first else first + -(-(n - first) // interval) * interval
                     if gate:  # it enters at the first gate at or after it could, or when the quorum is waiting
                         first = gate if opened else gate - 1 - since
                         n = first if n <= first else first + -(-(n - first) // gate) * gate
-                        if (q := _quorum_s(run.queue, quorum) - now) < math.inf:
-                            n = min(n, 1 if q <= 0 else _steps_until(table, b, ctx, q) + int(async_scheduling))
+                        if (q := _quorum_s(queue, quorum) - now) < math.inf:
+                            n = min(n, 1 if q <= 0 else _steps_after(one, slope, q) + wait_steps)
                     steps = min(steps, n)
                 elif sg and not latched:  # (latched: nothing enters before a request leaves, the next event)
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
-            room = run.kv - run.held()
-            if math.isfinite(room):
-                steps = max(1, min(steps, _count(room, b * per_step)))
+            kv_held = run.dec_prompt + run.a * (b * run.steps - run.nbase) - b  # (``Run.held``)
+            if run.prefilling:
+                kv_held = kv_held + sum(c.n * c.done for c in run.prefilling)
+            room = run.kv - kv_held
+            if math.isfinite(room):  # (``_count`` of a finite room)
+                steps = max(1, min(steps, int(room // (b * per_step)) if room > 0 else 0))
             steps = int(steps)
-            slope = table.decode_slope_s(b)
-            dt = steps * table.decode_s(b, ctx) + slope * steps * (steps - 1) / 2.0
+            dt = steps * one + slope * steps * (steps - 1) / 2.0
             if sg:
                 ratio = max(ratio - (ratio0 - ratio_min) / decay_steps * steps, ratio_min)
             gap = dt if window > 1 else dt / steps  # one chunk of tokens per request per window
@@ -713,8 +737,15 @@ def simulate(
             run.decode(c)
         if trace is not None:
             trace.append(TracedStep(started, dt, steps, b if steps else 0, prefill, tuple(firsts)))
-        while run.next_finish() <= run.steps:
-            c = run.running[heapq.heappop(run.heap)[1]]
+        while heap:  # the cohorts that finish at this step (``Run.next_finish``'s stale entries dropped, inline)
+            step, seq = heap[0]
+            c = running.get(seq)
+            if c is None or c.base is None or c.base + c.olen != step:
+                heapq.heappop(heap)
+                continue
+            if step > run.steps:
+                break
+            heapq.heappop(heap)
             n, c.n = c.n, 0
             run.drop(c, n)
             latched = False  # a request left the running batch: SGLang admits again
@@ -854,7 +885,14 @@ def _steps_until(table: StepTable, batch: int, mean_context: float, wait_s: floa
     """Decode steps of ``batch`` sequences until ``wait_s`` has passed (the step in which it passes included)."""
     if wait_s <= 0:
         return 1
-    a, s = table.decode_s(batch, mean_context), table.decode_slope_s(batch)
+    return _steps_after(table.decode_s(batch, mean_context), table.decode_slope_s(batch), wait_s)
+
+
+def _steps_after(a: float, s: float, wait_s: float) -> int:
+    """Decode steps until ``wait_s`` has passed (that in which it passes included) when the first takes ``a`` seconds
+    and each the next ``s`` more (``_steps_until`` given the step and its slope)."""
+    if wait_s <= 0:
+        return 1
     # n a + s n (n - 1) / 2 >= wait: the smallest such n
     if s <= 0:
         return max(1, math.ceil(wait_s / a))

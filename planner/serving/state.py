@@ -227,8 +227,16 @@ def _div(lengths: tuple) -> int | None:
 def arrived(lengths, arrivals_s, cached_fraction: float = 0.0) -> list[Cohort]:
     """A cohort for each request, sent at its own time (``arrivals_s[i]``, seconds): ``requests(lengths, i, 1, t)`` for
     each, built in one pass (an open-loop run of thousands of requests)."""
-    return [
-        Cohort(1, key[0], key[1], [(t, 1)], t, need=cached_need(key[0], cached_fraction), div=_div(key))
+    return [  # (``cached_need`` and ``_div`` inline: thousands of requests a run)
+        Cohort(
+            1,
+            key[0],
+            key[1],
+            [(t, 1)],
+            t,
+            need=max(key[0] - int(key[0] * cached_fraction), 1),
+            div=key[2] if len(key) > 2 else None,
+        )
         for key, t in zip(lengths, map(float, arrivals_s), strict=False)  # (fewer arrivals: fewer sent)
     ]
 
