@@ -21,8 +21,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline import baseline_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,11 +75,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds after the first [5]")
     ap.add_argument("--repeat", type=int, default=3, help="processes of each tree [3]")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "baseline"
-        base.mkdir()
-        archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+    with baseline_tree(args.baseline) as base:
         trees = {"baseline": base, "this tree": ROOT}
         got: dict[str, list[dict]] = {name: [] for name in trees}
         for i in range(args.repeat):

@@ -1,6 +1,6 @@
 """Speed of the serving simulation (``planner.serving.simulate.simulate``) against another tree's, side by side.
 
-Run: PYTHONPATH=. python bench/bench_simulate.py [--against /work/main] [--rounds N]
+Run: PYTHONPATH=. python bench/bench_simulate.py [--baseline main] [--rounds N]
 
 Each tree runs in a process of its own (``--time``): it records the ``simulate`` calls that ``latency_under_load``
 makes for the runs of ``bench/sim_identity.py`` (vLLM, SGLang, TensorRT-LLM; rate, burst, closed loop, trace; varied
@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline import baseline_tree  # noqa: E402
 
 
 def _calls() -> list:
@@ -76,22 +77,23 @@ def _round(p: subprocess.Popen) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", default="/work/main", help="the old tree (default /work/main)")
+    ap.add_argument("--baseline", default="main", help="git revision to compare against [main]")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--time", action="store_true", help="(internal) the timing process")
     args = ap.parse_args()
     if args.time:
         timer()
         return
-    old, new = _start(Path(args.against)), _start(ROOT)
-    olds, news = [], []
-    for _ in range(args.rounds):
-        olds.append(_round(old))
-        news.append(_round(new))
-    for p in (old, new):
-        p.stdin.close()
-        p.wait()
-    print(f"old ({args.against}) rounds, CPU s: {', '.join(f'{s:.3f}' for s in olds)}")
+    with baseline_tree(args.baseline) as base:
+        old, new = _start(base), _start(ROOT)
+        olds, news = [], []
+        for _ in range(args.rounds):
+            olds.append(_round(old))
+            news.append(_round(new))
+        for p in (old, new):
+            p.stdin.close()
+            p.wait()
+    print(f"old ({args.baseline}) rounds, CPU s: {', '.join(f'{s:.3f}' for s in olds)}")
     print(f"new ({ROOT}) rounds, CPU s: {', '.join(f'{s:.3f}' for s in news)}")
     print(f"best old {min(olds):.3f} s, best new {min(news):.3f} s: speedup x{min(olds) / min(news):.2f}")
 

@@ -1,6 +1,6 @@
 """Whether this tree's serving simulation gives the same figures as another tree's, bit for bit.
 
-Run: PYTHONPATH=. python bench/sim_identity.py [--against /work/main]
+Run: PYTHONPATH=. python bench/sim_identity.py [--baseline main]
 
 A fixed set of ~30 runs (``SCENARIOS``: vLLM, SGLang and TensorRT-LLM schedulers; rate, burstiness, closed loop, burst
 and trace arrivals; fixed and varied lengths; a KV cache small enough to preempt; prefix cache; speculative decoding,
@@ -21,6 +21,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline import baseline_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -168,13 +171,14 @@ def _diff(a, b, path=""):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", default="/work/main", help="the other tree (default /work/main)")
+    ap.add_argument("--baseline", default="main", help="git revision to compare against [main]")
     ap.add_argument("--dump", action="store_true", help="print this tree's answers as JSON")
     args = ap.parse_args()
     if args.dump:
         json.dump(dump(), sys.stdout)
         return
-    ours, theirs = _run(ROOT), _run(Path(args.against))
+    with baseline_tree(args.baseline) as base:
+        ours, theirs = _run(ROOT), _run(base)
     bad = 0
     for name in theirs:
         diffs = list(_diff(theirs[name], ours.get(name), name))
@@ -183,7 +187,7 @@ def main() -> None:
             print("DIFFERS", d)
         if isinstance(theirs[name], str) and theirs[name].startswith("error"):
             print("both error:" if theirs[name] == ours.get(name) else "error:", name, theirs[name][:120])
-    print(f"{len(theirs) - bad} of {len(theirs)} scenarios identical bit for bit ({ROOT} against {args.against})")
+    print(f"{len(theirs) - bad} of {len(theirs)} scenarios identical bit for bit (this tree against {args.baseline})")
     sys.exit(1 if bad else 0)
 
 
