@@ -2,6 +2,8 @@
 
 F2: ``plan --rate`` sized a fleet and priced only a token at 100% busy; it now says what the fleet costs a month.
 F6: a TPOT target written as a speed ("20 tokens/s") was "not a duration"; it is now refused with the time it is.
+F8: the export printed its warnings twice (the summary's, then every Warnings line on standard error) and the long-tail
+one in statistics words; each is now printed once, the long-tail one in plain words first.
 """
 
 from __future__ import annotations
@@ -122,3 +124,83 @@ def test_plan_without_context_says_what_a_context_is_and_what_to_give():
     assert "e.g. 8k (8,192 tokens) for a chat" in message
     # the example it gives runs: 8k is --context's own "8k (k = 1,024 tokens)"
     assert run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k").exit_code == 0
+
+
+#: tests/test_export.py's HAND scenario (Llama-2-7B fp16 on one H100, the ideal engine, Little's law: ~3 s an export),
+#: its output p95 raised from 386 to 450 tokens, 4.50 x the mean of 100: past the 3.87 x any lognormal reaches at p95
+#: (``planner.serving.load.lognormal_ratio_bound``), so the review warns of the long tail (trial 34 F8's case).
+HAND = """
+[workload]
+peak_concurrent_requests = 500
+average_concurrent_requests = 200
+prompt_tokens_mean = 1
+prompt_tokens_high = 1662
+output_tokens_mean = 100
+output_tokens_high = 450
+ttft_target_s = 10
+tpot_target_s = 0.2
+sizing = "littles-law"
+[defaults]
+model = "Llama-2-7B"
+weight_precision = "fp16"
+kv_precision = "fp16"
+engine = "ideal"
+max_gpus_per_replica = 1
+[[option]]
+name = "H100 bought"
+gpu = "H100"
+pricing = "purchase"
+purchase_usd = 30000
+[[option]]
+name = "H100 rented"
+gpu = "H100"
+pricing = "cloud"
+cloud_usd_per_gpu_hour = 2.0
+"""
+
+
+@pytest.fixture(scope="module")
+def hand_export(tmp_path_factory):
+    """``planner export`` of HAND to md: the run's result and the md it wrote."""
+    folder = tmp_path_factory.mktemp("hand")
+    (folder / "hand.toml").write_text(HAND)
+    r = run("export", str(folder / "hand.toml"), "-o", str(folder / "r.md"), "--date", "2026-12-07")
+    assert r.exit_code == 0, r.output
+    return r, (folder / "r.md").read_text()
+
+
+def test_export_prints_each_warning_once_across_the_summary_and_standard_error(hand_export):
+    """F8: each line of the md's ## Warnings (the review's Warnings section) is printed exactly once on the terminal,
+    standard output and standard error together: the long-tail one and the rented option's 'ideal' engine one in the
+    summary, the bought option's (not the recommendation's) after the ranked list on standard error (trial 30 F9)."""
+    r, md = hand_export
+    warnings = [
+        line.strip().removeprefix("- ") for line in md.split("## Warnings", 1)[1].split("\n## ", 1)[0].splitlines()
+    ]
+    warnings = [w for w in warnings if w]
+    assert any(w.startswith("Workload: output: the p95 of 450 tokens") for w in warnings), warnings
+    assert any(w.startswith("H100 bought: the 'ideal' engine") for w in warnings), warnings
+    terminal = r.stdout + r.stderr
+    for w in warnings:
+        assert terminal.count(w) == 1, (w, terminal)
+    assert "warning: H100 bought: the 'ideal' engine" in r.stderr  # a non-recommended option's: still said
+    assert "warning: Workload: output: the p95" in r.stdout and "Workload:" not in r.stderr
+
+
+def test_export_long_tail_warning_says_what_to_check_in_plain_words_first(hand_export):
+    """F8: "beyond any lognormal's ... two-part mixture" came first; now the ratio (450 / 100 = 4.50), the usual
+    most (exp(1.645^2 / 2) = 3.87 at p95), what is done (sized as stated: 5% long, up to the p95 prompt + p95 output
+    slot of 1,662 + 450 = 2,112 tokens) and what to check, then the same fit's detail."""
+    r, _ = hand_export
+    (line,) = [x for x in r.stdout.splitlines() if "Workload: output:" in x]
+    plain, detail = line.split(" (detail: ", 1)
+    assert plain == (
+        "  warning: Workload: output: the p95 of 450 tokens is 4.50 x the mean of 100, a longer tail than usual request "
+        "lengths have (at most 3.87 x the mean at p95); it is sized as stated, with 5% of requests long, between 450 "
+        "and 2,112 tokens (mean 771); if the p95 was a guess, check it, as the memory each request is sized for is the "
+        "p95 prompt + p95 output (2,112 tokens)"
+    )
+    assert "lognormal" not in plain.split("(at most")[0] and "mixture" not in plain
+    assert detail.startswith(
+        "beyond any lognormal's p95 / mean, so drawn from a two-part mixture within the 2,112-token"
+    )
