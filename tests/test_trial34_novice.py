@@ -4,6 +4,7 @@ F2: ``plan --rate`` sized a fleet and priced only a token at 100% busy; it now s
 F6: a TPOT target written as a speed ("20 tokens/s") was "not a duration"; it is now refused with the time it is.
 F8: the export printed its warnings twice (the summary's, then every Warnings line on standard error) and the long-tail
 one in statistics words; each is now printed once, the long-tail one in plain words first.
+F9: a bought option's 8 GPUs beside a rented 3, with no word why on the terminal: its line now says whole servers.
 """
 
 from __future__ import annotations
@@ -204,3 +205,16 @@ def test_export_long_tail_warning_says_what_to_check_in_plain_words_first(hand_e
     assert detail.startswith(
         "beyond any lognormal's p95 / mean, so drawn from a two-part mixture within the 2,112-token"
     )
+
+
+def test_export_bought_option_line_says_its_extra_gpus_fill_whole_servers(hand_export):
+    """F9: HAND's replicas are one GPU each; 11 serving + 1 spare = 12 (test_export.py's hand computation). Rented at
+    its own price per GPU-hour, billed per GPU: 12 GPUs, no note. Bought in 8-GPU servers (node_size's default, 8:
+    docs/export.md): ceil(12 / 8) = 2 servers, 16 GPUs, and its line says the 12 needed and the whole servers."""
+    r, _ = hand_export
+    lines = {
+        line.split()[1] + " " + line.split()[2]: line for line in r.stdout.splitlines() if line[:4] in ("  1.", "  2.")
+    }
+    bought, rented = lines["H100 bought"], lines["H100 rented"]
+    assert " 16 GPUs " in bought and bought.endswith("/month  (12 GPUs needed, bought in whole 8-GPU servers)"), bought
+    assert " 12 GPUs " in rented and rented.endswith("$17,520/month"), rented  # 12 x $2.00 x 730 h; nothing rounded

@@ -88,7 +88,7 @@ def summary_lines(review) -> list[str]:
     from planner.export.decision import cheapest_per_model_lines
     from planner.export.evaluate import kernel_curves_warning
     from planner.export.margin_releases import row_words
-    from planner.export.tables import cap_note, fmt, prompt_time_note
+    from planner.export.tables import cap_note, fmt, prompt_time_note, whole_units_note
 
     rec = review.recommended
     # several models: each one's cheapest first, the recommendation ranking them together after (trial 31 F14)
@@ -129,7 +129,11 @@ def summary_lines(review) -> list[str]:
                 + (
                     f"  ({note})"
                     if (
-                        note := "; ".join(x for x in (older(r), r.layout_chosen, prompt_time_note(r), cap_note(r)) if x)
+                        note := "; ".join(
+                            x
+                            for x in (whole_units_note(r), older(r), r.layout_chosen, prompt_time_note(r), cap_note(r))
+                            if x
+                        )
                     )
                     else ""
                 )
