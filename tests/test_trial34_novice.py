@@ -5,6 +5,7 @@ F6: a TPOT target written as a speed ("20 tokens/s") was "not a duration"; it is
 F8: the export printed its warnings twice (the summary's, then every Warnings line on standard error) and the long-tail
 one in statistics words; each is now printed once, the long-tail one in plain words first.
 F9: a bought option's 8 GPUs beside a rented 3, with no word why on the terminal: its line now says whole servers.
+F5: the review never stated the month's tokens, to price a hosted API by hand; the terminal and the md now do.
 """
 
 from __future__ import annotations
@@ -218,3 +219,36 @@ def test_export_bought_option_line_says_its_extra_gpus_fill_whole_servers(hand_e
     bought, rented = lines["H100 bought"], lines["H100 rented"]
     assert " 16 GPUs " in bought and bought.endswith("/month  (12 GPUs needed, bought in whole 8-GPU servers)"), bought
     assert " 12 GPUs " in rented and rented.endswith("$17,520/month"), rented  # 12 x $2.00 x 730 h; nothing rounded
+
+
+#: HAND's traffic as requests per second, the average a hundredth of the peak (800 and 8 requests/s): trial 34's
+#: persona had 30 and 0.76 (39x). Little's law sizes 800 requests/s as HAND's 500 in flight: 12 one-GPU replicas.
+IDLE = HAND.replace("peak_concurrent_requests = 500", "peak_requests_per_s = 800").replace(
+    "average_concurrent_requests = 200", "average_requests_per_s = 8"
+)
+
+
+@pytest.fixture(scope="module")
+def idle_export(tmp_path_factory):
+    """``planner export`` of IDLE to md: the run's result and the md it wrote."""
+    folder = tmp_path_factory.mktemp("idle")
+    (folder / "idle.toml").write_text(IDLE)
+    r = run("export", str(folder / "idle.toml"), "-o", str(folder / "r.md"), "--date", "2026-12-07")
+    assert r.exit_code == 0, r.output
+    return r, (folder / "r.md").read_text()
+
+
+def test_export_states_the_months_tokens_at_the_average_prompt_and_output_apart(idle_export):
+    """F5: 8 requests/s x 2,628,000 s (730 h x 3,600 s: planner.model.fleet.HOURS_PER_MONTH) = 21,024,000 requests a
+    month; x 1 prompt token = 21.0 M, x 100 output tokens = 2,102.4 M. The same line on the terminal and in the md;
+    the review's own all-in $ per M output tokens is the month's cost over that count: $17,520 / 2,102.4 = $8.33."""
+    r, md = idle_export
+    said = (
+        "Tokens a month at the average: 21.0 M prompt, 2,102 M output (8 requests/s x 2,628,000 s x 1 prompt and 100 "
+        "output tokens a request); a hosted API priced per token would cost its $ per M prompt tokens x 21.0 + its $ "
+        "per M output tokens x 2,102 a month (the options here rent or buy GPUs)."
+    )
+    assert said in r.stdout.splitlines()
+    assert said in md.splitlines()
+    (row,) = [line for line in md.splitlines() if line.startswith("| 1 | H100 rented |")]
+    assert f"| ${17520 / (8 * 2_628_000 * 100 / 1e6):.2f} |" in row and "| $17,520 |" in row

@@ -425,6 +425,35 @@ def _margin_cost_line(review: Review) -> str:
     )
 
 
+def _millions(tokens: float) -> str:
+    """Tokens in millions for a reader: "2,000 M", "12.6 M", "0.25 M"."""
+    m = tokens / 1e6
+    return f"{m:,.0f} M" if m >= 100 else f"{m:,.1f} M" if m >= 1 else f"{m:,.2g} M"
+
+
+def tokens_month_line(review: Review) -> str:
+    """The month's tokens at the average traffic the $ per M tokens are counted at (``sizing.tokens_per_month``:
+    average requests/s x the mean tokens a request x 730 h x 3,600 s), prompt and output apart, so a reader can price
+    a hosted API's per-token rates by hand (trial 34 F5: "cloud" here is GPUs rented by the hour). The rate is the
+    recommendation's: the scenario's average requests/s, or where the traffic is requests in flight, the average
+    rate its fleet was sized at. "" where the recommendation does not meet the targets."""
+    from planner.export.sizing import SECONDS_PER_MONTH, tokens_per_month
+
+    rec, w = review.recommended, review.scenario.workload
+    if not rec.meets:
+        return ""
+    rate = float(rec.average_rate_per_s)
+    prompt = float(tokens_per_month(rate, w.prompt_tokens_mean))
+    output = float(tokens_per_month(rate, w.output_tokens_mean))
+    return (
+        f"Tokens a month at the average: {_millions(prompt)} prompt, {_millions(output)} output ({rate:,.4g} "
+        f"requests/s x {SECONDS_PER_MONTH:,.0f} s x {w.prompt_tokens_mean:,g} prompt and {w.output_tokens_mean:,g} "
+        f"output tokens a request); a hosted API priced per token would cost its $ per M prompt tokens x "
+        f"{_millions(prompt)[:-2]} + its $ per M output tokens x {_millions(output)[:-2]} a month (the options here "
+        "rent or buy GPUs)."
+    )
+
+
 def horizon_line(review: Review) -> str:
     """One sentence: the recommendation's year-1 cash, horizon total and high-demand case."""
     fin = review.scenario.finance
@@ -547,7 +576,7 @@ def money_lines(review: Review) -> list[str]:
         x
         for x in (
             calibration_line(review), margin_line(review), margin_sets_fleet_line(review),
-            margin_releases_line(review), horizon_line(review),
+            margin_releases_line(review), tokens_month_line(review), horizon_line(review),
             present_value_line(review), grid_line(review),
         )
         if x
