@@ -6,6 +6,7 @@ F8: the export printed its warnings twice (the summary's, then every Warnings li
 one in statistics words; each is now printed once, the long-tail one in plain words first.
 F9: a bought option's 8 GPUs beside a rented 3, with no word why on the terminal: its line now says whole servers.
 F5: the review never stated the month's tokens, to price a hosted API by hand; the terminal and the md now do.
+F3: a 39x peak-to-average ratio passed unremarked; a fleet under 10% loaded at the average is now warned about.
 """
 
 from __future__ import annotations
@@ -252,3 +253,38 @@ def test_export_states_the_months_tokens_at_the_average_prompt_and_output_apart(
     assert said in md.splitlines()
     (row,) = [line for line in md.splitlines() if line.startswith("| 1 | H100 rented |")]
     assert f"| ${17520 / (8 * 2_628_000 * 100 / 1e6):.2f} |" in row and "| $17,520 |" in row
+
+
+def _load(md: str, option: str) -> str:
+    """The md Options row's "Load vs sized capacity (average)" cell of ``option`` ("1%")."""
+    head = next(line for line in md.splitlines() if line.startswith("| Rank | Option |"))
+    (row,) = [line for line in md.splitlines() if line.startswith(f"| 1 | {option} |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    return cells[[c.strip() for c in head.strip("|").split("|")].index("Load vs sized capacity (average)")]
+
+
+def test_export_warns_a_fleet_mostly_idle_at_the_average_with_what_to_check(idle_export):
+    """F3: at 8 requests/s against 12 replicas sized for 800 the recommended fleet's load is the Options row's 1%,
+    under the 10% ``planner.export.review.IDLE_LOAD`` sets (trial 34's persona: 2% at 39x): the md's Warnings and
+    standard error (once) say it is billed all month for the peak, the ratio 800 / 8 = 100, and to check the average is
+    requests, not conversations. Nothing sized moves: the fleet is HAND's 12 GPUs at $17,520."""
+    r, md = idle_export
+    load = _load(md, "H100 rented")
+    assert load == "1%"
+    said = (
+        "Workload: the recommended fleet (H100 rented) is sized for the peak and billed all month, and at the average "
+        f"traffic it is {load} loaded (Load vs sized capacity (average), under 10%; the peak is 100 x the average): "
+        "most of its cost per token pays for idle GPUs. Check average_requests_per_s: requests (each chat turn is "
+        "one), not conversations, averaged over the whole month"
+    )
+    assert r.stderr.count(f"warning: {said}") == 1, r.stderr
+    assert "- " + said.replace("_", "\\_") in md
+    assert "  1. H100 rented  on-demand  12 GPUs  $17,520/month" in r.stdout
+
+
+def test_export_does_not_warn_of_idle_gpus_at_a_peak_two_and_a_half_times_the_average(hand_export):
+    """HAND's 500 in flight at the peak, 200 on average (2.5x, within web traffic's usual 2-4x): its Options row's
+    load is 10% or more, and no idle-fleet warning anywhere."""
+    r, md = hand_export
+    assert int(_load(md, "H100 rented").rstrip("%")) >= 10
+    assert "billed all month" not in md and "billed all month" not in r.stdout + r.stderr
