@@ -288,3 +288,17 @@ def test_export_does_not_warn_of_idle_gpus_at_a_peak_two_and_a_half_times_the_av
     r, md = hand_export
     assert int(_load(md, "H100 rented").rstrip("%")) >= 10
     assert "billed all month" not in md and "billed all month" not in r.stdout + r.stderr
+
+
+def test_tokens_a_month_are_at_the_grown_average_the_cost_per_token_is_counted_at(tmp_path):
+    """F5 with growth_over_horizon = 0.5 (the README example's): the review sizes and prices the planned traffic,
+    today's 8 requests/s x 1.5 = 12 (``Workload.growth_factor``); 12 x 2,628,000 s = 31,536,000 requests a month:
+    31.5 M prompt tokens (x 1), 3,154 M output (x 100), today's rate and the growth named."""
+    path = tmp_path / "grown.toml"
+    path.write_text(IDLE.replace("tpot_target_s = 0.2", "tpot_target_s = 0.2\ngrowth_over_horizon = 0.5"))
+    r = run("export", str(path), "-o", str(tmp_path / "r.md"), "--date", "2026-12-07")
+    assert r.exit_code == 0, r.output
+    assert (
+        "Tokens a month at the average: 31.5 M prompt, 3,154 M output (12 requests/s, today's 8 x 1.5 growth, x "
+        "2,628,000 s x 1 prompt and 100 output tokens a request)"
+    ) in r.stdout
