@@ -188,12 +188,15 @@ def test_the_warnings_name_the_mixture():
     from planner.export.scenario import Workload
 
     note = spread_fit_note(F5_PROMPT, F5_PROMPT, F5_MEAN, F5_HIGH, 95)
-    assert note.startswith(
-        "output p95 / mean 6,000 / 1,000 = 6.00 is beyond any lognormal's (3.87 at p95), so it is drawn from a "
-        "two-part mixture within the 8,000-token slot (the p95 prompt + p95 output memory is sized for): 95% of "
-        "requests from a lognormal body up to 6,000 tokens (median "
+    assert note.startswith(  # plain words first (trial 34 F8), then the mixture's detail
+        "output: the p95 of 6,000 tokens is 6.00 x the mean of 1,000, a longer tail than usual request lengths have "
+        "(at most 3.87 x the mean at p95); it is sized as stated, with 5% of requests long, between 6,000 and 8,000 "
+        "tokens (mean "
     )
-    assert "5% from a long-request component between 6,000 and 8,000 tokens" in note
+    assert (
+        "so drawn from a two-part mixture within the 8,000-token slot: 95% of requests from a lognormal body " in note
+    )
+    assert "up to 6,000 tokens (median " in note and "5% from a long-request component (s = " in note
     assert "lognormal truncated" not in note
     fits = length_fits_as_dict(F5_PROMPT, F5_PROMPT, F5_MEAN, F5_HIGH, 95)
     assert fits["output"]["distribution"] == "two-part mixture"

@@ -162,16 +162,20 @@ def test_every_surface_says_the_long_tail_fit():
     "Context the group screening's TPOT curve is taken at": the ratio, the bound, the slot and the two-part mixture
     (its shares, the body's median, the long requests' mean, s), for each length past it."""
     note = spread_fit_note(PROMPT, PROMPT_P95, OUTPUT, OUTPUT_P95, 95)
-    assert note == (
-        "prompt p95 / mean 4,000 / 1,000 = 4.00 is beyond any lognormal's (3.87 at p95), so it is drawn from a "
-        "two-part mixture within the 16,000-token slot (the p95 prompt + p95 output memory is sized for): 95% of "
-        "requests from a lognormal body up to 4,000 tokens (median 398), 5% from a long-request component between "
-        "4,000 and 16,000 tokens (mean 6,765; s = 1.337 both), whose mean and p95 are the stated ones; output p95 / "
-        "mean 12,000 / 3,000 = 4.00 is beyond any lognormal's (3.87 at p95), so it is drawn from a two-part mixture "
-        "within the 16,000-token slot (the p95 prompt + p95 output memory is sized for): 95% of requests from a "
-        "lognormal body up to 12,000 tokens (median 1,165), 5% from a long-request component between 12,000 and "
-        "16,000 tokens (mean 13,873; s = 2.311 both), whose mean and p95 are the stated ones; no request is longer "
-        "than 16,000 tokens"
+    assert note == (  # plain words first (trial 34 F8), the same figures: ratio, bound, shares, slot, mixture
+        "prompt: the p95 of 4,000 tokens is 4.00 x the mean of 1,000, a longer tail than usual request lengths have "
+        "(at most 3.87 x the mean at p95); it is sized as stated, with 5% of requests long, between 4,000 and 16,000 "
+        "tokens (mean 6,765); if the p95 was a guess, check it, as the memory each request is sized for is the p95 "
+        "prompt + p95 output (16,000 tokens) (detail: beyond any lognormal's p95 / mean, so drawn from a two-part "
+        "mixture within the 16,000-token slot: 95% of requests from a lognormal body up to 4,000 tokens (median 398), "
+        "5% from a long-request component (s = 1.337 both), whose mean and p95 are the stated ones); output: the p95 "
+        "of 12,000 tokens is 4.00 x the mean of 3,000, a longer tail than usual request lengths have (at most 3.87 x "
+        "the mean at p95); it is sized as stated, with 5% of requests long, between 12,000 and 16,000 tokens (mean "
+        "13,873); if the p95 was a guess, check it, as the memory each request is sized for is the p95 prompt + p95 "
+        "output (16,000 tokens) (detail: beyond any lognormal's p95 / mean, so drawn from a two-part mixture within "
+        "the 16,000-token slot: 95% of requests from a lognormal body up to 12,000 tokens (median 1,165), 5% from a "
+        "long-request component (s = 2.311 both), whose mean and p95 are the stated ones); no request is longer than "
+        "16,000 tokens"
     )
     assert trial_workload().spread_fit_note == note
     assert spread_fit_note(800, 3000, 400, 1200, 95) == ""  # the README example: nothing to say
@@ -211,7 +215,9 @@ def test_the_context_in_flight_is_continuous_at_the_bound():
     at, past = (trial_workload(prompt_tokens_high=3800, output_tokens_high=h) for h in (11600, 11605))
     assert (at.inflight_context_tokens, past.inflight_context_tokens) == (4745, 4747)
     assert (at.batch_cap_context_tokens, past.batch_cap_context_tokens) == (15400, 15405)
-    assert at.spread_fit_note == "" and past.spread_fit_note.startswith("output p95 / mean 11,605 / 3,000 = 3.87 is")
+    assert at.spread_fit_note == "" and past.spread_fit_note.startswith(
+        "output: the p95 of 11,605 tokens is 3.87 x the mean of 3,000"
+    )
     short = trial_workload(
         prompt_tokens_mean=100, prompt_tokens_high=100, output_tokens_mean=1000, output_tokens_high=3800
     )

@@ -2,6 +2,11 @@
 
 F2: ``plan --rate`` sized a fleet and priced only a token at 100% busy; it now says what the fleet costs a month.
 F6: a TPOT target written as a speed ("20 tokens/s") was "not a duration"; it is now refused with the time it is.
+F8: the export printed its warnings twice (the summary's, then every Warnings line on standard error) and the long-tail
+one in statistics words; each is now printed once, the long-tail one in plain words first.
+F9: a bought option's 8 GPUs beside a rented 3, with no word why on the terminal: its line now says whole servers.
+F5: the review never stated the month's tokens, to price a hosted API by hand; the terminal and the md now do.
+F3: a 39x peak-to-average ratio passed unremarked; a fleet under 10% loaded at the average is now warned about.
 """
 
 from __future__ import annotations
@@ -122,3 +127,178 @@ def test_plan_without_context_says_what_a_context_is_and_what_to_give():
     assert "e.g. 8k (8,192 tokens) for a chat" in message
     # the example it gives runs: 8k is --context's own "8k (k = 1,024 tokens)"
     assert run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k").exit_code == 0
+
+
+#: tests/test_export.py's HAND scenario (Llama-2-7B fp16 on one H100, the ideal engine, Little's law: ~3 s an export),
+#: its output p95 raised from 386 to 450 tokens, 4.50 x the mean of 100: past the 3.87 x any lognormal reaches at p95
+#: (``planner.serving.load.lognormal_ratio_bound``), so the review warns of the long tail (trial 34 F8's case).
+HAND = """
+[workload]
+peak_concurrent_requests = 500
+average_concurrent_requests = 200
+prompt_tokens_mean = 1
+prompt_tokens_high = 1662
+output_tokens_mean = 100
+output_tokens_high = 450
+ttft_target_s = 10
+tpot_target_s = 0.2
+sizing = "littles-law"
+[defaults]
+model = "Llama-2-7B"
+weight_precision = "fp16"
+kv_precision = "fp16"
+engine = "ideal"
+max_gpus_per_replica = 1
+[[option]]
+name = "H100 bought"
+gpu = "H100"
+pricing = "purchase"
+purchase_usd = 30000
+[[option]]
+name = "H100 rented"
+gpu = "H100"
+pricing = "cloud"
+cloud_usd_per_gpu_hour = 2.0
+"""
+
+
+@pytest.fixture(scope="module")
+def hand_export(tmp_path_factory):
+    """``planner export`` of HAND to md: the run's result and the md it wrote."""
+    folder = tmp_path_factory.mktemp("hand")
+    (folder / "hand.toml").write_text(HAND)
+    r = run("export", str(folder / "hand.toml"), "-o", str(folder / "r.md"), "--date", "2026-12-07")
+    assert r.exit_code == 0, r.output
+    return r, (folder / "r.md").read_text()
+
+
+def test_export_prints_each_warning_once_across_the_summary_and_standard_error(hand_export):
+    """F8: each line of the md's ## Warnings (the review's Warnings section) is printed exactly once on the terminal,
+    standard output and standard error together: the long-tail one and the rented option's 'ideal' engine one in the
+    summary, the bought option's (not the recommendation's) after the ranked list on standard error (trial 30 F9)."""
+    r, md = hand_export
+    warnings = [
+        line.strip().removeprefix("- ") for line in md.split("## Warnings", 1)[1].split("\n## ", 1)[0].splitlines()
+    ]
+    warnings = [w for w in warnings if w]
+    assert any(w.startswith("Workload: output: the p95 of 450 tokens") for w in warnings), warnings
+    assert any(w.startswith("H100 bought: the 'ideal' engine") for w in warnings), warnings
+    terminal = r.stdout + r.stderr
+    for w in warnings:
+        assert terminal.count(w) == 1, (w, terminal)
+    assert "warning: H100 bought: the 'ideal' engine" in r.stderr  # a non-recommended option's: still said
+    assert "warning: Workload: output: the p95" in r.stdout and "Workload:" not in r.stderr
+
+
+def test_export_long_tail_warning_says_what_to_check_in_plain_words_first(hand_export):
+    """F8: "beyond any lognormal's ... two-part mixture" came first; now the ratio (450 / 100 = 4.50), the usual
+    most (exp(1.645^2 / 2) = 3.87 at p95), what is done (sized as stated: 5% long, up to the p95 prompt + p95 output
+    slot of 1,662 + 450 = 2,112 tokens) and what to check, then the same fit's detail."""
+    r, _ = hand_export
+    (line,) = [x for x in r.stdout.splitlines() if "Workload: output:" in x]
+    plain, detail = line.split(" (detail: ", 1)
+    assert plain == (
+        "  warning: Workload: output: the p95 of 450 tokens is 4.50 x the mean of 100, a longer tail than usual request "
+        "lengths have (at most 3.87 x the mean at p95); it is sized as stated, with 5% of requests long, between 450 "
+        "and 2,112 tokens (mean 771); if the p95 was a guess, check it, as the memory each request is sized for is the "
+        "p95 prompt + p95 output (2,112 tokens)"
+    )
+    assert "lognormal" not in plain.split("(at most")[0] and "mixture" not in plain
+    assert detail.startswith(
+        "beyond any lognormal's p95 / mean, so drawn from a two-part mixture within the 2,112-token"
+    )
+
+
+def test_export_bought_option_line_says_its_extra_gpus_fill_whole_servers(hand_export):
+    """F9: HAND's replicas are one GPU each; 11 serving + 1 spare = 12 (test_export.py's hand computation). Rented at
+    its own price per GPU-hour, billed per GPU: 12 GPUs, no note. Bought in 8-GPU servers (node_size's default, 8:
+    docs/export.md): ceil(12 / 8) = 2 servers, 16 GPUs, and its line says the 12 needed and the whole servers."""
+    r, _ = hand_export
+    lines = {
+        line.split()[1] + " " + line.split()[2]: line for line in r.stdout.splitlines() if line[:4] in ("  1.", "  2.")
+    }
+    bought, rented = lines["H100 bought"], lines["H100 rented"]
+    assert " 16 GPUs " in bought and bought.endswith("/month  (12 GPUs needed, bought in whole 8-GPU servers)"), bought
+    assert " 12 GPUs " in rented and rented.endswith("$17,520/month"), rented  # 12 x $2.00 x 730 h; nothing rounded
+
+
+#: HAND's traffic as requests per second, the average a hundredth of the peak (800 and 8 requests/s): trial 34's
+#: persona had 30 and 0.76 (39x). Little's law sizes 800 requests/s as HAND's 500 in flight: 12 one-GPU replicas.
+IDLE = HAND.replace("peak_concurrent_requests = 500", "peak_requests_per_s = 800").replace(
+    "average_concurrent_requests = 200", "average_requests_per_s = 8"
+)
+
+
+@pytest.fixture(scope="module")
+def idle_export(tmp_path_factory):
+    """``planner export`` of IDLE to md: the run's result and the md it wrote."""
+    folder = tmp_path_factory.mktemp("idle")
+    (folder / "idle.toml").write_text(IDLE)
+    r = run("export", str(folder / "idle.toml"), "-o", str(folder / "r.md"), "--date", "2026-12-07")
+    assert r.exit_code == 0, r.output
+    return r, (folder / "r.md").read_text()
+
+
+def test_export_states_the_months_tokens_at_the_average_prompt_and_output_apart(idle_export):
+    """F5: 8 requests/s x 2,628,000 s (730 h x 3,600 s: planner.model.fleet.HOURS_PER_MONTH) = 21,024,000 requests a
+    month; x 1 prompt token = 21.0 M, x 100 output tokens = 2,102.4 M. The same line on the terminal and in the md;
+    the review's own all-in $ per M output tokens is the month's cost over that count: $17,520 / 2,102.4 = $8.33."""
+    r, md = idle_export
+    said = (
+        "Tokens a month at the average: 21.0 M prompt, 2,102 M output (8 requests/s x 2,628,000 s x 1 prompt and 100 "
+        "output tokens a request); a hosted API priced per token would cost its $ per M prompt tokens x 21.0 + its $ "
+        "per M output tokens x 2,102 a month (the options here rent or buy GPUs)."
+    )
+    assert said in r.stdout.splitlines()
+    assert said in md.splitlines()
+    (row,) = [line for line in md.splitlines() if line.startswith("| 1 | H100 rented |")]
+    assert f"| ${17520 / (8 * 2_628_000 * 100 / 1e6):.2f} |" in row and "| $17,520 |" in row
+
+
+def _load(md: str, option: str) -> str:
+    """The md Options row's "Load vs sized capacity (average)" cell of ``option`` ("1%")."""
+    head = next(line for line in md.splitlines() if line.startswith("| Rank | Option |"))
+    (row,) = [line for line in md.splitlines() if line.startswith(f"| 1 | {option} |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    return cells[[c.strip() for c in head.strip("|").split("|")].index("Load vs sized capacity (average)")]
+
+
+def test_export_warns_a_fleet_mostly_idle_at_the_average_with_what_to_check(idle_export):
+    """F3: at 8 requests/s against 12 replicas sized for 800 the recommended fleet's load is the Options row's 1%,
+    under the 10% ``planner.export.review.IDLE_LOAD`` sets (trial 34's persona: 2% at 39x): the md's Warnings and
+    standard error (once) say it is billed all month for the peak, the ratio 800 / 8 = 100, and to check the average is
+    requests, not conversations. Nothing sized moves: the fleet is HAND's 12 GPUs at $17,520."""
+    r, md = idle_export
+    load = _load(md, "H100 rented")
+    assert load == "1%"
+    said = (
+        "Workload: the recommended fleet (H100 rented) is sized for the peak and billed all month, and at the average "
+        f"traffic it is {load} loaded (Load vs sized capacity (average), under 10%; the peak is 100 x the average): "
+        "most of its cost per token pays for idle GPUs. Check average_requests_per_s: requests (each chat turn is "
+        "one), not conversations, averaged over the whole month"
+    )
+    assert r.stderr.count(f"warning: {said}") == 1, r.stderr
+    assert "- " + said.replace("_", "\\_") in md
+    assert "  1. H100 rented  on-demand  12 GPUs  $17,520/month" in r.stdout
+
+
+def test_export_does_not_warn_of_idle_gpus_at_a_peak_two_and_a_half_times_the_average(hand_export):
+    """HAND's 500 in flight at the peak, 200 on average (2.5x, within web traffic's usual 2-4x): its Options row's
+    load is 10% or more, and no idle-fleet warning anywhere."""
+    r, md = hand_export
+    assert int(_load(md, "H100 rented").rstrip("%")) >= 10
+    assert "billed all month" not in md and "billed all month" not in r.stdout + r.stderr
+
+
+def test_tokens_a_month_are_at_the_grown_average_the_cost_per_token_is_counted_at(tmp_path):
+    """F5 with growth_over_horizon = 0.5 (the README example's): the review sizes and prices the planned traffic,
+    today's 8 requests/s x 1.5 = 12 (``Workload.growth_factor``); 12 x 2,628,000 s = 31,536,000 requests a month:
+    31.5 M prompt tokens (x 1), 3,154 M output (x 100), today's rate and the growth named."""
+    path = tmp_path / "grown.toml"
+    path.write_text(IDLE.replace("tpot_target_s = 0.2", "tpot_target_s = 0.2\ngrowth_over_horizon = 0.5"))
+    r = run("export", str(path), "-o", str(tmp_path / "r.md"), "--date", "2026-12-07")
+    assert r.exit_code == 0, r.output
+    assert (
+        "Tokens a month at the average: 31.5 M prompt, 3,154 M output (12 requests/s, today's 8 x 1.5 growth, x "
+        "2,628,000 s x 1 prompt and 100 output tokens a request)"
+    ) in r.stdout

@@ -88,7 +88,7 @@ def summary_lines(review) -> list[str]:
     from planner.export.decision import cheapest_per_model_lines
     from planner.export.evaluate import kernel_curves_warning
     from planner.export.margin_releases import row_words
-    from planner.export.tables import cap_note, fmt, prompt_time_note
+    from planner.export.tables import cap_note, fmt, prompt_time_note, whole_units_note
 
     rec = review.recommended
     # several models: each one's cheapest first, the recommendation ranking them together after (trial 31 F14)
@@ -103,7 +103,7 @@ def summary_lines(review) -> list[str]:
         lines.append(f"  margin widened {rec.time_range_widened}")
     tail = review.scenario.workload.spread_fit_note  # the lengths' fit past any lognormal (trial 27 F12)
     lines += [f"  lengths: {note}"] if (note := review.scenario.workload.lengths_file_note) else []
-    lines += [f"  warning: workload: {tail}"] if tail else []
+    lines += [f"  warning: Workload: {tail}"] if tail else []  # the Warnings section's words: said once (trial 34 F8)
     lines += [f"  warning: {w}" for w in rec.warnings]  # the recommended option's (every option's: in the review)
     # and, once per GPU, a ranked option's GPU whose kernel curves are another's, as plan warns (trial 24 F16)
     lines += [
@@ -129,7 +129,11 @@ def summary_lines(review) -> list[str]:
                 + (
                     f"  ({note})"
                     if (
-                        note := "; ".join(x for x in (older(r), r.layout_chosen, prompt_time_note(r), cap_note(r)) if x)
+                        note := "; ".join(
+                            x
+                            for x in (whole_units_note(r), older(r), r.layout_chosen, prompt_time_note(r), cap_note(r))
+                            if x
+                        )
                     )
                     else ""
                 )
@@ -180,11 +184,15 @@ def progress_printer(show: bool, clock=time.monotonic) -> Callable[[str], None] 
     return step
 
 
-def _warnings_to_stderr(review) -> None:
+def _warnings_to_stderr(review, said: list[str] = ()) -> None:
     """Every line of the review's Warnings section, on standard error after the ranked list (trial 30 F9: an
-    amortization of 3 months, "3 looks like years", was said only deep in the file)."""
+    amortization of 3 months, "3 looks like years", was said only deep in the file), but those the summary above
+    already printed (``said``, its lines: "  warning: ..."): on a terminal, where both streams show, each once
+    (trial 34 F8: the long-tail and kernel-curve warnings read as a repeat)."""
+    printed = {line.strip().removeprefix("warning: ") for line in said if line.startswith("  warning: ")}
     for w in review.warnings:
-        echo(f"warning: {w}", err=True)
+        if w not in printed:
+            echo(f"warning: {w}", err=True)
 
 
 def _make_folder(folder: Path) -> Path | None:
@@ -308,7 +316,8 @@ def export_command(
         _remove_if_empty(made)
         raise
     if not quiet:
-        for line in summary_lines(review):
+        summary = summary_lines(review)
+        for line in summary:
             echo(line)
-        _warnings_to_stderr(review)
+        _warnings_to_stderr(review, summary)
         echo(f"Wrote {output} ({kind}). To write it again: the same command with --force.")

@@ -425,6 +425,38 @@ def _margin_cost_line(review: Review) -> str:
     )
 
 
+def _millions(tokens: float) -> str:
+    """Tokens in millions for a reader: "2,000 M", "12.6 M", "0.25 M"."""
+    m = tokens / 1e6
+    return f"{m:,.0f} M" if m >= 100 else f"{m:,.1f} M" if m >= 1 else f"{m:,.2g} M"
+
+
+def tokens_month_line(review: Review) -> str:
+    """The month's tokens at the average traffic the $ per M tokens are counted at (``sizing.tokens_per_month``:
+    average requests/s x the mean tokens a request x 730 h x 3,600 s), prompt and output apart, so a reader can price
+    a hosted API's per-token rates by hand (trial 34 F5: "cloud" here is GPUs rented by the hour). The rate is the
+    recommendation's: the scenario's average requests/s, or where the traffic is requests in flight, the average
+    rate its fleet was sized at; either grown to the horizon's end (``growth_over_horizon``), as the $ per M tokens
+    are counted. "" where the recommendation does not meet the targets."""
+    from planner.export.sizing import SECONDS_PER_MONTH, tokens_per_month
+
+    rec, w = review.recommended, review.scenario.workload
+    if not rec.meets:
+        return ""
+    rate = float(rec.average_rate_per_s)
+    prompt = float(tokens_per_month(rate, w.prompt_tokens_mean))
+    output = float(tokens_per_month(rate, w.output_tokens_mean))
+    g = float(w.growth_factor)  # the review's traffic is the planned one, grown by the horizon's end
+    grown = f", today's {rate / g:,.4g} x {g:g} growth," if g != 1 else ""
+    return (
+        f"Tokens a month at the average: {_millions(prompt)} prompt, {_millions(output)} output ({rate:,.4g} "
+        f"requests/s{grown} x {SECONDS_PER_MONTH:,.0f} s x {w.prompt_tokens_mean:,g} prompt and "
+        f"{w.output_tokens_mean:,g} output tokens a request); a hosted API priced per token would cost its $ per M "
+        f"prompt tokens x {_millions(prompt)[:-2]} + its $ per M output tokens x {_millions(output)[:-2]} a month (the "
+        "options here rent or buy GPUs)."
+    )
+
+
 def horizon_line(review: Review) -> str:
     """One sentence: the recommendation's year-1 cash, horizon total and high-demand case."""
     fin = review.scenario.finance
@@ -547,7 +579,7 @@ def money_lines(review: Review) -> list[str]:
         x
         for x in (
             calibration_line(review), margin_line(review), margin_sets_fleet_line(review),
-            margin_releases_line(review), horizon_line(review),
+            margin_releases_line(review), tokens_month_line(review), horizon_line(review),
             present_value_line(review), grid_line(review),
         )
         if x

@@ -222,6 +222,44 @@ def baseline_misses_text(base: Result) -> str:
     )
 
 
+#: The recommended fleet's average load (Load vs sized capacity (average)) below which the review warns that most of
+#: its cost per token pays for idle GPUs (trial 34 F3: 2% at a peak of 30 and an average of 0.76 requests/s, 39x).
+#: Web traffic usually peaks at 2-4x its average; with the latency margin, spare replicas and whole nodes on top,
+#: such a fleet runs at some 15-40% on average (the README example: 40 / 16 requests/s). Under 10% takes a peak
+#: some 10x the average or more: an average typed as conversations, not requests, or per hour of the day rather
+#: than the month, or a fleet a scale-down off-peak (not modelled: billed 730 h a month) would serve for less. A
+#: warning, not a figure: nothing sized or priced moves.
+IDLE_LOAD = 0.10
+
+
+def idle_fleet_warning(scenario: Scenario, rec: Result) -> str:
+    """Where the recommended fleet's average load is under ``IDLE_LOAD`` of its sized capacity, a warning saying the
+    fleet is sized for the peak and billed all month, so most of its $ per M tokens is idle GPUs, and what to check
+    (the average is requests, not conversations); "" otherwise."""
+    from planner.export.glossary import LOAD_LABEL
+
+    if not rec.meets or rec.fleet is None:
+        return ""
+    load = float(rec.fleet.utilization_average)
+    if not math.isfinite(load) or load >= IDLE_LOAD:
+        return ""
+    w = scenario.workload
+    given = "average_requests_per_s" if w.by_rate else "average_concurrent_requests"
+    peak, average = (
+        (w.peak_requests_per_s, w.average_requests_per_s)
+        if w.by_rate
+        else (w.peak_concurrent_requests, w.average_concurrent_requests)
+    )
+    return (
+        f"Workload: the recommended fleet ({rec.option.name}) is sized for the peak and billed all month, and at the "
+        f"average traffic it is {load:.0%} loaded ({LOAD_LABEL}, under {IDLE_LOAD:.0%}; the peak is "
+        f"{peak / average:,.3g} x the average): most of its cost per token pays for idle GPUs. Check {given}: "
+        "requests (each chat turn is one), not conversations, averaged over the whole month (web traffic usually "
+        "peaks at 2-4x its average); if it is right, the fleet's cost per month stands, and a fleet scaled down "
+        "off-peak (not modelled here) would cost less"
+    )
+
+
 def recommended_first(ranked: list[Result]) -> list[Result]:
     """``ranked`` (meeting first, a real engine before the ideal one, then cost, then scenario order) with the option
     to recommend first: among the options tied on cost with the first (``slow_end.cost_tied``: the same monthly cost
@@ -301,6 +339,8 @@ def build_review(
         warnings += (f"Workload: {prefix_memory_note(share)}",)
     if host := reused_host_warning(results):  # the Assumptions' "host figures" rows, where the committee reads (F7)
         warnings += (host,)
+    if idle := idle_fleet_warning(scenario, rec):  # a fleet mostly idle at the average (trial 34 F3)
+        warnings += (idle,)
     if progress:
         progress("like for like, ownership and demand cases")
     outlook = build_outlook(scenario, tuple(ranked), catalog, bares)

@@ -756,13 +756,17 @@ def spread_fit_note(
         f = length_fit(m, h, high_percentile, slot, what)
         if isinstance(f, LengthMixture):  # within the bound: a lognormal (truncated or not), said nowhere
             body, long = 100.0 - f.long_share * 100.0, f.long_share * 100.0
+            bound = lognormal_ratio_bound(high_percentile)
+            # plain words first, for a reader who is no statistician (trial 34 F8); the fit's detail after
             said.append(
-                f"{what} {q} / mean {h:,.0f} / {m:,.0f} = {h / m:.2f} is beyond any lognormal's "
-                f"({lognormal_ratio_bound(high_percentile):.2f} at {q}), so it is drawn from a two-part mixture "
-                f"within the {slot:,.0f}-token slot (the {q} prompt + {q} output memory is sized for): {body:g}% of "
-                f"requests from a lognormal body up to {h:,.0f} tokens (median {f.body_median_tokens:,.0f}), "
-                f"{long:g}% from a long-request component between {h:,.0f} and {slot:,.0f} tokens (mean "
-                f"{f.long_mean_tokens:,.0f}; s = {f.s:.3f} both), whose mean and {q} are the stated ones"
+                f"{what}: the {q} of {h:,.0f} tokens is {h / m:.2f} x the mean of {m:,.0f}, a longer tail than usual "
+                f"request lengths have (at most {bound:.2f} x the mean at {q}); it is sized as stated, with {long:g}% "
+                f"of requests long, between {h:,.0f} and {slot:,.0f} tokens (mean {f.long_mean_tokens:,.0f}); if "
+                f"the {q} was a guess, check it, as the memory each request is sized for is the {q} prompt + {q} "
+                f"output ({slot:,.0f} tokens) (detail: beyond any lognormal's {q} / mean, so drawn from a two-part "
+                f"mixture within the {slot:,.0f}-token slot: {body:g}% of requests from a lognormal body up to "
+                f"{h:,.0f} tokens (median {f.body_median_tokens:,.0f}), {long:g}% from a long-request component "
+                f"(s = {f.s:.3f} both), whose mean and {q} are the stated ones)"
             )
     return "; ".join(said) + f"; no request is longer than {slot:,.0f} tokens" if said else ""
 
