@@ -223,7 +223,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
     older = row_words(r, review.scenario.workload.latency_margin)  # a margin mostly older releases' (trial 31 F4)
     weak = f"price: {r.money.quote.caveat}" if r.money.quote is not None and r.money.quote.caveat else ""  # trial 33 F1
-    parts = (role, weak, older, r.layout_chosen, prompt_time_note(r), reserved_note(r, review))
+    parts = (role, whole_units_note(r), weak, older, r.layout_chosen, prompt_time_note(r), reserved_note(r, review))
     note = "; ".join(x for x in parts if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + {host_basis(r.money, r.gpu)}, "
