@@ -299,6 +299,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         if what.endswith(", mean") and not float(value).is_integer():  # computed in whole tokens, as validation does
             whole = dict(zip(("Prompt length, mean", "Output length, mean"), w.request_tokens, strict=True))[what]
             source += f"; each request {whole:,} tokens (the mean rounded, planner.serving.load.fixed_length_tokens)"
+        if what == "Average traffic today" and w.monthly_rate_note:  # trial 34 F1: given as a month's requests
+            source += f"; {w.monthly_rate_note} (average_requests_per_month)"
         rows.append(Assumption(what, value, u, source))
     from planner.serving.load import CLIENT_COMMANDS, dataset_load, dataset_statistics
 

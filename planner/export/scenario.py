@@ -52,7 +52,7 @@ from planner.catalog.resolve import kv_formats
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names, typed_name
 from planner.export.quality import DEFAULT_SIGN_OFF
-from planner.export.sizing import packs_into_nodes
+from planner.export.sizing import SECONDS_PER_MONTH, packs_into_nodes
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
@@ -76,6 +76,7 @@ _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=Fal
 #: Upper bounds that keep every product finite; each is beyond any real deployment.
 MAX_REQUESTS_PER_S = 1e6  # a million requests a second: above the largest public services
 MAX_CONCURRENT = 1e8
+MAX_REQUESTS_PER_MONTH = MAX_REQUESTS_PER_S * SECONDS_PER_MONTH  # the same bound, as a month's count
 MAX_TOKENS = 2**24  # planner.api.MAX_CONTEXT_TOKENS
 MAX_TARGET_S = 3600.0
 MAX_GROWTH = 1000.0  # traffic x1001 over the horizon
@@ -116,6 +117,23 @@ def _mean_token_count(value: Any) -> Any:
     count stays an int (``planner.units.parse_token_count(whole=False)``)."""
     count = parse_token_count(value, whole=False)
     return int(count) if isinstance(count, float) and count.is_integer() else count
+
+
+#: Decimal suffixes a request count is written with in prose ("2M requests"): said back as the number to write.
+_COUNT_SUFFIXES = {"": 1, "k": 1e3, "m": 1e6, "mn": 1e6, "b": 1e9, "bn": 1e9}
+
+
+def _monthly_count(value: Any) -> Any:
+    """``average_requests_per_month`` as TOML writes a number (8000000, 8_000_000, 8e6); text such as "2M" or
+    "8,000,000" is refused with the number to write (a token count's "1M" is 1,048,576, no request count's), anything
+    else returned for the field's own check."""
+    if not isinstance(value, str):
+        return value
+    hit = re.fullmatch(r"([0-9][0-9,_]*(?:\.[0-9]*)?)\s*([a-z]*)", value.strip().lower())
+    if hit and hit.group(2) in _COUNT_SUFFIXES:
+        n = float(hit.group(1).replace(",", "").replace("_", "")) * _COUNT_SUFFIXES[hit.group(2)]
+        raise ValueError(f"{value[:40]!r} is text; write the count as a number: {n:.0f} (or {n:_.0f})")
+    raise ValueError(f"{value[:40]!r} is text; write the count as a number, such as 2000000 (or 2_000_000)")
 
 
 #: A rent per GPU-hour, US$: its bound and wording are ``planner.units.rent_usd_per_gpu_hour``'s, every surface's.
@@ -339,6 +357,13 @@ class Workload(BaseModel):
     average_requests_per_s: float | None = Field(
         default=None, gt=0, le=MAX_REQUESTS_PER_S, description="requests per second averaged over the month"
     )
+    average_requests_per_month: Annotated[float | None, BeforeValidator(_monthly_count)] = Field(
+        default=None,
+        gt=0,
+        le=MAX_REQUESTS_PER_MONTH,
+        description="instead of average_requests_per_s: the requests in a month (8_000_000), read as "
+        f"average_requests_per_s = N / {SECONDS_PER_MONTH:,.0f} s (730 h x 3,600 s; trial 34 F1)",
+    )
     peak_concurrent_requests: float | None = Field(
         default=None, gt=0, le=MAX_CONCURRENT, description="requests in flight at the busiest time"
     )
@@ -481,6 +506,24 @@ class Workload(BaseModel):
             output_tokens_mean=round(sample.output_mean_tokens, 1),
             output_tokens_high=o,
         )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _monthly_rate(cls, data: Any) -> Any:
+        """``average_requests_per_month`` N as ``average_requests_per_s`` = N / ``SECONDS_PER_MONTH`` (trial 34 F1: a
+        product manager knows a month's count); both given: refused, naming both. A bad N is left to its field's
+        check."""
+        if not isinstance(data, dict) or "average_requests_per_month" not in data:
+            return data
+        if "average_requests_per_s" in data:
+            raise ValueError(
+                "average_requests_per_month and average_requests_per_s are the same figure (N a month is N / "
+                f"{SECONDS_PER_MONTH:,.0f} requests/s); give one of them, not both"
+            )
+        n = data["average_requests_per_month"]
+        if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n <= MAX_REQUESTS_PER_MONTH:
+            return {**data, "average_requests_per_s": n / SECONDS_PER_MONTH}
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -705,6 +748,11 @@ class Workload(BaseModel):
                 f"give both peak_{kind} and average_{kind} "
                 "(or peak_concurrent_requests and average_concurrent_requests)"
             )
+        if pair is rates and pair[1] > pair[0] and self.average_requests_per_month is not None:
+            raise ValueError(
+                f"average_requests_per_month ({self.average_requests_per_month:,.0f}, {pair[1]:.3g} requests/s) is "
+                f"above peak_requests_per_s ({pair[0]:g})"
+            )
         if pair[1] > pair[0]:
             raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
         if self.sizing == "littles-law" and self.routing != "random":
@@ -760,6 +808,15 @@ class Workload(BaseModel):
     @property
     def by_rate(self) -> bool:
         return self.peak_requests_per_s is not None
+
+    @property
+    def monthly_rate_note(self) -> str:
+        """How ``average_requests_per_month`` became the average rate ("average 3.04 requests/s (8,000,000 a month /
+        2,628,000 s)"); "" when the rate was given per second."""
+        n = self.average_requests_per_month
+        if n is None:
+            return ""
+        return f"average {self.average_requests_per_s:.3g} requests/s ({n:,.0f} a month / {SECONDS_PER_MONTH:,.0f} s)"
 
     @property
     def growth_factor(self) -> float:
