@@ -76,3 +76,16 @@ def test_month_count_as_2m_text_is_refused_with_the_number_to_write(tmp_path):
     bad = scenario(tmp_path, 'average_requests_per_month = "2M"')
     line = one_line(run("export", str(bad), "-o", str(tmp_path / "r.md")), 2)
     assert "workload.average_requests_per_month: '2M' is text; write the count as a number: 2000000" in line, line
+
+
+def test_a_monthly_workload_validates_again_from_its_own_dump():
+    """A review re-validates a workload from its own fields (``model_dump()``, e.g. test_export's fractional-mean
+    review): the month's count and the rate it set are one figure there, not both given by a user."""
+    from planner.export.scenario import Workload
+
+    w = Workload.model_validate(
+        {"peak_requests_per_s": 10, "average_requests_per_month": MONTH, "prompt_tokens_mean": 100,
+         "output_tokens_mean": 10, "ttft_target_s": 1.0, "tpot_target_s": 0.05}
+    )  # fmt: skip
+    again = Workload.model_validate(w.model_dump())
+    assert again.average_requests_per_s == w.average_requests_per_s == MONTH / 2_628_000

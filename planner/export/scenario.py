@@ -513,14 +513,15 @@ class Workload(BaseModel):
         """``average_requests_per_month`` N as ``average_requests_per_s`` = N / ``SECONDS_PER_MONTH`` (trial 34 F1: a
         product manager knows a month's count); both given: refused, naming both. A bad N is left to its field's
         check."""
-        if not isinstance(data, dict) or "average_requests_per_month" not in data:
+        if not isinstance(data, dict) or data.get("average_requests_per_month") is None:
             return data
-        if "average_requests_per_s" in data:
+        n, per_s = data["average_requests_per_month"], data.get("average_requests_per_s")
+        if per_s is not None and not (isinstance(n, int | float) and per_s == n / SECONDS_PER_MONTH):
+            # (equal: a validated workload's own fields again, as model_dump() gives them back)
             raise ValueError(
                 "average_requests_per_month and average_requests_per_s are the same figure (N a month is N / "
                 f"{SECONDS_PER_MONTH:,.0f} requests/s); give one of them, not both"
             )
-        n = data["average_requests_per_month"]
         if isinstance(n, int | float) and not isinstance(n, bool) and 0 < n <= MAX_REQUESTS_PER_MONTH:
             return {**data, "average_requests_per_s": n / SECONDS_PER_MONTH}
         return data
