@@ -325,6 +325,9 @@ class Plan:
             "step_breakdown_s": {str(int(b.batch)): breakdown_as_dict(b) for b in p.step_breakdowns} or None,
             "step_breakdown_refused": p.breakdown_refused or None,
             "vs_vllm": None if p.vs_vllm is None else p.vs_vllm.as_dict(),
+            # the "Margin: ..." line of a fleet sized at the margin's slow end (planner plan --rate sets it); a plan
+            # alone sizes no fleet
+            "margin_verdict": None,
         }
 
     @property

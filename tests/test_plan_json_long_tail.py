@@ -56,12 +56,13 @@ def test_json_states_the_long_tail_fit(long_tail_runs):
 
 
 def test_json_warnings_carry_the_text_outputs_long_tail_warning(long_tail_runs):
-    """The long-tail sentence the text prints under its lengths line (``warning: output p95 / mean ... two-part
-    mixture ...``) is one of --json's ``warnings``, word for word."""
+    """The long-tail sentence the text prints under its lengths line (``warning: output: the p95 of ... x the
+    mean ... (detail: ... two-part mixture ...)``, trial 34 F8's plain words first) is one of --json's ``warnings``,
+    word for word."""
     r, text = long_tail_runs
     assert text.exit_code == 0, text.output
     said = [line.strip().removeprefix("warning: ") for line in text.stdout.splitlines() if "two-part mixture" in line]
-    assert len(said) == 1 and said[0].startswith("output p95 / mean 12,000 / 3,000 = 4.00 is beyond")
+    assert len(said) == 1 and said[0].startswith("output: the p95 of 12,000 tokens is 4.00 x the mean of 3,000")
     assert said[0] in json.loads(r.stdout)["warnings"]
 
 
