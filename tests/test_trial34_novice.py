@@ -162,14 +162,19 @@ cloud_usd_per_gpu_hour = 2.0
 """
 
 
+def _exported(tmp_path_factory, name: str, text: str):
+    """``planner export`` of scenario ``text`` to md: the run's result and the md it wrote."""
+    folder = tmp_path_factory.mktemp(name)
+    (folder / f"{name}.toml").write_text(text)
+    r = run("export", str(folder / f"{name}.toml"), "-o", str(folder / "r.md"), "--date", "2026-12-07")
+    assert r.exit_code == 0, r.output
+    return r, (folder / "r.md").read_text()
+
+
 @pytest.fixture(scope="module")
 def hand_export(tmp_path_factory):
     """``planner export`` of HAND to md: the run's result and the md it wrote."""
-    folder = tmp_path_factory.mktemp("hand")
-    (folder / "hand.toml").write_text(HAND)
-    r = run("export", str(folder / "hand.toml"), "-o", str(folder / "r.md"), "--date", "2026-12-07")
-    assert r.exit_code == 0, r.output
-    return r, (folder / "r.md").read_text()
+    return _exported(tmp_path_factory, "hand", HAND)
 
 
 def test_export_prints_each_warning_once_across_the_summary_and_standard_error(hand_export):
@@ -232,11 +237,7 @@ IDLE = HAND.replace("peak_concurrent_requests = 500", "peak_requests_per_s = 800
 @pytest.fixture(scope="module")
 def idle_export(tmp_path_factory):
     """``planner export`` of IDLE to md: the run's result and the md it wrote."""
-    folder = tmp_path_factory.mktemp("idle")
-    (folder / "idle.toml").write_text(IDLE)
-    r = run("export", str(folder / "idle.toml"), "-o", str(folder / "r.md"), "--date", "2026-12-07")
-    assert r.exit_code == 0, r.output
-    return r, (folder / "r.md").read_text()
+    return _exported(tmp_path_factory, "idle", IDLE)
 
 
 def test_export_states_the_months_tokens_at_the_average_prompt_and_output_apart(idle_export):
